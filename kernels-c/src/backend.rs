@@ -1,0 +1,247 @@
+//! Backends and run-time dispatch.
+
+use std::sync::OnceLock;
+
+use crate::bindings as ffi;
+use crate::error::{Error, Result};
+
+/// A kernel backend: one implementation of the whole C ABI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Backend {
+    /// Portable C, any CPU, primes below 2^62: the reference.
+    Portable,
+    /// AVX-512F/DQ assembly, primes below 2^62.
+    Avx512,
+    /// AVX-512 IFMA (52-bit multiply-add) assembly, primes below 2^50.
+    Avx512Ifma,
+    /// AArch64 NEON assembly, primes below 2^62.
+    Neon,
+}
+
+/// The operations of the kernel ABI, in the order [`Backend::native_ops`] reports them.
+pub const OPS: [&str; 8] = [
+    "ntt_forward",
+    "ntt_inverse",
+    "add",
+    "sub",
+    "neg",
+    "mul",
+    "mul_scalar",
+    "mul_acc",
+];
+
+type Binary = unsafe extern "C" fn(*mut u64, *const u64, *const u64, usize, *const ffi::triskel_modulus);
+type Transform = unsafe extern "C" fn(*const ffi::triskel_ntt_plan, *mut u64);
+
+/// The kernels of one backend with every missing one replaced by portable's.
+pub(crate) struct Kernels {
+    pub ntt_forward: Transform,
+    pub ntt_inverse: Transform,
+    pub add: Binary,
+    pub sub: Binary,
+    pub neg: unsafe extern "C" fn(*mut u64, *const u64, usize, *const ffi::triskel_modulus),
+    pub mul: Binary,
+    pub mul_scalar:
+        unsafe extern "C" fn(*mut u64, *const u64, u64, u64, usize, *const ffi::triskel_modulus),
+    pub mul_acc: Binary,
+}
+
+impl Backend {
+    /// Every backend, in ABI id order.
+    pub const ALL: [Backend; 4] = [
+        Backend::Portable,
+        Backend::Avx512,
+        Backend::Avx512Ifma,
+        Backend::Neon,
+    ];
+
+    /// Preference order of automatic selection: fastest first.
+    const PREFERENCE: [Backend; 4] = [
+        Backend::Avx512Ifma,
+        Backend::Avx512,
+        Backend::Neon,
+        Backend::Portable,
+    ];
+
+    fn id(self) -> u32 {
+        match self {
+            Backend::Portable => ffi::TRISKEL_BACKEND_PORTABLE,
+            Backend::Avx512 => ffi::TRISKEL_BACKEND_AVX512,
+            Backend::Avx512Ifma => ffi::TRISKEL_BACKEND_AVX512IFMA,
+            Backend::Neon => ffi::TRISKEL_BACKEND_NEON,
+        }
+    }
+
+    /// The name used by `TRISKEL_KERNELS`, `triskel info` and the bench output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Portable => "portable",
+            Backend::Avx512 => "avx512",
+            Backend::Avx512Ifma => "avx512ifma",
+            Backend::Neon => "neon",
+        }
+    }
+
+    /// Parses a backend name (case-insensitive).
+    pub fn from_name(name: &str) -> Result<Backend> {
+        Backend::ALL
+            .into_iter()
+            .find(|b| b.name().eq_ignore_ascii_case(name.trim()))
+            .ok_or_else(|| Error::UnknownBackend(name.to_string()))
+    }
+
+    /// The C table of this backend, if it is compiled into this build.
+    pub(crate) fn table(self) -> Option<&'static ffi::triskel_backend> {
+        // SAFETY: triskel_backend_get returns NULL or a pointer to a static,
+        // immutable table that lives for the whole program.
+        unsafe { ffi::triskel_backend_get(self.id()).as_ref() }
+    }
+
+    /// True when this build contains the backend.
+    pub fn is_compiled(self) -> bool {
+        self.table().is_some()
+    }
+
+    /// True when the CPU has the instructions the backend needs.
+    pub fn cpu_supports(self) -> bool {
+        match self {
+            Backend::Portable => true,
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512 => {
+                std::arch::is_x86_feature_detected!("avx512f")
+                    && std::arch::is_x86_feature_detected!("avx512dq")
+            }
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx512Ifma => {
+                std::arch::is_x86_feature_detected!("avx512f")
+                    && std::arch::is_x86_feature_detected!("avx512ifma")
+            }
+            #[cfg(target_arch = "aarch64")]
+            Backend::Neon => std::arch::is_aarch64_feature_detected!("neon"),
+            #[allow(unreachable_patterns)]
+            _ => false,
+        }
+    }
+
+    /// `Ok` when the backend is compiled in and the CPU can run it; otherwise
+    /// an error that says which of the two is missing.
+    pub fn check_usable(self) -> Result<()> {
+        let reason = if !self.is_compiled() {
+            format!("not compiled into this build for {}", std::env::consts::ARCH)
+        } else if !self.cpu_supports() {
+            "this CPU lacks the instructions it needs".to_string()
+        } else {
+            return Ok(());
+        };
+        Err(Error::BackendUnavailable {
+            backend: self.name(),
+            reason,
+        })
+    }
+
+    /// True when compiled in and runnable on this CPU.
+    pub fn is_usable(self) -> bool {
+        self.check_usable().is_ok()
+    }
+
+    /// Moduli must be below 2^max_modulus_bits for this backend.
+    pub fn max_modulus_bits(self) -> u32 {
+        match self.table() {
+            Some(t) => t.max_modulus_bits,
+            None if self == Backend::Avx512Ifma => 50,
+            None => crate::MAX_MODULUS_BITS,
+        }
+    }
+
+    /// True when q is below this backend's limit.
+    pub fn supports_modulus(self, q: u64) -> bool {
+        q >> self.max_modulus_bits() == 0
+    }
+
+    /// The ABI operations this backend implements itself; the others run on
+    /// the portable kernels. Empty when the backend is not compiled in.
+    pub fn native_ops(self) -> Vec<&'static str> {
+        let Some(t) = self.table() else {
+            return Vec::new();
+        };
+        let present = [
+            t.ntt_forward.is_some(),
+            t.ntt_inverse.is_some(),
+            t.add.is_some(),
+            t.sub.is_some(),
+            t.neg.is_some(),
+            t.mul.is_some(),
+            t.mul_scalar.is_some(),
+            t.mul_acc.is_some(),
+        ];
+        OPS.iter()
+            .zip(present)
+            .filter_map(|(op, p)| p.then_some(*op))
+            .collect()
+    }
+
+    /// The resolved kernels (missing ones from portable), if compiled in.
+    pub(crate) fn kernels(self) -> Option<&'static Kernels> {
+        static KERNELS: OnceLock<[Option<Kernels>; 4]> = OnceLock::new();
+        KERNELS.get_or_init(|| Backend::ALL.map(resolve))[self.id() as usize].as_ref()
+    }
+}
+
+fn resolve(backend: Backend) -> Option<Kernels> {
+    let t = backend.table()?;
+    let p = Backend::Portable
+        .table()
+        .expect("the portable backend is always compiled");
+    let pick = |own: Option<Binary>, portable: Option<Binary>| own.or(portable);
+    Some(Kernels {
+        ntt_forward: t.ntt_forward.or(p.ntt_forward)?,
+        ntt_inverse: t.ntt_inverse.or(p.ntt_inverse)?,
+        add: pick(t.add, p.add)?,
+        sub: pick(t.sub, p.sub)?,
+        neg: t.neg.or(p.neg)?,
+        mul: pick(t.mul, p.mul)?,
+        mul_scalar: t.mul_scalar.or(p.mul_scalar)?,
+        mul_acc: pick(t.mul_acc, p.mul_acc)?,
+    })
+}
+
+/// The backends compiled into this build that this CPU can run.
+pub fn available_backends() -> Vec<Backend> {
+    Backend::ALL.into_iter().filter(|b| b.is_usable()).collect()
+}
+
+/// The backend forced by `TRISKEL_KERNELS`, read once per process: `None`
+/// when unset or empty, an error when it names an unknown backend or one this
+/// machine cannot run.
+pub fn forced_backend() -> Result<Option<Backend>> {
+    static FORCED: OnceLock<Result<Option<Backend>>> = OnceLock::new();
+    FORCED
+        .get_or_init(|| match std::env::var("TRISKEL_KERNELS") {
+            Ok(name) if !name.trim().is_empty() => {
+                let b = Backend::from_name(&name)?;
+                b.check_usable()?;
+                Ok(Some(b))
+            }
+            _ => Ok(None),
+        })
+        .clone()
+}
+
+/// The backend used for modulus q: the one `TRISKEL_KERNELS` forces (an
+/// error if it cannot handle q), otherwise the fastest usable backend whose
+/// range contains q.
+pub fn select_backend(q: u64) -> Result<Backend> {
+    if let Some(b) = forced_backend()? {
+        if !b.supports_modulus(q) {
+            return Err(Error::ModulusOutOfRange {
+                q,
+                max_bits: b.max_modulus_bits(),
+            });
+        }
+        return Ok(b);
+    }
+    Ok(Backend::PREFERENCE
+        .into_iter()
+        .find(|b| b.is_usable() && b.supports_modulus(q))
+        .unwrap_or(Backend::Portable))
+}

@@ -1,0 +1,126 @@
+/* The portable backend: the reference every SIMD backend is tested against.
+ *
+ * NTT: Cooley-Tukey forward / Gentleman-Sande inverse with Harvey's lazy
+ * butterflies. A constant w < q with companion w' = floor(w * 2^64 / q)
+ * multiplies any 64-bit x as
+ *     x * w mod q  in  [0, 2q):  w * x - floor(w' * x / 2^64) * q   (mod 2^64).
+ * Forward values stay in [0, 4q) (q < 2^62 keeps 4q < 2^64), inverse values
+ * in [0, 2q); both are fully reduced at the end. */
+#include "internal.h"
+
+/* min(x, x - y) subtracts y when x >= y, without a branch (unsigned wrap). */
+static inline uint64_t sub_if_ge(uint64_t x, uint64_t y) {
+    uint64_t d = x - y;
+    return d < x ? d : x;
+}
+
+static inline uint64_t shoup_lazy(uint64_t x, uint64_t w, uint64_t w_shoup, uint64_t q) {
+    return w * x - mulhi64(w_shoup, x) * q;
+}
+
+/* x mod q for x < 2^124 (so for any product of two residues, plus one more
+ * residue), by Barrett with floor(2^128 / q): the quotient estimate is exact
+ * or one short, so one conditional subtraction finishes. */
+static inline uint64_t barrett_reduce(u128 x, const triskel_modulus *m) {
+    uint64_t x0 = (uint64_t)x, x1 = (uint64_t)(x >> 64);
+    uint64_t carry = mulhi64(x0, m->barrett_lo);
+    u128 mid1 = (u128)x0 * m->barrett_hi + carry;
+    u128 mid2 = (u128)x1 * m->barrett_lo;
+    u128 low_sum = (u128)(uint64_t)mid1 + (uint64_t)mid2;
+    uint64_t quotient = x1 * m->barrett_hi + (uint64_t)(mid1 >> 64) + (uint64_t)(mid2 >> 64) +
+                        (uint64_t)(low_sum >> 64);
+    return sub_if_ge(x0 - quotient * m->q, m->q);
+}
+
+static void portable_ntt_forward(const triskel_ntt_plan *p, uint64_t *a) {
+    const uint64_t q = p->modulus.q, two_q = p->modulus.two_q;
+    const size_t n = p->n;
+    size_t t = n;
+    for (size_t m = 1; m < n; m <<= 1) {
+        t >>= 1;
+        for (size_t i = 0; i < m; i++) {
+            const uint64_t w = p->fwd[m + i], ws = p->fwd_shoup[m + i];
+            uint64_t *x = a + 2 * i * t, *y = x + t;
+            for (size_t j = 0; j < t; j++) {
+                uint64_t u = sub_if_ge(x[j], two_q);
+                uint64_t v = shoup_lazy(y[j], w, ws, q);
+                x[j] = u + v;
+                y[j] = u - v + two_q;
+            }
+        }
+    }
+    for (size_t j = 0; j < n; j++) a[j] = sub_if_ge(sub_if_ge(a[j], two_q), q);
+}
+
+static void portable_ntt_inverse(const triskel_ntt_plan *p, uint64_t *a) {
+    const uint64_t q = p->modulus.q, two_q = p->modulus.two_q;
+    const size_t n = p->n;
+    size_t t = 1;
+    for (size_t m = n; m > 2; m >>= 1) {
+        const size_t h = m >> 1;
+        for (size_t i = 0; i < h; i++) {
+            const uint64_t w = p->inv[h + i], ws = p->inv_shoup[h + i];
+            uint64_t *x = a + 2 * i * t, *y = x + t;
+            for (size_t j = 0; j < t; j++) {
+                uint64_t u = x[j], v = y[j];
+                x[j] = sub_if_ge(u + v, two_q);
+                y[j] = shoup_lazy(u - v + two_q, w, ws, q);
+            }
+        }
+        t <<= 1;
+    }
+    /* Last stage with n^-1 folded in. */
+    uint64_t *x = a, *y = a + n / 2;
+    for (size_t j = 0; j < n / 2; j++) {
+        uint64_t u = x[j], v = y[j];
+        x[j] = sub_if_ge(shoup_lazy(u + v, p->n_inv, p->n_inv_shoup, q), q);
+        y[j] = sub_if_ge(shoup_lazy(u - v + two_q, p->n_inv_w, p->n_inv_w_shoup, q), q);
+    }
+}
+
+static void portable_add(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t len,
+                         const triskel_modulus *m) {
+    for (size_t i = 0; i < len; i++) out[i] = sub_if_ge(a[i] + b[i], m->q);
+}
+
+static void portable_sub(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t len,
+                         const triskel_modulus *m) {
+    for (size_t i = 0; i < len; i++) {
+        uint64_t d = a[i] - b[i];
+        out[i] = a[i] >= b[i] ? d : d + m->q;
+    }
+}
+
+static void portable_neg(uint64_t *out, const uint64_t *a, size_t len, const triskel_modulus *m) {
+    for (size_t i = 0; i < len; i++) out[i] = (m->q - a[i]) & (0 - (uint64_t)(a[i] != 0));
+}
+
+static void portable_mul(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t len,
+                         const triskel_modulus *m) {
+    for (size_t i = 0; i < len; i++) out[i] = barrett_reduce((u128)a[i] * b[i], m);
+}
+
+static void portable_mul_scalar(uint64_t *out, const uint64_t *a, uint64_t s, uint64_t s_shoup,
+                                size_t len, const triskel_modulus *m) {
+    for (size_t i = 0; i < len; i++) out[i] = sub_if_ge(shoup_lazy(a[i], s, s_shoup, m->q), m->q);
+}
+
+static void portable_mul_acc(uint64_t *acc, const uint64_t *a, const uint64_t *b, size_t len,
+                             const triskel_modulus *m) {
+    for (size_t i = 0; i < len; i++) acc[i] = barrett_reduce((u128)a[i] * b[i] + acc[i], m);
+}
+
+const triskel_backend triskel_portable_backend = {
+    .name = "portable",
+    .max_modulus_bits = TRISKEL_MAX_MODULUS_BITS,
+    .plan_aux_init = NULL,
+    .plan_aux_free = NULL,
+    .ntt_forward = portable_ntt_forward,
+    .ntt_inverse = portable_ntt_inverse,
+    .add = portable_add,
+    .sub = portable_sub,
+    .neg = portable_neg,
+    .mul = portable_mul,
+    .mul_scalar = portable_mul_scalar,
+    .mul_acc = portable_mul_acc,
+};

@@ -1,0 +1,207 @@
+/* C test driver: checks the portable backend against schoolbook arithmetic,
+ * then every other backend compiled for this target (and runnable on this CPU)
+ * against portable, bit for bit, on every op and size, on random and edge
+ * inputs. Prints "N passed, M failed" and exits non-zero on any failure. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "triskel_kernels.h"
+
+typedef unsigned __int128 u128;
+
+static int passed, failed;
+
+static void check(int ok, const char *backend, const char *what, uint64_t n, uint64_t q) {
+    if (ok) {
+        passed++;
+    } else {
+        failed++;
+        printf("FAIL %s %s n=%" PRIu64 " q=%" PRIu64 "\n", backend, what, n, q);
+    }
+}
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15u;
+static uint64_t next_u64(void) { /* splitmix64 */
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15u);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+    return z ^ (z >> 31);
+}
+
+static int runnable(uint32_t id) {
+    switch (id) {
+    case TRISKEL_BACKEND_PORTABLE:
+        return 1;
+#if defined(__x86_64__)
+    case TRISKEL_BACKEND_AVX512:
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+    case TRISKEL_BACKEND_AVX512IFMA:
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512ifma");
+#endif
+#if defined(__aarch64__)
+    case TRISKEL_BACKEND_NEON:
+        return 1;
+#endif
+    default:
+        return 0;
+    }
+}
+
+/* Largest prime below 2^bits with q = 1 mod 2^18 (NTT-friendly for every n). */
+static uint64_t friendly_prime(int bits) {
+    const uint64_t step = (uint64_t)1 << 18;
+    for (uint64_t q = ((uint64_t)1 << bits) - step + 1;; q -= step)
+        if (triskel_is_prime(q)) return q;
+}
+
+enum { RANDOM, ZEROS, ONES, MAX, MIXED_EDGES, NUM_FILLS };
+
+static void fill(uint64_t *a, size_t len, uint64_t q, int kind) {
+    static const uint64_t edges[] = {0, 1, 2};
+    for (size_t i = 0; i < len; i++) {
+        switch (kind) {
+        case RANDOM: a[i] = next_u64() % q; break;
+        case ZEROS: a[i] = 0; break;
+        case ONES: a[i] = 1; break;
+        case MAX: a[i] = q - 1; break;
+        default: a[i] = (next_u64() & 1) ? q - 1 - edges[next_u64() % 3] : edges[next_u64() % 3];
+        }
+    }
+}
+
+static uint64_t mulmod(uint64_t a, uint64_t b, uint64_t q) { return (uint64_t)((u128)a * b % q); }
+
+/* Portable against schoolbook: forward, pointwise product, inverse equals the
+ * negacyclic product; inverse(forward(a)) = a; element-wise ops against u128. */
+static void check_portable(uint64_t q) {
+    const triskel_backend *pb = triskel_backend_get(TRISKEL_BACKEND_PORTABLE);
+    const uint64_t n = 1024;
+    triskel_ntt_plan *plan = triskel_ntt_plan_new(pb, n, q, triskel_min_root_2n(q, n));
+    check(plan != NULL, "portable", "plan", n, q);
+    if (!plan) return;
+    uint64_t *a = malloc(n * 8), *b = malloc(n * 8), *c = malloc(n * 8), *ref = calloc(n, 8);
+    for (int kind = 0; kind < NUM_FILLS; kind++) {
+        fill(a, n, q, kind);
+        fill(b, n, q, RANDOM);
+        memset(ref, 0, n * 8);
+        for (uint64_t i = 0; i < n; i++)
+            for (uint64_t j = 0; j < n; j++) {
+                uint64_t p = mulmod(a[i], b[j], q), k = i + j;
+                if (k < n) ref[k] = (ref[k] + p) % q;
+                else ref[k - n] = (ref[k - n] + q - p) % q;
+            }
+        memcpy(c, a, n * 8);
+        pb->ntt_forward(plan, c);
+        pb->ntt_inverse(plan, c);
+        check(memcmp(c, a, n * 8) == 0, "portable", "ntt round trip", n, q);
+        pb->ntt_forward(plan, a);
+        pb->ntt_forward(plan, b);
+        pb->mul(c, a, b, n, &plan->modulus);
+        pb->ntt_inverse(plan, c);
+        check(memcmp(c, ref, n * 8) == 0, "portable", "ntt product vs schoolbook", n, q);
+    }
+    triskel_modulus m;
+    triskel_modulus_init(&m, q);
+    int ok[6] = {1, 1, 1, 1, 1, 1};
+    for (int kind = 0; kind < NUM_FILLS; kind++) {
+        fill(a, n, q, kind);
+        fill(b, n, q, MIXED_EDGES);
+        uint64_t s = next_u64() % q;
+        memcpy(c, b, n * 8);
+        pb->mul_acc(c, a, a, n, &m);
+        for (uint64_t i = 0; i < n; i++)
+            ok[0] &= c[i] == (uint64_t)(((u128)a[i] * a[i] + b[i]) % q);
+        pb->add(c, a, b, n, &m);
+        for (uint64_t i = 0; i < n; i++) ok[1] &= c[i] == (uint64_t)(((u128)a[i] + b[i]) % q);
+        pb->sub(c, a, b, n, &m);
+        for (uint64_t i = 0; i < n; i++) ok[2] &= c[i] == (uint64_t)(((u128)a[i] + q - b[i]) % q);
+        pb->neg(c, a, n, &m);
+        for (uint64_t i = 0; i < n; i++) ok[3] &= c[i] == (q - a[i]) % q;
+        pb->mul(c, a, b, n, &m);
+        for (uint64_t i = 0; i < n; i++) ok[4] &= c[i] == mulmod(a[i], b[i], q);
+        pb->mul_scalar(c, a, s, triskel_shoup(s, q), n, &m);
+        for (uint64_t i = 0; i < n; i++) ok[5] &= c[i] == mulmod(a[i], s, q);
+    }
+    static const char *names[6] = {"mul_acc", "add", "sub", "neg", "mul", "mul_scalar"};
+    for (int i = 0; i < 6; i++) check(ok[i], "portable", names[i], n, q);
+    free(a), free(b), free(c), free(ref);
+    triskel_ntt_plan_free(plan);
+}
+
+/* Every kernel of `be` equals the portable kernel on the same inputs. */
+static void check_against_portable(const triskel_backend *be, uint64_t q) {
+    const triskel_backend *pb = triskel_backend_get(TRISKEL_BACKEND_PORTABLE);
+    for (int log_n = TRISKEL_LOG_N_MIN; log_n <= TRISKEL_LOG_N_MAX; log_n++) {
+        const uint64_t n = (uint64_t)1 << log_n, psi = triskel_min_root_2n(q, n);
+        triskel_ntt_plan *pp = triskel_ntt_plan_new(pb, n, q, psi);
+        triskel_ntt_plan *bp = triskel_ntt_plan_new(be, n, q, psi);
+        check(pp != NULL && bp != NULL, be->name, "plan", n, q);
+        if (!pp || !bp) continue;
+        const triskel_modulus *m = &pp->modulus;
+        /* One extra word on each side catches out-of-bounds writes; the +1
+         * offset makes the buffers unaligned for vector loads. */
+        uint64_t *a = malloc((n + 2) * 8), *b = malloc((n + 2) * 8);
+        uint64_t *x = malloc((n + 2) * 8), *y = malloc((n + 2) * 8);
+        for (int kind = 0; kind < NUM_FILLS; kind++) {
+            for (int offset = 0; offset <= 1; offset++) {
+                uint64_t *xa = x + offset, *ya = y + offset;
+                fill(a, n + 2, q, kind);
+                fill(b, n + 2, q, MIXED_EDGES);
+                uint64_t s = kind == MAX ? q - 1 : next_u64() % q, s_shoup = triskel_shoup(s, q);
+#define COMPARE(what, call_p, call_b)                                                  \
+    do {                                                                               \
+        memcpy(x, a, (n + 2) * 8);                                                     \
+        memcpy(y, a, (n + 2) * 8);                                                     \
+        call_p;                                                                        \
+        call_b;                                                                        \
+        check(memcmp(x, y, (n + 2) * 8) == 0, be->name, what, n, q);                   \
+    } while (0)
+                if (be->ntt_forward)
+                    COMPARE("ntt_forward", pb->ntt_forward(pp, xa), be->ntt_forward(bp, ya));
+                if (be->ntt_inverse)
+                    COMPARE("ntt_inverse", pb->ntt_inverse(pp, xa), be->ntt_inverse(bp, ya));
+                if (be->add) COMPARE("add", pb->add(xa, xa, b, n, m), be->add(ya, ya, b, n, m));
+                if (be->sub) COMPARE("sub", pb->sub(xa, b, xa, n, m), be->sub(ya, b, ya, n, m));
+                if (be->neg) COMPARE("neg", pb->neg(xa, xa, n, m), be->neg(ya, ya, n, m));
+                if (be->mul) COMPARE("mul", pb->mul(xa, xa, b, n, m), be->mul(ya, ya, b, n, m));
+                if (be->mul_scalar)
+                    COMPARE("mul_scalar", pb->mul_scalar(xa, xa, s, s_shoup, n, m),
+                            be->mul_scalar(ya, ya, s, s_shoup, n, m));
+                if (be->mul_acc)
+                    COMPARE("mul_acc", pb->mul_acc(xa, b, b + 1, n, m),
+                            be->mul_acc(ya, b, b + 1, n, m));
+                /* Odd lengths exercise the tails of vector loops. */
+                if (be->mul)
+                    COMPARE("mul odd length", pb->mul(xa, xa, b, n - 3, m),
+                            be->mul(ya, ya, b, n - 3, m));
+                if (be->add)
+                    COMPARE("add odd length", pb->add(xa, xa, b, 5, m), be->add(ya, ya, b, 5, m));
+#undef COMPARE
+            }
+        }
+        free(a), free(b), free(x), free(y);
+        triskel_ntt_plan_free(pp);
+        triskel_ntt_plan_free(bp);
+    }
+}
+
+int main(void) {
+    static const int bits[] = {20, 30, 50, 51, 60, 62};
+    for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++) check_portable(friendly_prime(bits[i]));
+    for (uint32_t id = 1; id < TRISKEL_BACKEND_COUNT; id++) {
+        const triskel_backend *be = triskel_backend_get(id);
+        if (be == NULL) continue;
+        if (!runnable(id)) {
+            printf("skip %s: this CPU cannot run it\n", be->name);
+            continue;
+        }
+        int before = failed;
+        for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++)
+            if (bits[i] <= (int)be->max_modulus_bits) check_against_portable(be, friendly_prime(bits[i]));
+        printf("%s: %s\n", be->name, failed == before ? "matches portable" : "MISMATCH");
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed != 0;
+}

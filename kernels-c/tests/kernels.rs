@@ -1,0 +1,258 @@
+//! The safe API against obviously-correct references: schoolbook negacyclic
+//! products and u128 arithmetic, on every backend this machine can run.
+
+use proptest::prelude::*;
+use triskel_kernels::*;
+
+/// Every usable backend that accepts q, bound to q.
+fn moduli(q: u64) -> Vec<Modulus> {
+    available_backends()
+        .into_iter()
+        .filter(|b| b.supports_modulus(q))
+        .map(|b| Modulus::with_backend(q, b).unwrap())
+        .collect()
+}
+
+fn schoolbook(a: &[u64], b: &[u64], q: u64) -> Vec<u64> {
+    let n = a.len();
+    let mut c = vec![0u128; n];
+    let q128 = q as u128;
+    for i in 0..n {
+        for j in 0..n {
+            let p = a[i] as u128 * b[j] as u128 % q128;
+            let k = i + j;
+            if k < n {
+                c[k] = (c[k] + p) % q128;
+            } else {
+                c[k - n] = (c[k - n] + q128 - p) % q128;
+            }
+        }
+    }
+    c.into_iter().map(|x| x as u64).collect()
+}
+
+/// Random residues with edge values (0, 1, q-1) mixed in.
+fn residues(q: u64, n: usize) -> impl Strategy<Value = Vec<u64>> {
+    prop::collection::vec(
+        prop_oneof![
+            3 => 0..q,
+            1 => Just(0u64),
+            1 => Just(1u64),
+            1 => Just(q - 1),
+        ],
+        n,
+    )
+}
+
+fn prime_and_size() -> impl Strategy<Value = (u64, usize)> {
+    (20u32..=61, 10u32..=12, 0usize..4).prop_map(|(bits, log_n, pick)| {
+        let n = 1usize << log_n;
+        let primes = ntt_primes(bits, n, 4).unwrap();
+        (primes[pick], n)
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn ntt_product_equals_schoolbook(
+        (q, n, a, b) in prime_and_size().prop_flat_map(|(q, n)| (Just(q), Just(n), residues(q, n), residues(q, n)))
+    ) {
+        let expected = schoolbook(&a, &b, q);
+        for m in moduli(q) {
+            let plan = NttPlan::new(n, &m).unwrap();
+            let (mut fa, mut fb) = (a.clone(), b.clone());
+            plan.forward(&mut fa).unwrap();
+            plan.forward(&mut fb).unwrap();
+            prop_assert!(fa.iter().chain(&fb).all(|&x| x < q));
+            mul_assign(&m, &mut fa, &fb).unwrap();
+            plan.inverse(&mut fa).unwrap();
+            prop_assert_eq!(&fa, &expected, "backend {:?}", m.backend());
+        }
+    }
+
+    #[test]
+    fn elementwise_ops_match_u128(
+        (q, a, b, s) in (20u32..=61).prop_flat_map(|bits| {
+            let q = ntt_primes(bits, 1024, 1).unwrap()[0];
+            (Just(q), residues(q, 77), residues(q, 77), 0..q)
+        })
+    ) {
+        let q128 = q as u128;
+        for m in moduli(q) {
+            let mut out = vec![0; a.len()];
+            add(&m, &mut out, &a, &b).unwrap();
+            prop_assert!(out.iter().zip(a.iter().zip(&b)).all(|(&o, (&x, &y))| o as u128 == (x as u128 + y as u128) % q128));
+            sub(&m, &mut out, &a, &b).unwrap();
+            prop_assert!(out.iter().zip(a.iter().zip(&b)).all(|(&o, (&x, &y))| o as u128 == (x as u128 + q128 - y as u128) % q128));
+            mul(&m, &mut out, &a, &b).unwrap();
+            prop_assert!(out.iter().zip(a.iter().zip(&b)).all(|(&o, (&x, &y))| o as u128 == x as u128 * y as u128 % q128));
+            neg(&m, &mut out, &a).unwrap();
+            prop_assert!(out.iter().zip(&a).all(|(&o, &x)| o as u128 == (q128 - x as u128) % q128));
+            mul_scalar(&m, &mut out, &a, s).unwrap();
+            prop_assert!(out.iter().zip(&a).all(|(&o, &x)| o as u128 == x as u128 * s as u128 % q128));
+            let mut acc = b.clone();
+            mul_acc(&m, &mut acc, &a, &a).unwrap();
+            prop_assert!(acc.iter().zip(a.iter().zip(&b)).all(|(&o, (&x, &y))| o as u128 == (x as u128 * x as u128 + y as u128) % q128));
+
+            // The in-place forms agree with the out-of-place ones.
+            let mut inplace = a.clone();
+            add_assign(&m, &mut inplace, &b).unwrap();
+            sub_assign(&m, &mut inplace, &b).unwrap();
+            prop_assert_eq!(&inplace, &a);
+            mul_assign(&m, &mut inplace, &b).unwrap();
+            mul(&m, &mut out, &a, &b).unwrap();
+            prop_assert_eq!(&inplace, &out);
+            neg_assign(&m, &mut inplace).unwrap();
+            neg_assign(&m, &mut inplace).unwrap();
+            prop_assert_eq!(&inplace, &out);
+            mul_scalar_assign(&m, &mut inplace, s).unwrap();
+            mul_scalar(&m, &mut acc, &out, s).unwrap();
+            prop_assert_eq!(&inplace, &acc);
+        }
+    }
+
+    #[test]
+    fn scalar_arithmetic_matches_u128(bits in 2u32..=62, x in any::<u128>(), a in any::<u64>(), b in any::<u64>()) {
+        let q = (2..1u64 << bits).rev().find(|&q| is_prime(q) && q >> 62 == 0).unwrap();
+        let m = Modulus::new(q).unwrap();
+        prop_assert_eq!(m.reduce_u128(x) as u128, x % q as u128);
+        prop_assert_eq!(m.mul_mod(a, b) as u128, a as u128 * b as u128 % q as u128);
+        let (ra, rb) = (a % q, b % q);
+        prop_assert_eq!(m.mul_shoup(a, rb, m.shoup(rb)) as u128, a as u128 * rb as u128 % q as u128);
+        if let Some(inv) = m.inv_mod(ra) {
+            prop_assert_eq!(m.mul_mod(inv, ra), 1);
+        }
+        prop_assert_eq!(m.add_mod(ra, rb) as u128, (ra as u128 + rb as u128) % q as u128);
+        prop_assert_eq!(m.sub_mod(ra, m.neg_mod(rb)), m.add_mod(ra, rb));
+    }
+}
+
+#[test]
+fn round_trip_every_size_and_backend() {
+    for log_n in 10..=17 {
+        let n = 1usize << log_n;
+        for bits in [30, 50, 60, 62] {
+            let q = ntt_primes(bits, n, 1).unwrap()[0];
+            let input: Vec<u64> = (0..n as u64)
+                .map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) % q)
+                .collect();
+            for m in moduli(q) {
+                let plan = NttPlan::new(n, &m).unwrap();
+                let mut a = input.clone();
+                plan.forward(&mut a).unwrap();
+                assert_ne!(a, input);
+                plan.inverse(&mut a).unwrap();
+                assert_eq!(a, input, "n={n} q={q} backend={:?}", m.backend());
+            }
+        }
+    }
+}
+
+#[test]
+fn forward_evaluates_at_odd_powers_of_psi_in_bit_reversed_order() {
+    let n = 1024;
+    let q = ntt_primes(40, n, 1).unwrap()[0];
+    let m = Modulus::new(q).unwrap();
+    let plan = NttPlan::new(n, &m).unwrap();
+    let coeffs: Vec<u64> = (0..n as u64).map(|i| (i * i + 7) % q).collect();
+    let mut eval = coeffs.clone();
+    plan.forward(&mut eval).unwrap();
+    let psi = plan.psi();
+    assert_eq!(m.pow_mod(psi, n as u64), q - 1, "psi is a primitive 2n-th root");
+    for j in [0usize, 1, 2, 511, 1023] {
+        let brv = j.reverse_bits() >> (usize::BITS - 10);
+        let x = m.pow_mod(psi, 2 * brv as u64 + 1);
+        let value = coeffs
+            .iter()
+            .rev()
+            .fold(0, |acc, &c| m.add_mod(m.mul_mod(acc, x), c));
+        assert_eq!(eval[j], value, "slot {j}");
+    }
+}
+
+#[test]
+fn primes_are_ntt_friendly_and_exact_size() {
+    for (bits, n) in [(20, 1024), (50, 4096), (61, 65536), (62, 1 << 17)] {
+        let primes = ntt_primes(bits, n, 3).unwrap();
+        assert_eq!(primes.len(), 3);
+        assert!(primes.windows(2).all(|w| w[0] > w[1]));
+        for q in primes {
+            assert!(is_prime(q));
+            assert_eq!(64 - q.leading_zeros(), bits);
+            assert_eq!((q - 1) % (2 * n as u64), 0);
+        }
+    }
+}
+
+#[test]
+fn bad_input_is_an_error_not_a_panic() {
+    assert_eq!(Modulus::new(1 << 20).unwrap_err(), Error::NotPrime(1 << 20));
+    assert!(matches!(Modulus::new(0), Err(Error::ModulusOutOfRange { .. })));
+    assert!(matches!(Modulus::new(u64::MAX), Err(Error::ModulusOutOfRange { .. })));
+    let big = (1u64 << 62) + 135; // a prime above the limit
+    assert!(matches!(Modulus::new(big), Err(Error::ModulusOutOfRange { .. })));
+    assert!(matches!(Backend::from_name("sse9"), Err(Error::UnknownBackend(_))));
+
+    let q = ntt_primes(30, 1024, 1).unwrap()[0];
+    let m = Modulus::new(q).unwrap();
+    assert_eq!(NttPlan::new(1000, &m).unwrap_err(), Error::InvalidSize(1000));
+    assert_eq!(NttPlan::new(512, &m).unwrap_err(), Error::InvalidSize(512));
+    assert_eq!(NttPlan::new(1 << 18, &m).unwrap_err(), Error::InvalidSize(1 << 18));
+    // 2^17 * 2 divides q - 1 only for special primes: 12289 = 3 * 2^12 + 1 does not.
+    let small = Modulus::new(12289).unwrap();
+    assert_eq!(
+        NttPlan::new(1 << 13, &small).unwrap_err(),
+        Error::NotNttFriendly { q: 12289, n: 1 << 13 }
+    );
+    let plan = NttPlan::new(1024, &m).unwrap();
+    let mut short = vec![0u64; 1023];
+    assert_eq!(
+        plan.forward(&mut short).unwrap_err(),
+        Error::LengthMismatch { expected: 1024, got: 1023 }
+    );
+    assert!(plan.inverse(&mut short).is_err());
+    let (a, mut out) = (vec![1u64; 8], vec![0u64; 9]);
+    assert!(add(&m, &mut out, &a, &a).is_err());
+    assert!(mul_acc(&m, &mut out, &a, &a).is_err());
+    assert!(matches!(
+        mul_scalar_assign(&m, &mut out, q),
+        Err(Error::ScalarOutOfRange { .. })
+    ));
+    assert!(matches!(ntt_primes(12, 4096, 1), Err(Error::NotEnoughPrimes { .. })));
+    assert!(matches!(ntt_primes(63, 4096, 1), Err(Error::NotEnoughPrimes { .. })));
+    assert!(matches!(ntt_primes(40, 3000, 1), Err(Error::InvalidSize(3000))));
+    for b in Backend::ALL {
+        if !b.supports_modulus(1u64 << 61) {
+            assert!(Modulus::with_backend(ntt_primes(61, 1024, 1).unwrap()[0], b).is_err());
+        }
+    }
+}
+
+#[test]
+fn dispatch_lists_and_selects_usable_backends() {
+    let usable = available_backends();
+    assert!(usable.contains(&Backend::Portable));
+    for b in Backend::ALL {
+        assert_eq!(Backend::from_name(b.name()).unwrap(), b);
+        assert_eq!(usable.contains(&b), b.check_usable().is_ok());
+        if b.is_compiled() {
+            assert!(!b.native_ops().is_empty());
+        } else {
+            assert!(Modulus::with_backend(65537, b).is_err());
+        }
+    }
+    assert_eq!(Backend::Portable.native_ops(), OPS.to_vec());
+    if forced_backend().unwrap().is_none() {
+        for bits in [30, 49, 55, 61] {
+            let q = ntt_primes(bits, 1024, 1).unwrap()[0];
+            let chosen = select_backend(q).unwrap();
+            assert!(chosen.is_usable() && chosen.supports_modulus(q));
+            // Nothing faster that also accepts q was passed over.
+            if Backend::Avx512Ifma.is_usable() && q < 1 << 50 {
+                assert_eq!(chosen, Backend::Avx512Ifma);
+            }
+        }
+    }
+}
