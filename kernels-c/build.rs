@@ -30,12 +30,15 @@ fn main() {
         .flag_if_supported("-O3")
         .warnings(true)
         .extra_warnings(true);
-    for file in sources_in(&root.join("src"), "c") {
-        build.file(&file);
-    }
-    let asm_dir = root.join("../kernels-asm").join(&arch);
-    let asm = sources_in(&asm_dir, "S");
-    for file in &asm {
+    // Portable C everywhere; per-architecture C (SIMD plan tables) and
+    // assembly only for their own target.
+    let asm = sources_in(&root.join("../kernels-asm").join(&arch), "S");
+    let arch_c = sources_in(&root.join("src").join(&arch), "c");
+    for file in sources_in(&root.join("src"), "c")
+        .iter()
+        .chain(&arch_c)
+        .chain(&asm)
+    {
         build.file(file);
     }
     // Each assembly backend announces itself to common.c's registry.
@@ -57,6 +60,7 @@ fn main() {
     for file in sources_in(&root.join("src"), "c")
         .into_iter()
         .chain(sources_in(&root.join("src"), "h"))
+        .chain(arch_c)
     {
         println!("cargo:rerun-if-changed={}", file.display());
     }

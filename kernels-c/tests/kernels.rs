@@ -17,9 +17,9 @@ fn schoolbook(a: &[u64], b: &[u64], q: u64) -> Vec<u64> {
     let n = a.len();
     let mut c = vec![0u128; n];
     let q128 = q as u128;
-    for i in 0..n {
-        for j in 0..n {
-            let p = a[i] as u128 * b[j] as u128 % q128;
+    for (i, &x) in a.iter().enumerate() {
+        for (j, &y) in b.iter().enumerate() {
+            let p = x as u128 * y as u128 % q128;
             let k = i + j;
             if k < n {
                 c[k] = (c[k] + p) % q128;
@@ -160,7 +160,11 @@ fn forward_evaluates_at_odd_powers_of_psi_in_bit_reversed_order() {
     let mut eval = coeffs.clone();
     plan.forward(&mut eval).unwrap();
     let psi = plan.psi();
-    assert_eq!(m.pow_mod(psi, n as u64), q - 1, "psi is a primitive 2n-th root");
+    assert_eq!(
+        m.pow_mod(psi, n as u64),
+        q - 1,
+        "psi is a primitive 2n-th root"
+    );
     for j in [0usize, 1, 2, 511, 1023] {
         let brv = j.reverse_bits() >> (usize::BITS - 10);
         let x = m.pow_mod(psi, 2 * brv as u64 + 1);
@@ -189,28 +193,52 @@ fn primes_are_ntt_friendly_and_exact_size() {
 #[test]
 fn bad_input_is_an_error_not_a_panic() {
     assert_eq!(Modulus::new(1 << 20).unwrap_err(), Error::NotPrime(1 << 20));
-    assert!(matches!(Modulus::new(0), Err(Error::ModulusOutOfRange { .. })));
-    assert!(matches!(Modulus::new(u64::MAX), Err(Error::ModulusOutOfRange { .. })));
+    assert!(matches!(
+        Modulus::new(0),
+        Err(Error::ModulusOutOfRange { .. })
+    ));
+    assert!(matches!(
+        Modulus::new(u64::MAX),
+        Err(Error::ModulusOutOfRange { .. })
+    ));
     let big = (1u64 << 62) + 135; // a prime above the limit
-    assert!(matches!(Modulus::new(big), Err(Error::ModulusOutOfRange { .. })));
-    assert!(matches!(Backend::from_name("sse9"), Err(Error::UnknownBackend(_))));
+    assert!(matches!(
+        Modulus::new(big),
+        Err(Error::ModulusOutOfRange { .. })
+    ));
+    assert!(matches!(
+        Backend::from_name("sse9"),
+        Err(Error::UnknownBackend(_))
+    ));
 
     let q = ntt_primes(30, 1024, 1).unwrap()[0];
     let m = Modulus::new(q).unwrap();
-    assert_eq!(NttPlan::new(1000, &m).unwrap_err(), Error::InvalidSize(1000));
+    assert_eq!(
+        NttPlan::new(1000, &m).unwrap_err(),
+        Error::InvalidSize(1000)
+    );
     assert_eq!(NttPlan::new(512, &m).unwrap_err(), Error::InvalidSize(512));
-    assert_eq!(NttPlan::new(1 << 18, &m).unwrap_err(), Error::InvalidSize(1 << 18));
+    assert_eq!(
+        NttPlan::new(1 << 18, &m).unwrap_err(),
+        Error::InvalidSize(1 << 18)
+    );
     // 2^17 * 2 divides q - 1 only for special primes: 12289 = 3 * 2^12 + 1 does not.
     let small = Modulus::new(12289).unwrap();
     assert_eq!(
         NttPlan::new(1 << 13, &small).unwrap_err(),
-        Error::NotNttFriendly { q: 12289, n: 1 << 13 }
+        Error::NotNttFriendly {
+            q: 12289,
+            n: 1 << 13
+        }
     );
     let plan = NttPlan::new(1024, &m).unwrap();
     let mut short = vec![0u64; 1023];
     assert_eq!(
         plan.forward(&mut short).unwrap_err(),
-        Error::LengthMismatch { expected: 1024, got: 1023 }
+        Error::LengthMismatch {
+            expected: 1024,
+            got: 1023
+        }
     );
     assert!(plan.inverse(&mut short).is_err());
     let (a, mut out) = (vec![1u64; 8], vec![0u64; 9]);
@@ -220,9 +248,18 @@ fn bad_input_is_an_error_not_a_panic() {
         mul_scalar_assign(&m, &mut out, q),
         Err(Error::ScalarOutOfRange { .. })
     ));
-    assert!(matches!(ntt_primes(12, 4096, 1), Err(Error::NotEnoughPrimes { .. })));
-    assert!(matches!(ntt_primes(63, 4096, 1), Err(Error::NotEnoughPrimes { .. })));
-    assert!(matches!(ntt_primes(40, 3000, 1), Err(Error::InvalidSize(3000))));
+    assert!(matches!(
+        ntt_primes(12, 4096, 1),
+        Err(Error::NotEnoughPrimes { .. })
+    ));
+    assert!(matches!(
+        ntt_primes(63, 4096, 1),
+        Err(Error::NotEnoughPrimes { .. })
+    ));
+    assert!(matches!(
+        ntt_primes(40, 3000, 1),
+        Err(Error::InvalidSize(3000))
+    ));
     for b in Backend::ALL {
         if !b.supports_modulus(1u64 << 61) {
             assert!(Modulus::with_backend(ntt_primes(61, 1024, 1).unwrap()[0], b).is_err());

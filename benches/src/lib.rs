@@ -1,0 +1,1 @@
+//! Criterion benches of triskel live in `benches/`; this library is empty on purpose.

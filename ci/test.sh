@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Every test of triskel: formatting, lints, fresh bindings, the C kernel
+# driver (native, and NEON under qemu when ci/neon.sh exists), the Rust tests
+# in release mode. Installs what it needs (Debian/Ubuntu packages) when missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== %s\n' "$*"; }
+
+# apt_install PKG...: installs Debian packages, as root or through sudo.
+apt_install() {
+    local sudo=""
+    if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
+    if [ -z "${APT_UPDATED:-}" ]; then
+        $sudo apt-get update -qq
+        APT_UPDATED=1
+    fi
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
+}
+
+step "cargo fmt --check"
+cargo fmt --all --check
+
+step "cargo clippy (all targets, warnings are errors)"
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+
+step "committed bindings match a fresh bindgen run"
+if ! ldconfig -p 2>/dev/null | grep -q libclang; then apt_install libclang-dev; fi
+bindings=kernels-c/src/bindings.rs
+committed=$(mktemp)
+cp "$bindings" "$committed"
+cargo build --quiet --release -p triskel-kernels --features regenerate-bindings
+if ! cmp -s "$committed" "$bindings"; then
+    diff -u "$committed" "$bindings" | head -40 || true
+    cp "$committed" "$bindings"
+    echo "kernels-c/src/bindings.rs is stale: run cargo build -p triskel-kernels --features regenerate-bindings and commit it" >&2
+    exit 1
+fi
+rm -f "$committed"
+
+step "C kernel driver ($(uname -m), native)"
+ci/c-driver.sh
+
+if [ -x ci/neon.sh ]; then
+    step "NEON kernels under qemu-aarch64"
+    ci/neon.sh
+fi
+
+step "cargo test --workspace --release"
+cargo test --workspace --release

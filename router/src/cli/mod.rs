@@ -1,0 +1,9 @@
+//! Subcommands of the `triskel` program.
+
+pub mod bench;
+pub mod demo;
+pub mod info;
+pub mod workloads;
+
+/// Errors of the command-line program: printed, then exit status 1.
+pub type CliResult = Result<(), Box<dyn std::error::Error>>;

@@ -1,0 +1,42 @@
+//! The `triskel` program: machine info, benchmarks and the demo.
+
+use clap::{Parser, Subcommand};
+
+mod cli;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "triskel",
+    version,
+    about = "Fully homomorphic encryption on hand-written SIMD kernels"
+)]
+struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// CPU model, SIMD features, compiled and usable kernel backends, the one chosen.
+    Info,
+    /// Benchmarks: kernels per backend, or end-to-end workloads.
+    Bench {
+        #[command(subcommand)]
+        what: cli::bench::BenchCommand,
+    },
+    /// Runs what triskel can do, checks every result and prints timings.
+    Demo,
+}
+
+fn main() {
+    let args = Args::parse();
+    let result = match args.command {
+        Command::Info => cli::info::run(),
+        Command::Bench { what } => cli::bench::run(what),
+        Command::Demo => cli::demo::run(),
+    };
+    if let Err(e) = result {
+        eprintln!("triskel: error: {e}");
+        std::process::exit(1);
+    }
+}
