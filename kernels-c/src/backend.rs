@@ -30,7 +30,8 @@ pub const OPS: [&str; 8] = [
     "mul_acc",
 ];
 
-type Binary = unsafe extern "C" fn(*mut u64, *const u64, *const u64, usize, *const ffi::triskel_modulus);
+type Binary =
+    unsafe extern "C" fn(*mut u64, *const u64, *const u64, usize, *const ffi::triskel_modulus);
 type Transform = unsafe extern "C" fn(*const ffi::triskel_ntt_plan, *mut u64);
 
 /// The kernels of one backend with every missing one replaced by portable's.
@@ -127,7 +128,10 @@ impl Backend {
     /// an error that says which of the two is missing.
     pub fn check_usable(self) -> Result<()> {
         let reason = if !self.is_compiled() {
-            format!("not compiled into this build for {}", std::env::consts::ARCH)
+            format!(
+                "not compiled into this build for {}",
+                std::env::consts::ARCH
+            )
         } else if !self.cpu_supports() {
             "this CPU lacks the instructions it needs".to_string()
         } else {

@@ -24,7 +24,10 @@ pub fn cpu_model() -> String {
                 ("0x41", "0xd49") => "Neoverse N2",
                 _ => "unknown core",
             };
-            format!("{} {core} (implementer {imp}, part {part})", std::env::consts::ARCH)
+            format!(
+                "{} {core} (implementer {imp}, part {part})",
+                std::env::consts::ARCH
+            )
         }
         _ => std::env::consts::ARCH.to_string(),
     }

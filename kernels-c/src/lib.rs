@@ -37,8 +37,8 @@ pub use modulus::Modulus;
 pub use ntt::NttPlan;
 pub use primes::{is_prime, ntt_primes};
 pub use vector::{
-    add, add_assign, mul, mul_acc, mul_assign, mul_scalar, mul_scalar_assign, neg, neg_assign,
-    sub, sub_assign,
+    add, add_assign, mul, mul_acc, mul_assign, mul_scalar, mul_scalar_assign, neg, neg_assign, sub,
+    sub_assign,
 };
 
 /// Smallest supported NTT size (2^10).

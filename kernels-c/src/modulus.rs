@@ -173,7 +173,9 @@ impl Modulus {
     /// a * w mod q with w's Shoup companion: no division, any 64-bit a.
     pub fn mul_shoup(&self, a: u64, w: u64, w_shoup: u64) -> u64 {
         let quotient = ((a as u128 * w_shoup as u128) >> 64) as u64;
-        let r = a.wrapping_mul(w).wrapping_sub(quotient.wrapping_mul(self.raw.q));
+        let r = a
+            .wrapping_mul(w)
+            .wrapping_sub(quotient.wrapping_mul(self.raw.q));
         if r >= self.raw.q {
             r - self.raw.q
         } else {
