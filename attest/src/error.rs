@@ -1,0 +1,113 @@
+//! The one error type of the crate.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use crate::RecordKind;
+
+/// Everything that can go wrong while attesting, verifying or (de)serializing.
+///
+/// Verification failures each have their own variant, so a caller can tell *why* a
+/// record was refused; see [`crate::verify`] for the order in which checks run.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// Bytes that do not parse: wrong length, magic, version, suite or an invalid field.
+    Malformed {
+        /// What was being parsed ("receipt", "bundle", "inclusion proof", ...).
+        item: &'static str,
+        /// What was wrong with it.
+        problem: String,
+    },
+    /// The result bytes are not the ones the record (or inclusion proof) commits to.
+    WrongResult,
+    /// The route (engine or parameter-set id) is not the one the record commits to.
+    WrongRoute,
+    /// The caller context is not the one the record commits to.
+    WrongContext,
+    /// The record was signed by another identity than the one it is verified under.
+    WrongIdentity,
+    /// A single-result record was given where a batch record was expected, or the reverse.
+    WrongKind {
+        /// The kind the caller asked to verify.
+        expected: RecordKind,
+        /// The kind the record says it is.
+        found: RecordKind,
+    },
+    /// The receipt's commitment (or timestamp) does not match the commitment recomputed
+    /// from the bundle's nonce and the verified inputs.
+    CommitmentMismatch,
+    /// The bundle is not the one the receipt was issued for (its digest differs).
+    BundleDigestMismatch,
+    /// The ML-DSA-65 signature does not verify.
+    BadMlDsaSignature,
+    /// The Falcon-512 signature does not verify.
+    BadFalconSignature,
+    /// The SLH-DSA (SPHINCS+-SHA2-128f) signature does not verify.
+    BadSlhDsaSignature,
+    /// The inclusion proof does not lead from the result to the batch root.
+    ProofMismatch,
+    /// A batch must hold at least one result.
+    EmptyBatch,
+    /// The operating system's random number generator failed.
+    Random(String),
+    /// Reading or writing a file failed.
+    Io {
+        /// The file concerned.
+        path: PathBuf,
+        /// The underlying error.
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    pub(crate) fn malformed(item: &'static str, problem: impl Into<String>) -> Self {
+        Error::Malformed {
+            item,
+            problem: problem.into(),
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Malformed { item, problem } => write!(f, "malformed {item}: {problem}"),
+            Error::WrongResult => f.write_str("result does not match the attested result"),
+            Error::WrongRoute => f.write_str("route does not match the attested route"),
+            Error::WrongContext => f.write_str("context does not match the attested context"),
+            Error::WrongIdentity => f.write_str("record was signed by another identity"),
+            Error::WrongKind { expected, found } => {
+                write!(
+                    f,
+                    "expected a {expected:?} record, found a {found:?} record"
+                )
+            }
+            Error::CommitmentMismatch => f.write_str(
+                "receipt commitment or timestamp does not match the recomputed commitment",
+            ),
+            Error::BundleDigestMismatch => {
+                f.write_str("signature bundle does not match the receipt's bundle digest")
+            }
+            Error::BadMlDsaSignature => f.write_str("ML-DSA-65 signature does not verify"),
+            Error::BadFalconSignature => f.write_str("Falcon-512 signature does not verify"),
+            Error::BadSlhDsaSignature => f.write_str("SLH-DSA signature does not verify"),
+            Error::ProofMismatch => f.write_str("inclusion proof does not lead to the batch root"),
+            Error::EmptyBatch => f.write_str("a batch needs at least one result"),
+            Error::Random(why) => write!(f, "OS random number generator failed: {why}"),
+            Error::Io { path, source } => write!(f, "{}: {source}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+/// Result type of this crate.
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,412 @@
+//! Records: a 74-byte receipt plus a detached bundle of three signatures.
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use crate::encoding::{
+    commit_digests, context_digest, result_digest, route_digest, signed_message, Digest32, Hasher,
+    Reader, TAG_BUNDLE,
+};
+use crate::keys::{Signatures, FALCON_SIG_LEN, MLDSA_SIG_LEN, SLH_SIG_LEN};
+use crate::{Error, Identity, PublicIdentity, Result, FORMAT_VERSION, SUITE_ID};
+
+/// What a record attests: one result, or the Merkle root of a batch of results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum RecordKind {
+    /// The record commits to one result.
+    Single = 1,
+    /// The record commits to the Merkle root of a batch (see [`crate::attest_batch`]).
+    Batch = 2,
+}
+
+impl RecordKind {
+    fn from_byte(byte: u8) -> Option<Self> {
+        match byte {
+            1 => Some(RecordKind::Single),
+            2 => Some(RecordKind::Batch),
+            _ => None,
+        }
+    }
+}
+
+/// Bytes of a serialized [`Receipt`].
+pub const RECEIPT_LEN: usize = 1 + 1 + 8 + 32 + 32;
+
+/// The small fixed-size part of a record, which can be stored or published on its own.
+///
+/// Layout (74 bytes): `version (1) || suite (1) || timestamp_ms (u64 LE, 8) ||
+/// commitment (32) || bundle_digest (32)`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Receipt {
+    /// Milliseconds since the Unix epoch (UTC) at attestation time.
+    pub timestamp_ms: u64,
+    /// The SHA3-256 commitment the three signatures sign.
+    pub commitment: Digest32,
+    /// [`Bundle::digest`] of the signature bundle issued with this receipt.
+    pub bundle_digest: Digest32,
+}
+
+impl Receipt {
+    /// Serializes the receipt to its 74 bytes.
+    pub fn to_bytes(&self) -> [u8; RECEIPT_LEN] {
+        let mut out = [0u8; RECEIPT_LEN];
+        out[0] = FORMAT_VERSION;
+        out[1] = SUITE_ID;
+        out[2..10].copy_from_slice(&self.timestamp_ms.to_le_bytes());
+        out[10..42].copy_from_slice(&self.commitment);
+        out[42..74].copy_from_slice(&self.bundle_digest);
+        out
+    }
+
+    /// Parses a receipt, checking its length, version and suite.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let mut r = Reader::new("receipt", bytes);
+        r.expect_len(RECEIPT_LEN)?;
+        r.expect_u8("version", FORMAT_VERSION)?;
+        r.expect_u8("suite", SUITE_ID)?;
+        let receipt = Receipt {
+            timestamp_ms: r.u64("timestamp")?,
+            commitment: r.array32("commitment")?,
+            bundle_digest: r.array32("bundle digest")?,
+        };
+        r.finish()?;
+        Ok(receipt)
+    }
+}
+
+const BUNDLE_MAGIC: &[u8; 4] = b"TKAB";
+
+/// Byte ranges of the fields of a serialized [`Bundle`], in order: `(name, start, end)`.
+pub const BUNDLE_LAYOUT: [(&str, usize, usize); 12] = {
+    const NAMES: [&str; 12] = [
+        "magic",
+        "version",
+        "suite",
+        "kind",
+        "key_id",
+        "nonce",
+        "subject",
+        "route_digest",
+        "context_digest",
+        "mldsa_signature",
+        "falcon_signature",
+        "slhdsa_signature",
+    ];
+    const LENS: [usize; 12] = [
+        4,
+        1,
+        1,
+        1,
+        32,
+        32,
+        32,
+        32,
+        32,
+        MLDSA_SIG_LEN,
+        FALCON_SIG_LEN,
+        SLH_SIG_LEN,
+    ];
+    let mut out = [("", 0, 0); 12];
+    let mut start = 0;
+    let mut i = 0;
+    while i < 12 {
+        out[i] = (NAMES[i], start, start + LENS[i]);
+        start += LENS[i];
+        i += 1;
+    }
+    out
+};
+
+/// Bytes of a serialized [`Bundle`].
+pub const BUNDLE_LEN: usize = BUNDLE_LAYOUT[11].2;
+
+/// The detached part of a record: the signer's key id, the nonce, the digests the
+/// commitment is built from, and the three signatures over the commitment.
+///
+/// Its byte layout is [`BUNDLE_LAYOUT`]; `subject` is the result digest of a single
+/// record or the Merkle root of a batch record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Bundle {
+    kind: RecordKind,
+    key_id: Digest32,
+    nonce: Digest32,
+    subject: Digest32,
+    route_digest: Digest32,
+    context_digest: Digest32,
+    mldsa: Vec<u8>,
+    falcon: Vec<u8>,
+    slh: Vec<u8>,
+}
+
+impl Bundle {
+    /// Whether the record attests one result or a batch root.
+    pub fn kind(&self) -> RecordKind {
+        self.kind
+    }
+
+    /// The key id of the identity that signed.
+    pub fn key_id(&self) -> &Digest32 {
+        &self.key_id
+    }
+
+    /// The 32-byte random nonce of the commitment.
+    pub fn nonce(&self) -> &Digest32 {
+        &self.nonce
+    }
+
+    /// The result digest (single record) or Merkle root (batch record).
+    pub fn subject(&self) -> &Digest32 {
+        &self.subject
+    }
+
+    /// `H(tag "bundle", bundle bytes)`: what the receipt's `bundle_digest` holds.
+    pub fn digest(&self) -> Digest32 {
+        Hasher::new(TAG_BUNDLE).fixed(&self.to_bytes()).finish()
+    }
+
+    /// Serializes the bundle ([`BUNDLE_LEN`] bytes).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(BUNDLE_LEN);
+        out.extend_from_slice(BUNDLE_MAGIC);
+        out.extend_from_slice(&[FORMAT_VERSION, SUITE_ID, self.kind as u8]);
+        for part in [
+            &self.key_id,
+            &self.nonce,
+            &self.subject,
+            &self.route_digest,
+            &self.context_digest,
+        ] {
+            out.extend_from_slice(part);
+        }
+        out.extend_from_slice(&self.mldsa);
+        out.extend_from_slice(&self.falcon);
+        out.extend_from_slice(&self.slh);
+        out
+    }
+
+    /// Parses a bundle, checking its length, magic, version, suite and kind. Signatures
+    /// are only checked by verification.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let mut r = Reader::new("bundle", bytes);
+        r.expect_len(BUNDLE_LEN)?;
+        r.expect_magic(BUNDLE_MAGIC)?;
+        r.expect_u8("version", FORMAT_VERSION)?;
+        r.expect_u8("suite", SUITE_ID)?;
+        let kind_byte = r.u8("kind")?;
+        let kind = RecordKind::from_byte(kind_byte)
+            .ok_or_else(|| r.error(format!("unknown record kind {kind_byte}")))?;
+        let bundle = Bundle {
+            kind,
+            key_id: r.array32("key id")?,
+            nonce: r.array32("nonce")?,
+            subject: r.array32("subject")?,
+            route_digest: r.array32("route digest")?,
+            context_digest: r.array32("context digest")?,
+            mldsa: r.take(MLDSA_SIG_LEN, "ML-DSA signature")?.to_vec(),
+            falcon: r.take(FALCON_SIG_LEN, "Falcon signature")?.to_vec(),
+            slh: r.take(SLH_SIG_LEN, "SLH-DSA signature")?.to_vec(),
+        };
+        r.finish()?;
+        Ok(bundle)
+    }
+
+    fn signatures(&self) -> Signatures {
+        Signatures {
+            mldsa: self.mldsa.clone(),
+            falcon: self.falcon.clone(),
+            slh: self.slh.clone(),
+        }
+    }
+}
+
+/// A signed attestation: the receipt and its (possibly detached) signature bundle.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record {
+    /// The 74-byte receipt.
+    pub receipt: Receipt,
+    /// The signature bundle.
+    pub bundle: Bundle,
+}
+
+impl Record {
+    /// `receipt bytes || bundle bytes`.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = self.receipt.to_bytes().to_vec();
+        out.extend_from_slice(&self.bundle.to_bytes());
+        out
+    }
+
+    /// Parses `receipt bytes || bundle bytes`.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        if bytes.len() != RECEIPT_LEN + BUNDLE_LEN {
+            return Err(Error::malformed(
+                "record",
+                format!(
+                    "expected {} bytes, got {}",
+                    RECEIPT_LEN + BUNDLE_LEN,
+                    bytes.len()
+                ),
+            ));
+        }
+        let (receipt, bundle) = bytes.split_at(RECEIPT_LEN);
+        Ok(Record {
+            receipt: Receipt::from_bytes(receipt)?,
+            bundle: Bundle::from_bytes(bundle)?,
+        })
+    }
+}
+
+/// A routing decision: which engine ran the work under which parameter set.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Route {
+    /// Engine name, e.g. `"bfv"`.
+    pub engine: String,
+    /// Parameter-set id, e.g. `"bfv-n8192-128"`.
+    pub params: String,
+}
+
+impl Route {
+    /// A route from an engine name and a parameter-set id.
+    pub fn new(engine: impl Into<String>, params: impl Into<String>) -> Self {
+        Route {
+            engine: engine.into(),
+            params: params.into(),
+        }
+    }
+}
+
+/// Signs a commitment to `subject`, `route` and `context` with a fresh nonce and the
+/// current time.
+pub(crate) fn seal(
+    identity: &Identity,
+    kind: RecordKind,
+    subject: Digest32,
+    route: &Route,
+    context: &[u8],
+) -> Result<Record> {
+    let mut nonce = [0u8; 32];
+    getrandom::fill(&mut nonce).map_err(|e| Error::Random(e.to_string()))?;
+    let timestamp_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
+    let route_digest = route_digest(route);
+    let context_digest = context_digest(context);
+    let commitment = commit_digests(
+        kind,
+        &subject,
+        &route_digest,
+        &context_digest,
+        timestamp_ms,
+        &nonce,
+    );
+    let sigs = identity.sign(&signed_message(&commitment))?;
+    let bundle = Bundle {
+        kind,
+        key_id: *identity.public().key_id(),
+        nonce,
+        subject,
+        route_digest,
+        context_digest,
+        mldsa: sigs.mldsa,
+        falcon: sigs.falcon,
+        slh: sigs.slh,
+    };
+    let receipt = Receipt {
+        timestamp_ms,
+        commitment,
+        bundle_digest: bundle.digest(),
+    };
+    Ok(Record { receipt, bundle })
+}
+
+/// Runs every check of a record except the subject's, which the caller passes when it
+/// can (`Some(result digest)` for a single record).
+pub(crate) fn check(
+    public: &PublicIdentity,
+    kind: RecordKind,
+    subject: Option<&Digest32>,
+    route: &Route,
+    context: &[u8],
+    record: &Record,
+) -> Result<()> {
+    let (receipt, bundle) = (&record.receipt, &record.bundle);
+    if bundle.digest() != receipt.bundle_digest {
+        return Err(Error::BundleDigestMismatch);
+    }
+    if bundle.kind != kind {
+        return Err(Error::WrongKind {
+            expected: kind,
+            found: bundle.kind,
+        });
+    }
+    if bundle.key_id != *public.key_id() {
+        return Err(Error::WrongIdentity);
+    }
+    if subject.is_some_and(|s| *s != bundle.subject) {
+        return Err(Error::WrongResult);
+    }
+    if route_digest(route) != bundle.route_digest {
+        return Err(Error::WrongRoute);
+    }
+    if context_digest(context) != bundle.context_digest {
+        return Err(Error::WrongContext);
+    }
+    let commitment = commit_digests(
+        kind,
+        &bundle.subject,
+        &bundle.route_digest,
+        &bundle.context_digest,
+        receipt.timestamp_ms,
+        &bundle.nonce,
+    );
+    if commitment != receipt.commitment {
+        return Err(Error::CommitmentMismatch);
+    }
+    public.verify(&signed_message(&commitment), &bundle.signatures())
+}
+
+/// Attests one result: commits to `result`, `route` and `context` (plus the current time
+/// and a fresh 32-byte nonce) and signs the commitment with all three schemes.
+///
+/// Takes about as long as one SLH-DSA signature (see BENCHMARKS.md).
+pub fn attest(identity: &Identity, result: &[u8], route: &Route, context: &[u8]) -> Result<Record> {
+    seal(
+        identity,
+        RecordKind::Single,
+        result_digest(result),
+        route,
+        context,
+    )
+}
+
+/// Verifies a single-result record against the result, route and context the verifier
+/// holds, under `public`.
+///
+/// Checks run in this order, and the first failure is returned:
+/// 1. the bundle digest matches the receipt ([`Error::BundleDigestMismatch`]);
+/// 2. the record is a single-result record ([`Error::WrongKind`]);
+/// 3. the bundle names `public` as signer ([`Error::WrongIdentity`]);
+/// 4. result, route and context digests match the bundle's ([`Error::WrongResult`],
+///    [`Error::WrongRoute`], [`Error::WrongContext`]);
+/// 5. the commitment recomputed from them, the receipt's timestamp and the bundle's nonce
+///    equals the receipt's ([`Error::CommitmentMismatch`]);
+/// 6. the ML-DSA, Falcon and SLH-DSA signatures over it verify
+///    ([`Error::BadMlDsaSignature`], [`Error::BadFalconSignature`],
+///    [`Error::BadSlhDsaSignature`]).
+pub fn verify(
+    public: &PublicIdentity,
+    result: &[u8],
+    route: &Route,
+    context: &[u8],
+    record: &Record,
+) -> Result<()> {
+    let subject = result_digest(result);
+    check(
+        public,
+        RecordKind::Single,
+        Some(&subject),
+        route,
+        context,
+        record,
+    )
+}
