@@ -45,6 +45,12 @@ fn write_new(path: &Path, bytes: &[u8], secret: bool) -> Result<()> {
 /// Generates an identity and writes its secret and public files (neither may exist yet;
 /// the secret file is created with mode 0600 on Unix).
 pub fn keygen(secret_path: &Path, public_path: &Path) -> Result<PublicIdentity> {
+    for path in [secret_path, public_path] {
+        if path.exists() {
+            let exists = std::io::Error::from(std::io::ErrorKind::AlreadyExists);
+            return Err(io_error(path)(exists));
+        }
+    }
     let identity = Identity::generate();
     write_new(secret_path, &identity.to_bytes(), true)?;
     write_new(public_path, &identity.public().to_bytes(), false)?;

@@ -33,6 +33,9 @@ fn keygen_sign_verify_on_files() {
     }
     // Refuses to overwrite.
     assert!(matches!(files::keygen(&sk, &pk), Err(Error::Io { .. })));
+    let fresh = dir.join("fresh.key");
+    assert!(matches!(files::keygen(&fresh, &pk), Err(Error::Io { .. })));
+    assert!(!fresh.exists(), "no orphan secret file");
 
     let result = dir.join("result.bin");
     fs::write(&result, b"ciphertext bytes").expect("write");
