@@ -100,37 +100,12 @@ SIMPLE_OPS triskel_ifma
         SUB_IF_GE zmm0, zmm30, zmm3
 .endm
 
-.macro BODY_MUL_ACC
-        BODY_MUL
-        vpaddq  zmm0, zmm0, zmm2
-        SUB_IF_GE zmm0, zmm30, zmm3
-.endm
-
 .macro BODY_MUL_SCALAR
         SHOUP   zmm3, zmm0, zmm20, zmm21, zmm19
-        vpsubq  zmm4, zmm3, zmm30
-        vpminuq zmm0, zmm3, zmm4
+        SUB_IF_GE zmm3, zmm30, zmm4
+        vmovdqa64 zmm0, zmm3
 .endm
 
-/* (out rdi, a rsi, b rdx, len rcx, m r8) */
-FUNC triskel_ifma_mul
-        SETUP_MOD r8
-        BARRETT_SETUP r8
-        ELEMENTWISE BODY_MUL, 2, rcx
-ENDFUNC triskel_ifma_mul
-
-/* (acc rdi, a rsi, b rdx, len rcx, m r8) */
-FUNC triskel_ifma_mul_acc
-        SETUP_MOD r8
-        BARRETT_SETUP r8
-        ELEMENTWISE BODY_MUL_ACC, 3, rcx
-ENDFUNC triskel_ifma_mul_acc
-
-/* (out rdi, a rsi, s rdx, s_shoup rcx, len r8, m r9) */
-FUNC triskel_ifma_mul_scalar
-        SETUP_MOD r9
-        TW_SCALAR rdx, rcx, zmm20, zmm21, zmm19
-        ELEMENTWISE BODY_MUL_SCALAR, 1, r8
-ENDFUNC triskel_ifma_mul_scalar
+PRODUCT_OPS triskel_ifma
 
         .section .note.GNU-stack, "", @progbits

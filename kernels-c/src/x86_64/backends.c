@@ -105,4 +105,12 @@ const triskel_backend triskel_avx512_backend = {
     .max_modulus_bits = 62,
     .plan_aux_init = avx512_aux_init,
     .plan_aux_free = x86_aux_free,
+    .ntt_forward = triskel_avx512_ntt_forward,
+    .ntt_inverse = triskel_avx512_ntt_inverse,
+    .add = triskel_avx512_add,
+    .sub = triskel_avx512_sub,
+    .neg = triskel_avx512_neg,
+    .mul = triskel_avx512_mul,
+    .mul_scalar = triskel_avx512_mul_scalar,
+    .mul_acc = triskel_avx512_mul_acc,
 };

@@ -1,0 +1,148 @@
+/* triskel avx512 backend (AVX-512F/DQ, no IFMA): primes q < 2^62, 8
+ * coefficients per zmm.
+ *
+ * Products by a known constant w use the 64-bit Shoup companion
+ * c = floor(w * 2^64 / q) = c1 * 2^32 + c0. For x < 4q < 2^64, x = x1*2^32 + x0:
+ *     h = c1*x1 + (c0*x1 >> 32) + (c1*x0 >> 32)
+ * is floor(c*x / 2^64) minus 0, 1 or 2 (the low halves of the cross products
+ * and c0*x0 are left out), so r = x*w - h*q mod 2^64 (2 x vpmullq) is in
+ * [0, 4q) (< 2^64 as q < 2^62), and one conditional subtraction of 2q brings
+ * it to [0, 2q): 3 vpmuludq + 5 shift/add, 2 vpmullq (3 uops each) + 1 sub,
+ * 2 for the correction = 17 uops.
+ * Per 8 butterflies (common.inc): 5 + 17 = 22 vector uops, plus 2 loads and
+ * 2 stores; the last three stages add 8 permutes per 16 coefficients.
+ *
+ * Products of two variables (mul, mul_acc): the 128-bit a*b from four
+ * vpmuludq partial products, Barrett with L = bit length of q,
+ * mu = floor(2^(L + 63) / q) < 2^64 (from the modulus' floor(2^128 / q)):
+ *     c1 = (a*b) >> (L - 1) < 2^63, h ~ floor(c1 * mu / 2^64) (3 partial
+ *     products as above), r = a*b - h*q mod 2^64 in [0, 4q)
+ * then conditional subtractions of 2q and q.
+ */
+        .intel_syntax noprefix
+
+/* zmm30 = q, zmm31 = 2q, zmm29 = 2^32 - 1 */
+.macro SETUP_MOD m
+        vpbroadcastq zmm30, qword ptr [\m]
+        vpbroadcastq zmm31, qword ptr [\m+24]
+        mov     eax, 0xffffffff
+        vpbroadcastq zmm29, rax
+.endm
+
+.macro TW_SCALAR w, s, W, C, CH
+        vpbroadcastq \W, \w
+        vpbroadcastq \C, \s
+        shr     \s, 32
+        vpbroadcastq \CH, \s
+.endm
+
+.macro TW_LOAD off
+        vmovdqa64 zmm20, [r13+\off]
+        vmovdqa64 zmm21, [r13+\off+64]
+        vpsrlq  zmm19, zmmword ptr [r13+\off+64], 32
+.endm
+
+/* dst = floor(C*src / 2^64) or one less; C = CH*2^32 + low half of C */
+.macro MULHI_APPROX dst, src, C, CH
+        vpsrlq  zmm12, \src, 32
+        vpmuludq zmm13, \C, zmm12
+        vpmuludq zmm14, \CH, \src
+        vpmuludq \dst, \CH, zmm12
+        vpandq  zmm15, zmm13, zmm29
+        vpaddq  zmm15, zmm15, zmm14
+        vpsrlq  zmm15, zmm15, 32
+        vpsrlq  zmm13, zmm13, 32
+        vpaddq  \dst, \dst, zmm13
+        vpaddq  \dst, \dst, zmm15
+.endm
+
+/* dst = src * W mod q in [0, 2q) for src < 4q: h = floor(C*src / 2^64)
+ * minus 0, 1 or 2 (the low halves of the two cross products and the c0*x0
+ * product are left out), r = src*W - h*q in [0, 4q), minus 2q if >= 2q. */
+.macro SHOUP dst, src, W, C, CH
+        vpsrlq  zmm12, \src, 32
+        vpmuludq zmm13, \C, zmm12
+        vpmuludq zmm14, \CH, \src
+        vpmuludq zmm9, \CH, zmm12
+        vpsrlq  zmm13, zmm13, 32
+        vpsrlq  zmm14, zmm14, 32
+        vpaddq  zmm9, zmm9, zmm13
+        vpaddq  zmm9, zmm9, zmm14
+        vpmullq zmm9, zmm9, zmm30
+        vpmullq \dst, \src, \W
+        vpsubq  \dst, \dst, zmm9
+        SUB_IF_GE \dst, zmm31, zmm12
+.endm
+
+#include "common.inc"
+
+        .text
+NTT_FORWARD triskel_avx512_ntt_forward
+NTT_INVERSE triskel_avx512_ntt_inverse
+SIMPLE_OPS triskel_avx512
+
+/* Barrett constants of the modulus at [m] (clobbers rax, r9, r10, r11):
+ * xmm25 = L - 1, xmm24 = 65 - L, zmm26 = mu = floor(2^128 / q) >> (65 - L),
+ * zmm27 = mu >> 32. */
+.macro BARRETT_SETUP m
+        lzcnt   rax, [\m]
+        neg     rax
+        add     rax, 64                 // L
+        lea     r10, [rax - 1]
+        vmovq   xmm25, r10
+        mov     r10, 65
+        sub     r10, rax                // s = 65 - L, 3..63
+        vmovq   xmm24, r10
+        mov     r11, [\m+16]
+        shrx    r11, r11, r10
+        mov     rax, 64
+        sub     rax, r10
+        mov     r9, [\m+8]
+        shlx    r9, r9, rax
+        or      r11, r9
+        vpbroadcastq zmm26, r11
+        shr     r11, 32
+        vpbroadcastq zmm27, r11
+.endm
+
+/* zmm0 = zmm0 * zmm1 mod q */
+.macro BODY_MUL
+        vpsrlq  zmm3, zmm0, 32
+        vpsrlq  zmm4, zmm1, 32
+        vpmuludq zmm5, zmm0, zmm1       // p00
+        vpmuludq zmm6, zmm0, zmm4       // p01
+        vpmuludq zmm7, zmm3, zmm1       // p10
+        vpmuludq zmm3, zmm3, zmm4       // p11
+        vpsrlq  zmm4, zmm5, 32
+        vpandq  zmm8, zmm6, zmm29
+        vpaddq  zmm4, zmm4, zmm8
+        vpandq  zmm8, zmm7, zmm29
+        vpaddq  zmm4, zmm4, zmm8        // middle column, < 3 * 2^32
+        vpsrlq  zmm6, zmm6, 32
+        vpsrlq  zmm7, zmm7, 32
+        vpaddq  zmm3, zmm3, zmm6
+        vpaddq  zmm3, zmm3, zmm7
+        vpsrlq  zmm8, zmm4, 32
+        vpaddq  zmm3, zmm3, zmm8        // high word of a*b
+        vpsllq  zmm4, zmm4, 32
+        vpandq  zmm5, zmm5, zmm29
+        vporq   zmm4, zmm4, zmm5        // low word of a*b
+        vpsllq  zmm3, zmm3, xmm24
+        vpsrlq  zmm5, zmm4, xmm25
+        vporq   zmm3, zmm3, zmm5        // c1 = a*b >> (L - 1)
+        MULHI_APPROX zmm5, zmm3, zmm26, zmm27
+        vpmullq zmm5, zmm5, zmm30
+        vpsubq  zmm0, zmm4, zmm5        // [0, 4q)
+        SUB_IF_GE zmm0, zmm31, zmm3
+        SUB_IF_GE zmm0, zmm30, zmm3
+.endm
+
+.macro BODY_MUL_SCALAR
+        SHOUP   zmm3, zmm0, zmm20, zmm21, zmm19
+        SUB_IF_GE zmm3, zmm30, zmm4
+        vmovdqa64 zmm0, zmm3
+.endm
+
+PRODUCT_OPS triskel_avx512
+
+        .section .note.GNU-stack, "", @progbits
