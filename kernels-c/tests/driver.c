@@ -36,9 +36,11 @@ static int runnable(uint32_t id) {
         return 1;
 #if defined(__x86_64__)
     case TRISKEL_BACKEND_AVX512:
-        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+               __builtin_cpu_supports("bmi2");
     case TRISKEL_BACKEND_AVX512IFMA:
-        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512ifma");
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+               __builtin_cpu_supports("avx512ifma") && __builtin_cpu_supports("bmi2");
 #endif
 #if defined(__aarch64__)
     case TRISKEL_BACKEND_NEON:
@@ -172,12 +174,24 @@ static void check_against_portable(const triskel_backend *be, uint64_t q) {
                 if (be->mul_acc)
                     COMPARE("mul_acc", pb->mul_acc(xa, b, b + 1, n, m),
                             be->mul_acc(ya, b, b + 1, n, m));
-                /* Odd lengths exercise the tails of vector loops. */
+                /* Odd lengths exercise the tails of vector loops (every op: lengths
+                 * 1, 2 and 3 mod 4). */
                 if (be->mul)
                     COMPARE("mul odd length", pb->mul(xa, xa, b, n - 3, m),
                             be->mul(ya, ya, b, n - 3, m));
                 if (be->add)
                     COMPARE("add odd length", pb->add(xa, xa, b, 5, m), be->add(ya, ya, b, 5, m));
+                if (be->sub)
+                    COMPARE("sub tail length", pb->sub(xa, b, xa, n - 2, m),
+                            be->sub(ya, b, ya, n - 2, m));
+                if (be->neg)
+                    COMPARE("neg odd length", pb->neg(xa, xa, n - 1, m), be->neg(ya, ya, n - 1, m));
+                if (be->mul_scalar)
+                    COMPARE("mul_scalar odd length", pb->mul_scalar(xa, xa, s, s_shoup, n - 3, m),
+                            be->mul_scalar(ya, ya, s, s_shoup, n - 3, m));
+                if (be->mul_acc)
+                    COMPARE("mul_acc odd length", pb->mul_acc(xa, b, b + 1, 9, m),
+                            be->mul_acc(ya, b, b + 1, 9, m));
 #undef COMPARE
             }
         }

@@ -1,0 +1,139 @@
+// triskel NEON backend: element-wise products modulo q < 2^62 for AArch64.
+//
+// mul, mul_acc: Barrett with one 64-bit constant derived per call.
+//   Let k = bit length of q (2 <= k <= 62), x = a*b (+ c) < q^2 < 2^(2k).
+//   t  = floor(x / 2^(k-2))                         (< 2^(k+2) <= 2^64)
+//   mu = floor(2^(k+62) / q) = floor(2^128/q) >> (66-k)   (<= 2^63)
+//   qh = floor(t * mu / 2^64)                       (one umulh)
+//   Then qh <= floor(x/q) and floor(x/q) - qh < 2^(k-2)/q + t/2^64 < 1/2 + 2^(k-62),
+//   so qh is exact or one short for k <= 61 (one conditional subtraction) and
+//   at most two short for k = 62 (two). r = x - qh*q is computed mod 2^64
+//   from the low word of x (r < 3q < 2^64).
+//   Four multiplies per element (mul, umulh for a*b; umulh for qh; msub)
+//   against nine in the portable two-word Barrett.
+// mul_scalar: Shoup with the caller's s' = floor(s * 2^64 / q), as portable.
+
+#include "common.h"
+
+    .text
+
+Q       .req x5
+SHR     .req x9         // k - 2
+SHL     .req x10        // 64 - (k - 2), as a shift amount mod 64
+MU      .req x11
+
+// Sets Q, SHR, SHL, MU from the triskel_modulus at \m and leaves
+// clz(q) in \z; clobbers x6, x7, x12.
+.macro barrett_setup m, z
+    ldr     Q, [\m]
+    ldp     x6, x7, [\m, #8]        // floor(2^128/q): high, low words
+    clz     \z, Q                   // 64 - k, in [2, 62]
+    mov     SHR, #62
+    sub     SHR, SHR, \z
+    neg     SHL, SHR
+    extr    x7, x6, x7, #1          // floor(2^128/q) >> 1: low word ...
+    lsr     x6, x6, #1              // ... and high word
+    add     x12, \z, #1             // right shift still to do: 65 - k, in [3, 63]
+    lsr     x7, x7, x12
+    neg     x12, x12
+    lsl     x6, x6, x12
+    orr     MU, x7, x6
+.endm
+
+// r = a * b (+ c when \acc) mod q into \lo; \a, \b, \t clobbered (\t holds
+// c on entry when \acc). \twice: a second conditional subtraction (needed
+// only for 62-bit q).
+.macro barrett lo, a, b, t, twice, acc
+    mul     \lo, \a, \b
+    umulh   \a, \a, \b
+    .if \acc
+    adds    \lo, \lo, \t
+    cinc    \a, \a, hs
+    .endif
+    lsr     \b, \lo, SHR
+    lsl     \a, \a, SHL
+    orr     \b, \b, \a
+    umulh   \b, \b, MU
+    msub    \lo, \b, Q, \lo
+    sub_if_ge \lo, Q, \t
+    .if \twice
+    sub_if_ge \lo, Q, \t
+    .endif
+.endm
+
+// Pairs loop: out/acc x0, a x1, b x2, pair count x13.
+.macro barrett_pairs acc, twice
+1:  ldp     x6, x7, [x1], #16
+    ldp     x12, x14, [x2], #16
+    .if \acc
+    ldp     x15, x16, [x0]
+    .endif
+    barrett x4, x6, x12, x15, \twice, \acc
+    barrett x17, x7, x14, x16, \twice, \acc
+    stp     x4, x17, [x0], #16
+    subs    x13, x13, #1
+    b.ne    1b
+.endm
+
+// Whole kernel: out/acc x0, a x1, b x2, len x3, m x4. The last element of an
+// odd len always gets two subtractions (the second is a no-op below 62 bits).
+.macro barrett_func acc
+    barrett_setup x4, x8
+    lsr     x13, x3, #1
+    cbz     x13, 8f
+    cmp     x8, #2                  // 62-bit q?
+    b.eq    5f
+    barrett_pairs \acc, 0
+    b       8f
+5:  barrett_pairs \acc, 1
+8:  tbz     x3, #0, 9f
+    ldr     x6, [x1]
+    ldr     x12, [x2]
+    .if \acc
+    ldr     x15, [x0]
+    .endif
+    barrett x4, x6, x12, x15, 1, \acc
+    str     x4, [x0]
+9:  ret
+.endm
+
+// void triskel_neon_mul(uint64_t *out, const uint64_t *a, const uint64_t *b,
+//                       size_t len, const triskel_modulus *m)
+func triskel_neon_mul
+    barrett_func 0
+endfunc triskel_neon_mul
+
+// void triskel_neon_mul_acc(uint64_t *acc, const uint64_t *a, const uint64_t *b,
+//                           size_t len, const triskel_modulus *m)
+func triskel_neon_mul_acc
+    barrett_func 1
+endfunc triskel_neon_mul_acc
+
+// r = a * s mod q into \a (Shoup: s in x2, s' in x3, q in x6); \t clobbered.
+.macro shoup_mul a, t
+    umulh   \t, \a, x3
+    mul     \a, \a, x2
+    msub    \a, \t, x6, \a
+    sub_if_ge \a, x6, \t
+.endm
+
+// void triskel_neon_mul_scalar(uint64_t *out, const uint64_t *a, uint64_t s,
+//                              uint64_t s_shoup, size_t len, const triskel_modulus *m)
+func triskel_neon_mul_scalar
+    ldr     x6, [x5]
+    lsr     x7, x4, #1
+    cbz     x7, 8f
+1:  ldp     x12, x13, [x1], #16
+    shoup_mul x12, x14
+    shoup_mul x13, x15
+    stp     x12, x13, [x0], #16
+    subs    x7, x7, #1
+    b.ne    1b
+8:  tbz     x4, #0, 9f
+    ldr     x12, [x1]
+    shoup_mul x12, x14
+    str     x12, [x0]
+9:  ret
+endfunc triskel_neon_mul_scalar
+
+    .section .note.GNU-stack, "", %progbits

@@ -1,0 +1,177 @@
+// triskel NEON backend: negacyclic NTT for AArch64 (ARMv8.0-A), q < 2^62.
+// (Scheme and instruction counts: see the header of mulmod.S.)
+
+#include "common.h"
+
+    .text
+
+// Register aliases shared by both transforms.
+Q       .req x3         // q
+TWOQ    .req x4         // 2q
+
+// Cooley-Tukey (Harvey) butterfly, x, y in [0, 4q) -> [0, 4q):
+//   u = x mod 2q (one conditional subtraction of 2q)
+//   v = w*y - floor(w'*y / 2^64)*q  (mod 2^64), in [0, 2q)
+//   x = u + v,  y = u + 2q - v
+// l and h are scratch.
+.macro ct_bf x, y, w, ws, l, h
+    mul     \l, \y, \w
+    umulh   \h, \y, \ws
+    msub    \l, \h, Q, \l
+    sub_if_ge \x, TWOQ, \h
+    add     \y, \x, TWOQ
+    sub     \y, \y, \l
+    add     \x, \x, \l
+.endm
+
+// Gentleman-Sande (Harvey) butterfly, x, y in [0, 2q) -> [0, 2q):
+//   x = (x + y) mod 2q,  y = (x - y + 2q) * w  (Shoup, in [0, 2q))
+.macro gs_bf x, y, w, ws, l, h
+    add     \l, \x, \y
+    sub     \y, \x, \y
+    add     \y, \y, TWOQ
+    subs    \h, \l, TWOQ
+    csel    \x, \h, \l, hs
+    mul     \l, \y, \w
+    umulh   \h, \y, \ws
+    msub    \y, \h, Q, \l
+.endm
+
+// One stage with half-blocks of t >= 2 elements: x7 blocks from a (x1), their
+// (w, w') pairs from x5 + 16*x7 on, t in x6; \bf is the butterfly, applied
+// to two neighbouring pairs per step. Clobbers x9..x17, x19..x24.
+.macro stage bf
+    add     x9, x5, x7, lsl #4      // (w, w') of the stage's first block
+    mov     x10, x1                 // x half of the block
+    mov     x11, x7                 // blocks left
+2:  ldp     x12, x13, [x9], #16
+    add     x14, x10, x6, lsl #3    // y half of the block
+    mov     x15, x6                 // butterflies left in the block
+3:  ldp     x16, x17, [x10]
+    ldp     x19, x20, [x14]
+    \bf     x16, x19, x12, x13, x21, x22
+    \bf     x17, x20, x12, x13, x23, x24
+    stp     x16, x17, [x10], #16
+    stp     x19, x20, [x14], #16
+    subs    x15, x15, #2
+    b.ne    3b
+    mov     x10, x14                // the next block starts after this y half
+    subs    x11, x11, #1
+    b.ne    2b
+.endm
+
+.macro save_regs
+    stp     x19, x20, [sp, #-48]!
+    stp     x21, x22, [sp, #16]
+    stp     x23, x24, [sp, #32]
+.endm
+
+.macro restore_regs
+    ldp     x21, x22, [sp, #16]
+    ldp     x23, x24, [sp, #32]
+    ldp     x19, x20, [sp], #48
+.endm
+
+// void triskel_neon_ntt_forward(const triskel_ntt_plan *plan, uint64_t *a)
+// Natural order in, bit-reversed out, every value fully reduced.
+func triskel_neon_ntt_forward
+    save_regs
+    ldr     x2, [x0]                // n
+    ldr     Q, [x0, #16]
+    ldr     TWOQ, [x0, #40]
+    ldr     x5, [x0, #120]          // aux: (w, w') pairs, forward half
+    mov     x6, x2                  // t = n
+    mov     x7, #1                  // m = 1
+    lsr     x8, x2, #1              // n/2
+    // Stages m = 1, 2, .., n/4 (half-block t >= 2): two butterflies per step.
+1:  lsr     x6, x6, #1
+    stage   ct_bf
+    lsl     x7, x7, #1
+    cmp     x7, x8
+    b.lo    1b
+    // Last stage (m = n/2, t = 1, x and y adjacent) with the final
+    // reduction [0, 4q) -> [0, q) folded in.
+    add     x9, x5, x8, lsl #4      // &aux[n/2]
+    mov     x10, x1
+    mov     x11, x8
+4:  ldp     x16, x19, [x10]
+    ldp     x12, x13, [x9], #16
+    ct_bf   x16, x19, x12, x13, x21, x22
+    sub_if_ge x16, TWOQ, x21
+    sub_if_ge x19, TWOQ, x22
+    sub_if_ge x16, Q, x21
+    sub_if_ge x19, Q, x22
+    stp     x16, x19, [x10], #16
+    subs    x11, x11, #1
+    b.ne    4b
+    restore_regs
+    ret
+endfunc triskel_neon_ntt_forward
+
+// Last inverse stage: x, y in [0, 2q) ->
+//   x = (x + y) * n^-1 mod q,  y = (x - y + 2q) * (n^-1 * inv[1]) mod q.
+NI      .req x12
+NIS     .req x13
+NIW     .req x15
+NIWS    .req x2
+.macro gs_last x, y, l, h
+    add     \l, \x, \y
+    sub     \y, \x, \y
+    add     \y, \y, TWOQ
+    mul     \x, \l, NI
+    umulh   \h, \l, NIS
+    msub    \x, \h, Q, \x
+    sub_if_ge \x, Q, \h
+    mul     \l, \y, NIW
+    umulh   \h, \y, NIWS
+    msub    \y, \h, Q, \l
+    sub_if_ge \y, Q, \h
+.endm
+
+// void triskel_neon_ntt_inverse(const triskel_ntt_plan *plan, uint64_t *a)
+// Bit-reversed in, natural order out, times n^-1, every value fully reduced.
+func triskel_neon_ntt_inverse
+    save_regs
+    ldr     x2, [x0]                // n
+    ldr     Q, [x0, #16]
+    ldr     TWOQ, [x0, #40]
+    ldr     x5, [x0, #120]
+    add     x5, x5, x2, lsl #4      // aux: (w, w') pairs, inverse half
+    lsr     x8, x2, #1              // n/2
+    // First stage (m = n, h = n/2, t = 1, x and y adjacent).
+    add     x9, x5, x8, lsl #4      // &iaux[n/2]
+    mov     x10, x1
+    mov     x11, x8
+4:  ldp     x16, x19, [x10]
+    ldp     x12, x13, [x9], #16
+    gs_bf   x16, x19, x12, x13, x21, x22
+    stp     x16, x19, [x10], #16
+    subs    x11, x11, #1
+    b.ne    4b
+    // Stages h = n/4, .., 2 (t = 2, .., n/8 doubling): two butterflies per step.
+    mov     x6, #2                  // t
+    lsr     x7, x8, #1              // h
+1:  stage   gs_bf
+    lsl     x6, x6, #1
+    lsr     x7, x7, #1
+    cmp     x7, #1
+    b.hi    1b
+    // Last stage (h = 1, t = n/2) with n^-1 folded in.
+    ldp     NI, NIS, [x0, #88]
+    ldp     NIW, NIWS, [x0, #104]
+    mov     x10, x1
+    add     x14, x1, x8, lsl #3
+    lsr     x11, x8, #1
+5:  ldp     x16, x17, [x10]
+    ldp     x19, x20, [x14]
+    gs_last x16, x19, x21, x22
+    gs_last x17, x20, x23, x24
+    stp     x16, x17, [x10], #16
+    stp     x19, x20, [x14], #16
+    subs    x11, x11, #1
+    b.ne    5b
+    restore_regs
+    ret
+endfunc triskel_neon_ntt_inverse
+
+    .section .note.GNU-stack, "", %progbits
