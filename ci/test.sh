@@ -46,5 +46,15 @@ if [ -x ci/neon.sh ]; then
     ci/neon.sh
 fi
 
+# The workflow files, when actionlint is installed (on PATH or by go install).
+actionlint=$(command -v actionlint || true)
+if [ -z "$actionlint" ] && command -v go >/dev/null && [ -x "$(go env GOPATH)/bin/actionlint" ]; then
+    actionlint="$(go env GOPATH)/bin/actionlint"
+fi
+if [ -n "$actionlint" ]; then
+    step "actionlint .github/workflows"
+    "$actionlint" .github/workflows/*.yml
+fi
+
 step "cargo test --workspace --release"
 cargo test --workspace --release
