@@ -1,5 +1,43 @@
-// triskel NEON backend: negacyclic NTT for AArch64 (ARMv8.0-A), q < 2^62.
-// (Scheme and instruction counts: see the header of mulmod.S.)
+// triskel NEON backend: negacyclic NTT for AArch64, q < 2^62.
+// ARMv8.0-A + Advanced SIMD only (tested under qemu-aarch64 -cpu cortex-a72).
+//
+// Scheme: the Shoup products are scalar mul/umulh/msub, and so is the rest of
+// the butterfly; NEON does the element-wise add/sub/neg (vector.S). Why, in
+// instructions per radix-2 butterfly (inner loop, two butterflies per step,
+// counted from aarch64-linux-gnu-objdump -d):
+//
+//   portable C, gcc 12 -O3 for aarch64: forward 18 (3 multiplies: umulh,
+//     mul, mul; single ldr/str per value; the [0, 4q) -> [0, q) pass over the
+//     whole vector afterwards), inverse 16 (3 multiplies).
+//   this file: forward 11, inverse 11 (3 multiplies each):
+//     butterfly 8 = mul, umulh, msub (v = w*y - floor(w'*y/2^64)*q)
+//                 + subs, csel (x mod 2q) + add, add, sub (x+v, x+2q-v)
+//     memory 2    = ldp x0:x1, ldp y0:y1, stp, stp per two butterflies
+//     loop 1      = subs, b.ne per two butterflies
+//   Last forward stage (t = 1): 21 per butterfly with the final reduction
+//   folded in (portable: about 27 plus 9 for its separate reduction pass,
+//   per butterfly of that stage); first inverse stage 13 (portable about 25),
+//   last inverse stage with n^-1 14 (portable 24, which reloads the n^-1
+//   constants every iteration). Twiddles and companions come interleaved
+//   from plan->aux (one ldp).
+//
+//   Vector with 32-bit limbs (NEON multiplies at most 32x32->64 per lane,
+//   umull/umlal, two lanes per instruction), per two butterflies:
+//     high word of w'*y: umull x4 (ll, lh, hl, hh) + usra x3 + and   8
+//     low words w*y - h*q: mul.4s + mls.4s (cross terms), uaddlp, shl,
+//       umull, umlsl, add                                            7
+//     limb split of y and h (uzp1/uzp2, shared by four lanes)        1.5
+//     x mod 2q, x+v, x+2q-v: cmhs, and, sub, add, add, sub           6
+//   = 22.5 per two, 11.25 per butterfly before loads/stores and the
+//   twiddle shuffles the stages with t = 1 would need, and 4 multiply
+//   instructions per butterfly instead of 3: worse on both counts.
+//   Mixed (scalar products, vector add/sub/compare): about 10 per butterfly
+//   on paper, but one general-to-vector transfer (fmov/ins) per butterfly to
+//   bring v into a vector register, a cross-domain move that costs more than
+//   the one instruction it saves; the 3 multiplies stay. So: scalar.
+//
+// Value ranges as in portable.c: forward in [0, 4q), inverse in [0, 2q),
+// fully reduced on the way out, so results are bit-identical to portable.
 
 #include "common.h"
 

@@ -2,6 +2,9 @@
 // No products, so these are vector code: four residues (two 2 x 64-bit
 // registers) per step, unaligned ld1/st1, a scalar loop for the last len % 4.
 // out may alias an input exactly: each step loads before it stores.
+// Per element (four-residue loop): add 3.25, sub 3.25, neg 2.75 instructions;
+// portable C with gcc 12 -O3: add 5 (vectorized two lanes at a time after a
+// run-time overlap check), sub 8 to 9 (scalar, with a branch), neg 4.
 
 #include "common.h"
 
