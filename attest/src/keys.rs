@@ -117,19 +117,24 @@ impl PublicIdentity {
         Ok(public)
     }
 
-    /// Verifies all three signatures over `msg`, reporting the first family that fails.
-    pub(crate) fn verify(&self, msg: &[u8], sigs: &Signatures) -> Result<()> {
-        let ok = mldsa::DetachedSignature::from_bytes(&sigs.mldsa)
+    /// Verifies the ML-DSA, Falcon and SLH-DSA signatures over `msg`, in that order,
+    /// reporting the first family that fails.
+    pub(crate) fn verify(
+        &self,
+        msg: &[u8],
+        [mldsa_sig, falcon_sig, slh_sig]: [&[u8]; 3],
+    ) -> Result<()> {
+        let ok = mldsa::DetachedSignature::from_bytes(mldsa_sig)
             .is_ok_and(|s| mldsa::verify_detached_signature(&s, msg, &self.mldsa).is_ok());
         if !ok {
             return Err(Error::BadMlDsaSignature);
         }
-        let ok = falcon::DetachedSignature::from_bytes(&sigs.falcon)
+        let ok = falcon::DetachedSignature::from_bytes(falcon_sig)
             .is_ok_and(|s| falcon::verify_detached_signature(&s, msg, &self.falcon).is_ok());
         if !ok {
             return Err(Error::BadFalconSignature);
         }
-        let ok = slh::DetachedSignature::from_bytes(&sigs.slh)
+        let ok = slh::DetachedSignature::from_bytes(slh_sig)
             .is_ok_and(|s| slh::verify_detached_signature(&s, msg, &self.slh).is_ok());
         if !ok {
             return Err(Error::BadSlhDsaSignature);

@@ -34,10 +34,14 @@
 //! 15.3 ms and 1.1 ms, for the same sizes. SHA2 leaves headroom under both goals (and under
 //! the batch goal of 20 us per result at 1,024 results), SHAKE would not.
 //!
-//! `pqcrypto-sphincsplus` implements SPHINCS+ round 3.1 with the parameters FIPS 205 adopted
-//! as SLH-DSA-SHA2-128f; its signatures are not byte-compatible with FIPS 205 final (which
-//! changed message hashing details). No maintained `pqcrypto` crate for FIPS 205 final
-//! exists yet; a future suite id can switch without changing the record layout's shape.
+//! Standards status of the three implementations: `pqcrypto-mldsa` is FIPS 204 ML-DSA
+//! (signing with the empty context string). `pqcrypto-falcon` is round-3 Falcon; FIPS 206
+//! (FN-DSA) is not final yet. `pqcrypto-sphincsplus` is SPHINCS+ round 3.1 with the
+//! parameters FIPS 205 adopted as SLH-DSA-SHA2-128f, but FIPS 205 final prepares the
+//! message differently (pure SLH-DSA prefixes a domain separator and context), so these
+//! signatures do not verify under a FIPS 205 implementation. No `pqcrypto` crate for FIPS
+//! 205 final exists today (`pqcrypto-slhdsa` is not published); moving to one is a new
+//! suite id with the same record shape.
 //!
 //! ## Encoding
 //!

@@ -6,7 +6,7 @@ use crate::encoding::{
     commit_digests, context_digest, result_digest, route_digest, signed_message, Digest32, Hasher,
     Reader, TAG_BUNDLE,
 };
-use crate::keys::{Signatures, FALCON_SIG_LEN, MLDSA_SIG_LEN, SLH_SIG_LEN};
+use crate::keys::{FALCON_SIG_LEN, MLDSA_SIG_LEN, SLH_SIG_LEN};
 use crate::{Error, Identity, PublicIdentity, Result, FORMAT_VERSION, SUITE_ID};
 
 /// What a record attests: one result, or the Merkle root of a batch of results.
@@ -125,7 +125,7 @@ pub const BUNDLE_LEN: usize = BUNDLE_LAYOUT[11].2;
 ///
 /// Its byte layout is [`BUNDLE_LAYOUT`]; `subject` is the result digest of a single
 /// record or the Merkle root of a batch record.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct Bundle {
     kind: RecordKind,
     key_id: Digest32,
@@ -209,13 +209,16 @@ impl Bundle {
         r.finish()?;
         Ok(bundle)
     }
+}
 
-    fn signatures(&self) -> Signatures {
-        Signatures {
-            mldsa: self.mldsa.clone(),
-            falcon: self.falcon.clone(),
-            slh: self.slh.clone(),
-        }
+impl std::fmt::Debug for Bundle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bundle")
+            .field("kind", &self.kind)
+            .field("key_id", &crate::hex(&self.key_id))
+            .field("nonce", &crate::hex(&self.nonce))
+            .field("subject", &crate::hex(&self.subject))
+            .finish_non_exhaustive()
     }
 }
 
@@ -362,7 +365,8 @@ pub(crate) fn check(
     if commitment != receipt.commitment {
         return Err(Error::CommitmentMismatch);
     }
-    public.verify(&signed_message(&commitment), &bundle.signatures())
+    let sigs = [&bundle.mldsa[..], &bundle.falcon[..], &bundle.slh[..]];
+    public.verify(&signed_message(&commitment), sigs)
 }
 
 /// Attests one result: commits to `result`, `route` and `context` (plus the current time

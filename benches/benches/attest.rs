@@ -58,7 +58,11 @@ fn attestation(c: &mut Criterion) {
     group.throughput(Throughput::Elements(1));
     let verified = verify_batch_record(&public, &route, context, &batch.record).expect("verify");
     group.bench_function("check_one", |b| {
-        b.iter(|| verified.check(&results[700], &batch.proofs[700]).expect("check"))
+        b.iter(|| {
+            verified
+                .check(&results[700], &batch.proofs[700])
+                .expect("check")
+        })
     });
     group.finish();
 }
