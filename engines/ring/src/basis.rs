@@ -1,0 +1,192 @@
+//! RNS bases: ordered sets of NTT-friendly primes with their plans and CRT constants.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use triskel_kernels::{Modulus, NttPlan};
+
+use crate::error::{invalid, Result};
+
+/// An ordered RNS basis {q_0, ..., q_{k-1}} of distinct NTT-friendly primes for
+/// the ring Z_Q[X]/(X^n + 1), Q = q_0 * ... * q_{k-1}.
+///
+/// Each prime carries its NTT plan (shared through `Arc` with every sub-basis,
+/// so taking sub-bases is cheap) and the CRT constant
+/// `qhat_inv[i] = (Q / q_i)^-1 mod q_i`, with which x = sum_i [x_i * qhat_inv_i]_{q_i} * Q/q_i mod Q.
+pub struct RnsBasis {
+    n: usize,
+    plans: Vec<Arc<NttPlan>>,
+    qhat_inv: Vec<u64>,
+}
+
+impl std::fmt::Debug for RnsBasis {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RnsBasis")
+            .field("n", &self.n)
+            .field("primes", &self.primes())
+            .finish()
+    }
+}
+
+impl PartialEq for RnsBasis {
+    fn eq(&self, other: &Self) -> bool {
+        self.n == other.n
+            && self.plans.len() == other.plans.len()
+            && self
+                .plans
+                .iter()
+                .zip(&other.plans)
+                .all(|(a, b)| a.modulus().value() == b.modulus().value())
+    }
+}
+impl Eq for RnsBasis {}
+
+impl RnsBasis {
+    /// Builds the basis of the given primes for ring degree n (a power of two
+    /// in [2^10, 2^17]); every prime must be distinct, < 2^62 and 1 mod 2n.
+    pub fn new(n: usize, primes: &[u64]) -> Result<Arc<RnsBasis>> {
+        let plans = primes
+            .iter()
+            .map(|&q| Ok(Arc::new(NttPlan::new(n, &Modulus::new(q)?)?)))
+            .collect::<Result<Vec<_>>>()?;
+        RnsBasis::from_plans(n, plans)
+    }
+
+    /// The basis of the `count` largest NTT-friendly primes of `bits` bits.
+    pub fn generate(n: usize, bits: u32, count: usize) -> Result<Arc<RnsBasis>> {
+        RnsBasis::new(n, &triskel_kernels::ntt_primes(bits, n, count)?)
+    }
+
+    /// Builds a basis from existing plans (all of size n, distinct primes).
+    pub fn from_plans(n: usize, plans: Vec<Arc<NttPlan>>) -> Result<Arc<RnsBasis>> {
+        if plans.is_empty() {
+            return invalid("an RNS basis needs at least one prime");
+        }
+        for (i, p) in plans.iter().enumerate() {
+            if p.n() != n {
+                return invalid(format!("plan {i} has size {} instead of {n}", p.n()));
+            }
+            let q = p.modulus().value();
+            if plans[..i].iter().any(|o| o.modulus().value() == q) {
+                return invalid(format!("prime {q} appears twice in the basis"));
+            }
+        }
+        let qhat_inv = (0..plans.len())
+            .map(|i| {
+                let m = plans[i].modulus();
+                let qhat = plans
+                    .iter()
+                    .enumerate()
+                    .filter(|&(j, _)| j != i)
+                    .fold(1, |acc, (_, p)| m.mul_mod(acc, p.modulus().value()));
+                // Distinct primes: Q/q_i is a unit mod q_i.
+                m.inv_mod(qhat).unwrap_or(0)
+            })
+            .collect();
+        Ok(Arc::new(RnsBasis { n, plans, qhat_inv }))
+    }
+
+    /// Ring degree n.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Number of primes k.
+    pub fn len(&self) -> usize {
+        self.plans.len()
+    }
+
+    /// Always false (a basis has at least one prime); for clippy's sake.
+    pub fn is_empty(&self) -> bool {
+        self.plans.is_empty()
+    }
+
+    /// The i-th modulus.
+    pub fn modulus(&self, i: usize) -> &Modulus {
+        self.plans[i].modulus()
+    }
+
+    /// The NTT plan of the i-th prime.
+    pub fn plan(&self, i: usize) -> &NttPlan {
+        &self.plans[i]
+    }
+
+    /// Shared handles on the plans (for building related bases).
+    pub fn plans(&self) -> &[Arc<NttPlan>] {
+        &self.plans
+    }
+
+    /// The primes in order.
+    pub fn primes(&self) -> Vec<u64> {
+        self.plans.iter().map(|p| p.modulus().value()).collect()
+    }
+
+    /// log2(Q), the bit size of the product of the primes.
+    pub fn log2_product(&self) -> f64 {
+        self.plans
+            .iter()
+            .map(|p| (p.modulus().value() as f64).log2())
+            .sum()
+    }
+
+    /// CRT constant (Q/q_i)^-1 mod q_i.
+    pub fn qhat_inv(&self, i: usize) -> u64 {
+        self.qhat_inv[i]
+    }
+
+    /// Q mod m for a modulus m (not necessarily in the basis).
+    pub fn product_mod(&self, m: &Modulus) -> u64 {
+        self.plans
+            .iter()
+            .fold(1 % m.value(), |acc, p| m.mul_mod(acc, p.modulus().value()))
+    }
+
+    /// The sub-basis of primes `range` (in order).
+    pub fn sub_basis(&self, range: Range<usize>) -> Result<Arc<RnsBasis>> {
+        if range.start >= range.end || range.end > self.len() {
+            return invalid(format!(
+                "sub-basis {range:?} is empty or outside 0..{}",
+                self.len()
+            ));
+        }
+        RnsBasis::from_plans(self.n, self.plans[range].to_vec())
+    }
+
+    /// The basis without its last prime (the next level down).
+    pub fn drop_last(&self) -> Result<Arc<RnsBasis>> {
+        if self.len() < 2 {
+            return invalid("cannot drop the only prime of a basis");
+        }
+        self.sub_basis(0..self.len() - 1)
+    }
+
+    /// The `dnum` digit sub-bases of [`digit_ranges`].
+    pub fn digits(&self, dnum: usize) -> Result<Vec<Arc<RnsBasis>>> {
+        digit_ranges(self.len(), dnum)?
+            .into_iter()
+            .map(|r| self.sub_basis(r))
+            .collect()
+    }
+
+    /// The concatenation `self || other` (e.g. Q || P); primes must stay distinct.
+    pub fn concat(&self, other: &RnsBasis) -> Result<Arc<RnsBasis>> {
+        if self.n != other.n {
+            return invalid("cannot concatenate bases of different ring degrees");
+        }
+        let plans = self.plans.iter().chain(&other.plans).cloned().collect();
+        RnsBasis::from_plans(self.n, plans)
+    }
+}
+
+/// Splits k primes into `dnum` consecutive digits of alpha = ceil(k / dnum)
+/// primes each (the last digits may be shorter; empty ones are left out).
+pub fn digit_ranges(k: usize, dnum: usize) -> Result<Vec<Range<usize>>> {
+    if dnum == 0 || dnum > k {
+        return invalid(format!("dnum = {dnum} must be in 1..={k}"));
+    }
+    let alpha = k.div_ceil(dnum);
+    Ok((0..k)
+        .step_by(alpha)
+        .map(|s| s..(s + alpha).min(k))
+        .collect())
+}

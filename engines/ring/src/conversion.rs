@@ -1,0 +1,297 @@
+//! RNS base conversion: fast base extension Q -> P (approximate and exact),
+//! and division with rounding by part of a basis (ModDown, rescale, modulus
+//! switching, and the t/Q scaling of BFV).
+//!
+//! This hot loop is not in the kernel ABI yet; it runs in Rust here.
+
+use std::sync::Arc;
+
+use triskel_kernels as k;
+
+use crate::basis::RnsBasis;
+use crate::error::{Error, Result};
+use crate::par;
+use crate::poly::{same_basis, Poly, Representation};
+
+/// Products y_i * w_i < 2^124 can be summed 15 at a time in a u128.
+const LAZY_TERMS: usize = 15;
+
+/// Precomputed constants to convert residues modulo Q = q_0...q_{k-1} (`from`)
+/// into residues modulo each prime p_j of another basis (`to`).
+///
+/// With y_i = [x_i * (Q/q_i)^-1]_{q_i}, the sum S = sum_i y_i * (Q/q_i)
+/// equals x + v * Q for x in [0, Q) and an integer v in [0, k), so
+///
+/// - fast extension returns [S]_{p_j} = [x + v Q]_{p_j} (an overflow of v Q
+///   that key switching tolerates, HPS/BEHZ "FastBconv");
+/// - exact extension removes it (Halevi-Polyakov-Shoup): v' = round(sum_i y_i / q_i)
+///   computed in f64 and [S - v' Q]_{p_j} is the residue of the centered
+///   representative x_c of x mod Q, x_c in [-Q/2, Q/2). The f64 sum has an
+///   absolute error below k * 2^-52, so the result is x_c unless x/Q is within
+///   that distance of 1/2 modulo 1, where it may be x_c + Q or x_c - Q instead
+///   (still correct modulo Q; off by Q only for |x_c| within k * 2^-52 * Q of Q/2).
+pub struct BaseConverter {
+    from: Arc<RnsBasis>,
+    to: Arc<RnsBasis>,
+    qhat_inv_shoup: Vec<u64>,
+    inv_q: Vec<f64>,
+    /// (Q/q_i) mod p_j at [j * k_from + i].
+    qhat_mod_p: Vec<u64>,
+    /// v * Q mod p_j at [j * (k_from + 1) + v], v in 0..=k_from.
+    vq_mod_p: Vec<u64>,
+}
+
+impl std::fmt::Debug for BaseConverter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BaseConverter")
+            .field("from", &self.from)
+            .field("to", &self.to)
+            .finish_non_exhaustive()
+    }
+}
+
+impl BaseConverter {
+    /// The converter from basis `from` to basis `to` (same ring degree; the
+    /// bases may share primes, a shared prime simply gets [x]_{p}).
+    pub fn new(from: &Arc<RnsBasis>, to: &Arc<RnsBasis>) -> Result<BaseConverter> {
+        if from.n() != to.n() {
+            return Err(Error::BasisMismatch);
+        }
+        let kf = from.len();
+        let qhat_inv_shoup = (0..kf)
+            .map(|i| from.modulus(i).shoup(from.qhat_inv(i)))
+            .collect();
+        let inv_q = (0..kf)
+            .map(|i| 1.0 / from.modulus(i).value() as f64)
+            .collect();
+        let mut qhat_mod_p = Vec::with_capacity(kf * to.len());
+        let mut vq_mod_p = Vec::with_capacity((kf + 1) * to.len());
+        for j in 0..to.len() {
+            let p = to.modulus(j);
+            for i in 0..kf {
+                let qhat = (0..kf)
+                    .filter(|&l| l != i)
+                    .fold(1 % p.value(), |a, l| p.mul_mod(a, from.modulus(l).value()));
+                qhat_mod_p.push(qhat);
+            }
+            let q_mod_p = from.product_mod(p);
+            vq_mod_p.extend((0..=kf as u64).map(|v| p.mul_mod(v, q_mod_p)));
+        }
+        Ok(BaseConverter {
+            from: from.clone(),
+            to: to.clone(),
+            qhat_inv_shoup,
+            inv_q,
+            qhat_mod_p,
+            vq_mod_p,
+        })
+    }
+
+    /// The source basis Q.
+    pub fn from(&self) -> &Arc<RnsBasis> {
+        &self.from
+    }
+
+    /// The target basis P.
+    pub fn to(&self) -> &Arc<RnsBasis> {
+        &self.to
+    }
+
+    /// Fast extension of x (coefficient form, basis Q) to P: [x + v Q]_P with
+    /// x in [0, Q), 0 <= v < k (see the type's documentation).
+    pub fn fast_extend(&self, x: &Poly) -> Result<Poly> {
+        self.extend(x, false)
+    }
+
+    /// Exact extension of x (coefficient form, basis Q) to P: the residues of
+    /// its centered representative in [-Q/2, Q/2) (see the type's documentation
+    /// for the one, negligible, exception at +-Q/2).
+    pub fn exact_extend(&self, x: &Poly) -> Result<Poly> {
+        self.extend(x, true)
+    }
+
+    fn extend(&self, x: &Poly, exact: bool) -> Result<Poly> {
+        if !same_basis(x.basis(), &self.from) {
+            return Err(Error::BasisMismatch);
+        }
+        x.expect_representation(Representation::Coefficient)?;
+        let mut out = Poly::zero(&self.to, Representation::Coefficient);
+        self.convert_raw(x.data(), out.data_mut(), exact);
+        Ok(out)
+    }
+
+    /// The conversion on raw limb-major slices: `src` holds k_from limbs in
+    /// coefficient form, `dst` receives k_to limbs.
+    pub(crate) fn convert_raw(&self, src: &[u64], dst: &mut [u64], exact: bool) {
+        let (n, kf) = (self.from.n(), self.from.len());
+        debug_assert_eq!(src.len(), kf * n);
+        debug_assert_eq!(dst.len(), self.to.len() * n);
+        // y_i = [x_i * (Q/q_i)^-1]_{q_i}
+        let mut y = src.to_vec();
+        par::limbs(&mut y, n, |i, limb| {
+            let (m, w, ws) = (
+                self.from.modulus(i),
+                self.from.qhat_inv(i),
+                self.qhat_inv_shoup[i],
+            );
+            limb.iter_mut().for_each(|v| *v = m.mul_shoup(*v, w, ws));
+        });
+        // v' = round(sum_i y_i / q_i), or 0 for the fast variant.
+        let v: Vec<u8> = if exact {
+            (0..n)
+                .map(|c| {
+                    let s: f64 = (0..kf).map(|i| y[i * n + c] as f64 * self.inv_q[i]).sum();
+                    s.round() as u8
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        par::limbs(dst, n, |j, out| {
+            let p = self.to.modulus(j);
+            let w = &self.qhat_mod_p[j * kf..(j + 1) * kf];
+            let vq = &self.vq_mod_p[j * (kf + 1)..(j + 1) * (kf + 1)];
+            for (c, o) in out.iter_mut().enumerate() {
+                let mut r = 0u64;
+                for start in (0..kf).step_by(LAZY_TERMS) {
+                    let end = (start + LAZY_TERMS).min(kf);
+                    let acc: u128 = (start..end)
+                        .map(|i| y[i * n + c] as u128 * w[i] as u128)
+                        .sum();
+                    r = p.add_mod(r, p.reduce_u128(acc));
+                }
+                if exact {
+                    r = p.sub_mod(r, vq[v[c] as usize]);
+                }
+                *o = r;
+            }
+        });
+    }
+}
+
+/// Division with rounding by D, the product of a `drop` basis, for x given in
+/// `keep || drop`: returns round(x / D) in the `keep` basis.
+///
+/// Formula: x - x_c is divisible by D when x_c is the centered representative
+/// of x mod D, and (x - x_c) / D = round(x / D) (ties at x_c = -D/2 round
+/// down). So round(x / D) = [(x - x_c) * D^-1]_{keep}, with x_c brought to
+/// `keep` by [`BaseConverter::exact_extend`]. Exact, up to the negligible
+/// exception of exact extension, which changes the result by 1.
+///
+/// Instances: ModDown after key switching (keep = Q, drop = P), rescaling and
+/// modulus switching (drop = the last prime), BFV's round(t x / Q) in HPS
+/// multiplication (keep = P, drop = Q, on t * x).
+pub struct DivRound {
+    keep: Arc<RnsBasis>,
+    drop: Arc<RnsBasis>,
+    conv: BaseConverter,
+    d_inv: Vec<u64>,
+}
+
+impl std::fmt::Debug for DivRound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DivRound")
+            .field("keep", &self.keep)
+            .field("drop", &self.drop)
+            .finish_non_exhaustive()
+    }
+}
+
+impl DivRound {
+    /// Precomputes the division by the product of `drop`, whose primes must
+    /// differ from those of `keep`.
+    pub fn new(keep: &Arc<RnsBasis>, drop: &Arc<RnsBasis>) -> Result<DivRound> {
+        let d_inv = (0..keep.len())
+            .map(|i| {
+                let m = keep.modulus(i);
+                m.inv_mod(drop.product_mod(m)).ok_or_else(|| {
+                    Error::InvalidParameter(format!(
+                        "prime {} is in both the kept and the dropped basis",
+                        m.value()
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(DivRound {
+            keep: keep.clone(),
+            drop: drop.clone(),
+            conv: BaseConverter::new(drop, keep)?,
+            d_inv,
+        })
+    }
+
+    /// The division by the last prime of `basis` (rescale / modulus switching).
+    pub fn by_last_prime(basis: &Arc<RnsBasis>) -> Result<DivRound> {
+        let k = basis.len();
+        DivRound::new(&basis.drop_last()?, &basis.sub_basis(k - 1..k)?)
+    }
+
+    /// The kept basis (that of the result).
+    pub fn keep(&self) -> &Arc<RnsBasis> {
+        &self.keep
+    }
+
+    /// The dropped basis D.
+    pub fn drop_basis(&self) -> &Arc<RnsBasis> {
+        &self.drop
+    }
+
+    /// round(x / D) from x's residues in `keep` (`keep_part`, any
+    /// representation, which the result keeps) and in `drop` (`drop_part`, any
+    /// representation).
+    pub fn apply(&self, keep_part: &Poly, drop_part: &Poly) -> Result<Poly> {
+        if !same_basis(keep_part.basis(), &self.keep) || !same_basis(drop_part.basis(), &self.drop)
+        {
+            return Err(Error::BasisMismatch);
+        }
+        let mut out = keep_part.clone();
+        let keep_ntt = keep_part.representation() == Representation::Ntt;
+        let drop_ntt = drop_part.representation() == Representation::Ntt;
+        self.apply_raw(out.data_mut(), keep_ntt, drop_part.data(), drop_ntt)?;
+        Ok(out)
+    }
+
+    /// round(x / D) for x in a basis whose primes are those of `keep` then
+    /// those of `drop` (e.g. Q || P, or a level's basis for [`DivRound::by_last_prime`]).
+    pub fn apply_joined(&self, x: &Poly) -> Result<Poly> {
+        let split = self.keep.len() * self.keep.n();
+        let joined: Vec<u64> = self
+            .keep
+            .primes()
+            .into_iter()
+            .chain(self.drop.primes())
+            .collect();
+        if x.basis().primes() != joined || x.n() != self.keep.n() {
+            return Err(Error::BasisMismatch);
+        }
+        let ntt = x.representation() == Representation::Ntt;
+        let mut keep = x.data()[..split].to_vec();
+        self.apply_raw(&mut keep, ntt, &x.data()[split..], ntt)?;
+        Poly::from_limbs(&self.keep, x.representation(), keep)
+    }
+
+    /// In place on raw limbs: `keep` (k_keep limbs) becomes round(x / D).
+    pub(crate) fn apply_raw(
+        &self,
+        keep: &mut [u64],
+        keep_ntt: bool,
+        drop: &[u64],
+        drop_ntt: bool,
+    ) -> Result<()> {
+        let n = self.keep.n();
+        let mut d = drop.to_vec();
+        if drop_ntt {
+            par::try_limbs(&mut d, n, |i, l| Ok(self.drop.plan(i).inverse(l)?))?;
+        }
+        let mut t = vec![0u64; keep.len()];
+        self.conv.convert_raw(&d, &mut t, true);
+        if keep_ntt {
+            par::try_limbs(&mut t, n, |i, l| Ok(self.keep.plan(i).forward(l)?))?;
+        }
+        par::try_limbs(keep, n, |i, l| {
+            let m = self.keep.modulus(i);
+            k::sub_assign(m, l, &t[i * n..(i + 1) * n])?;
+            Ok(k::mul_scalar_assign(m, l, self.d_inv[i])?)
+        })
+    }
+}

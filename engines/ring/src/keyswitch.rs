@@ -1,0 +1,417 @@
+//! Secret keys and hybrid (GHS) key switching, the one mechanism behind
+//! relinearization and Galois (rotation) keys of every RLWE scheme.
+//!
+//! Notation: Q = q_0...q_{k-1} the ciphertext modulus, P = p_0...p_{kp-1} the
+//! special primes, Q split into digits Q_0, ..., Q_{D-1} of alpha consecutive
+//! primes ([`digit_ranges`]), and the gadget
+//! g_j = (Q/Q_j) * [(Q/Q_j)^-1]_{Q_j}, so that sum_j [c]_{Q_j} g_j = c mod Q.
+//!
+//! A key for the switch s' -> s is, for each digit j, a pair in R_{QP} (NTT form)
+//!
+//! ```text
+//! (b_j, a_j) = (-a_j s + e_j + P g_j s',  a_j),   a_j uniform (from a seed), e_j small.
+//! ```
+//!
+//! Switching c (which multiplies s') at a level with Q_l = q_0...q_{l}:
+//!
+//! 1. ModUp: d_j = the exact extension of [c]_{Q_j} (centered, |d_j| <= Q_j/2)
+//!    from Q_j to Q_l P;
+//! 2. inner product in NTT form: (c0, c1) = sum_j d_j (b_j, a_j) mod Q_l P, so that
+//!    c0 + c1 s = P c s' + sum_j d_j e_j  (mod Q_l P);
+//! 3. ModDown: (u0, u1) = (round(c0 / P), round(c1 / P)) in Q_l.
+//!
+//! Then u0 + u1 s = c s' + E with
+//! ||E||_inf <= N B_e sum_j Q_j / (2P) + (1 + ||s||_1) / 2
+//! where B_e bounds the key errors ([`KeySwitchContext::noise_bound`]).
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use triskel_kernels as k;
+use zeroize::{Zeroize, ZeroizeOnDrop, Zeroizing};
+
+use crate::basis::{digit_ranges, RnsBasis};
+use crate::conversion::{BaseConverter, DivRound};
+use crate::error::{invalid, Error, Result};
+use crate::par;
+use crate::poly::{same_basis, Poly, Representation};
+use crate::sampling::{
+    sample_ternary, sample_ternary_hw, sample_uniform, NoiseDistribution, Prng, Seed,
+};
+
+/// How secret keys are drawn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SecretDistribution {
+    /// Uniform in {-1, 0, 1}.
+    Ternary,
+    /// Ternary with exactly this many non-zero coefficients.
+    TernaryHammingWeight(usize),
+}
+
+/// A secret polynomial s with small integer coefficients, kept as integers so
+/// it can be reduced to any basis (CRT-consistent). Zeroized on drop; `Debug`
+/// prints only its size.
+#[derive(Clone, Zeroize, ZeroizeOnDrop)]
+pub struct SecretKey {
+    coeffs: Vec<i64>,
+}
+
+impl std::fmt::Debug for SecretKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SecretKey {{ n: {}, .. }}", self.coeffs.len())
+    }
+}
+
+impl SecretKey {
+    /// Samples a secret of degree n.
+    pub fn generate(n: usize, dist: SecretDistribution, rng: &mut Prng) -> Result<SecretKey> {
+        let coeffs = match dist {
+            SecretDistribution::Ternary => sample_ternary(n, rng),
+            SecretDistribution::TernaryHammingWeight(h) => sample_ternary_hw(n, h, rng)?,
+        };
+        Ok(SecretKey { coeffs })
+    }
+
+    /// Wraps given coefficients (each |s_i| <= 2^20).
+    pub fn from_coeffs(coeffs: Vec<i64>) -> Result<SecretKey> {
+        if coeffs.iter().any(|c| c.unsigned_abs() > 1 << 20) {
+            return invalid("secret coefficients must be small (|s_i| <= 2^20)");
+        }
+        Ok(SecretKey { coeffs })
+    }
+
+    /// Ring degree n.
+    pub fn n(&self) -> usize {
+        self.coeffs.len()
+    }
+
+    /// The integer coefficients.
+    pub fn coeffs(&self) -> &[i64] {
+        &self.coeffs
+    }
+
+    /// ||s||_1, the sum of |s_i|.
+    pub fn l1_norm(&self) -> u64 {
+        self.coeffs.iter().map(|c| c.unsigned_abs()).sum()
+    }
+
+    /// s in `basis`, in representation `repr` (zeroized when dropped).
+    pub fn to_poly(&self, basis: &Arc<RnsBasis>, repr: Representation) -> Result<Zeroizing<Poly>> {
+        Ok(Zeroizing::new(Poly::from_signed(
+            basis,
+            &self.coeffs,
+            repr,
+        )?))
+    }
+}
+
+/// Tables for one level (Q_l = the first `ql` primes of Q).
+struct LevelTables {
+    q: Arc<RnsBasis>,
+    qp: Arc<RnsBasis>,
+    /// Per digit: its primes within Q_l, the complement's limb indices in Q_l P,
+    /// and the converter digit -> complement.
+    digits: Vec<(Range<usize>, Vec<usize>, BaseConverter)>,
+    mod_down: DivRound,
+}
+
+/// Precomputed hybrid key-switching parameters: bases Q, P, Q || P, the digits,
+/// and ModUp / ModDown tables for every level.
+pub struct KeySwitchContext {
+    q: Arc<RnsBasis>,
+    p: Arc<RnsBasis>,
+    qp: Arc<RnsBasis>,
+    digits: Vec<Range<usize>>,
+    noise: NoiseDistribution,
+    /// levels[ql - 1] for ql = 1..=k primes of Q.
+    levels: Vec<LevelTables>,
+}
+
+impl std::fmt::Debug for KeySwitchContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KeySwitchContext")
+            .field("q", &self.q)
+            .field("p", &self.p)
+            .field("digits", &self.digits)
+            .field("noise", &self.noise)
+            .finish_non_exhaustive()
+    }
+}
+
+impl KeySwitchContext {
+    /// Key switching for ciphertext basis `q`, special primes `p` and `dnum`
+    /// digits (alpha = ceil(k / dnum) primes each; [`digit_ranges`]), with key
+    /// errors from `noise`. For the usual noise growth P should be at least as
+    /// large as the largest digit product Q_j.
+    pub fn new(
+        q: &Arc<RnsBasis>,
+        p: &Arc<RnsBasis>,
+        dnum: usize,
+        noise: NoiseDistribution,
+    ) -> Result<KeySwitchContext> {
+        let qp = q.concat(p)?;
+        let digits = digit_ranges(q.len(), dnum)?;
+        let levels = (1..=q.len())
+            .map(|ql| level_tables(q, p, &digits, ql))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(KeySwitchContext {
+            q: q.clone(),
+            p: p.clone(),
+            qp,
+            digits,
+            noise,
+            levels,
+        })
+    }
+
+    /// The ciphertext basis Q.
+    pub fn q(&self) -> &Arc<RnsBasis> {
+        &self.q
+    }
+
+    /// The special primes P.
+    pub fn p(&self) -> &Arc<RnsBasis> {
+        &self.p
+    }
+
+    /// Q || P, the basis of the keys.
+    pub fn qp(&self) -> &Arc<RnsBasis> {
+        &self.qp
+    }
+
+    /// The digits (prime ranges of Q); their number is the key's length.
+    pub fn digits(&self) -> &[Range<usize>] {
+        &self.digits
+    }
+
+    /// The key error distribution.
+    pub fn noise(&self) -> NoiseDistribution {
+        self.noise
+    }
+
+    /// The bound of the module documentation on ||u0 + u1 s - c s'||_inf for
+    /// a switch at the level with `ql` primes, for a secret s of l1-norm
+    /// `s_l1`: N B_e sum_j Q_j / (2P) + (1 + ||s||_1) / 2 (as f64).
+    pub fn noise_bound(&self, ql: usize, s_l1: u64) -> f64 {
+        let log_p = self.p.log2_product();
+        let sum: f64 = self
+            .digits
+            .iter()
+            .filter(|r| r.start < ql)
+            .map(|r| {
+                let log_qj: f64 = (r.start..r.end.min(ql))
+                    .map(|i| (self.q.modulus(i).value() as f64).log2())
+                    .sum();
+                (log_qj - log_p).exp2()
+            })
+            .sum();
+        self.q.n() as f64 * self.noise.bound() as f64 * sum / 2.0 + (1.0 + s_l1 as f64) / 2.0
+    }
+
+    fn level(&self, c: &Poly) -> Result<&LevelTables> {
+        let ql = c.basis().len();
+        match self.levels.get(ql.wrapping_sub(1)) {
+            Some(t) if same_basis(&t.q, c.basis()) => Ok(t),
+            _ => Err(Error::BasisMismatch),
+        }
+    }
+
+    /// The switch of module documentation: for c in a prefix Q_l of Q (any
+    /// representation) and a key for s' -> s, returns (u0, u1) in Q_l, NTT
+    /// form, with u0 + u1 s = c s' + E, ||E||_inf <= [`noise_bound`](Self::noise_bound).
+    pub fn switch(&self, key: &KeySwitchKey, c: &Poly) -> Result<(Poly, Poly)> {
+        if !same_basis(key.b[0].basis(), &self.qp) || key.b.len() != self.digits.len() {
+            return invalid("key-switching key does not belong to this context");
+        }
+        let t = self.level(c)?;
+        let (n, ql, kq) = (self.q.n(), c.basis().len(), self.q.len());
+        let lp = t.qp.len();
+        let mut c_coef = c.clone();
+        c_coef.to_coefficient()?;
+        let mut c_ntt = c.clone();
+        c_ntt.to_ntt()?;
+        // Limb i of Q_l P is limb key_idx(i) of the key (in Q P).
+        let key_idx = |i: usize| if i < ql { i } else { kq + i - ql };
+        let mut acc0 = vec![0u64; lp * n];
+        let mut acc1 = vec![0u64; lp * n];
+        let mut ext = vec![0u64; lp * n];
+        for (j, (range, complement, conv)) in t.digits.iter().enumerate() {
+            // ModUp: d_j on the digit's own primes is c itself (NTT form);
+            // on the complement, the exact extension of [c]_{Q_j}, then NTT.
+            ext[range.start * n..range.end * n]
+                .copy_from_slice(&c_ntt.data()[range.start * n..range.end * n]);
+            let mut tmp = vec![0u64; complement.len() * n];
+            conv.convert_raw(
+                &c_coef.data()[range.start * n..range.end * n],
+                &mut tmp,
+                true,
+            );
+            par::try_limbs(&mut tmp, n, |o, l| {
+                Ok(t.qp.plan(complement[o]).forward(l)?)
+            })?;
+            for (o, &i) in complement.iter().enumerate() {
+                ext[i * n..(i + 1) * n].copy_from_slice(&tmp[o * n..(o + 1) * n]);
+            }
+            // Inner product with (b_j, a_j).
+            for (acc, key_poly) in [(&mut acc0, &key.b[j]), (&mut acc1, &key.a[j])] {
+                par::try_limbs(acc, n, |i, l| {
+                    let ki = key_idx(i);
+                    let kl = &key_poly.data()[ki * n..(ki + 1) * n];
+                    Ok(k::mul_acc(
+                        t.qp.modulus(i),
+                        l,
+                        &ext[i * n..(i + 1) * n],
+                        kl,
+                    )?)
+                })?;
+            }
+        }
+        // ModDown: round(acc / P) in Q_l.
+        let mut out = Vec::with_capacity(2);
+        for mut acc in [acc0, acc1] {
+            let (keep, drop) = acc.split_at_mut(ql * n);
+            t.mod_down.apply_raw(keep, true, drop, true)?;
+            acc.truncate(ql * n);
+            out.push(Poly::from_raw(&t.q, Representation::Ntt, acc));
+        }
+        let u1 = out.pop().ok_or(Error::BasisMismatch)?;
+        let u0 = out.pop().ok_or(Error::BasisMismatch)?;
+        Ok((u0, u1))
+    }
+}
+
+fn level_tables(
+    q: &Arc<RnsBasis>,
+    p: &Arc<RnsBasis>,
+    digits: &[Range<usize>],
+    ql: usize,
+) -> Result<LevelTables> {
+    let q_l = q.sub_basis(0..ql)?;
+    let qp = q_l.concat(p)?;
+    let digits = digits
+        .iter()
+        .filter(|r| r.start < ql)
+        .map(|r| {
+            let range = r.start..r.end.min(ql);
+            let complement: Vec<usize> = (0..qp.len()).filter(|i| !range.contains(i)).collect();
+            let plans = complement.iter().map(|&i| qp.plans()[i].clone()).collect();
+            let target = RnsBasis::from_plans(q.n(), plans)?;
+            let conv = BaseConverter::new(&q_l.sub_basis(range.clone())?, &target)?;
+            Ok((range, complement, conv))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(LevelTables {
+        mod_down: DivRound::new(&q_l, p)?,
+        q: q_l,
+        qp,
+        digits,
+    })
+}
+
+/// A hybrid key-switching key s' -> s: per digit j, (b_j, a_j) in R_{QP}, NTT
+/// form (module documentation). The a_j are regenerated from `seed`
+/// (stream j), so only the b_j and the seed are serialized.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeySwitchKey {
+    pub(crate) seed: Seed,
+    pub(crate) b: Vec<Poly>,
+    pub(crate) a: Vec<Poly>,
+}
+
+/// The uniform halves a_j of a key, from its seed.
+pub(crate) fn key_uniform_part(ctx: &KeySwitchContext, seed: Seed) -> Vec<Poly> {
+    (0..ctx.digits.len())
+        .map(|j| {
+            let mut rng = Prng::from_seed_stream(seed, j as u64);
+            sample_uniform(&ctx.qp, Representation::Ntt, &mut rng)
+        })
+        .collect()
+}
+
+impl KeySwitchKey {
+    /// The key for switching from s' = `from` (a polynomial in `ctx.qp()`,
+    /// any representation) to s = `to`; the seed of the a_j and the errors
+    /// are drawn from `rng`.
+    pub fn generate(
+        ctx: &KeySwitchContext,
+        from: &Poly,
+        to: &SecretKey,
+        rng: &mut Prng,
+    ) -> Result<KeySwitchKey> {
+        if !same_basis(from.basis(), &ctx.qp) || to.n() != ctx.q.n() {
+            return Err(Error::BasisMismatch);
+        }
+        let n = ctx.q.n();
+        let mut s_from = Zeroizing::new(from.clone());
+        s_from.to_ntt()?;
+        let s = to.to_poly(&ctx.qp, Representation::Ntt)?;
+        let seed = rng.gen_seed();
+        let a = key_uniform_part(ctx, seed);
+        let mut b = Vec::with_capacity(a.len());
+        for (j, range) in ctx.digits.iter().enumerate() {
+            let e = Zeroizing::new(ctx.noise.sample(n, rng)?);
+            // b_j = e_j - a_j s
+            let mut bj = Poly::from_signed(&ctx.qp, &e, Representation::Ntt)?;
+            let mut a_s = a[j].mul(&s)?;
+            bj.sub_assign(&a_s)?;
+            a_s.zeroize();
+            // + P g_j s': P g_j = P mod q_i on digit j's primes, 0 elsewhere.
+            for i in range.clone() {
+                let m = ctx.qp.modulus(i);
+                let pm = ctx.p.product_mod(m);
+                let (lo, hi) = (i * n, (i + 1) * n);
+                let mut term = s_from.data()[lo..hi].to_vec();
+                k::mul_scalar_assign(m, &mut term, pm)?;
+                k::add_assign(m, &mut bj.data_mut()[lo..hi], &term)?;
+                term.zeroize();
+            }
+            b.push(bj);
+        }
+        Ok(KeySwitchKey { seed, b, a })
+    }
+
+    /// The relinearization key: s' = s^2 -> s.
+    pub fn relinearization(
+        ctx: &KeySwitchContext,
+        sk: &SecretKey,
+        rng: &mut Prng,
+    ) -> Result<KeySwitchKey> {
+        let s = sk.to_poly(&ctx.qp, Representation::Ntt)?;
+        let s2 = Zeroizing::new(s.mul(&s)?);
+        KeySwitchKey::generate(ctx, &s2, sk, rng)
+    }
+
+    /// The Galois key for X -> X^g: s' = s(X^g) -> s. A ciphertext (c0, c1)
+    /// under s maps to (c0(X^g), c1(X^g)) under s(X^g), and switching
+    /// c1(X^g) with this key brings it back under s.
+    pub fn galois(
+        ctx: &KeySwitchContext,
+        sk: &SecretKey,
+        g: usize,
+        rng: &mut Prng,
+    ) -> Result<KeySwitchKey> {
+        let s = sk.to_poly(&ctx.qp, Representation::Ntt)?;
+        let sg = Zeroizing::new(s.automorphism(g)?);
+        KeySwitchKey::generate(ctx, &sg, sk, rng)
+    }
+
+    /// The seed of the uniform halves.
+    pub fn seed(&self) -> &Seed {
+        &self.seed
+    }
+
+    /// Number of digits.
+    pub fn len(&self) -> usize {
+        self.b.len()
+    }
+
+    /// Never true for a generated key.
+    pub fn is_empty(&self) -> bool {
+        self.b.is_empty()
+    }
+
+    /// The pair (b_j, a_j) of digit j.
+    pub fn digit(&self, j: usize) -> Option<(&Poly, &Poly)> {
+        Some((self.b.get(j)?, self.a.get(j)?))
+    }
+}

@@ -1,0 +1,38 @@
+//! triskel-ring: the polynomial ring layer shared by the BFV and CKKS engines.
+//!
+//! - [`RnsBasis`]: ordered NTT-friendly primes with their plans (from
+//!   `triskel-kernels`, so every SIMD backend is used) and CRT constants;
+//!   sub-bases, digits, concatenation.
+//! - [`Poly`]: an element of R_Q = Z_Q[X]/(X^n + 1) in RNS form, tagged
+//!   [`Representation::Coefficient`] or [`Representation::Ntt`]; arithmetic,
+//!   conversions, automorphisms X -> X^g in both forms.
+//! - [`sampling`]: ChaCha20 from the OS or a seed; uniform, ternary,
+//!   centered binomial and discrete Gaussian (small ones as integers,
+//!   reduced to every prime by [`Poly::from_signed`]).
+//! - [`BaseConverter`] (fast and exact base extension Q -> P) and
+//!   [`DivRound`] (round(x / D): ModDown, rescale, modulus switching).
+//! - [`KeySwitchContext`] / [`KeySwitchKey`]: hybrid key switching with
+//!   `dnum` digits and special primes; relinearization and Galois keys.
+//! - Versioned serialization ([`Poly::to_bytes`], [`KeySwitchKey::to_bytes`])
+//!   with seed compression of the uniform half of keys.
+//!
+//! Every public operation returns [`Result`]. With feature `parallel` (on by
+//! default) work is spread over limbs with rayon; results do not depend on the
+//! number of threads.
+
+mod basis;
+mod conversion;
+mod error;
+mod keyswitch;
+mod par;
+mod poly;
+pub mod sampling;
+mod serialize;
+
+pub use basis::{digit_ranges, RnsBasis};
+pub use conversion::{BaseConverter, DivRound};
+pub use error::{Error, Result};
+pub use keyswitch::{KeySwitchContext, KeySwitchKey, SecretDistribution, SecretKey};
+pub use poly::{galois_permutation, Poly, Representation};
+pub use sampling::{NoiseDistribution, Prng, Seed};
+pub use serialize::{Reader, FORMAT_VERSION};

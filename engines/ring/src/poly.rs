@@ -1,0 +1,412 @@
+//! Polynomials of R_Q = Z_Q[X]/(X^n + 1) in RNS form.
+
+use std::sync::Arc;
+
+use triskel_kernels as k;
+use zeroize::Zeroize;
+
+use crate::basis::RnsBasis;
+use crate::error::{invalid, Error, Result};
+use crate::par;
+
+/// How a polynomial's limbs are stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Representation {
+    /// Coefficients a_0..a_{n-1} modulo each prime, natural order.
+    Coefficient,
+    /// NTT evaluations A[j] = a(psi^(2 brv(j) + 1)) modulo each prime, bit-reversed order.
+    Ntt,
+}
+
+/// A polynomial a in R_Q stored as its k residue polynomials [a]_{q_i} ("limbs"),
+/// limb-major in one vector of k * n values in [0, q_i), tagged with its basis
+/// and representation. Operations check both and return an error on mismatch.
+///
+/// `Debug` prints only the shape, never the values (a polynomial may be secret);
+/// call [`Zeroize::zeroize`] (or wrap in `zeroize::Zeroizing`) for secret ones.
+#[derive(Clone)]
+pub struct Poly {
+    basis: Arc<RnsBasis>,
+    repr: Representation,
+    data: Vec<u64>,
+}
+
+impl std::fmt::Debug for Poly {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Poly")
+            .field("basis", &self.basis)
+            .field("repr", &self.repr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for Poly {
+    fn eq(&self, other: &Self) -> bool {
+        same_basis(&self.basis, &other.basis) && self.repr == other.repr && self.data == other.data
+    }
+}
+impl Eq for Poly {}
+
+impl Zeroize for Poly {
+    fn zeroize(&mut self) {
+        self.data.zeroize();
+    }
+}
+
+pub(crate) fn same_basis(a: &Arc<RnsBasis>, b: &Arc<RnsBasis>) -> bool {
+    Arc::ptr_eq(a, b) || **a == **b
+}
+
+/// Reduces a signed integer modulo q into [0, q).
+pub(crate) fn reduce_i64(m: &k::Modulus, x: i64) -> u64 {
+    let r = m.reduce(x.unsigned_abs());
+    if x < 0 {
+        m.neg_mod(r)
+    } else {
+        r
+    }
+}
+
+impl Poly {
+    /// The zero polynomial.
+    pub fn zero(basis: &Arc<RnsBasis>, repr: Representation) -> Poly {
+        Poly {
+            basis: basis.clone(),
+            repr,
+            data: vec![0; basis.len() * basis.n()],
+        }
+    }
+
+    /// Wraps limb-major data (k * n values, limb i reduced modulo q_i).
+    pub fn from_limbs(basis: &Arc<RnsBasis>, repr: Representation, data: Vec<u64>) -> Result<Poly> {
+        let n = basis.n();
+        if data.len() != basis.len() * n {
+            return invalid(format!(
+                "{} values given, {} limbs of {n} expected",
+                data.len(),
+                basis.len()
+            ));
+        }
+        for (i, limb) in data.chunks(n).enumerate() {
+            let q = basis.modulus(i).value();
+            if let Some(v) = limb.iter().find(|&&v| v >= q) {
+                return invalid(format!("value {v} of limb {i} is not reduced modulo {q}"));
+            }
+        }
+        Ok(Poly {
+            basis: basis.clone(),
+            repr,
+            data,
+        })
+    }
+
+    /// Wraps data known to be valid (crate-internal fast path).
+    pub(crate) fn from_raw(basis: &Arc<RnsBasis>, repr: Representation, data: Vec<u64>) -> Poly {
+        debug_assert_eq!(data.len(), basis.len() * basis.n());
+        Poly {
+            basis: basis.clone(),
+            repr,
+            data,
+        }
+    }
+
+    /// The polynomial with small signed integer coefficients `coeffs` (length n),
+    /// reduced once to every prime (CRT-consistent), in representation `repr`.
+    pub fn from_signed(
+        basis: &Arc<RnsBasis>,
+        coeffs: &[i64],
+        repr: Representation,
+    ) -> Result<Poly> {
+        let n = basis.n();
+        if coeffs.len() != n {
+            return invalid(format!("{} coefficients given, n = {n}", coeffs.len()));
+        }
+        let mut p = Poly::zero(basis, Representation::Coefficient);
+        par::limbs(&mut p.data, n, |i, limb| {
+            let m = basis.modulus(i);
+            for (o, &c) in limb.iter_mut().zip(coeffs) {
+                *o = reduce_i64(m, c);
+            }
+        });
+        p.set_representation(repr)?;
+        Ok(p)
+    }
+
+    /// The basis.
+    pub fn basis(&self) -> &Arc<RnsBasis> {
+        &self.basis
+    }
+
+    /// The representation.
+    pub fn representation(&self) -> Representation {
+        self.repr
+    }
+
+    /// Ring degree n.
+    pub fn n(&self) -> usize {
+        self.basis.n()
+    }
+
+    /// The residues modulo q_i.
+    pub fn limb(&self, i: usize) -> &[u64] {
+        let n = self.n();
+        &self.data[i * n..(i + 1) * n]
+    }
+
+    /// All limbs, limb-major.
+    pub fn data(&self) -> &[u64] {
+        &self.data
+    }
+
+    /// All limbs, mutable. Callers must keep limb i reduced modulo q_i.
+    pub fn data_mut(&mut self) -> &mut [u64] {
+        &mut self.data
+    }
+
+    /// An error unless the polynomial is in representation `expected`.
+    pub fn expect_representation(&self, expected: Representation) -> Result<()> {
+        if self.repr != expected {
+            return Err(Error::RepresentationMismatch {
+                expected,
+                got: self.repr,
+            });
+        }
+        Ok(())
+    }
+
+    fn check_compatible(&self, other: &Poly) -> Result<()> {
+        if !same_basis(&self.basis, &other.basis) {
+            return Err(Error::BasisMismatch);
+        }
+        other.expect_representation(self.repr)
+    }
+
+    /// Converts to NTT form in place (nothing to do if already there).
+    pub fn to_ntt(&mut self) -> Result<()> {
+        self.set_representation(Representation::Ntt)
+    }
+
+    /// Converts to coefficient form in place (nothing to do if already there).
+    pub fn to_coefficient(&mut self) -> Result<()> {
+        self.set_representation(Representation::Coefficient)
+    }
+
+    /// Converts to `repr` in place by forward / inverse NTT of every limb.
+    pub fn set_representation(&mut self, repr: Representation) -> Result<()> {
+        if self.repr == repr {
+            return Ok(());
+        }
+        let basis = &self.basis;
+        par::try_limbs(&mut self.data, basis.n(), |i, limb| match repr {
+            Representation::Ntt => Ok(basis.plan(i).forward(limb)?),
+            Representation::Coefficient => Ok(basis.plan(i).inverse(limb)?),
+        })?;
+        self.repr = repr;
+        Ok(())
+    }
+
+    fn zip_assign<F>(&mut self, other: &Poly, f: F) -> Result<()>
+    where
+        F: Fn(&k::Modulus, &mut [u64], &[u64]) -> k::Result<()> + Sync + Send,
+    {
+        self.check_compatible(other)?;
+        let (basis, n) = (&self.basis, self.basis.n());
+        par::try_limbs(&mut self.data, n, |i, limb| {
+            Ok(f(basis.modulus(i), limb, other.limb(i))?)
+        })
+    }
+
+    /// self += other (both in the same representation).
+    pub fn add_assign(&mut self, other: &Poly) -> Result<()> {
+        self.zip_assign(other, k::add_assign)
+    }
+
+    /// self -= other (both in the same representation).
+    pub fn sub_assign(&mut self, other: &Poly) -> Result<()> {
+        self.zip_assign(other, k::sub_assign)
+    }
+
+    /// self *= other, coefficient-wise in NTT form (the ring product).
+    pub fn mul_assign(&mut self, other: &Poly) -> Result<()> {
+        self.expect_representation(Representation::Ntt)?;
+        self.zip_assign(other, k::mul_assign)
+    }
+
+    /// self += a * b for a, b in NTT form (the ring product accumulated).
+    pub fn mul_acc(&mut self, a: &Poly, b: &Poly) -> Result<()> {
+        self.expect_representation(Representation::Ntt)?;
+        self.check_compatible(a)?;
+        self.check_compatible(b)?;
+        let (basis, n) = (&self.basis, self.basis.n());
+        par::try_limbs(&mut self.data, n, |i, limb| {
+            Ok(k::mul_acc(basis.modulus(i), limb, a.limb(i), b.limb(i))?)
+        })
+    }
+
+    /// self + other.
+    pub fn add(&self, other: &Poly) -> Result<Poly> {
+        let mut r = self.clone();
+        r.add_assign(other)?;
+        Ok(r)
+    }
+
+    /// self - other.
+    pub fn sub(&self, other: &Poly) -> Result<Poly> {
+        let mut r = self.clone();
+        r.sub_assign(other)?;
+        Ok(r)
+    }
+
+    /// self * other (both in NTT form).
+    pub fn mul(&self, other: &Poly) -> Result<Poly> {
+        let mut r = self.clone();
+        r.mul_assign(other)?;
+        Ok(r)
+    }
+
+    /// self = -self.
+    pub fn neg_assign(&mut self) -> Result<()> {
+        let (basis, n) = (&self.basis, self.basis.n());
+        par::try_limbs(&mut self.data, n, |i, limb| {
+            Ok(k::neg_assign(basis.modulus(i), limb)?)
+        })
+    }
+
+    /// -self.
+    pub fn neg(&self) -> Result<Poly> {
+        let mut r = self.clone();
+        r.neg_assign()?;
+        Ok(r)
+    }
+
+    /// self *= c for a signed integer c (any representation): limb i is
+    /// multiplied by [c]_{q_i}.
+    pub fn mul_small_assign(&mut self, c: i64) -> Result<()> {
+        let s: Vec<u64> = (0..self.basis.len())
+            .map(|i| reduce_i64(self.basis.modulus(i), c))
+            .collect();
+        self.mul_rns_scalar_assign(&s)
+    }
+
+    /// self *= s for an RNS scalar s = (s_0, ..., s_{k-1}), s_i in [0, q_i)
+    /// (any representation): limb i is multiplied by s_i.
+    pub fn mul_rns_scalar_assign(&mut self, s: &[u64]) -> Result<()> {
+        if s.len() != self.basis.len() {
+            return invalid(format!(
+                "RNS scalar has {} residues for {} primes",
+                s.len(),
+                self.basis.len()
+            ));
+        }
+        let (basis, n) = (&self.basis, self.basis.n());
+        par::try_limbs(&mut self.data, n, |i, limb| {
+            Ok(k::mul_scalar_assign(basis.modulus(i), limb, s[i])?)
+        })
+    }
+
+    /// The automorphism a(X) -> a(X^g) of R_Q for odd g (taken modulo 2n), in
+    /// the polynomial's own representation.
+    ///
+    /// Coefficient form: a_i X^i goes to a_i X^(i g mod 2n), with X^n = -1.
+    /// NTT form: since A[j] = a(psi^(2 brv(j)+1)), the image has
+    /// A'[j] = A[j'] with 2 brv(j') + 1 = (2 brv(j) + 1) g mod 2n: a permutation
+    /// of slots ([`galois_permutation`]), the same for every prime.
+    pub fn automorphism(&self, g: usize) -> Result<Poly> {
+        let n = self.n();
+        if g % 2 == 0 {
+            return invalid(format!("Galois element {g} must be odd"));
+        }
+        let mut out = Poly::zero(&self.basis, self.repr);
+        match self.repr {
+            Representation::Ntt => {
+                let perm = galois_permutation(n, g)?;
+                par::limbs(&mut out.data, n, |i, limb| {
+                    let src = self.limb(i);
+                    for (o, &p) in limb.iter_mut().zip(&perm) {
+                        *o = src[p];
+                    }
+                });
+            }
+            Representation::Coefficient => {
+                let (two_n, g) = (2 * n, g % (2 * n));
+                par::limbs(&mut out.data, n, |i, limb| {
+                    let (src, m) = (self.limb(i), self.basis.modulus(i));
+                    for (j, &a) in src.iter().enumerate() {
+                        let t = (j * g) % two_n;
+                        if t < n {
+                            limb[t] = a;
+                        } else {
+                            limb[t - n] = m.neg_mod(a);
+                        }
+                    }
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// The same polynomial in `target`, whose primes must all be primes of
+    /// this polynomial's basis (in any order): keeps the matching limbs.
+    /// Used to drop primes (levels) or to pick a digit.
+    pub fn restrict(&self, target: &Arc<RnsBasis>) -> Result<Poly> {
+        if target.n() != self.n() {
+            return Err(Error::BasisMismatch);
+        }
+        let own = self.basis.primes();
+        let mut data = Vec::with_capacity(target.len() * self.n());
+        for q in target.primes() {
+            let i = own
+                .iter()
+                .position(|&p| p == q)
+                .ok_or(Error::BasisMismatch)?;
+            data.extend_from_slice(self.limb(i));
+        }
+        Ok(Poly {
+            basis: target.clone(),
+            repr: self.repr,
+            data,
+        })
+    }
+
+    /// Joins polynomials in the same representation whose bases concatenate
+    /// to `target` (e.g. a part in Q and a part in P into Q || P).
+    pub fn join(target: &Arc<RnsBasis>, parts: &[&Poly]) -> Result<Poly> {
+        let first = parts.first().ok_or(Error::BasisMismatch)?;
+        let mut data = Vec::with_capacity(target.len() * target.n());
+        let mut primes = Vec::with_capacity(target.len());
+        for p in parts {
+            p.expect_representation(first.repr)?;
+            data.extend_from_slice(&p.data);
+            primes.extend(p.basis.primes());
+        }
+        if primes != target.primes() || first.n() != target.n() {
+            return Err(Error::BasisMismatch);
+        }
+        Ok(Poly {
+            basis: target.clone(),
+            repr: first.repr,
+            data,
+        })
+    }
+}
+
+/// The NTT-domain slot permutation of X -> X^g (g odd) for ring degree n:
+/// `perm[j] = j'` with 2 brv(j') + 1 = (2 brv(j) + 1) g mod 2n, so that the
+/// image of A is A'[j] = A[perm[j]].
+pub fn galois_permutation(n: usize, g: usize) -> Result<Vec<usize>> {
+    if !n.is_power_of_two() || n < 2 {
+        return invalid(format!("ring degree {n} is not a power of two"));
+    }
+    if g % 2 == 0 {
+        return invalid(format!("Galois element {g} must be odd"));
+    }
+    let log_n = n.trailing_zeros();
+    let brv = |j: usize| j.reverse_bits() >> (usize::BITS - log_n);
+    let mask = 2 * n - 1;
+    Ok((0..n)
+        .map(|j| {
+            let e = ((2 * brv(j) + 1) * (g & mask)) & mask;
+            brv((e - 1) / 2)
+        })
+        .collect())
+}

@@ -1,0 +1,213 @@
+//! Sampling from a ChaCha20 CSPRNG seeded by the OS or by an explicit seed.
+//!
+//! Small distributions (ternary, centered binomial, discrete Gaussian) are
+//! sampled once as signed integers; turn them into RNS polynomials with
+//! [`Poly::from_signed`], which reduces the same integers to every prime.
+
+use std::sync::Arc;
+
+use rand_chacha::ChaCha20Rng;
+use rand_core::{RngCore, SeedableRng};
+use zeroize::Zeroizing;
+
+use crate::basis::RnsBasis;
+use crate::error::{invalid, Error, Result};
+use crate::poly::{Poly, Representation};
+
+/// A 256-bit seed: everything the uniform half of a key or a seed-compressed
+/// ciphertext needs to be regenerated.
+pub type Seed = [u8; 32];
+
+/// Standard deviation of the error distribution of the HomomorphicEncryption.org standard.
+pub const DEFAULT_SIGMA: f64 = 3.2;
+
+/// Tail cut of the default discrete Gaussian: |e| <= floor(6 sigma) = 19.
+pub const DEFAULT_ERROR_BOUND: i64 = 19;
+
+/// A cryptographically secure generator (ChaCha20). Its state is never printed.
+pub struct Prng(ChaCha20Rng);
+
+impl std::fmt::Debug for Prng {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Prng { .. }")
+    }
+}
+
+impl Prng {
+    /// A generator seeded from the operating system's random source.
+    pub fn from_os() -> Result<Prng> {
+        ChaCha20Rng::try_from_os_rng()
+            .map(Prng)
+            .map_err(|e| Error::Randomness(e.to_string()))
+    }
+
+    /// A deterministic generator (tests, and regenerating public randomness).
+    pub fn from_seed(seed: Seed) -> Prng {
+        Prng(ChaCha20Rng::from_seed(seed))
+    }
+
+    /// The deterministic generator of stream `stream` under `seed`: independent
+    /// streams under one seed, e.g. one per key digit.
+    pub fn from_seed_stream(seed: Seed, stream: u64) -> Prng {
+        let mut rng = ChaCha20Rng::from_seed(seed);
+        rng.set_stream(stream);
+        Prng(rng)
+    }
+
+    /// A fresh seed drawn from this generator.
+    pub fn gen_seed(&mut self) -> Seed {
+        let mut s = [0u8; 32];
+        self.0.fill_bytes(&mut s);
+        s
+    }
+
+    /// A uniform 64-bit word.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0.next_u64()
+    }
+
+    /// Uniform in [0, bound) for bound >= 1, by rejection on the smallest
+    /// covering power of two (no modulo bias).
+    pub fn below(&mut self, bound: u64) -> u64 {
+        let mask = u64::MAX >> (bound.max(2) - 1).leading_zeros();
+        loop {
+            let x = self.0.next_u64() & mask;
+            if x < bound {
+                return x;
+            }
+        }
+    }
+}
+
+/// Uniform element of R_Q, in representation `repr`. By the CRT, independent
+/// uniform residues modulo each q_i are a uniform element modulo Q, and the NTT
+/// is a bijection, so sampling directly in either form is uniform.
+pub fn sample_uniform(basis: &Arc<RnsBasis>, repr: Representation, rng: &mut Prng) -> Poly {
+    let mut p = Poly::zero(basis, repr);
+    let n = basis.n();
+    for (i, limb) in p.data_mut().chunks_mut(n).enumerate() {
+        let q = basis.modulus(i).value();
+        limb.iter_mut().for_each(|v| *v = rng.below(q));
+    }
+    p
+}
+
+/// n coefficients uniform in {-1, 0, 1}.
+pub fn sample_ternary(n: usize, rng: &mut Prng) -> Vec<i64> {
+    (0..n).map(|_| rng.below(3) as i64 - 1).collect()
+}
+
+/// n coefficients in {-1, 0, 1} with exactly h non-zero ones (uniform positions
+/// by a partial Fisher-Yates shuffle, uniform signs).
+pub fn sample_ternary_hw(n: usize, h: usize, rng: &mut Prng) -> Result<Vec<i64>> {
+    if h > n {
+        return invalid(format!("Hamming weight {h} exceeds n = {n}"));
+    }
+    let mut idx: Zeroizing<Vec<usize>> = Zeroizing::new((0..n).collect());
+    let mut out = vec![0i64; n];
+    for i in 0..h {
+        let j = i + rng.below((n - i) as u64) as usize;
+        idx.swap(i, j);
+        out[idx[i]] = if rng.below(2) == 0 { -1 } else { 1 };
+    }
+    Ok(out)
+}
+
+/// n coefficients from the centered binomial distribution of parameter eta:
+/// sum of eta bits minus sum of eta bits, variance eta / 2, support [-eta, eta].
+/// eta = 21 gives sigma = 3.24, the usual stand-in for sigma = 3.2.
+pub fn sample_cbd(n: usize, eta: u32, rng: &mut Prng) -> Result<Vec<i64>> {
+    if eta == 0 || eta > 32 {
+        return invalid(format!("binomial parameter {eta} must be in 1..=32"));
+    }
+    let mask = u64::MAX >> (64 - eta);
+    Ok((0..n)
+        .map(|_| {
+            let w = rng.next_u64();
+            (w & mask).count_ones() as i64 - ((w >> 32) & mask).count_ones() as i64
+        })
+        .collect())
+}
+
+/// n coefficients from the discrete Gaussian of standard deviation sigma cut at
+/// |x| <= bound: Pr[x] proportional to exp(-x^2 / (2 sigma^2)).
+///
+/// Inversion sampling on a cumulative table of |x| (Pr[|x| = 0] = p(0),
+/// Pr[|x| = v] = 2 p(v)) scaled to 2^64, scanned in full for every draw so
+/// the time does not depend on the value; then a uniform sign.
+pub fn sample_gaussian(n: usize, sigma: f64, bound: i64, rng: &mut Prng) -> Result<Vec<i64>> {
+    if !(sigma > 0.0 && sigma < 1e6 && (1..=1 << 20).contains(&bound)) {
+        return invalid(format!(
+            "Gaussian sigma = {sigma} or bound = {bound} out of range"
+        ));
+    }
+    let weight = |v: i64| {
+        let w = (-(v * v) as f64 / (2.0 * sigma * sigma)).exp();
+        if v == 0 {
+            w
+        } else {
+            2.0 * w
+        }
+    };
+    let total: f64 = (0..=bound).map(weight).sum();
+    let mut acc = 0.0;
+    let cdf: Vec<u64> = (0..bound)
+        .map(|v| {
+            acc += weight(v) / total;
+            (acc * 18446744073709551616.0).min(u64::MAX as f64) as u64
+        })
+        .collect();
+    Ok((0..n)
+        .map(|_| {
+            let r = rng.next_u64();
+            let mag = cdf.iter().map(|&c| (r >= c) as i64).sum::<i64>();
+            let sign = (rng.next_u64() & 1) as i64;
+            mag * (1 - 2 * sign)
+        })
+        .collect())
+}
+
+/// The distribution of fresh errors.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum NoiseDistribution {
+    /// Discrete Gaussian of deviation `sigma`, cut at |x| <= `bound`.
+    Gaussian {
+        /// Standard deviation.
+        sigma: f64,
+        /// Tail cut.
+        bound: i64,
+    },
+    /// Centered binomial of parameter `eta` (support [-eta, eta]).
+    CenteredBinomial {
+        /// Number of bits per half.
+        eta: u32,
+    },
+}
+
+impl Default for NoiseDistribution {
+    /// sigma = 3.2, cut at 19.
+    fn default() -> Self {
+        NoiseDistribution::Gaussian {
+            sigma: DEFAULT_SIGMA,
+            bound: DEFAULT_ERROR_BOUND,
+        }
+    }
+}
+
+impl NoiseDistribution {
+    /// n samples.
+    pub fn sample(&self, n: usize, rng: &mut Prng) -> Result<Vec<i64>> {
+        match *self {
+            NoiseDistribution::Gaussian { sigma, bound } => sample_gaussian(n, sigma, bound, rng),
+            NoiseDistribution::CenteredBinomial { eta } => sample_cbd(n, eta, rng),
+        }
+    }
+
+    /// The largest |x| it can produce.
+    pub fn bound(&self) -> i64 {
+        match *self {
+            NoiseDistribution::Gaussian { bound, .. } => bound,
+            NoiseDistribution::CenteredBinomial { eta } => eta as i64,
+        }
+    }
+}

@@ -1,0 +1,217 @@
+//! Versioned binary serialization of polynomials and key-switching keys.
+//!
+//! Layout (little-endian):
+//!
+//! ```text
+//! header  = "TRKR" | version: u8 (= 1) | kind: u8 (1 = polynomial, 2 = key-switching key)
+//! poly    = n: u32 | representation: u8 (0 = coefficient, 1 = NTT) | k: u32
+//!           | primes: k x u64 | residues: k x n x u64 (limb-major)
+//! key     = digits: u32 | seed: 32 bytes | digits x poly (the b_j; the a_j come from the seed)
+//! ```
+//!
+//! Loading checks the header, that the basis is the expected one, every residue
+//! is reduced, and no byte is left over; anything else is an [`Error`], never
+//! a panic.
+
+use std::sync::Arc;
+
+use crate::basis::RnsBasis;
+use crate::error::{Error, Result};
+use crate::keyswitch::{key_uniform_part, KeySwitchContext, KeySwitchKey};
+use crate::poly::{Poly, Representation};
+
+const MAGIC: &[u8; 4] = b"TRKR";
+/// The serialization format version written by this build.
+pub const FORMAT_VERSION: u8 = 1;
+const KIND_POLY: u8 = 1;
+const KIND_KEY: u8 = 2;
+
+fn malformed<T>(msg: impl Into<String>) -> Result<T> {
+    Err(Error::Malformed(msg.into()))
+}
+
+/// A cursor over bytes being loaded; every read is bounds-checked.
+#[derive(Debug)]
+pub struct Reader<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    /// A reader at the start of `bytes`.
+    pub fn new(bytes: &'a [u8]) -> Reader<'a> {
+        Reader { bytes }
+    }
+
+    /// The next `len` bytes.
+    pub fn take(&mut self, len: usize) -> Result<&'a [u8]> {
+        if self.bytes.len() < len {
+            return malformed(format!(
+                "truncated: {len} bytes needed, {} left",
+                self.bytes.len()
+            ));
+        }
+        let (head, rest) = self.bytes.split_at(len);
+        self.bytes = rest;
+        Ok(head)
+    }
+
+    /// Next byte.
+    pub fn u8(&mut self) -> Result<u8> {
+        Ok(self.take(1)?[0])
+    }
+
+    /// Next little-endian u32.
+    pub fn u32(&mut self) -> Result<u32> {
+        let mut b = [0u8; 4];
+        b.copy_from_slice(self.take(4)?);
+        Ok(u32::from_le_bytes(b))
+    }
+
+    /// Next little-endian u64.
+    pub fn u64(&mut self) -> Result<u64> {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(self.take(8)?);
+        Ok(u64::from_le_bytes(b))
+    }
+
+    /// An error unless every byte was read.
+    pub fn finish(&self) -> Result<()> {
+        if !self.bytes.is_empty() {
+            return malformed(format!("{} trailing bytes", self.bytes.len()));
+        }
+        Ok(())
+    }
+}
+
+fn write_header(out: &mut Vec<u8>, kind: u8) {
+    out.extend_from_slice(MAGIC);
+    out.push(FORMAT_VERSION);
+    out.push(kind);
+}
+
+fn read_header(r: &mut Reader<'_>, kind: u8) -> Result<()> {
+    if r.take(4)? != MAGIC {
+        return malformed("bad magic: not triskel ring data");
+    }
+    let version = r.u8()?;
+    if version != FORMAT_VERSION {
+        return Err(Error::UnsupportedVersion(version));
+    }
+    let got = r.u8()?;
+    if got != kind {
+        return malformed(format!("object kind {got} found, {kind} expected"));
+    }
+    Ok(())
+}
+
+impl Poly {
+    /// Appends the `poly` body of the module documentation (no header), for
+    /// embedding in an engine's own formats.
+    pub fn write_body(&self, out: &mut Vec<u8>) {
+        let b = self.basis();
+        out.extend_from_slice(&(b.n() as u32).to_le_bytes());
+        out.push(match self.representation() {
+            Representation::Coefficient => 0,
+            Representation::Ntt => 1,
+        });
+        out.extend_from_slice(&(b.len() as u32).to_le_bytes());
+        for q in b.primes() {
+            out.extend_from_slice(&q.to_le_bytes());
+        }
+        out.reserve(self.data().len() * 8);
+        for v in self.data() {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+
+    /// Reads a `poly` body that must be in exactly `basis`.
+    pub fn read_body(r: &mut Reader<'_>, basis: &Arc<RnsBasis>) -> Result<Poly> {
+        let n = r.u32()? as usize;
+        if n != basis.n() {
+            return malformed(format!("ring degree {n}, expected {}", basis.n()));
+        }
+        let repr = match r.u8()? {
+            0 => Representation::Coefficient,
+            1 => Representation::Ntt,
+            t => return malformed(format!("unknown representation tag {t}")),
+        };
+        let k = r.u32()? as usize;
+        if k != basis.len() {
+            return malformed(format!("{k} primes, expected {}", basis.len()));
+        }
+        for (i, q) in basis.primes().into_iter().enumerate() {
+            let got = r.u64()?;
+            if got != q {
+                return malformed(format!("prime {i} is {got}, expected {q}"));
+            }
+        }
+        let raw = r.take(k * n * 8)?;
+        let data = raw
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+            .collect();
+        Poly::from_limbs(basis, repr, data).or_else(|e| malformed(e.to_string()))
+    }
+
+    /// Versioned bytes of the polynomial.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        write_header(&mut out, KIND_POLY);
+        self.write_body(&mut out);
+        out
+    }
+
+    /// Loads [`Poly::to_bytes`] output, which must be in exactly `basis`.
+    pub fn from_bytes(bytes: &[u8], basis: &Arc<RnsBasis>) -> Result<Poly> {
+        let mut r = Reader::new(bytes);
+        read_header(&mut r, KIND_POLY)?;
+        let p = Poly::read_body(&mut r, basis)?;
+        r.finish()?;
+        Ok(p)
+    }
+}
+
+impl KeySwitchKey {
+    /// Versioned, seed-compressed bytes: the b_j and the seed of the a_j.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        write_header(&mut out, KIND_KEY);
+        out.extend_from_slice(&(self.b.len() as u32).to_le_bytes());
+        out.extend_from_slice(&self.seed);
+        for b in &self.b {
+            b.write_body(&mut out);
+        }
+        out
+    }
+
+    /// Loads [`KeySwitchKey::to_bytes`] output for `ctx` (its basis Q || P and
+    /// digit count must match), regenerating the a_j from the seed.
+    pub fn from_bytes(bytes: &[u8], ctx: &KeySwitchContext) -> Result<KeySwitchKey> {
+        let mut r = Reader::new(bytes);
+        read_header(&mut r, KIND_KEY)?;
+        let digits = r.u32()? as usize;
+        if digits != ctx.digits().len() {
+            return malformed(format!(
+                "{digits} digits, the context has {}",
+                ctx.digits().len()
+            ));
+        }
+        let mut seed = [0u8; 32];
+        seed.copy_from_slice(r.take(32)?);
+        let b = (0..digits)
+            .map(|_| {
+                let p = Poly::read_body(&mut r, ctx.qp())?;
+                if p.representation() != Representation::Ntt {
+                    return malformed("key polynomials must be in NTT form");
+                }
+                Ok(p)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        r.finish()?;
+        Ok(KeySwitchKey {
+            seed,
+            b,
+            a: key_uniform_part(ctx, seed),
+        })
+    }
+}

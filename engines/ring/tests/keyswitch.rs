@@ -1,0 +1,114 @@
+mod common;
+
+use common::*;
+use num_bigint::BigInt;
+use num_traits::FromPrimitive;
+use triskel_ring::sampling::sample_uniform;
+use triskel_ring::{
+    KeySwitchContext, KeySwitchKey, NoiseDistribution, Poly, Prng, Representation, RnsBasis,
+    SecretDistribution, SecretKey,
+};
+
+const N: usize = 2048;
+
+fn context(dnum: usize) -> KeySwitchContext {
+    let q = RnsBasis::generate(N, 50, 4).unwrap();
+    let p = RnsBasis::generate(N, 55, 2).unwrap();
+    KeySwitchContext::new(&q, &p, dnum, NoiseDistribution::default()).unwrap()
+}
+
+/// Switches a uniform c at the level with `ql` primes and checks
+/// ||u0 + u1 s - c s'|| against the stated bound.
+fn check_switch(
+    ctx: &KeySwitchContext,
+    key: &KeySwitchKey,
+    sk: &SecretKey,
+    s_from: &Poly,
+    ql: usize,
+    rng: &mut Prng,
+) {
+    let basis = ctx.q().sub_basis(0..ql).unwrap();
+    let c = sample_uniform(&basis, Representation::Coefficient, rng);
+    let (u0, u1) = ctx.switch(key, &c).unwrap();
+    assert_eq!(u0.representation(), Representation::Ntt);
+    let s = sk.to_poly(&basis, Representation::Ntt).unwrap();
+    let mut err = u1.mul(&s).unwrap();
+    err.add_assign(&u0).unwrap();
+    let mut cn = c.clone();
+    cn.to_ntt().unwrap();
+    let mut sf = s_from.restrict(&basis).unwrap();
+    sf.to_ntt().unwrap();
+    err.sub_assign(&cn.mul(&sf).unwrap()).unwrap();
+    let norm = inf_norm(&reconstruct_centered(&err));
+    let bound = ctx.noise_bound(ql, sk.l1_norm());
+    assert!(
+        norm <= BigInt::from_f64(bound).unwrap(),
+        "noise {norm} > bound {bound}"
+    );
+    assert!(norm > BigInt::from(0), "suspiciously noiseless");
+}
+
+#[test]
+fn relinearization_and_galois_switches_decrypt_within_bound() {
+    let mut rng = Prng::from_seed([11; 32]);
+    for dnum in [1, 2, 4] {
+        let ctx = context(dnum);
+        let sk = SecretKey::generate(N, SecretDistribution::Ternary, &mut rng).unwrap();
+        let s = sk.to_poly(ctx.qp(), Representation::Ntt).unwrap();
+        let rlk = KeySwitchKey::relinearization(&ctx, &sk, &mut rng).unwrap();
+        let s2 = s.mul(&s).unwrap();
+        for ql in [4, 3, 1] {
+            check_switch(&ctx, &rlk, &sk, &s2, ql, &mut rng);
+        }
+        let gk = KeySwitchKey::galois(&ctx, &sk, 5, &mut rng).unwrap();
+        let sg = s.automorphism(5).unwrap();
+        check_switch(&ctx, &gk, &sk, &sg, 4, &mut rng);
+    }
+}
+
+#[test]
+fn switch_between_unrelated_secrets_and_hamming_weight() {
+    let mut rng = Prng::from_seed([12; 32]);
+    let ctx = context(2);
+    let from = SecretKey::generate(N, SecretDistribution::Ternary, &mut rng).unwrap();
+    let to =
+        SecretKey::generate(N, SecretDistribution::TernaryHammingWeight(64), &mut rng).unwrap();
+    let sf = from.to_poly(ctx.qp(), Representation::Coefficient).unwrap();
+    let key = KeySwitchKey::generate(&ctx, &sf, &to, &mut rng).unwrap();
+    check_switch(&ctx, &key, &to, &sf, 4, &mut rng);
+}
+
+#[test]
+fn results_do_not_depend_on_thread_count() {
+    let ctx = context(2);
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let mut rng = Prng::from_seed([13; 32]);
+            let sk = SecretKey::generate(N, SecretDistribution::Ternary, &mut rng).unwrap();
+            let rlk = KeySwitchKey::relinearization(&ctx, &sk, &mut rng).unwrap();
+            let c = sample_uniform(ctx.q(), Representation::Ntt, &mut rng);
+            let out = ctx.switch(&rlk, &c).unwrap();
+            (rlk, out)
+        })
+    };
+    assert_eq!(run(1), run(2));
+}
+
+#[test]
+fn foreign_keys_and_levels_are_errors() {
+    let mut rng = Prng::from_seed([14; 32]);
+    let ctx = context(2);
+    let other = context(4);
+    let sk = SecretKey::generate(N, SecretDistribution::Ternary, &mut rng).unwrap();
+    let rlk = KeySwitchKey::relinearization(&other, &sk, &mut rng).unwrap();
+    let c = sample_uniform(ctx.q(), Representation::Ntt, &mut rng);
+    assert!(ctx.switch(&rlk, &c).is_err());
+    let good = KeySwitchKey::relinearization(&ctx, &sk, &mut rng).unwrap();
+    let wrong = sample_uniform(ctx.p(), Representation::Ntt, &mut rng);
+    assert!(ctx.switch(&good, &wrong).is_err());
+    assert!(format!("{sk:?}").len() < 40);
+}

@@ -1,0 +1,146 @@
+mod common;
+
+use common::*;
+use num_bigint::BigInt;
+use triskel_ring::sampling::{sample_gaussian, sample_uniform};
+use triskel_ring::{galois_permutation, Error, Poly, Prng, Representation, RnsBasis};
+
+const N: usize = 1024;
+
+#[test]
+fn small_polynomials_are_crt_consistent() {
+    let basis = RnsBasis::generate(N, 50, 3).unwrap();
+    let mut rng = Prng::from_seed([1; 32]);
+    let e = sample_gaussian(N, 3.2, 19, &mut rng).unwrap();
+    let p = Poly::from_signed(&basis, &e, Representation::Ntt).unwrap();
+    assert_eq!(reconstruct_centered(&p), big(&e));
+}
+
+#[test]
+fn arithmetic_matches_big_integer_reference() {
+    let basis = RnsBasis::generate(N, 55, 3).unwrap();
+    let mut rng = Prng::from_seed([2; 32]);
+    let a = sample_uniform(&basis, Representation::Coefficient, &mut rng);
+    let b = sample_uniform(&basis, Representation::Coefficient, &mut rng);
+    let q = BigInt::from(product(&basis));
+    let (ab, bb) = (reconstruct_centered(&a), reconstruct_centered(&b));
+    let modq =
+        |v: Vec<BigInt>| -> Vec<BigInt> { v.into_iter().map(|x| ((x % &q) + &q) % &q).collect() };
+    let expect = |v: Vec<BigInt>| modq(v);
+    let got = |p: &Poly| modq(reconstruct(p).into_iter().map(BigInt::from).collect());
+
+    let sum = a.add(&b).unwrap();
+    assert_eq!(
+        got(&sum),
+        expect(ab.iter().zip(&bb).map(|(x, y)| x + y).collect())
+    );
+    let diff = a.sub(&b).unwrap();
+    assert_eq!(
+        got(&diff),
+        expect(ab.iter().zip(&bb).map(|(x, y)| x - y).collect())
+    );
+    let neg = a.neg().unwrap();
+    assert_eq!(got(&neg), expect(ab.iter().map(|x| -x).collect()));
+    let mut small = a.clone();
+    small.mul_small_assign(-7).unwrap();
+    assert_eq!(got(&small), expect(ab.iter().map(|x| x * -7).collect()));
+
+    // Product with a small polynomial (keeps the schoolbook reference cheap).
+    let s: Vec<i64> = (0..N as i64).map(|i| (i * 7 % 5) - 2).collect();
+    let sp = Poly::from_signed(&basis, &s, Representation::Ntt).unwrap();
+    let mut an = a.clone();
+    an.to_ntt().unwrap();
+    let prod = an.mul(&sp).unwrap();
+    assert_eq!(got(&prod), expect(negacyclic(&big(&s), &ab)));
+    let mut acc = prod.clone();
+    acc.mul_acc(&an, &sp).unwrap();
+    assert_eq!(
+        got(&acc),
+        expect(
+            negacyclic(&big(&s), &ab)
+                .into_iter()
+                .map(|x| x * 2)
+                .collect()
+        )
+    );
+}
+
+#[test]
+fn mismatches_are_errors() {
+    let basis = RnsBasis::generate(N, 50, 2).unwrap();
+    let other = RnsBasis::generate(N, 45, 2).unwrap();
+    let a = Poly::zero(&basis, Representation::Coefficient);
+    let b = Poly::zero(&basis, Representation::Ntt);
+    let c = Poly::zero(&other, Representation::Coefficient);
+    assert!(matches!(
+        a.add(&b),
+        Err(Error::RepresentationMismatch { .. })
+    ));
+    assert_eq!(a.add(&c), Err(Error::BasisMismatch));
+    assert!(matches!(
+        a.mul(&a),
+        Err(Error::RepresentationMismatch { .. })
+    ));
+    assert!(a.automorphism(4).is_err());
+    assert!(Poly::from_limbs(&basis, Representation::Ntt, vec![0; 3]).is_err());
+    let q0 = basis.primes()[0];
+    let mut bad = vec![0; 2 * N];
+    bad[5] = q0;
+    assert!(Poly::from_limbs(&basis, Representation::Ntt, bad).is_err());
+    assert!(RnsBasis::new(N, &[basis.primes()[0], basis.primes()[0]]).is_err());
+    assert!(RnsBasis::new(N, &[97]).is_err());
+    assert!(basis.digits(3).is_err());
+}
+
+#[test]
+fn automorphism_forms_agree_with_reference() {
+    let basis = RnsBasis::generate(N, 50, 2).unwrap();
+    let mut rng = Prng::from_seed([3; 32]);
+    let a = sample_uniform(&basis, Representation::Coefficient, &mut rng);
+    let ab = reconstruct_centered(&a);
+    let q = BigInt::from(product(&basis));
+    for g in [3usize, 5, 2 * N - 1, 25, 2 * N + 3] {
+        // Reference: a_i X^(i g) with X^N = -1.
+        let mut expect = vec![BigInt::from(0); N];
+        for (i, c) in ab.iter().enumerate() {
+            let t = (i * g) % (2 * N);
+            if t < N {
+                expect[t] = ((c % &q) + &q) % &q;
+            } else {
+                expect[t - N] = ((-c % &q) + &q) % &q;
+            }
+        }
+        let coef = a.automorphism(g).unwrap();
+        let got: Vec<BigInt> = reconstruct(&coef).into_iter().map(BigInt::from).collect();
+        assert_eq!(got, expect, "g = {g}");
+        let mut an = a.clone();
+        an.to_ntt().unwrap();
+        let mut via_ntt = an.automorphism(g).unwrap();
+        via_ntt.to_coefficient().unwrap();
+        assert_eq!(via_ntt, coef, "g = {g}");
+    }
+    let perm = galois_permutation(N, 5).unwrap();
+    let mut seen = vec![false; N];
+    perm.iter().for_each(|&p| seen[p] = true);
+    assert!(seen.iter().all(|&s| s));
+}
+
+#[test]
+fn sub_bases_and_restriction() {
+    let basis = RnsBasis::generate(N, 50, 5).unwrap();
+    let digits = basis.digits(2).unwrap();
+    assert_eq!(
+        digits.iter().map(|d| d.len()).collect::<Vec<_>>(),
+        vec![3, 2]
+    );
+    let joined = digits[0].concat(&digits[1]).unwrap();
+    assert_eq!(*joined, *basis);
+    let mut rng = Prng::from_seed([4; 32]);
+    let a = sample_uniform(&basis, Representation::Ntt, &mut rng);
+    let parts: Vec<Poly> = digits.iter().map(|d| a.restrict(d).unwrap()).collect();
+    let back = Poly::join(&joined, &[&parts[0], &parts[1]]).unwrap();
+    assert_eq!(back.data(), a.data());
+    let lower = basis.drop_last().unwrap();
+    assert_eq!(a.restrict(&lower).unwrap().limb(3), a.limb(3));
+    assert_eq!(lower.len(), 4);
+}

@@ -1,0 +1,69 @@
+use triskel_ring::sampling::*;
+use triskel_ring::{Prng, Representation, RnsBasis};
+
+const N: usize = 1 << 14;
+
+fn mean_var(v: &[i64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<i64>() as f64 / n;
+    let var = v.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / n;
+    (mean, var)
+}
+
+#[test]
+fn gaussian_range_and_variance() {
+    let mut rng = Prng::from_os().unwrap();
+    let v = sample_gaussian(N, 3.2, 19, &mut rng).unwrap();
+    assert!(v.iter().all(|x| x.abs() <= 19));
+    let (mean, var) = mean_var(&v);
+    assert!(mean.abs() < 0.15, "mean {mean}");
+    assert!((var - 3.2 * 3.2).abs() < 0.6, "variance {var}");
+    assert!(sample_gaussian(N, -1.0, 19, &mut rng).is_err());
+}
+
+#[test]
+fn binomial_range_and_variance() {
+    let mut rng = Prng::from_os().unwrap();
+    let v = sample_cbd(N, 21, &mut rng).unwrap();
+    assert!(v.iter().all(|x| x.abs() <= 21));
+    let (mean, var) = mean_var(&v);
+    assert!(mean.abs() < 0.15, "mean {mean}");
+    assert!((var - 10.5).abs() < 0.6, "variance {var}");
+    assert!(sample_cbd(N, 0, &mut rng).is_err());
+}
+
+#[test]
+fn ternary_distributions() {
+    let mut rng = Prng::from_os().unwrap();
+    let t = sample_ternary(N, &mut rng);
+    assert!(t.iter().all(|x| x.abs() <= 1));
+    for val in -1..=1 {
+        let frac = t.iter().filter(|&&x| x == val).count() as f64 / N as f64;
+        assert!((frac - 1.0 / 3.0).abs() < 0.03, "{val}: {frac}");
+    }
+    let h = sample_ternary_hw(N, 64, &mut rng).unwrap();
+    assert_eq!(h.iter().filter(|&&x| x != 0).count(), 64);
+    assert!(h.iter().all(|x| x.abs() <= 1));
+    assert!(sample_ternary_hw(N, N + 1, &mut rng).is_err());
+}
+
+#[test]
+fn uniform_is_reduced_and_seeded_sampling_is_deterministic() {
+    let basis = RnsBasis::generate(1024, 40, 2).unwrap();
+    let a = sample_uniform(&basis, Representation::Ntt, &mut Prng::from_seed([9; 32]));
+    let b = sample_uniform(&basis, Representation::Ntt, &mut Prng::from_seed([9; 32]));
+    assert_eq!(a, b);
+    let c = sample_uniform(
+        &basis,
+        Representation::Ntt,
+        &mut Prng::from_seed_stream([9; 32], 1),
+    );
+    assert_ne!(a, c);
+    for i in 0..2 {
+        let q = basis.modulus(i).value();
+        assert!(a.limb(i).iter().all(|&v| v < q));
+        // Mean of uniform [0, q) is q/2; the top bit is set about half the time.
+        let high = a.limb(i).iter().filter(|&&v| v >= q / 2).count() as f64 / 1024.0;
+        assert!((high - 0.5).abs() < 0.07, "{high}");
+    }
+}

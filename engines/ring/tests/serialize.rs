@@ -1,0 +1,67 @@
+use triskel_ring::sampling::sample_uniform;
+use triskel_ring::{
+    Error, KeySwitchContext, KeySwitchKey, NoiseDistribution, Poly, Prng, Representation, RnsBasis,
+    SecretDistribution, SecretKey,
+};
+
+const N: usize = 1024;
+
+#[test]
+fn poly_round_trip_and_rejections() {
+    let basis = RnsBasis::generate(N, 50, 3).unwrap();
+    let mut rng = Prng::from_seed([21; 32]);
+    for repr in [Representation::Coefficient, Representation::Ntt] {
+        let p = sample_uniform(&basis, repr, &mut rng);
+        let bytes = p.to_bytes();
+        assert_eq!(Poly::from_bytes(&bytes, &basis).unwrap(), p);
+        for cut in [0, 3, 5, 6, 10, 15, 30, bytes.len() - 1] {
+            assert!(matches!(
+                Poly::from_bytes(&bytes[..cut], &basis),
+                Err(Error::Malformed(_))
+            ));
+        }
+        let mut long = bytes.clone();
+        long.push(0);
+        assert!(Poly::from_bytes(&long, &basis).is_err());
+        // A residue >= q.
+        let mut bad = bytes.clone();
+        let off = bytes.len() - 8;
+        bad[off..].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(matches!(
+            Poly::from_bytes(&bad, &basis),
+            Err(Error::Malformed(_))
+        ));
+        let mut version = bytes.clone();
+        version[4] = 99;
+        assert_eq!(
+            Poly::from_bytes(&version, &basis),
+            Err(Error::UnsupportedVersion(99))
+        );
+        let mut tag = bytes.clone();
+        tag[10] = 7;
+        assert!(Poly::from_bytes(&tag, &basis).is_err());
+        let other = RnsBasis::generate(N, 45, 3).unwrap();
+        assert!(Poly::from_bytes(&bytes, &other).is_err());
+        assert!(Poly::from_bytes(&bytes, &basis.drop_last().unwrap()).is_err());
+    }
+}
+
+#[test]
+fn key_round_trip_is_seed_compressed() {
+    let q = RnsBasis::generate(N, 50, 3).unwrap();
+    let p = RnsBasis::generate(N, 55, 1).unwrap();
+    let ctx = KeySwitchContext::new(&q, &p, 3, NoiseDistribution::default()).unwrap();
+    let mut rng = Prng::from_seed([22; 32]);
+    let sk = SecretKey::generate(N, SecretDistribution::Ternary, &mut rng).unwrap();
+    let key = KeySwitchKey::galois(&ctx, &sk, 3, &mut rng).unwrap();
+    let bytes = key.to_bytes();
+    // Only the b half plus a seed: about half of the full key.
+    assert!(bytes.len() < 3 * 4 * N * 8 + 200);
+    assert_eq!(KeySwitchKey::from_bytes(&bytes, &ctx).unwrap(), key);
+    assert!(KeySwitchKey::from_bytes(&bytes[..bytes.len() - 1], &ctx).is_err());
+    let other = KeySwitchContext::new(&q, &p, 1, NoiseDistribution::default()).unwrap();
+    assert!(KeySwitchKey::from_bytes(&bytes, &other).is_err());
+    let mut kind = bytes.clone();
+    kind[5] = 1;
+    assert!(KeySwitchKey::from_bytes(&kind, &ctx).is_err());
+}
