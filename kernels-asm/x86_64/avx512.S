@@ -81,13 +81,12 @@ NTT_FORWARD triskel_avx512_ntt_forward
 NTT_INVERSE triskel_avx512_ntt_inverse
 SIMPLE_OPS triskel_avx512
 
-/* Barrett constants of the modulus at [m] (clobbers rax, r9, r10, r11):
+/* Barrett constants of the modulus at [m] (clobbers rax, r9, r10, r11; needs BMI2):
  * xmm25 = L - 1, xmm24 = 65 - L, zmm26 = mu = floor(2^128 / q) >> (65 - L),
  * zmm27 = mu >> 32. */
 .macro BARRETT_SETUP m
-        lzcnt   rax, [\m]
-        neg     rax
-        add     rax, 64                 // L
+        bsr     rax, [\m]
+        inc     rax                     // L
         lea     r10, [rax - 1]
         vmovq   xmm25, r10
         mov     r10, 65

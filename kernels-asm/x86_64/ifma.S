@@ -55,12 +55,11 @@ NTT_FORWARD triskel_ifma_ntt_forward
 NTT_INVERSE triskel_ifma_ntt_inverse
 SIMPLE_OPS triskel_ifma
 
-/* Barrett constants of the modulus at [m] (clobbers rax, r9, r10, r11):
+/* Barrett constants of the modulus at [m] (clobbers rax, r9, r10, r11; needs BMI2):
  * xmm25 = L - 1, xmm24 = 53 - L, zmm26 = floor(2^128 / q) >> (77 - L). */
 .macro BARRETT_SETUP m
-        lzcnt   rax, [\m]
-        neg     rax
-        add     rax, 64                 // L
+        bsr     rax, [\m]
+        inc     rax                     // L
         lea     r10, [rax - 1]
         vmovq   xmm25, r10
         mov     r10, 53

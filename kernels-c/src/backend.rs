@@ -111,11 +111,15 @@ impl Backend {
             Backend::Avx512 => {
                 std::arch::is_x86_feature_detected!("avx512f")
                     && std::arch::is_x86_feature_detected!("avx512dq")
+                    && std::arch::is_x86_feature_detected!("bmi2")
             }
+            // The IFMA kernels also use AVX-512DQ mask moves and BMI2 shifts.
             #[cfg(target_arch = "x86_64")]
             Backend::Avx512Ifma => {
                 std::arch::is_x86_feature_detected!("avx512f")
+                    && std::arch::is_x86_feature_detected!("avx512dq")
                     && std::arch::is_x86_feature_detected!("avx512ifma")
+                    && std::arch::is_x86_feature_detected!("bmi2")
             }
             #[cfg(target_arch = "aarch64")]
             Backend::Neon => std::arch::is_aarch64_feature_detected!("neon"),

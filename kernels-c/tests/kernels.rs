@@ -293,3 +293,72 @@ fn dispatch_lists_and_selects_usable_backends() {
         }
     }
 }
+
+/// Every SIMD backend equals portable bit for bit with the largest primes it
+/// accepts (2^50 - small for avx512ifma, 2^62 - small for avx512 and neon),
+/// on random data and on the edge values 0, 1, q - 1, at two sizes.
+#[test]
+fn top_of_range_primes_match_portable() {
+    for backend in available_backends()
+        .into_iter()
+        .filter(|&b| b != Backend::Portable)
+    {
+        let bits = backend.max_modulus_bits();
+        for n in [4096usize, 1 << 17] {
+            for q in ntt_primes(bits, n, 2).unwrap() {
+                let (fast, slow) = (
+                    Modulus::with_backend(q, backend).unwrap(),
+                    Modulus::with_backend(q, Backend::Portable).unwrap(),
+                );
+                let (pf, ps) = (
+                    NttPlan::new(n, &fast).unwrap(),
+                    NttPlan::new(n, &slow).unwrap(),
+                );
+                let edges = [0, 1, q - 1];
+                let a: Vec<u64> = (0..n as u64)
+                    .map(|i| match i % 5 {
+                        0..=2 => edges[(i % 3) as usize],
+                        _ => i.wrapping_mul(0x9e37_79b9_7f4a_7c15) % q,
+                    })
+                    .collect();
+                let b: Vec<u64> = a
+                    .iter()
+                    .rev()
+                    .map(|&x| (q - 1 - x) ^ 1)
+                    .map(|x| x % q)
+                    .collect();
+                let s = q - 2;
+                let run = |m: &Modulus, plan: &NttPlan| {
+                    let mut out = Vec::new();
+                    let mut x = a.clone();
+                    plan.forward(&mut x).unwrap();
+                    out.push(x.clone());
+                    plan.inverse(&mut x).unwrap();
+                    out.push(x);
+                    let mut y = b.clone();
+                    plan.inverse(&mut y).unwrap();
+                    out.push(y);
+                    let mut r = vec![0u64; n];
+                    mul(m, &mut r, &a, &b).unwrap();
+                    out.push(r.clone());
+                    mul_acc(m, &mut r, &a, &a).unwrap();
+                    out.push(r.clone());
+                    mul_scalar(m, &mut r, &b, s).unwrap();
+                    out.push(r.clone());
+                    add(m, &mut r, &a, &b).unwrap();
+                    out.push(r.clone());
+                    sub(m, &mut r, &a, &b).unwrap();
+                    out.push(r.clone());
+                    neg(m, &mut r, &b).unwrap();
+                    out.push(r);
+                    out
+                };
+                let (got, want) = (run(&fast, &pf), run(&slow, &ps));
+                assert_eq!(got[1], a, "round trip, {backend:?} q={q} n={n}");
+                for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                    assert!(g == w, "output {i} differs: {backend:?} q={q} n={n}");
+                }
+            }
+        }
+    }
+}
