@@ -2,10 +2,13 @@
 //!
 //! This crate is the public face of the project. Today it offers the kernel
 //! layer ([`kernels`]: NTT and modular vector arithmetic with run-time backend
-//! dispatch) and the measurement helpers behind `triskel bench`; the engines
-//! (BFV, CKKS, TFHE), the router that picks one per operation and attestation
-//! join it as they land.
+//! dispatch), the BFV engine ([`bfv`]), attestation of results with three
+//! post-quantum signature families ([`attest`]) and the measurement helpers
+//! behind `triskel bench`. The CKKS and TFHE engines and the router that picks
+//! an engine per operation are not built yet.
 
+pub use triskel_attest as attest;
+pub use triskel_bfv as bfv;
 pub use triskel_kernels as kernels;
 
 pub mod measure;

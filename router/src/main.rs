@@ -2,6 +2,7 @@
 
 use clap::{Parser, Subcommand};
 
+mod attest_cli;
 mod cli;
 
 #[derive(Parser, Debug)]
@@ -26,6 +27,11 @@ enum Command {
     },
     /// Runs what triskel can do, checks every result and prints timings.
     Demo,
+    /// Post-quantum attestation of results (ML-DSA + Falcon + SLH-DSA).
+    Attest {
+        #[command(subcommand)]
+        what: attest_cli::AttestCommand,
+    },
 }
 
 fn main() {
@@ -34,6 +40,7 @@ fn main() {
         Command::Info => cli::info::run(),
         Command::Bench { what } => cli::bench::run(what),
         Command::Demo => cli::demo::run(),
+        Command::Attest { what } => attest_cli::run(what),
     };
     if let Err(e) = result {
         eprintln!("triskel: error: {e}");

@@ -1,9 +1,21 @@
 //! Limb-parallel loops: rayon with feature `parallel`, a plain loop without.
 //!
 //! Every closure writes only its own limb, so results never depend on the
-//! number of threads.
+//! number of threads. Small polynomials stay on the calling thread: handing
+//! a few microseconds of work to the pool costs more (two context switches)
+//! than it saves.
 
 use crate::error::Result;
+
+/// Below this many values (all limbs together) loops run sequentially.
+#[cfg(feature = "parallel")]
+const PARALLEL_MIN_VALUES: usize = 1 << 15;
+
+/// True when a loop over `len` values should go to the rayon pool.
+#[cfg(feature = "parallel")]
+fn worth_parallel(len: usize, n: usize) -> bool {
+    len >= PARALLEL_MIN_VALUES && len > n && rayon::current_num_threads() > 1
+}
 
 /// Runs `f(i, limb_i)` for every limb (chunk of n values) of `data`.
 pub(crate) fn try_limbs<F>(data: &mut [u64], n: usize, f: F) -> Result<()>
@@ -11,18 +23,16 @@ where
     F: Fn(usize, &mut [u64]) -> Result<()> + Sync + Send,
 {
     #[cfg(feature = "parallel")]
-    {
+    if worth_parallel(data.len(), n) {
         use rayon::prelude::*;
-        data.par_chunks_mut(n)
+        return data
+            .par_chunks_mut(n)
             .enumerate()
-            .try_for_each(|(i, l)| f(i, l))
+            .try_for_each(|(i, l)| f(i, l));
     }
-    #[cfg(not(feature = "parallel"))]
-    {
-        data.chunks_mut(n)
-            .enumerate()
-            .try_for_each(|(i, l)| f(i, l))
-    }
+    data.chunks_mut(n)
+        .enumerate()
+        .try_for_each(|(i, l)| f(i, l))
 }
 
 /// Runs `f(i, limb_i)` for every limb of `data` (infallible closures).
@@ -31,14 +41,12 @@ where
     F: Fn(usize, &mut [u64]) + Sync + Send,
 {
     #[cfg(feature = "parallel")]
-    {
+    if worth_parallel(data.len(), n) {
         use rayon::prelude::*;
         data.par_chunks_mut(n)
             .enumerate()
-            .for_each(|(i, l)| f(i, l))
+            .for_each(|(i, l)| f(i, l));
+        return;
     }
-    #[cfg(not(feature = "parallel"))]
-    {
-        data.chunks_mut(n).enumerate().for_each(|(i, l)| f(i, l))
-    }
+    data.chunks_mut(n).enumerate().for_each(|(i, l)| f(i, l))
 }

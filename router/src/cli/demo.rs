@@ -2,10 +2,13 @@
 
 use std::time::{Duration, Instant};
 
+use triskel::bfv::{BfvContext, BfvParameters, Plaintext, SecretKey};
 use triskel::kernels::{self, Backend, Modulus, NttPlan};
 use triskel::measure::median_ns;
 
 use super::bench::sample_residues;
+use super::bfv_workloads;
+use super::workloads::print_workload;
 use super::CliResult;
 
 pub fn run() -> CliResult {
@@ -17,6 +20,75 @@ pub fn run() -> CliResult {
     println!();
     for bits in [50, 60] {
         negacyclic_product(4096, bits)?;
+    }
+    bfv_demo()
+}
+
+/// The BFV engine: the biometric match on three parameter sets, multiply +
+/// relinearize, and what noise costs.
+fn bfv_demo() -> CliResult {
+    println!("BFV encrypted biometric match: 128 int8 features per embedding, n/128 templates per");
+    println!("ciphertext, multiply-plain + 7 rotate-and-add; scores checked against the plaintext");
+    for params in [
+        BfvParameters::n4096_shallow(),
+        BfvParameters::n4096(),
+        BfvParameters::n16384(),
+    ] {
+        let (report, templates) = bfv_workloads::biometric_match(params)?;
+        print!("  {templates:>4} templates  ");
+        print_workload(&report);
+        if !report.verified {
+            return Err("the biometric match decrypted wrong scores".into());
+        }
+    }
+    println!();
+    println!("BFV multiply + relinearize (public-key encryption, all n slots):");
+    let report = bfv_workloads::mul_relin(BfvParameters::n8192())?;
+    print!("  ");
+    print_workload(&report);
+    if !report.verified {
+        return Err("multiply + relinearize decrypted a wrong product".into());
+    }
+    println!();
+    noise_demo()
+}
+
+/// Noise budget (measured with the secret key, and the ciphertext's own
+/// estimate) along a chain of squarings until the engine refuses.
+fn noise_demo() -> CliResult {
+    let ctx = BfvContext::new(BfvParameters::n8192())?;
+    let sk = SecretKey::generate(&ctx)?;
+    let rk = sk.relin_key()?;
+    let t = ctx.plain_modulus();
+    let mut ct = sk
+        .public_key()?
+        .encrypt(&Plaintext::from_slots(&ctx, &[3, 5, 7])?)?;
+    let mut expected = [3u64, 5, 7];
+    println!(
+        "BFV noise budget on {} (log2 QP = {:.1}), squaring 3, 5, 7:",
+        ctx.params().name(),
+        ctx.log2_qp()
+    );
+    for depth in 0.. {
+        let got = sk.decrypt(&ct)?.to_slots()?;
+        println!(
+            "  depth {depth}: measured {:5.1} bits, estimated {:5.1} bits, slots {:?} (correct: {})",
+            sk.noise_budget(&ct)?,
+            ct.estimated_noise_budget(),
+            &got[..3],
+            if got[..3] == expected[..] { "yes" } else { "NO" }
+        );
+        if got[..3] != expected[..] {
+            return Err("a squaring decrypted wrong".into());
+        }
+        match ct.square().and_then(|c| c.relinearize(&rk)) {
+            Ok(next) => ct = next,
+            Err(e) => {
+                println!("  depth {}: refused: {e}", depth + 1);
+                break;
+            }
+        }
+        expected.iter_mut().for_each(|v| *v = *v * *v % t);
     }
     Ok(())
 }

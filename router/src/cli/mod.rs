@@ -1,6 +1,7 @@
 //! Subcommands of the `triskel` program.
 
 pub mod bench;
+pub mod bfv_workloads;
 pub mod demo;
 pub mod info;
 pub mod workloads;

@@ -1,0 +1,315 @@
+//! The BFV context: everything derived from a parameter set, computed once
+//! and shared (through `Arc`) by keys, plaintexts and ciphertexts.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
+
+use num_bigint::BigUint;
+use num_traits::ToPrimitive;
+use triskel_kernels::{ntt_primes, Modulus, NttPlan};
+use triskel_ring::{BaseConverter, DivRound, KeySwitchContext, NoiseDistribution, RnsBasis};
+
+use crate::error::{Error, Result};
+use crate::params::BfvParameters;
+
+/// Bit size of the auxiliary primes of multiplication: below 2^50, so the
+/// AVX-512 IFMA kernels serve them where the CPU has them.
+const AUX_PRIME_BITS: u32 = 50;
+
+/// Precomputed parameters of one BFV instance: the ciphertext bases at every
+/// level, key switching, batching and the constants of encryption,
+/// decryption and multiplication. Answers every question about the set.
+pub struct BfvContext {
+    params: BfvParameters,
+    levels: Vec<Level>,
+    key_switch: KeySwitchContext,
+    batching: Option<Batching>,
+    noise: NoiseDistribution,
+}
+
+/// The tables of one level: the first `level + 1` primes of Q.
+pub(crate) struct Level {
+    pub basis: Arc<RnsBasis>,
+    /// floor(Q_l / t) mod q_i.
+    pub delta: Vec<u64>,
+    /// Q_l mod t.
+    pub q_mod_t: u64,
+    /// floor(t * 2^128 / q_i), the fixed-point fractions of decryption.
+    pub t_over_q: Vec<u128>,
+    /// Division by the last prime, towards the level below (none at level 0).
+    pub switch_down: Option<DivRound>,
+    /// Multiplication tables, built on first use.
+    mul: OnceLock<std::result::Result<MulTables, Error>>,
+    pub log2_q: f64,
+}
+
+/// Tables of HPS multiplication at one level: an auxiliary basis B with
+/// B > 4 t n Q_l, and the conversions between Q_l and B.
+pub(crate) struct MulTables {
+    /// B || Q_l, where the tensor product is computed.
+    pub aux_q: Arc<RnsBasis>,
+    pub q_to_aux: BaseConverter,
+    /// round(x / Q_l) from B || Q_l to B.
+    pub scale: DivRound,
+    pub aux_to_q: BaseConverter,
+}
+
+/// Slot layout of the batch encoder.
+pub(crate) struct Batching {
+    pub plan: NttPlan,
+    /// slot s (row s / (n/2), column s % (n/2)) lives at NTT index slot_index[s].
+    pub slot_index: Vec<usize>,
+}
+
+impl std::fmt::Debug for BfvContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BfvContext")
+            .field("params", &self.params)
+            .field("q", &self.q_primes())
+            .field("p", &self.key_switch.p().primes())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Distinct NTT-friendly primes for n with the given bit sizes, in order:
+/// the largest primes of each size, handed out in turn.
+fn allocate_primes(n: usize, bits: &[u32]) -> Result<Vec<u64>> {
+    let mut counts = BTreeMap::new();
+    for &b in bits {
+        *counts.entry(b).or_insert(0usize) += 1;
+    }
+    let mut pools = BTreeMap::new();
+    for (&b, &count) in &counts {
+        pools.insert(b, ntt_primes(b, n, count)?.into_iter());
+    }
+    Ok(bits
+        .iter()
+        .map(|b| {
+            pools
+                .get_mut(b)
+                .and_then(Iterator::next)
+                .expect("pool sized by counts")
+        })
+        .collect())
+}
+
+fn product(primes: &[u64]) -> BigUint {
+    primes.iter().fold(BigUint::from(1u32), |acc, &q| acc * q)
+}
+
+fn big_mod(x: &BigUint, m: u64) -> u64 {
+    (x % m).to_u64().expect("a residue fits in u64")
+}
+
+impl BfvContext {
+    /// Validates the parameters (including 128-bit security, unless allowed
+    /// otherwise) and precomputes everything.
+    pub fn new(params: BfvParameters) -> Result<Arc<BfvContext>> {
+        params.validate()?;
+        let n = params.n;
+        let all_bits: Vec<u32> = params
+            .q_bits
+            .iter()
+            .chain(&params.p_bits)
+            .copied()
+            .collect();
+        let primes = allocate_primes(n, &all_bits)?;
+        let (q_primes, p_primes) = primes.split_at(params.q_bits.len());
+        let q = RnsBasis::new(n, q_primes)?;
+        let p = RnsBasis::new(n, p_primes)?;
+        let noise = NoiseDistribution::default();
+        let key_switch = KeySwitchContext::new(&q, &p, params.dnum, noise)?;
+        let t = params.plain_modulus;
+        let batching = Batching::new(n, t);
+        let levels = (1..=q.len())
+            .map(|len| Level::new(&q, len, t))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Arc::new(BfvContext {
+            params,
+            levels,
+            key_switch,
+            batching,
+            noise,
+        }))
+    }
+
+    /// The parameter set.
+    pub fn params(&self) -> &BfvParameters {
+        &self.params
+    }
+
+    /// Ring degree n.
+    pub fn n(&self) -> usize {
+        self.params.n
+    }
+
+    /// Plaintext modulus t.
+    pub fn plain_modulus(&self) -> u64 {
+        self.params.plain_modulus
+    }
+
+    /// The ciphertext primes q_0..q_{k-1}.
+    pub fn q_primes(&self) -> Vec<u64> {
+        self.key_switch.q().primes()
+    }
+
+    /// The special (key-switching) primes.
+    pub fn p_primes(&self) -> Vec<u64> {
+        self.key_switch.p().primes()
+    }
+
+    /// log2(Q P), the figure the security standard bounds.
+    pub fn log2_qp(&self) -> f64 {
+        self.key_switch.qp().log2_product()
+    }
+
+    /// The highest level (fresh ciphertexts): number of ciphertext primes - 1.
+    pub fn max_level(&self) -> usize {
+        self.levels.len() - 1
+    }
+
+    /// True when t supports the batch encoder (t prime and 2n | t - 1).
+    pub fn supports_batching(&self) -> bool {
+        self.batching.is_some()
+    }
+
+    pub(crate) fn level(&self, level: usize) -> Result<&Level> {
+        self.levels
+            .get(level)
+            .ok_or(Error::InvalidParameters(format!(
+                "level {level} does not exist (max {})",
+                self.max_level()
+            )))
+    }
+
+    pub(crate) fn key_switch(&self) -> &KeySwitchContext {
+        &self.key_switch
+    }
+
+    pub(crate) fn noise(&self) -> NoiseDistribution {
+        self.noise
+    }
+
+    pub(crate) fn batching(&self) -> Result<&Batching> {
+        self.batching.as_ref().ok_or_else(|| {
+            Error::Encoding(format!(
+                "plaintext modulus {} does not support batching: it must be a prime = 1 mod {}",
+                self.plain_modulus(),
+                2 * self.n()
+            ))
+        })
+    }
+
+    /// The Galois element of a row rotation by `steps` (left when positive):
+    /// 3^steps mod 2n, with 3 of order n/2.
+    pub fn galois_element_for_rotation(&self, steps: i64) -> usize {
+        let half = (self.n() / 2) as i64;
+        let e = steps.rem_euclid(half) as u64;
+        let two_n = 2 * self.n() as u64;
+        let mut g = 1u64;
+        for _ in 0..e {
+            g = g * 3 % two_n;
+        }
+        g as usize
+    }
+
+    /// The Galois element that swaps the two rows: 2n - 1 (X -> X^-1).
+    pub fn galois_element_for_row_swap(&self) -> usize {
+        2 * self.n() - 1
+    }
+}
+
+impl Level {
+    fn new(q: &Arc<RnsBasis>, len: usize, t: u64) -> Result<Level> {
+        let basis = q.sub_basis(0..len)?;
+        let primes = basis.primes();
+        let big_q = product(&primes);
+        let delta_big = &big_q / t;
+        let t_over_q = primes
+            .iter()
+            .map(|&qi| {
+                // floor(t 2^128 / q) by two steps of long division (t < q).
+                let hi = ((t as u128) << 64) / qi as u128;
+                let rem = ((t as u128) << 64) % qi as u128;
+                let lo = (rem << 64) / qi as u128;
+                (hi << 64) | lo
+            })
+            .collect();
+        Ok(Level {
+            delta: primes.iter().map(|&qi| big_mod(&delta_big, qi)).collect(),
+            q_mod_t: big_mod(&big_q, t),
+            t_over_q,
+            switch_down: if len > 1 {
+                Some(DivRound::by_last_prime(&basis)?)
+            } else {
+                None
+            },
+            mul: OnceLock::new(),
+            log2_q: basis.log2_product(),
+            basis,
+        })
+    }
+
+    /// The multiplication tables, built on first use.
+    pub fn mul_tables(&self, ctx: &BfvContext) -> Result<&MulTables> {
+        self.mul
+            .get_or_init(|| MulTables::new(ctx, &self.basis))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+}
+
+impl MulTables {
+    fn new(ctx: &BfvContext, q: &Arc<RnsBasis>) -> Result<MulTables> {
+        let n = ctx.n();
+        // |tensor coefficients| <= n Q^2 / 2 and |round(t x / Q)| <= t n Q / 2:
+        // B > 4 t n Q keeps both exact with margin.
+        let need = q.log2_product() + (n as f64).log2() + (ctx.plain_modulus() as f64).log2() + 3.0;
+        let used: Vec<u64> = ctx.q_primes().into_iter().chain(ctx.p_primes()).collect();
+        let mut aux = Vec::new();
+        let mut bits = 0.0;
+        let candidates = ntt_primes(AUX_PRIME_BITS, n, used.len() + 64)?;
+        for c in candidates.into_iter().filter(|c| !used.contains(c)) {
+            if bits >= need {
+                break;
+            }
+            bits += (c as f64).log2();
+            aux.push(c);
+        }
+        if bits < need {
+            return Err(Error::InvalidParameters(
+                "not enough auxiliary primes for multiplication".into(),
+            ));
+        }
+        let aux = RnsBasis::new(n, &aux)?;
+        Ok(MulTables {
+            aux_q: aux.concat(q)?,
+            q_to_aux: BaseConverter::new(q, &aux)?,
+            scale: DivRound::new(&aux, q)?,
+            aux_to_q: BaseConverter::new(&aux, q)?,
+        })
+    }
+}
+
+impl Batching {
+    /// The slot layout: slot (row r, column c) holds m(psi^e) with
+    /// e = 3^c mod 2n for r = 0 and e = -3^c mod 2n for r = 1, which the NTT
+    /// stores at index brv((e - 1) / 2). Rotating columns is then X -> X^3,
+    /// swapping rows X -> X^-1.
+    /// `None` when t is not a prime = 1 mod 2n.
+    fn new(n: usize, t: u64) -> Option<Batching> {
+        let plan = NttPlan::new(n, &Modulus::new(t).ok()?).ok()?;
+        let two_n = 2 * n;
+        let log_n = n.trailing_zeros();
+        let brv = |j: usize| j.reverse_bits() >> (usize::BITS - log_n);
+        let half = n / 2;
+        let mut slot_index = vec![0usize; n];
+        let mut e = 1usize;
+        for c in 0..half {
+            slot_index[c] = brv((e - 1) / 2);
+            slot_index[half + c] = brv((two_n - e - 1) / 2);
+            e = e * 3 % two_n;
+        }
+        Some(Batching { plan, slot_index })
+    }
+}

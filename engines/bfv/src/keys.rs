@@ -1,0 +1,359 @@
+//! Keys: secret, public, relinearization and Galois keys; encryption and
+//! decryption.
+//!
+//! Encryption of m in R_t under s, with Q_l the level's modulus:
+//!
+//! ```text
+//! public key  (b, a) = (-(a s + e), a),  a uniform (from a seed)
+//! public      c = (b u + e0 + D(m), a u + e1),  u ternary, e0, e1 Gaussian
+//! symmetric   c = (-(a s) + e + D(m), a),       a uniform from a fresh seed
+//! D(m)        = round(Q m / t) = floor(Q/t) m + round((Q mod t) m / t)
+//! decryption  m = round(t [c0 + c1 s (+ c2 s^2)]_Q / Q) mod t
+//! ```
+//!
+//! Decryption computes round(t x / Q) without big integers (Halevi-Polyakov-
+//! Shoup): with y_i = [x_i (Q/q_i)^-1]_{q_i}, t x / Q = sum_i y_i t / q_i
+//! (mod t), and the sum is accumulated in 64.128-bit fixed point (each
+//! fraction t/q_i truncated to 128 bits, an error below 2^-66 per term).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use num_bigint::BigUint;
+use triskel_kernels as kernels;
+use triskel_ring::sampling::sample_uniform;
+use triskel_ring::{
+    KeySwitchKey, Poly, Prng, Representation, SecretDistribution, SecretKey as RingSecret, Seed,
+};
+use zeroize::Zeroizing;
+
+use crate::ciphertext::Ciphertext;
+use crate::context::BfvContext;
+use crate::encoding::Plaintext;
+use crate::error::{Error, Result};
+
+/// The secret key s (ternary). Zeroized on drop; never printed.
+pub struct SecretKey {
+    pub(crate) ctx: Arc<BfvContext>,
+    pub(crate) secret: RingSecret,
+    /// s in NTT form over the full Q (restricted per level when used).
+    s_ntt: Zeroizing<Poly>,
+}
+
+impl std::fmt::Debug for SecretKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SecretKey { .. }")
+    }
+}
+
+/// The public key (b, a) = (-(a s + e), a) in NTT form.
+#[derive(Clone, Debug)]
+pub struct PublicKey {
+    pub(crate) ctx: Arc<BfvContext>,
+    pub(crate) seed: Seed,
+    pub(crate) b: Poly,
+    pub(crate) a: Poly,
+}
+
+/// The relinearization key (s^2 -> s).
+#[derive(Clone, Debug)]
+pub struct RelinKey {
+    pub(crate) ctx: Arc<BfvContext>,
+    pub(crate) key: KeySwitchKey,
+}
+
+/// Galois keys s(X^g) -> s for a set of Galois elements g.
+#[derive(Clone, Debug)]
+pub struct GaloisKeys {
+    pub(crate) ctx: Arc<BfvContext>,
+    pub(crate) keys: BTreeMap<usize, KeySwitchKey>,
+}
+
+/// Ok when both belong to the same parameter set.
+pub(crate) fn check_same_context(a: &Arc<BfvContext>, b: &Arc<BfvContext>) -> Result<()> {
+    if Arc::ptr_eq(a, b) || a.params() == b.params() {
+        Ok(())
+    } else {
+        Err(Error::ParameterMismatch)
+    }
+}
+
+/// D(m) = round(Q_l m / t) at a level, in coefficient form.
+pub(crate) fn scaled_message(ctx: &BfvContext, pt: &Plaintext, level: usize) -> Result<Poly> {
+    let lv = ctx.level(level)?;
+    let t = ctx.plain_modulus() as u128;
+    let n = ctx.n();
+    // round((Q mod t) m / t), the same for every prime.
+    let correction: Vec<u64> = pt
+        .coeffs
+        .iter()
+        .map(|&m| ((lv.q_mod_t as u128 * m as u128 + t / 2) / t) as u64)
+        .collect();
+    let mut data = vec![0u64; lv.basis.len() * n];
+    for (i, limb) in data.chunks_mut(n).enumerate() {
+        let q = lv.basis.modulus(i);
+        // m < t < q_i, so the coefficients are already residues mod q_i.
+        kernels::mul_scalar(q, limb, &pt.coeffs, lv.delta[i])?;
+        let corr: Vec<u64> = correction.iter().map(|&c| q.reduce(c)).collect();
+        kernels::add_assign(q, limb, &corr)?;
+    }
+    Ok(Poly::from_limbs(
+        &lv.basis,
+        Representation::Coefficient,
+        data,
+    )?)
+}
+
+impl SecretKey {
+    /// Draws a fresh uniform ternary secret from the OS-seeded CSPRNG.
+    pub fn generate(ctx: &Arc<BfvContext>) -> Result<SecretKey> {
+        let mut rng = Prng::from_os()?;
+        let secret = RingSecret::generate(ctx.n(), SecretDistribution::Ternary, &mut rng)?;
+        SecretKey::from_ring(ctx, secret)
+    }
+
+    pub(crate) fn from_ring(ctx: &Arc<BfvContext>, secret: RingSecret) -> Result<SecretKey> {
+        let s_ntt = secret.to_poly(&ctx.level(ctx.max_level())?.basis, Representation::Ntt)?;
+        Ok(SecretKey {
+            ctx: ctx.clone(),
+            secret,
+            s_ntt,
+        })
+    }
+
+    /// A public key for this secret.
+    pub fn public_key(&self) -> Result<PublicKey> {
+        let mut rng = Prng::from_os()?;
+        let seed = rng.gen_seed();
+        let basis = &self.ctx.level(self.ctx.max_level())?.basis;
+        let a = sample_uniform(basis, Representation::Ntt, &mut Prng::from_seed(seed));
+        let e = Zeroizing::new(self.ctx.noise().sample(self.ctx.n(), &mut rng)?);
+        let mut b = Poly::from_signed(basis, &e, Representation::Ntt)?;
+        b.add_assign(&a.mul(&self.s_ntt)?)?;
+        b.neg_assign()?;
+        Ok(PublicKey {
+            ctx: self.ctx.clone(),
+            seed,
+            b,
+            a,
+        })
+    }
+
+    /// The relinearization key (needed after ciphertext multiplication).
+    pub fn relin_key(&self) -> Result<RelinKey> {
+        let mut rng = Prng::from_os()?;
+        Ok(RelinKey {
+            ctx: self.ctx.clone(),
+            key: KeySwitchKey::relinearization(self.ctx.key_switch(), &self.secret, &mut rng)?,
+        })
+    }
+
+    /// Galois keys for row rotations by each of `steps` (positive = left)
+    /// and, when `row_swap`, for swapping the two rows.
+    pub fn galois_keys(&self, steps: &[i64], row_swap: bool) -> Result<GaloisKeys> {
+        let mut elements: Vec<usize> = steps
+            .iter()
+            .map(|&s| self.ctx.galois_element_for_rotation(s))
+            .filter(|&g| g != 1)
+            .collect();
+        if row_swap {
+            elements.push(self.ctx.galois_element_for_row_swap());
+        }
+        let mut rng = Prng::from_os()?;
+        let mut keys = BTreeMap::new();
+        for g in elements {
+            if let std::collections::btree_map::Entry::Vacant(slot) = keys.entry(g) {
+                slot.insert(KeySwitchKey::galois(
+                    self.ctx.key_switch(),
+                    &self.secret,
+                    g,
+                    &mut rng,
+                )?);
+            }
+        }
+        Ok(GaloisKeys {
+            ctx: self.ctx.clone(),
+            keys,
+        })
+    }
+
+    /// Galois keys for rotations by every power of two (both directions) and
+    /// the row swap: any rotation is then a sum of at most log2(n) steps.
+    pub fn galois_keys_power_of_two(&self) -> Result<GaloisKeys> {
+        let half = (self.ctx.n() / 2) as i64;
+        let steps: Vec<i64> = (0..half.trailing_zeros())
+            .flat_map(|b| [1i64 << b, -(1i64 << b)])
+            .collect();
+        self.galois_keys(&steps, true)
+    }
+
+    /// Symmetric encryption: c = (-(a s) + e + D(m), a) with a from a fresh
+    /// seed, which serialization stores instead of a (half the size).
+    pub fn encrypt(&self, pt: &Plaintext) -> Result<Ciphertext> {
+        check_same_context(&self.ctx, &pt.ctx)?;
+        let level = self.ctx.max_level();
+        let basis = &self.ctx.level(level)?.basis;
+        let mut rng = Prng::from_os()?;
+        let seed = rng.gen_seed();
+        let a = sample_uniform(basis, Representation::Ntt, &mut Prng::from_seed(seed));
+        let mut c0 = scaled_message(&self.ctx, pt, level)?;
+        let e = Zeroizing::new(self.ctx.noise().sample(self.ctx.n(), &mut rng)?);
+        c0.add_assign(&Poly::from_signed(basis, &e, Representation::Coefficient)?)?;
+        c0.to_ntt()?;
+        c0.sub_assign(&a.mul(&self.s_ntt)?)?;
+        // e plus the rounding of D(m): sigma^2 + 1/12.
+        let sigma = noise_sigma(self.ctx.noise());
+        let noise = 0.5 * (sigma * sigma + 1.0 / 12.0).log2();
+        Ciphertext::new(&self.ctx, vec![c0, a], level, noise, Some(seed))
+    }
+
+    /// s (and its powers up to `count - 1`) at a level, NTT form.
+    fn powers(&self, level: usize, count: usize) -> Result<Vec<Zeroizing<Poly>>> {
+        let basis = &self.ctx.level(level)?.basis;
+        let s = Zeroizing::new(self.s_ntt.restrict(basis)?);
+        let mut powers = vec![s];
+        while powers.len() + 1 < count {
+            let next = Zeroizing::new(powers[powers.len() - 1].mul(&powers[0])?);
+            powers.push(next);
+        }
+        Ok(powers)
+    }
+
+    /// x = c0 + c1 s (+ c2 s^2) in coefficient form.
+    fn phase(&self, ct: &Ciphertext) -> Result<Zeroizing<Poly>> {
+        check_same_context(&self.ctx, &ct.ctx)?;
+        let powers = self.powers(ct.level, ct.polys.len())?;
+        let mut x = Zeroizing::new(ct.polys[0].clone());
+        for (c, s) in ct.polys[1..].iter().zip(&powers) {
+            x.add_assign(&c.mul(s)?)?;
+        }
+        x.to_coefficient()?;
+        Ok(x)
+    }
+
+    /// Decrypts: m = round(t x / Q) mod t (module documentation).
+    pub fn decrypt(&self, ct: &Ciphertext) -> Result<Plaintext> {
+        let x = self.phase(ct)?;
+        let lv = self.ctx.level(ct.level)?;
+        let (n, t) = (self.ctx.n(), self.ctx.plain_modulus());
+        let basis = &lv.basis;
+        let mut int_part = vec![0u64; n];
+        let mut frac = Zeroizing::new(vec![0u128; n]);
+        let mut y = Zeroizing::new(vec![0u64; n]);
+        for i in 0..basis.len() {
+            let q = basis.modulus(i);
+            kernels::mul_scalar(q, &mut y, x.limb(i), basis.qhat_inv(i))?;
+            let f = lv.t_over_q[i];
+            let (f_hi, f_lo) = ((f >> 64) as u64, f as u64);
+            for ((acc_int, acc_frac), &yj) in int_part.iter_mut().zip(frac.iter_mut()).zip(y.iter())
+            {
+                let low = yj as u128 * f_lo as u128;
+                let high = yj as u128 * f_hi as u128;
+                let (s1, c1) = acc_frac.overflowing_add(low);
+                let (s2, c2) = s1.overflowing_add((high as u64 as u128) << 64);
+                *acc_frac = s2;
+                *acc_int = acc_int
+                    .wrapping_add((high >> 64) as u64)
+                    .wrapping_add(c1 as u64 + c2 as u64);
+            }
+        }
+        let coeffs = int_part
+            .iter()
+            .zip(frac.iter())
+            .map(|(&i, &f)| (i % t + (f >> 127) as u64) % t)
+            .collect();
+        Ok(Plaintext::from_reduced(&self.ctx, coeffs))
+    }
+
+    /// The invariant noise budget in bits, measured (like SEAL's): with
+    /// v = [t x]_Q centered, log2(Q) - log2(||v||_inf) - 1. Decryption is
+    /// correct while it is positive. Uses big integers: a diagnostic, not a
+    /// hot path.
+    pub fn noise_budget(&self, ct: &Ciphertext) -> Result<f64> {
+        let x = self.phase(ct)?;
+        let lv = self.ctx.level(ct.level)?;
+        let basis = &lv.basis;
+        let (n, t) = (self.ctx.n(), self.ctx.plain_modulus());
+        let primes = basis.primes();
+        let q_big = primes.iter().fold(BigUint::from(1u32), |a, &q| a * q);
+        let half = &q_big >> 1u32;
+        let qhat: Vec<BigUint> = primes.iter().map(|&q| &q_big / q).collect();
+        let mut max_bits = 0f64;
+        for j in 0..n {
+            let mut v = BigUint::default();
+            for (i, &q) in primes.iter().enumerate() {
+                let m = basis.modulus(i);
+                let y = m.mul_mod(m.mul_mod(x.limb(i)[j], t % q), basis.qhat_inv(i));
+                v += &qhat[i] * y;
+            }
+            v %= &q_big;
+            let centered = if v > half { &q_big - &v } else { v };
+            max_bits = max_bits.max(big_log2(&centered));
+        }
+        Ok((lv.log2_q - max_bits - 1.0).max(0.0))
+    }
+
+    /// The parameters this key belongs to.
+    pub fn context(&self) -> &Arc<BfvContext> {
+        &self.ctx
+    }
+}
+
+/// Standard deviation of the error distribution.
+pub(crate) fn noise_sigma(d: triskel_ring::NoiseDistribution) -> f64 {
+    match d {
+        triskel_ring::NoiseDistribution::Gaussian { sigma, .. } => sigma,
+        triskel_ring::NoiseDistribution::CenteredBinomial { eta } => (eta as f64 / 2.0).sqrt(),
+    }
+}
+
+/// log2(x) of a big integer (0 for 0).
+fn big_log2(x: &BigUint) -> f64 {
+    let bits = x.bits();
+    if bits == 0 {
+        return 0.0;
+    }
+    let shift = bits.saturating_sub(53);
+    let top: BigUint = x >> shift;
+    let top = top.iter_u64_digits().next().unwrap_or(0) as f64;
+    top.log2() + shift as f64
+}
+
+impl PublicKey {
+    /// Public-key encryption: c = (b u + e0 + D(m), a u + e1).
+    pub fn encrypt(&self, pt: &Plaintext) -> Result<Ciphertext> {
+        check_same_context(&self.ctx, &pt.ctx)?;
+        let ctx = &self.ctx;
+        let level = ctx.max_level();
+        let basis = &ctx.level(level)?.basis;
+        let n = ctx.n();
+        let mut rng = Prng::from_os()?;
+        let u = Zeroizing::new(triskel_ring::sampling::sample_ternary(n, &mut rng));
+        let u = Zeroizing::new(Poly::from_signed(basis, &u, Representation::Ntt)?);
+        let e0 = Zeroizing::new(ctx.noise().sample(n, &mut rng)?);
+        let e1 = Zeroizing::new(ctx.noise().sample(n, &mut rng)?);
+        let mut c0 = scaled_message(ctx, pt, level)?;
+        c0.add_assign(&Poly::from_signed(basis, &e0, Representation::Coefficient)?)?;
+        c0.to_ntt()?;
+        c0.add_assign(&self.b.mul(&u)?)?;
+        let mut c1 = Poly::from_signed(basis, &e1, Representation::Ntt)?;
+        c1.add_assign(&self.a.mul(&u)?)?;
+        // e u + e0 - s e1: each product coefficient is a sum of n terms of
+        // variance sigma^2 * 2/3, plus e0 and the rounding of D(m).
+        let sigma = noise_sigma(ctx.noise());
+        let var = sigma * sigma * (4.0 * n as f64 / 3.0 + 1.0) + 1.0 / 12.0;
+        Ciphertext::new(ctx, vec![c0, c1], level, 0.5 * var.log2(), None)
+    }
+
+    /// The parameters this key belongs to.
+    pub fn context(&self) -> &Arc<BfvContext> {
+        &self.ctx
+    }
+}
+
+impl GaloisKeys {
+    /// The Galois elements covered.
+    pub fn elements(&self) -> Vec<usize> {
+        self.keys.keys().copied().collect()
+    }
+}

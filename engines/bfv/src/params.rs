@@ -1,0 +1,233 @@
+//! BFV parameters: named sets checked against the HomomorphicEncryption.org
+//! security standard, and the checks every custom set goes through.
+
+use crate::error::{Error, Result};
+
+/// Largest log2(QP) for 128-bit classical security with a ternary secret and
+/// error sigma = 3.2, per ring degree (HomomorphicEncryption.org security
+/// standard, Albrecht et al. 2018, table 1, "classical, uniform ternary").
+pub const HE_STANDARD_128: [(usize, u32); 6] = [
+    (1024, 27),
+    (2048, 54),
+    (4096, 109),
+    (8192, 218),
+    (16384, 438),
+    (32768, 881),
+];
+
+/// The largest log2(QP) with 128-bit security at ring degree n, if tabulated.
+pub fn max_log_qp_128(n: usize) -> Option<u32> {
+    HE_STANDARD_128
+        .iter()
+        .find(|&&(d, _)| d == n)
+        .map(|&(_, b)| b)
+}
+
+/// The plaintext modulus every named set uses unless told otherwise: prime
+/// and 1 mod 2n for every n up to 32768, so batching works.
+pub const DEFAULT_PLAIN_MODULUS: u64 = 65537;
+
+/// A BFV parameter set: ring degree n, the bit sizes of the ciphertext primes
+/// Q = q_0 ... q_{k-1} and of the special primes P used only by key switching,
+/// the plaintext modulus t and the number of key-switching digits.
+///
+/// The primes themselves are derived deterministically from the bit sizes
+/// (the largest NTT-friendly primes of each size), so a set is fully
+/// described by these fields.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BfvParameters {
+    pub(crate) name: String,
+    pub(crate) n: usize,
+    pub(crate) q_bits: Vec<u32>,
+    pub(crate) p_bits: Vec<u32>,
+    pub(crate) plain_modulus: u64,
+    pub(crate) dnum: usize,
+    pub(crate) allow_insecure: bool,
+}
+
+impl BfvParameters {
+    /// A custom set. Checked when the context is built: n a power of two in
+    /// [1024, 32768], primes of 20..=62 bits, t >= 2 and smaller than every
+    /// ciphertext prime, 1 <= dnum <= number of Q primes, and log2(QP) within
+    /// the 128-bit bound of [`HE_STANDARD_128`] unless
+    /// [`allow_insecure`](Self::allow_insecure) was called.
+    pub fn new(
+        name: &str,
+        n: usize,
+        q_bits: &[u32],
+        p_bits: &[u32],
+        plain_modulus: u64,
+    ) -> BfvParameters {
+        BfvParameters {
+            name: name.to_string(),
+            n,
+            q_bits: q_bits.to_vec(),
+            p_bits: p_bits.to_vec(),
+            plain_modulus,
+            dnum: q_bits.len().max(1),
+            allow_insecure: false,
+        }
+    }
+
+    /// N = 4096, Q = 2 x 36 bits, P = 37 bits (log QP = 109), t = 65537:
+    /// depth-1 multiplication, rotations.
+    pub fn n4096() -> BfvParameters {
+        BfvParameters::new("bfv-n4096", 4096, &[36, 36], &[37], DEFAULT_PLAIN_MODULUS)
+    }
+
+    /// N = 4096 with one 62-bit data prime and one 47-bit special prime
+    /// (log QP = 109): the cheapest set for depth-0 circuits (plaintext
+    /// products, additions, rotations) such as the biometric match.
+    pub fn n4096_shallow() -> BfvParameters {
+        BfvParameters::new(
+            "bfv-n4096-shallow",
+            4096,
+            &[62],
+            &[47],
+            DEFAULT_PLAIN_MODULUS,
+        )
+    }
+
+    /// N = 8192, Q = 43 + 43 + 44 + 44 bits, P = 44 bits (log QP = 218), t = 65537.
+    pub fn n8192() -> BfvParameters {
+        BfvParameters::new(
+            "bfv-n8192",
+            8192,
+            &[43, 43, 44, 44],
+            &[44],
+            DEFAULT_PLAIN_MODULUS,
+        )
+    }
+
+    /// N = 16384, Q = 8 primes of 48-49 bits, P = 49 bits (log QP <= 438), t = 65537.
+    pub fn n16384() -> BfvParameters {
+        BfvParameters::new(
+            "bfv-n16384",
+            16384,
+            &[48, 48, 48, 49, 49, 49, 49, 49],
+            &[49],
+            DEFAULT_PLAIN_MODULUS,
+        )
+    }
+
+    /// N = 32768, Q = 16 primes of 50 bits, P = 2 x 40 bits (log QP <= 881), t = 65537.
+    pub fn n32768() -> BfvParameters {
+        BfvParameters::new(
+            "bfv-n32768",
+            32768,
+            &[50; 16],
+            &[40, 40],
+            DEFAULT_PLAIN_MODULUS,
+        )
+        .with_dnum(8)
+    }
+
+    /// Every named set.
+    pub fn named() -> Vec<BfvParameters> {
+        vec![
+            BfvParameters::n4096(),
+            BfvParameters::n4096_shallow(),
+            BfvParameters::n8192(),
+            BfvParameters::n16384(),
+            BfvParameters::n32768(),
+        ]
+    }
+
+    /// The same set with another plaintext modulus (the name records it).
+    pub fn with_plain_modulus(mut self, t: u64) -> BfvParameters {
+        if t != self.plain_modulus {
+            self.name = format!("{}-t{t}", self.name.split("-t").next().unwrap_or(""));
+        }
+        self.plain_modulus = t;
+        self
+    }
+
+    /// The same set with `dnum` key-switching digits.
+    pub fn with_dnum(mut self, dnum: usize) -> BfvParameters {
+        self.dnum = dnum;
+        self
+    }
+
+    /// Accepts a set below 128-bit security (for tests and experiments only).
+    pub fn allow_insecure(mut self) -> BfvParameters {
+        self.allow_insecure = true;
+        self
+    }
+
+    /// The set's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Ring degree n.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Plaintext modulus t.
+    pub fn plain_modulus(&self) -> u64 {
+        self.plain_modulus
+    }
+
+    /// Bit sizes of the ciphertext primes.
+    pub fn q_bits(&self) -> &[u32] {
+        &self.q_bits
+    }
+
+    /// Bit sizes of the special (key-switching) primes.
+    pub fn p_bits(&self) -> &[u32] {
+        &self.p_bits
+    }
+
+    /// Number of key-switching digits.
+    pub fn dnum(&self) -> usize {
+        self.dnum
+    }
+
+    /// Validates everything but the primes themselves (which the context
+    /// derives): see [`BfvParameters::new`].
+    pub(crate) fn validate(&self) -> Result<()> {
+        let bad = |msg: String| Err(Error::InvalidParameters(msg));
+        if !self.n.is_power_of_two() || !(1024..=32768).contains(&self.n) {
+            return bad(format!(
+                "ring degree {} is not a power of two in [1024, 32768]",
+                self.n
+            ));
+        }
+        if self.q_bits.is_empty() || self.p_bits.is_empty() {
+            return bad("at least one ciphertext prime and one special prime are needed".into());
+        }
+        if let Some(b) = self
+            .q_bits
+            .iter()
+            .chain(&self.p_bits)
+            .find(|b| !(20..=62).contains(*b))
+        {
+            return bad(format!("prime size {b} bits is outside 20..=62"));
+        }
+        if self.dnum == 0 || self.dnum > self.q_bits.len() {
+            return bad(format!(
+                "dnum = {} must be in 1..={}",
+                self.dnum,
+                self.q_bits.len()
+            ));
+        }
+        let t = self.plain_modulus;
+        let min_q_bits = *self.q_bits.iter().min().unwrap_or(&0);
+        if t < 2 || 64 - t.leading_zeros() >= min_q_bits {
+            return bad(format!(
+                "plaintext modulus {t} must be at least 2 and below every ciphertext prime ({min_q_bits} bits)"
+            ));
+        }
+        let log_qp: u32 = self.q_bits.iter().chain(&self.p_bits).sum();
+        match max_log_qp_128(self.n) {
+            Some(max) if log_qp <= max => Ok(()),
+            _ if self.allow_insecure => Ok(()),
+            max => Err(Error::Insecure {
+                n: self.n,
+                log_qp,
+                max_log_qp: max.unwrap_or(0),
+            }),
+        }
+    }
+}
