@@ -13,9 +13,6 @@ use crate::error::{Error, Result};
 use crate::par;
 use crate::poly::{same_basis, Poly, Representation};
 
-/// Products y_i * w_i < 2^124 can be summed 15 at a time in a u128.
-const LAZY_TERMS: usize = 15;
-
 /// Precomputed constants to convert residues modulo Q = q_0...q_{k-1} (`from`)
 /// into residues modulo each prime p_j of another basis (`to`).
 ///
@@ -33,7 +30,6 @@ const LAZY_TERMS: usize = 15;
 pub struct BaseConverter {
     from: Arc<RnsBasis>,
     to: Arc<RnsBasis>,
-    qhat_inv_shoup: Vec<u64>,
     inv_q: Vec<f64>,
     /// (Q/q_i) mod p_j at [j * k_from + i].
     qhat_mod_p: Vec<u64>,
@@ -58,9 +54,6 @@ impl BaseConverter {
             return Err(Error::BasisMismatch);
         }
         let kf = from.len();
-        let qhat_inv_shoup = (0..kf)
-            .map(|i| from.modulus(i).shoup(from.qhat_inv(i)))
-            .collect();
         let inv_q = (0..kf)
             .map(|i| 1.0 / from.modulus(i).value() as f64)
             .collect();
@@ -80,7 +73,6 @@ impl BaseConverter {
         Ok(BaseConverter {
             from: from.clone(),
             to: to.clone(),
-            qhat_inv_shoup,
             inv_q,
             qhat_mod_p,
             vq_mod_p,
@@ -116,56 +108,86 @@ impl BaseConverter {
         }
         x.expect_representation(Representation::Coefficient)?;
         let mut out = Poly::zero(&self.to, Representation::Coefficient);
-        self.convert_raw(x.data(), out.data_mut(), exact);
+        self.convert_raw(x.data(), out.data_mut(), exact)?;
         Ok(out)
     }
 
     /// The conversion on raw limb-major slices: `src` holds k_from limbs in
     /// coefficient form, `dst` receives k_to limbs.
-    pub(crate) fn convert_raw(&self, src: &[u64], dst: &mut [u64], exact: bool) {
+    ///
+    /// Per target prime p the sum runs on the vector kernels: each y_i is
+    /// brought into [0, p), multiplied by [Q/q_i]_p and accumulated.
+    pub(crate) fn convert_raw(&self, src: &[u64], dst: &mut [u64], exact: bool) -> Result<()> {
         let (n, kf) = (self.from.n(), self.from.len());
         debug_assert_eq!(src.len(), kf * n);
         debug_assert_eq!(dst.len(), self.to.len() * n);
         // y_i = [x_i * (Q/q_i)^-1]_{q_i}
-        let mut y = src.to_vec();
-        par::limbs(&mut y, n, |i, limb| {
-            let (m, w, ws) = (
+        let mut y = vec![0u64; kf * n];
+        par::try_limbs(&mut y, n, |i, limb| {
+            let (m, w, x) = (
                 self.from.modulus(i),
                 self.from.qhat_inv(i),
-                self.qhat_inv_shoup[i],
+                &src[i * n..(i + 1) * n],
             );
-            limb.iter_mut().for_each(|v| *v = m.mul_shoup(*v, w, ws));
-        });
+            if w == 1 {
+                limb.copy_from_slice(x);
+                return Ok(());
+            }
+            Ok(k::mul_scalar(m, limb, x, w)?)
+        })?;
         // v' = round(sum_i y_i / q_i), or 0 for the fast variant.
         let v: Vec<u8> = if exact {
-            (0..n)
-                .map(|c| {
-                    let s: f64 = (0..kf).map(|i| y[i * n + c] as f64 * self.inv_q[i]).sum();
-                    s.round() as u8
-                })
-                .collect()
+            let mut s = vec![0f64; n];
+            for (yi, &inv) in y.chunks(n).zip(&self.inv_q) {
+                s.iter_mut()
+                    .zip(yi)
+                    .for_each(|(s, &y)| *s += y as f64 * inv);
+            }
+            // s >= 0: adding 1/2 and truncating rounds (no libm call).
+            s.into_iter().map(|s| (s + 0.5) as u8).collect()
         } else {
             Vec::new()
         };
-        par::limbs(dst, n, |j, out| {
+        par::try_limbs(dst, n, |j, out| {
             let p = self.to.modulus(j);
+            let pv = p.value();
             let w = &self.qhat_mod_p[j * kf..(j + 1) * kf];
-            let vq = &self.vq_mod_p[j * (kf + 1)..(j + 1) * (kf + 1)];
-            for (c, o) in out.iter_mut().enumerate() {
-                let mut r = 0u64;
-                for start in (0..kf).step_by(LAZY_TERMS) {
-                    let end = (start + LAZY_TERMS).min(kf);
-                    let acc: u128 = (start..end)
-                        .map(|i| y[i * n + c] as u128 * w[i] as u128)
-                        .sum();
-                    r = p.add_mod(r, p.reduce_u128(acc));
+            let mut tmp = Vec::new();
+            for (i, yi) in y.chunks(n).enumerate() {
+                // [y_i]_p (y_i < q_i), into out for i = 0, else into tmp.
+                let dst = if i == 0 {
+                    &mut *out
+                } else {
+                    tmp.resize(n, 0);
+                    &mut tmp[..]
+                };
+                let qi = self.from.modulus(i).value();
+                if qi <= pv {
+                    dst.copy_from_slice(yi);
+                } else if qi <= 2 * pv {
+                    dst.iter_mut()
+                        .zip(yi)
+                        .for_each(|(t, &y)| *t = y.min(y.wrapping_sub(pv)));
+                } else {
+                    dst.iter_mut().zip(yi).for_each(|(t, &y)| *t = p.reduce(y));
                 }
-                if exact {
-                    r = p.sub_mod(r, vq[v[c] as usize]);
+                if w[i] != 1 {
+                    k::mul_scalar_assign(p, dst, w[i])?;
                 }
-                *o = r;
+                if i > 0 {
+                    k::add_assign(p, out, &tmp)?;
+                }
             }
-        });
+            if exact {
+                let vq = &self.vq_mod_p[j * (kf + 1)..(j + 1) * (kf + 1)];
+                out.iter_mut().zip(&v).for_each(|(o, &v)| {
+                    // Branch-free [o - vQ]_p: r in (0, 2p), then min(r, r - p).
+                    let r = *o + pv - vq[v as usize];
+                    *o = r.min(r.wrapping_sub(pv));
+                });
+            }
+            Ok(())
+        })
     }
 }
 
@@ -284,7 +306,7 @@ impl DivRound {
             par::try_limbs(&mut d, n, |i, l| Ok(self.drop.plan(i).inverse(l)?))?;
         }
         let mut t = vec![0u64; keep.len()];
-        self.conv.convert_raw(&d, &mut t, true);
+        self.conv.convert_raw(&d, &mut t, true)?;
         if keep_ntt {
             par::try_limbs(&mut t, n, |i, l| Ok(self.keep.plan(i).forward(l)?))?;
         }

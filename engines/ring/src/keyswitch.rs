@@ -226,43 +226,43 @@ impl KeySwitchContext {
         let t = self.level(c)?;
         let (n, ql, kq) = (self.q.n(), c.basis().len(), self.q.len());
         let lp = t.qp.len();
-        let mut c_coef = c.clone();
-        c_coef.to_coefficient()?;
-        let mut c_ntt = c.clone();
-        c_ntt.to_ntt()?;
+        // c in both representations (one transform of a copy).
+        let mut other = c.clone();
+        let (c_coef, c_ntt) = if c.representation() == Representation::Ntt {
+            other.to_coefficient()?;
+            (&other, c)
+        } else {
+            other.to_ntt()?;
+            (c, &other)
+        };
         // Limb i of Q_l P is limb key_idx(i) of the key (in Q P).
         let key_idx = |i: usize| if i < ql { i } else { kq + i - ql };
         let mut acc0 = vec![0u64; lp * n];
         let mut acc1 = vec![0u64; lp * n];
-        let mut ext = vec![0u64; lp * n];
+        let mut buf = vec![0u64; lp * n];
         for (j, (range, complement, conv)) in t.digits.iter().enumerate() {
-            // ModUp: d_j on the digit's own primes is c itself (NTT form);
-            // on the complement, the exact extension of [c]_{Q_j}, then NTT.
-            ext[range.start * n..range.end * n]
-                .copy_from_slice(&c_ntt.data()[range.start * n..range.end * n]);
-            let mut tmp = vec![0u64; complement.len() * n];
-            conv.convert_raw(
-                &c_coef.data()[range.start * n..range.end * n],
-                &mut tmp,
-                true,
-            );
-            par::try_limbs(&mut tmp, n, |o, l| {
-                Ok(t.qp.plan(complement[o]).forward(l)?)
-            })?;
-            for (o, &i) in complement.iter().enumerate() {
-                ext[i * n..(i + 1) * n].copy_from_slice(&tmp[o * n..(o + 1) * n]);
-            }
+            // ModUp: d_j is c itself (NTT form) on the digit's own primes and
+            // the exact extension of [c]_{Q_j}, then NTT, on the complement,
+            // whose limb i sits at i (before the digit) or i - width (after).
+            let ext = &mut buf[..complement.len() * n];
+            let digit_limbs = range.start * n..range.end * n;
+            conv.convert_raw(&c_coef.data()[digit_limbs], ext, true)?;
+            par::try_limbs(ext, n, |o, l| Ok(t.qp.plan(complement[o]).forward(l)?))?;
+            let ext = &*ext;
+            let d_j = |i: usize| -> &[u64] {
+                if range.contains(&i) {
+                    &c_ntt.data()[i * n..(i + 1) * n]
+                } else {
+                    let o = if i < range.start { i } else { i - range.len() };
+                    &ext[o * n..(o + 1) * n]
+                }
+            };
             // Inner product with (b_j, a_j).
             for (acc, key_poly) in [(&mut acc0, &key.b[j]), (&mut acc1, &key.a[j])] {
                 par::try_limbs(acc, n, |i, l| {
                     let ki = key_idx(i);
                     let kl = &key_poly.data()[ki * n..(ki + 1) * n];
-                    Ok(k::mul_acc(
-                        t.qp.modulus(i),
-                        l,
-                        &ext[i * n..(i + 1) * n],
-                        kl,
-                    )?)
+                    Ok(k::mul_acc(t.qp.modulus(i), l, d_j(i), kl)?)
                 })?;
             }
         }
