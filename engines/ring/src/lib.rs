@@ -33,6 +33,6 @@ pub use basis::{digit_ranges, RnsBasis};
 pub use conversion::{BaseConverter, DivRound};
 pub use error::{Error, Result};
 pub use keyswitch::{KeySwitchContext, KeySwitchKey, SecretDistribution, SecretKey};
-pub use poly::{galois_permutation, Poly, Representation};
+pub use poly::{galois_element, galois_permutation, Poly, Representation};
 pub use sampling::{NoiseDistribution, Prng, Seed};
 pub use serialize::{Reader, FORMAT_VERSION};

@@ -410,3 +410,24 @@ pub fn galois_permutation(n: usize, g: usize) -> Result<Vec<usize>> {
         })
         .collect())
 }
+
+/// The Galois element of a slot rotation by `step` for ring degree n:
+/// 5^step mod 2n (negative steps rotate the other way, as 5 has order n/2
+/// modulo 2n). Rotating the other row (BFV) or conjugating (CKKS) is 2n - 1.
+pub fn galois_element(n: usize, step: i64) -> Result<usize> {
+    if !n.is_power_of_two() || n < 4 {
+        return invalid(format!("ring degree {n} is not a power of two >= 4"));
+    }
+    let two_n = 2 * n as u64;
+    let order = n as i64 / 2;
+    let mut e = step.rem_euclid(order) as u64;
+    let (mut g, mut base) = (1u64, 5u64);
+    while e != 0 {
+        if e & 1 == 1 {
+            g = g * base % two_n;
+        }
+        base = base * base % two_n;
+        e >>= 1;
+    }
+    Ok(g as usize)
+}

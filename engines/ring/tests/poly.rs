@@ -3,7 +3,9 @@ mod common;
 use common::*;
 use num_bigint::BigInt;
 use triskel_ring::sampling::{sample_gaussian, sample_uniform};
-use triskel_ring::{galois_permutation, Error, Poly, Prng, Representation, RnsBasis};
+use triskel_ring::{
+    galois_element, galois_permutation, Error, Poly, Prng, Representation, RnsBasis,
+};
 
 const N: usize = 1024;
 
@@ -143,4 +145,16 @@ fn sub_bases_and_restriction() {
     let lower = basis.drop_last().unwrap();
     assert_eq!(a.restrict(&lower).unwrap().limb(3), a.limb(3));
     assert_eq!(lower.len(), 4);
+}
+
+#[test]
+fn galois_elements() {
+    assert_eq!(galois_element(N, 0).unwrap(), 1);
+    assert_eq!(galois_element(N, 1).unwrap(), 5);
+    assert_eq!(galois_element(N, 2).unwrap(), 25);
+    // g(-1) * 5 = 1 mod 2N.
+    let inv = galois_element(N, -1).unwrap();
+    assert_eq!(inv * 5 % (2 * N), 1);
+    assert_eq!(galois_element(N, N as i64 / 2).unwrap(), 1);
+    assert!(galois_element(1000, 1).is_err());
 }
