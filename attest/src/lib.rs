@@ -29,7 +29,7 @@
 //! **Why SHA2-128f.** The goals are one record signed in at most 20 ms and verified in at
 //! most 1.5 ms. The "s" variants sign in about 330 ms (7,856 B signatures): 16 times over
 //! budget, so the larger 17,088 B "f" signature is forced. Between the two "f" variants,
-//! measured on this project's machine (Intel Xeon with AVX2 and SHA-NI, `pqcrypto` AVX2
+//! measured on this project's machine (Intel Xeon, 2 cores, `pqcrypto`'s AVX2
 //! code): SHA2-128f signs in about 10.5 ms and verifies in 0.68 ms, SHAKE-128f in about
 //! 15.3 ms and 1.1 ms, for the same sizes. SHA2 leaves headroom under both goals (and under
 //! the batch goal of 20 us per result at 1,024 results), SHAKE would not.
