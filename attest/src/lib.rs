@@ -31,8 +31,9 @@
 //! budget, so the larger 17,088 B "f" signature is forced. Between the two "f" variants,
 //! measured on this project's machine (Intel Xeon, 2 cores, `pqcrypto`'s AVX2
 //! code): SHA2-128f signs in about 10.5 ms and verifies in 0.68 ms, SHAKE-128f in about
-//! 15.3 ms and 1.1 ms, for the same sizes. SHA2 leaves headroom under both goals (and under
-//! the batch goal of 20 us per result at 1,024 results), SHAKE would not.
+//! 15.3 ms and 1.1 ms, for the same sizes. SHA2 meets both goals and the batch goal of
+//! 20 us per result at 1,024 results with some margin (figures in BENCHMARKS.md); SHAKE
+//! would leave none.
 //!
 //! Standards status of the three implementations: `pqcrypto-mldsa` is FIPS 204 ML-DSA
 //! (signing with the empty context string). `pqcrypto-falcon` is round-3 Falcon; FIPS 206
@@ -92,6 +93,20 @@
 //! [`attest_batch`] signs one record over a Merkle root of many results and returns one
 //! [`InclusionProof`] per result; [`verify_batch_record`] checks the record once and
 //! [`VerifiedBatch::check`] then checks each result with hashing only.
+//!
+//! ```text
+//! leaf = H("triskel-attest/v1/merkle-leaf", field(result))
+//! node = H("triskel-attest/v1/merkle-node", left (32) || right (32))
+//! root = H("triskel-attest/v1/merkle-root", count (u64le) || top node (32))
+//! ```
+//!
+//! Leaves are paired left to right, level by level; a level with an odd number of nodes
+//! promotes its last node unchanged to the next level (it is never duplicated, so no two
+//! batches of different contents share a root). The record's subject is `root`, which binds
+//! the count. An inclusion proof is `"TKAP" || version (1) || index (u64le) || count (u64le)
+//! || leaf (32) || siblings (32 each, leaf level first)`, where levels on which the node was
+//! promoted have no sibling; the number of siblings follows from index and count, and
+//! parsing checks it.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
