@@ -81,27 +81,30 @@ pub(crate) fn check_same_context(a: &Arc<BfvContext>, b: &Arc<BfvContext>) -> Re
 /// D(m) = round(Q_l m / t) at a level, in coefficient form.
 pub(crate) fn scaled_message(ctx: &BfvContext, pt: &Plaintext, level: usize) -> Result<Poly> {
     let lv = ctx.level(level)?;
-    let t = ctx.plain_modulus() as u128;
+    let t = ctx.plain_modulus();
     let n = ctx.n();
-    // round((Q mod t) m / t), the same for every prime.
-    let correction: Vec<u64> = pt
-        .coeffs
-        .iter()
-        .map(|&m| ((lv.q_mod_t as u128 * m as u128 + t / 2) / t) as u64)
-        .collect();
-    let mut data = vec![0u64; lv.basis.len() * n];
-    for (i, limb) in data.chunks_mut(n).enumerate() {
+    // round((Q mod t) m / t), the same for every prime (below t).
+    let correction: Vec<u64> = if t >> 32 == 0 {
+        // (Q mod t) m + t/2 < t^2 < 2^64: a 64-bit division.
+        pt.coeffs
+            .iter()
+            .map(|&m| (lv.q_mod_t * m + t / 2) / t)
+            .collect()
+    } else {
+        let t = t as u128;
+        pt.coeffs
+            .iter()
+            .map(|&m| ((lv.q_mod_t as u128 * m as u128 + t / 2) / t) as u64)
+            .collect()
+    };
+    let mut out = Poly::zero(&lv.basis, Representation::Coefficient);
+    for (i, limb) in out.data_mut().chunks_mut(n).enumerate() {
         let q = lv.basis.modulus(i);
-        // m < t < q_i, so the coefficients are already residues mod q_i.
+        // m < t < q_i and correction < t < q_i: both are residues mod q_i.
         kernels::mul_scalar(q, limb, &pt.coeffs, lv.delta[i])?;
-        let corr: Vec<u64> = correction.iter().map(|&c| q.reduce(c)).collect();
-        kernels::add_assign(q, limb, &corr)?;
+        kernels::add_assign(q, limb, &correction)?;
     }
-    Ok(Poly::from_limbs(
-        &lv.basis,
-        Representation::Coefficient,
-        data,
-    )?)
+    Ok(out)
 }
 
 impl SecretKey {
