@@ -12,3 +12,8 @@ pub use triskel_bfv as bfv;
 pub use triskel_kernels as kernels;
 
 pub mod measure;
+
+/// The README's Rust examples run as doctests, so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
