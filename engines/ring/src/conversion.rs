@@ -121,6 +121,9 @@ impl BaseConverter {
         let (n, kf) = (self.from.n(), self.from.len());
         debug_assert_eq!(src.len(), kf * n);
         debug_assert_eq!(dst.len(), self.to.len() * n);
+        if kf == 1 && exact {
+            return self.lift_single(src, dst);
+        }
         // y_i = [x_i * (Q/q_i)^-1]_{q_i}
         let mut y = vec![0u64; kf * n];
         par::try_limbs(&mut y, n, |i, limb| {
@@ -185,6 +188,36 @@ impl BaseConverter {
                     let r = *o + pv - vq[v as usize];
                     *o = r.min(r.wrapping_sub(pv));
                 });
+            }
+            Ok(())
+        })
+    }
+
+    /// Exact extension from a single prime q: the centered lift
+    /// x_c = x - q [x > q/2] reduced modulo each target prime, in one pass.
+    fn lift_single(&self, src: &[u64], dst: &mut [u64]) -> Result<()> {
+        let n = self.from.n();
+        let q = self.from.modulus(0).value();
+        par::try_limbs(dst, n, |j, out| {
+            let p = self.to.modulus(j);
+            let pv = p.value();
+            let q_mod_p = self.vq_mod_p[2 * j + 1];
+            let half = q / 2;
+            // Branch-free: mask = all ones when x > q/2 (x is lifted to x - q).
+            let finish = |r: u64, x: u64| {
+                let mask = ((half < x) as u64).wrapping_neg();
+                let t = r + pv - (q_mod_p & mask);
+                t.min(t.wrapping_sub(pv))
+            };
+            let x = &src[..n];
+            if q <= 2 * pv {
+                for (o, &x) in out.iter_mut().zip(x) {
+                    *o = finish(x.min(x.wrapping_sub(pv)), x);
+                }
+            } else {
+                for (o, &x) in out.iter_mut().zip(x) {
+                    *o = finish(p.reduce(x), x);
+                }
             }
             Ok(())
         })

@@ -118,3 +118,35 @@ fn rescale_by_last_prime_rounds_exactly() {
     assert!(dr.apply_joined(&r).is_err());
     let _ = Poly::zero(&q, Representation::Ntt);
 }
+
+#[test]
+fn single_prime_lift_to_smaller_and_larger_primes() {
+    for count in [1, 2] {
+        lift_between_sizes(count);
+    }
+}
+
+fn lift_between_sizes(count: usize) {
+    let big = triskel_kernels::ntt_primes(60, N, count).unwrap();
+    let mut targets = triskel_kernels::ntt_primes(30, N, 2).unwrap();
+    targets.extend(triskel_kernels::ntt_primes(59, N, 1).unwrap());
+    targets.extend(triskel_kernels::ntt_primes(61, N, 1).unwrap());
+    let q = RnsBasis::new(N, &big).unwrap();
+    let p = RnsBasis::new(N, &targets).unwrap();
+    let conv = BaseConverter::new(&q, &p).unwrap();
+    let x = sample_uniform(
+        &q,
+        Representation::Coefficient,
+        &mut Prng::from_seed([10; 32]),
+    );
+    let pb = BigInt::from(product(&p));
+    let expect: Vec<BigInt> = reconstruct_centered(&x)
+        .iter()
+        .map(|v| ((v % &pb) + &pb) % &pb)
+        .collect();
+    let got: Vec<BigInt> = reconstruct(&conv.exact_extend(&x).unwrap())
+        .into_iter()
+        .map(BigInt::from)
+        .collect();
+    assert_eq!(got, expect);
+}
