@@ -101,12 +101,12 @@ impl RnsBasis {
         self.plans.is_empty()
     }
 
-    /// The i-th modulus.
+    /// The i-th modulus (panics if i >= [`len`](Self::len)).
     pub fn modulus(&self, i: usize) -> &Modulus {
         self.plans[i].modulus()
     }
 
-    /// The NTT plan of the i-th prime.
+    /// The NTT plan of the i-th prime (panics if i >= [`len`](Self::len)).
     pub fn plan(&self, i: usize) -> &NttPlan {
         &self.plans[i]
     }
@@ -129,7 +129,7 @@ impl RnsBasis {
             .sum()
     }
 
-    /// CRT constant (Q/q_i)^-1 mod q_i.
+    /// CRT constant (Q/q_i)^-1 mod q_i (panics if i >= [`len`](Self::len)).
     pub fn qhat_inv(&self, i: usize) -> u64 {
         self.qhat_inv[i]
     }

@@ -220,7 +220,12 @@ impl KeySwitchContext {
     /// representation) and a key for s' -> s, returns (u0, u1) in Q_l, NTT
     /// form, with u0 + u1 s = c s' + E, ||E||_inf <= [`noise_bound`](Self::noise_bound).
     pub fn switch(&self, key: &KeySwitchKey, c: &Poly) -> Result<(Poly, Poly)> {
-        if !same_basis(key.b[0].basis(), &self.qp) || key.b.len() != self.digits.len() {
+        let belongs = key
+            .b
+            .iter()
+            .chain(&key.a)
+            .all(|p| same_basis(p.basis(), &self.qp));
+        if !belongs || key.b.len() != self.digits.len() || key.a.len() != key.b.len() {
             return invalid("key-switching key does not belong to this context");
         }
         let t = self.level(c)?;

@@ -147,7 +147,7 @@ impl Poly {
         self.basis.n()
     }
 
-    /// The residues modulo q_i.
+    /// The residues modulo q_i. Panics if i >= the number of primes (like slice indexing).
     pub fn limb(&self, i: usize) -> &[u64] {
         let n = self.n();
         &self.data[i * n..(i + 1) * n]
@@ -379,7 +379,7 @@ impl Poly {
             data.extend_from_slice(&p.data);
             primes.extend(p.basis.primes());
         }
-        if primes != target.primes() || first.n() != target.n() {
+        if primes != target.primes() || data.len() != target.len() * target.n() {
             return Err(Error::BasisMismatch);
         }
         Ok(Poly {
