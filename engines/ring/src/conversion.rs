@@ -144,7 +144,7 @@ impl BaseConverter {
             for (yi, &inv) in y.chunks(n).zip(&self.inv_q) {
                 s.iter_mut()
                     .zip(yi)
-                    .for_each(|(s, &y)| *s += y as f64 * inv);
+                    .for_each(|(s, &y)| *s += y as i64 as f64 * inv); // y < 2^62: signed conversion is exact enough and cheaper
             }
             // s >= 0: adding 1/2 and truncating rounds (no libm call).
             s.into_iter().map(|s| (s + 0.5) as u8).collect()
@@ -166,7 +166,12 @@ impl BaseConverter {
                 };
                 let qi = self.from.modulus(i).value();
                 if qi <= pv {
-                    dst.copy_from_slice(yi);
+                    // Already reduced: multiply straight from y_i.
+                    if w[i] == 1 {
+                        dst.copy_from_slice(yi);
+                    } else {
+                        k::mul_scalar(p, dst, yi, w[i])?;
+                    }
                 } else if qi <= 2 * pv {
                     dst.iter_mut()
                         .zip(yi)
@@ -174,7 +179,7 @@ impl BaseConverter {
                 } else {
                     dst.iter_mut().zip(yi).for_each(|(t, &y)| *t = p.reduce(y));
                 }
-                if w[i] != 1 {
+                if qi > pv && w[i] != 1 {
                     k::mul_scalar_assign(p, dst, w[i])?;
                 }
                 if i > 0 {
