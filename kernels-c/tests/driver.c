@@ -58,6 +58,15 @@ static uint64_t friendly_prime(int bits) {
         if (triskel_is_prime(q)) return q;
 }
 
+/* A 62-bit NTT-friendly prime whose 2^124 / q has a fractional part above
+ * 1/2: the case where a one-constant Barrett quotient estimate is two short,
+ * which a second correction must catch. */
+static uint64_t hard_barrett_prime(void) {
+    const uint64_t step = (uint64_t)1 << 18;
+    for (uint64_t q = ((uint64_t)1 << 62) - step + 1;; q -= step)
+        if (triskel_is_prime(q) && 2 * (uint64_t)((((u128)1) << 124) % q) > q) return q;
+}
+
 enum { RANDOM, ZEROS, ONES, MAX, MIXED_EDGES, NUM_FILLS };
 
 static void fill(uint64_t *a, size_t len, uint64_t q, int kind) {
@@ -204,6 +213,8 @@ static void check_against_portable(const triskel_backend *be, uint64_t q) {
 int main(void) {
     static const int bits[] = {20, 30, 50, 51, 60, 62};
     for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++) check_portable(friendly_prime(bits[i]));
+    const uint64_t hard = hard_barrett_prime();
+    check_portable(hard);
     for (uint32_t id = 1; id < TRISKEL_BACKEND_COUNT; id++) {
         const triskel_backend *be = triskel_backend_get(id);
         if (be == NULL) continue;
@@ -214,6 +225,7 @@ int main(void) {
         int before = failed;
         for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++)
             if (bits[i] <= (int)be->max_modulus_bits) check_against_portable(be, friendly_prime(bits[i]));
+        if (be->max_modulus_bits >= 62) check_against_portable(be, hard);
         printf("%s: %s\n", be->name, failed == before ? "matches portable" : "MISMATCH");
     }
     printf("%d passed, %d failed\n", passed, failed);
