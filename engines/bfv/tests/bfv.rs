@@ -412,3 +412,29 @@ fn biometric_match_rejects_bad_features() {
         Err(Error::Encoding(_))
     ));
 }
+
+#[test]
+fn every_named_set_is_secure_and_round_trips() {
+    for params in BfvParameters::named() {
+        let ctx = BfvContext::new(params.clone()).unwrap();
+        let max = max_log_qp_128(ctx.n()).unwrap() as f64;
+        assert!(
+            ctx.log2_qp() <= max,
+            "{}: log2 QP {} > {max}",
+            params.name(),
+            ctx.log2_qp()
+        );
+        assert!(ctx.supports_batching());
+        let sk = SecretKey::generate(&ctx).unwrap();
+        let v = values(ctx.n(), ctx.plain_modulus(), 11);
+        let ct = sk
+            .encrypt(&Plaintext::from_slots(&ctx, &v).unwrap())
+            .unwrap();
+        assert_eq!(
+            sk.decrypt(&ct).unwrap().to_slots().unwrap(),
+            v,
+            "{}",
+            params.name()
+        );
+    }
+}
