@@ -19,7 +19,8 @@ pub enum BenchCommand {
         /// Bit size of the prime modulus (the largest NTT-friendly prime of that size is used).
         #[arg(long, default_value_t = 50)]
         bits: u32,
-        /// Only this backend (portable, avx512, avx512ifma, neon).
+        /// Only this backend (portable, avx512, avx512ifma, neon); default: every
+        /// usable one, or the one TRISKEL_KERNELS forces.
         #[arg(long)]
         backend: Option<String>,
         /// Print one JSON object (the format of DESIGN.md, "Bench output").
@@ -85,7 +86,10 @@ pub fn sample_residues(len: usize, q: u64, seed: u64) -> Vec<u64> {
 
 fn bench_kernels(n: usize, bits: u32, only: Option<&str>, json: bool) -> CliResult {
     let q = kernels::ntt_primes(bits, n, 1)?[0];
-    let backends = match only {
+    // TRISKEL_KERNELS (an error when it names a backend this machine cannot
+    // run) stands in for --backend when that is not given.
+    let forced = kernels::forced_backend()?;
+    let backends = match only.or(forced.map(Backend::name)) {
         Some(name) => {
             let b = Backend::from_name(name)?;
             b.check_usable()?;

@@ -1,0 +1,77 @@
+//! The `triskel` program: the bench JSON contract of DESIGN.md and clear
+//! errors for bad input.
+
+use std::process::Command;
+
+fn triskel(args: &[&str], env: &[(&str, &str)]) -> (bool, String, String) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_triskel"));
+    cmd.args(args).env_remove("TRISKEL_KERNELS");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().expect("run triskel");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn bench_kernels_json_has_the_documented_shape() {
+    let (ok, out, err) = triskel(
+        &["bench", "kernels", "--n", "1024", "--bits", "40", "--json"],
+        &[],
+    );
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("one JSON object");
+    assert_eq!(v["n"], 1024);
+    assert_eq!(v["bits"], 40);
+    let q = v["modulus"].as_u64().unwrap();
+    assert!(
+        q >> 39 == 1 && (q - 1) % 2048 == 0,
+        "a 40-bit NTT-friendly prime"
+    );
+    assert!(v["cpu"].is_string() && v["features"].is_array());
+    let results = v["results"].as_array().unwrap();
+    for op in ["ntt_forward", "ntt_inverse", "mul", "mul_acc"] {
+        let r = results
+            .iter()
+            .find(|r| r["backend"] == "portable" && r["op"] == op)
+            .unwrap_or_else(|| panic!("portable {op} missing"));
+        assert!(r["median_ns"].as_f64().unwrap() > 0.0);
+        assert_eq!(r["ns_per_butterfly"].is_number(), op.starts_with("ntt"));
+    }
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let cases: [(&[&str], &[(&str, &str)], &str); 5] = [
+        (&["bench", "kernels", "--n", "1000"], &[], "power of two"),
+        (
+            &["bench", "kernels", "--backend", "sse9"],
+            &[],
+            "unknown kernel backend",
+        ),
+        (
+            &["bench", "kernels"],
+            &[("TRISKEL_KERNELS", "bogus")],
+            "unknown kernel backend",
+        ),
+        (
+            &["bench", "kernels", "--bits", "70"],
+            &[],
+            "primes of 70 bits",
+        ),
+        (
+            &["bench", "workloads", "--only", "nope"],
+            &[],
+            "no workload named",
+        ),
+    ];
+    for (args, env, message) in cases {
+        let (ok, _, err) = triskel(args, env);
+        assert!(!ok, "{args:?} should fail");
+        assert!(err.contains(message), "{args:?}: {err}");
+    }
+}
