@@ -46,7 +46,8 @@ fn bench_kernels_json_has_the_documented_shape() {
 
 #[test]
 fn bad_input_is_a_clear_error() {
-    let cases: [(&[&str], &[(&str, &str)], &str); 5] = [
+    type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
+    let cases: [Case; 5] = [
         (&["bench", "kernels", "--n", "1000"], &[], "power of two"),
         (
             &["bench", "kernels", "--backend", "sse9"],
