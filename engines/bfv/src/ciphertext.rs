@@ -301,9 +301,10 @@ impl Ciphertext {
     pub fn relinearize(&self, rk: &RelinKey) -> Result<Ciphertext> {
         check_same_context(&self.ctx, &rk.ctx)?;
         self.expect_size(3)?;
-        let (u0, u1) = self.ctx.key_switch().switch(&rk.key, &self.polys[2])?;
-        let mut polys = vec![self.polys[0].add(&u0)?, self.polys[1].add(&u1)?];
-        polys.truncate(2);
+        let (mut u0, mut u1) = self.ctx.key_switch().switch(&rk.key, &self.polys[2])?;
+        u0.add_assign(&self.polys[0])?;
+        u1.add_assign(&self.polys[1])?;
+        let polys = vec![u0, u1];
         let noise = add_std(self.noise_log2, self.key_switch_noise_log2());
         self.derived(polys, noise).checked("relinearize")
     }
@@ -316,12 +317,13 @@ impl Ciphertext {
             .keys
             .get(&g)
             .ok_or_else(|| Error::MissingKey(format!("Galois key for element {g}")))?;
-        let c0 = self.polys[0].automorphism(g)?;
+        let mut c0 = self.polys[0].automorphism(g)?;
         let c1 = self.polys[1].automorphism(g)?;
         let (u0, u1) = self.ctx.key_switch().switch(key, &c1)?;
+        drop(c1);
+        c0.add_assign(&u0)?;
         let noise = add_std(self.noise_log2, self.key_switch_noise_log2());
-        self.derived(vec![c0.add(&u0)?, u1], noise)
-            .checked("rotate")
+        self.derived(vec![c0, u1], noise).checked("rotate")
     }
 
     /// Rotates both rows of slots left by `steps` (right when negative):

@@ -220,8 +220,14 @@ impl BaseConverter {
                     *o = finish(x.min(x.wrapping_sub(pv)), x);
                 }
             } else {
+                // One-word Barrett with floor(2^64 / p): the quotient
+                // estimate is exact or one short, so r < 2p before the
+                // conditional subtraction (exact for every u64 x).
+                let ratio = u64::MAX / pv;
                 for (o, &x) in out.iter_mut().zip(x) {
-                    *o = finish(p.reduce(x), x);
+                    let est = ((x as u128 * ratio as u128) >> 64) as u64;
+                    let r = x - est * pv;
+                    *o = finish(r.min(r.wrapping_sub(pv)), x);
                 }
             }
             Ok(())
@@ -327,7 +333,7 @@ impl DivRound {
         let ntt = x.representation() == Representation::Ntt;
         let mut keep = x.data()[..split].to_vec();
         self.apply_raw(&mut keep, ntt, &x.data()[split..], ntt)?;
-        Poly::from_limbs(&self.keep, x.representation(), keep)
+        Ok(Poly::from_raw(&self.keep, x.representation(), keep))
     }
 
     /// In place on raw limbs: `keep` (k_keep limbs) becomes round(x / D).
@@ -338,16 +344,32 @@ impl DivRound {
         drop: &[u64],
         drop_ntt: bool,
     ) -> Result<()> {
-        let n = self.keep.n();
         let mut d = drop.to_vec();
+        let mut scratch = vec![0u64; keep.len()];
+        self.apply_raw_in_place(keep, keep_ntt, &mut d, drop_ntt, &mut scratch)
+    }
+
+    /// Like [`apply_raw`](Self::apply_raw) without allocating: `drop` is
+    /// overwritten (brought to coefficient form), and `scratch` (at least
+    /// as long as `keep`) receives the temporary x_c in `keep`.
+    pub(crate) fn apply_raw_in_place(
+        &self,
+        keep: &mut [u64],
+        keep_ntt: bool,
+        drop: &mut [u64],
+        drop_ntt: bool,
+        scratch: &mut [u64],
+    ) -> Result<()> {
+        let n = self.keep.n();
         if drop_ntt {
-            par::try_limbs(&mut d, n, |i, l| Ok(self.drop.plan(i).inverse(l)?))?;
+            par::try_limbs(drop, n, |i, l| Ok(self.drop.plan(i).inverse(l)?))?;
         }
-        let mut t = vec![0u64; keep.len()];
-        self.conv.convert_raw(&d, &mut t, true)?;
+        let t = &mut scratch[..keep.len()];
+        self.conv.convert_raw(drop, t, true)?;
         if keep_ntt {
-            par::try_limbs(&mut t, n, |i, l| Ok(self.keep.plan(i).forward(l)?))?;
+            par::try_limbs(t, n, |i, l| Ok(self.keep.plan(i).forward(l)?))?;
         }
+        let t = &*t;
         par::try_limbs(keep, n, |i, l| {
             let m = self.keep.modulus(i);
             k::sub_assign(m, l, &t[i * n..(i + 1) * n])?;

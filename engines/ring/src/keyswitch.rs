@@ -244,7 +244,8 @@ impl KeySwitchContext {
         let key_idx = |i: usize| if i < ql { i } else { kq + i - ql };
         let mut acc0 = vec![0u64; lp * n];
         let mut acc1 = vec![0u64; lp * n];
-        let mut buf = vec![0u64; lp * n];
+        // ModUp's extension, then ModDown's scratch.
+        let mut buf = vec![0u64; lp.max(ql) * n];
         for (j, (range, complement, conv)) in t.digits.iter().enumerate() {
             // ModUp: d_j is c itself (NTT form) on the digit's own primes and
             // the exact extension of [c]_{Q_j}, then NTT, on the complement,
@@ -272,16 +273,16 @@ impl KeySwitchContext {
             }
         }
         // ModDown: round(acc / P) in Q_l.
-        let mut out = Vec::with_capacity(2);
-        for mut acc in [acc0, acc1] {
+        for acc in [&mut acc0, &mut acc1] {
             let (keep, drop) = acc.split_at_mut(ql * n);
-            t.mod_down.apply_raw(keep, true, drop, true)?;
+            t.mod_down
+                .apply_raw_in_place(keep, true, drop, true, &mut buf)?;
             acc.truncate(ql * n);
-            out.push(Poly::from_raw(&t.q, Representation::Ntt, acc));
         }
-        let u1 = out.pop().ok_or(Error::BasisMismatch)?;
-        let u0 = out.pop().ok_or(Error::BasisMismatch)?;
-        Ok((u0, u1))
+        Ok((
+            Poly::from_raw(&t.q, Representation::Ntt, acc0),
+            Poly::from_raw(&t.q, Representation::Ntt, acc1),
+        ))
     }
 }
 

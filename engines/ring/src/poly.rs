@@ -1,6 +1,7 @@
 //! Polynomials of R_Q = Z_Q[X]/(X^n + 1) in RNS form.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use triskel_kernels as k;
 use zeroize::Zeroize;
@@ -316,18 +317,19 @@ impl Poly {
         if g % 2 == 0 {
             return invalid(format!("Galois element {g} must be odd"));
         }
-        let mut out = Poly::zero(&self.basis, self.repr);
         match self.repr {
             Representation::Ntt => {
-                let perm = galois_permutation(n, g)?;
-                par::limbs(&mut out.data, n, |i, limb| {
-                    let src = self.limb(i);
-                    for (o, &p) in limb.iter_mut().zip(&perm) {
-                        *o = src[p];
-                    }
-                });
+                let perm = cached_galois_permutation(n, g)?;
+                // Gathered straight into a fresh vector (no zero fill first).
+                let data = self
+                    .data
+                    .chunks(n)
+                    .flat_map(|src| perm.iter().map(move |&p| src[p as usize]))
+                    .collect();
+                Ok(Poly::from_raw(&self.basis, self.repr, data))
             }
             Representation::Coefficient => {
+                let mut out = Poly::zero(&self.basis, self.repr);
                 let (two_n, g) = (2 * n, g % (2 * n));
                 par::limbs(&mut out.data, n, |i, limb| {
                     let (src, m) = (self.limb(i), self.basis.modulus(i));
@@ -340,9 +342,9 @@ impl Poly {
                         }
                     }
                 });
+                Ok(out)
             }
         }
-        Ok(out)
     }
 
     /// The same polynomial in `target`, whose primes must all be primes of
@@ -409,6 +411,29 @@ pub fn galois_permutation(n: usize, g: usize) -> Result<Vec<usize>> {
             brv((e - 1) / 2)
         })
         .collect())
+}
+
+/// Permutations already computed, per (n, g mod 2n): a rotation applies
+/// the same one to both ciphertext components, over and over.
+type PermutationCache = Mutex<HashMap<(usize, usize), Arc<[u32]>>>;
+
+/// [`galois_permutation`] as u32 indices, computed once per (n, g mod 2n).
+fn cached_galois_permutation(n: usize, g: usize) -> Result<Arc<[u32]>> {
+    static CACHE: OnceLock<PermutationCache> = OnceLock::new();
+    let key = (n, g % (2 * n));
+    let cache = CACHE.get_or_init(Default::default);
+    // A panic elsewhere cannot leave the map half-updated: ignore poisoning.
+    let lock = || cache.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(p) = lock().get(&key) {
+        return Ok(p.clone());
+    }
+    // n <= 2^31 (NTT sizes are far below), so indices fit in u32.
+    let perm: Arc<[u32]> = galois_permutation(n, key.1)?
+        .into_iter()
+        .map(|p| p as u32)
+        .collect();
+    lock().insert(key, perm.clone());
+    Ok(perm)
 }
 
 /// The Galois element of a slot rotation by `step` for ring degree n:
