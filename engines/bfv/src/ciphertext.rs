@@ -244,15 +244,17 @@ impl Ciphertext {
             Ok(Poly::join(&tables.aux_q, &[&aux, c])?)
         };
         let (a0, a1) = (lift(&self.polys[0])?, lift(&self.polys[1])?);
+        let lifted_other;
         let (b0, b1) = if std::ptr::eq(self, other) {
-            (a0.clone(), a1.clone())
+            (&a0, &a1)
         } else {
-            (lift(&other.polys[0])?, lift(&other.polys[1])?)
+            lifted_other = (lift(&other.polys[0])?, lift(&other.polys[1])?);
+            (&lifted_other.0, &lifted_other.1)
         };
-        let d0 = a0.mul(&b0)?;
-        let mut d1 = a0.mul(&b1)?;
-        d1.mul_acc(&a1, &b0)?;
-        let d2 = a1.mul(&b1)?;
+        let d0 = a0.mul(b0)?;
+        let mut d1 = a0.mul(b1)?;
+        d1.mul_acc(&a1, b0)?;
+        let d2 = a1.mul(b1)?;
         let t = self.ctx.plain_modulus();
         let polys = [d0, d1, d2]
             .into_iter()

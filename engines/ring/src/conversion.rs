@@ -177,7 +177,10 @@ impl BaseConverter {
                         .zip(yi)
                         .for_each(|(t, &y)| *t = y.min(y.wrapping_sub(pv)));
                 } else {
-                    dst.iter_mut().zip(yi).for_each(|(t, &y)| *t = p.reduce(y));
+                    let ratio = u64::MAX / pv;
+                    dst.iter_mut()
+                        .zip(yi)
+                        .for_each(|(t, &y)| *t = reduce_word(y, pv, ratio));
                 }
                 if qi > pv && w[i] != 1 {
                     k::mul_scalar_assign(p, dst, w[i])?;
@@ -220,19 +223,25 @@ impl BaseConverter {
                     *o = finish(x.min(x.wrapping_sub(pv)), x);
                 }
             } else {
-                // One-word Barrett with floor(2^64 / p): the quotient
-                // estimate is exact or one short, so r < 2p before the
-                // conditional subtraction (exact for every u64 x).
                 let ratio = u64::MAX / pv;
                 for (o, &x) in out.iter_mut().zip(x) {
-                    let est = ((x as u128 * ratio as u128) >> 64) as u64;
-                    let r = x - est * pv;
-                    *o = finish(r.min(r.wrapping_sub(pv)), x);
+                    *o = finish(reduce_word(x, pv, ratio), x);
                 }
             }
             Ok(())
         })
     }
+}
+
+/// x mod p for any u64 x, with ratio = floor(2^64 / p) (p odd, so
+/// floor((2^64 - 1) / p)): one-word Barrett, whose quotient estimate is
+/// exact or one short, so x - est p < 2p before one conditional subtraction.
+/// Two scalar multiplications, where `Modulus::reduce` (128-bit input) takes four.
+#[inline(always)]
+fn reduce_word(x: u64, p: u64, ratio: u64) -> u64 {
+    let est = ((x as u128 * ratio as u128) >> 64) as u64;
+    let r = x - est * p;
+    r.min(r.wrapping_sub(p))
 }
 
 /// Division with rounding by D, the product of a `drop` basis, for x given in
