@@ -123,10 +123,21 @@ impl Poly {
             return invalid(format!("{} coefficients given, n = {n}", coeffs.len()));
         }
         let mut p = Poly::zero(basis, Representation::Coefficient);
+        // Small values (|c| < every q_i, the usual case) need no division:
+        // c, or q_i + c for c < 0, branch-free.
+        let max_abs = coeffs.iter().map(|c| c.unsigned_abs()).max().unwrap_or(0);
+        let small = (0..basis.len()).all(|i| max_abs < basis.modulus(i).value());
         par::limbs(&mut p.data, n, |i, limb| {
             let m = basis.modulus(i);
-            for (o, &c) in limb.iter_mut().zip(coeffs) {
-                *o = reduce_i64(m, c);
+            if small {
+                let q = m.value();
+                for (o, &c) in limb.iter_mut().zip(coeffs) {
+                    *o = (c as u64).wrapping_add(q & (c >> 63) as u64);
+                }
+            } else {
+                for (o, &c) in limb.iter_mut().zip(coeffs) {
+                    *o = reduce_i64(m, c);
+                }
             }
         });
         p.set_representation(repr)?;

@@ -94,7 +94,22 @@ pub fn sample_uniform(basis: &Arc<RnsBasis>, repr: Representation, rng: &mut Prn
 
 /// n coefficients uniform in {-1, 0, 1}.
 pub fn sample_ternary(n: usize, rng: &mut Prng) -> Vec<i64> {
-    (0..n).map(|_| rng.below(3) as i64 - 1).collect()
+    // Each 64-bit word gives 32 two-bit values, uniform in [0, 4); a 3 is
+    // rejected, so the kept ones are uniform in {0, 1, 2} (as with
+    // `below(3)`, which would spend a whole word on each).
+    let mut out = Vec::with_capacity(n);
+    let (mut word, mut left) = (0u64, 0u32);
+    while out.len() < n {
+        if left == 0 {
+            (word, left) = (rng.next_u64(), 32);
+        }
+        let v = word & 3;
+        (word, left) = (word >> 2, left - 1);
+        if v != 3 {
+            out.push(v as i64 - 1);
+        }
+    }
+    out
 }
 
 /// n coefficients in {-1, 0, 1} with exactly h non-zero ones (uniform positions
@@ -134,7 +149,8 @@ pub fn sample_cbd(n: usize, eta: u32, rng: &mut Prng) -> Result<Vec<i64>> {
 ///
 /// Inversion sampling on a cumulative table of |x| (Pr[|x| = 0] = p(0),
 /// Pr[|x| = v] = 2 p(v)) scaled to 2^64, scanned in full for every draw so
-/// the time does not depend on the value; then a uniform sign.
+/// the time does not depend on the value; then a uniform sign (one bit of a
+/// word drawn once per 64 samples).
 pub fn sample_gaussian(n: usize, sigma: f64, bound: i64, rng: &mut Prng) -> Result<Vec<i64>> {
     if !(sigma > 0.0 && sigma < 1e6 && (1..=1 << 20).contains(&bound)) {
         return invalid(format!(
@@ -157,11 +173,16 @@ pub fn sample_gaussian(n: usize, sigma: f64, bound: i64, rng: &mut Prng) -> Resu
             (acc * 18446744073709551616.0).min(u64::MAX as f64) as u64
         })
         .collect();
+    let mut signs = 0u64;
     Ok((0..n)
-        .map(|_| {
+        .map(|i| {
+            if i % 64 == 0 {
+                signs = rng.next_u64();
+            }
             let r = rng.next_u64();
             let mag = cdf.iter().map(|&c| (r >= c) as i64).sum::<i64>();
-            let sign = (rng.next_u64() & 1) as i64;
+            let sign = (signs & 1) as i64;
+            signs >>= 1;
             mag * (1 - 2 * sign)
         })
         .collect())
