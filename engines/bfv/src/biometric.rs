@@ -117,7 +117,7 @@ pub fn compute_scores(
             let mut acc = probe.mul_plain(group)?;
             let mut step = DIM / 2;
             while step >= 1 {
-                acc = acc.add(&acc.rotate_rows(step as i64, keys)?)?;
+                acc = acc.rotate_rows(step as i64, keys)?.add_into(&acc)?;
                 step /= 2;
             }
             Ok(acc)

@@ -164,6 +164,20 @@ impl Ciphertext {
         self.combine(other, false)
     }
 
+    /// [`add`](Self::add) reusing this ciphertext's polynomials (no copy).
+    pub(crate) fn add_into(mut self, other: &Ciphertext) -> Result<Ciphertext> {
+        if self.size() < other.size() {
+            return other.add(&self);
+        }
+        self.check_pair(other)?;
+        for (p, o) in self.polys.iter_mut().zip(&other.polys) {
+            p.add_assign(o)?;
+        }
+        let noise = add_correlated(self.noise_log2, other.noise_log2);
+        let polys = std::mem::take(&mut self.polys);
+        self.derived(polys, noise).checked("add")
+    }
+
     /// Encrypts m1 - m2. Noise: e1 - e2.
     pub fn sub(&self, other: &Ciphertext) -> Result<Ciphertext> {
         self.combine(other, true)

@@ -12,6 +12,7 @@ use crate::basis::RnsBasis;
 use crate::error::{Error, Result};
 use crate::par;
 use crate::poly::{same_basis, Poly, Representation};
+use crate::scratch::Scratch;
 
 /// Precomputed constants to convert residues modulo Q = q_0...q_{k-1} (`from`)
 /// into residues modulo each prime p_j of another basis (`to`).
@@ -125,7 +126,7 @@ impl BaseConverter {
             return self.lift_single(src, dst);
         }
         // y_i = [x_i * (Q/q_i)^-1]_{q_i}
-        let mut y = vec![0u64; kf * n];
+        let mut y = Scratch::zeroed(kf * n);
         par::try_limbs(&mut y, n, |i, limb| {
             let (m, w, x) = (
                 self.from.modulus(i),
@@ -155,15 +156,10 @@ impl BaseConverter {
             let p = self.to.modulus(j);
             let pv = p.value();
             let w = &self.qhat_mod_p[j * kf..(j + 1) * kf];
-            let mut tmp = Vec::new();
+            let mut tmp = Scratch::zeroed(if kf > 1 { n } else { 0 });
             for (i, yi) in y.chunks(n).enumerate() {
                 // [y_i]_p (y_i < q_i), into out for i = 0, else into tmp.
-                let dst = if i == 0 {
-                    &mut *out
-                } else {
-                    tmp.resize(n, 0);
-                    &mut tmp[..]
-                };
+                let dst = if i == 0 { &mut *out } else { &mut tmp[..] };
                 let qi = self.from.modulus(i).value();
                 if qi <= pv {
                     // Already reduced: multiply straight from y_i.
@@ -353,8 +349,8 @@ impl DivRound {
         drop: &[u64],
         drop_ntt: bool,
     ) -> Result<()> {
-        let mut d = drop.to_vec();
-        let mut scratch = vec![0u64; keep.len()];
+        let mut d = Scratch::copy_of(drop);
+        let mut scratch = Scratch::zeroed(keep.len());
         self.apply_raw_in_place(keep, keep_ntt, &mut d, drop_ntt, &mut scratch)
     }
 

@@ -38,6 +38,7 @@ use crate::poly::{same_basis, Poly, Representation};
 use crate::sampling::{
     sample_ternary, sample_ternary_hw, sample_uniform, NoiseDistribution, Prng, Seed,
 };
+use crate::scratch::Scratch;
 
 /// How secret keys are drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -232,32 +233,34 @@ impl KeySwitchContext {
         let (n, ql, kq) = (self.q.n(), c.basis().len(), self.q.len());
         let lp = t.qp.len();
         // c in both representations (one transform of a copy).
-        let mut other = c.clone();
-        let (c_coef, c_ntt) = if c.representation() == Representation::Ntt {
-            other.to_coefficient()?;
-            (&other, c)
-        } else {
-            other.to_ntt()?;
-            (c, &other)
+        let mut other = Scratch::copy_of(c.data());
+        let to_ntt = c.representation() == Representation::Coefficient;
+        par::try_limbs(&mut other, n, |i, l| match to_ntt {
+            true => Ok(c.basis().plan(i).forward(l)?),
+            false => Ok(c.basis().plan(i).inverse(l)?),
+        })?;
+        let (c_coef, c_ntt): (&[u64], &[u64]) = match to_ntt {
+            true => (c.data(), &other),
+            false => (&other, c.data()),
         };
         // Limb i of Q_l P is limb key_idx(i) of the key (in Q P).
         let key_idx = |i: usize| if i < ql { i } else { kq + i - ql };
         let mut acc0 = vec![0u64; lp * n];
         let mut acc1 = vec![0u64; lp * n];
         // ModUp's extension, then ModDown's scratch.
-        let mut buf = vec![0u64; lp.max(ql) * n];
+        let mut buf = Scratch::zeroed(lp.max(ql) * n);
         for (j, (range, complement, conv)) in t.digits.iter().enumerate() {
             // ModUp: d_j is c itself (NTT form) on the digit's own primes and
             // the exact extension of [c]_{Q_j}, then NTT, on the complement,
             // whose limb i sits at i (before the digit) or i - width (after).
             let ext = &mut buf[..complement.len() * n];
             let digit_limbs = range.start * n..range.end * n;
-            conv.convert_raw(&c_coef.data()[digit_limbs], ext, true)?;
+            conv.convert_raw(&c_coef[digit_limbs], ext, true)?;
             par::try_limbs(ext, n, |o, l| Ok(t.qp.plan(complement[o]).forward(l)?))?;
             let ext = &*ext;
             let d_j = |i: usize| -> &[u64] {
                 if range.contains(&i) {
-                    &c_ntt.data()[i * n..(i + 1) * n]
+                    &c_ntt[i * n..(i + 1) * n]
                 } else {
                     let o = if i < range.start { i } else { i - range.len() };
                     &ext[o * n..(o + 1) * n]

@@ -27,6 +27,7 @@ mod keyswitch;
 mod par;
 mod poly;
 pub mod sampling;
+mod scratch;
 mod serialize;
 
 pub use basis::{digit_ranges, RnsBasis};
