@@ -250,32 +250,43 @@ impl Ciphertext {
         other.expect_size(2)?;
         let lv = self.ctx.level(self.level)?;
         let tables = lv.mul_tables(&self.ctx)?;
+        // The lift to B; the part in Q_l is the ciphertext itself, so the
+        // tensor is taken in B and in Q_l separately (never joined).
         let lift = |c: &Poly| -> Result<Poly> {
             let mut coef = c.clone();
             coef.to_coefficient()?;
             let mut aux = tables.q_to_aux.exact_extend(&coef)?;
             aux.to_ntt()?;
-            Ok(Poly::join(&tables.aux_q, &[&aux, c])?)
+            Ok(aux)
         };
-        let (a0, a1) = (lift(&self.polys[0])?, lift(&self.polys[1])?);
+        let tensor = |u0: &Poly, u1: &Poly, v0: &Poly, v1: &Poly| -> Result<[Poly; 3]> {
+            let d0 = u0.mul(v0)?;
+            let mut d1 = u0.mul(v1)?;
+            d1.mul_acc(u1, v0)?;
+            Ok([d0, d1, u1.mul(v1)?])
+        };
+        let (x0, x1) = (&self.polys[0], &self.polys[1]);
+        let (a0, a1) = (lift(x0)?, lift(x1)?);
         let lifted_other;
-        let (b0, b1) = if std::ptr::eq(self, other) {
-            (&a0, &a1)
+        let (y0, y1, b0, b1) = if std::ptr::eq(self, other) {
+            (x0, x1, &a0, &a1)
         } else {
             lifted_other = (lift(&other.polys[0])?, lift(&other.polys[1])?);
-            (&lifted_other.0, &lifted_other.1)
+            let (y0, y1) = (&other.polys[0], &other.polys[1]);
+            (y0, y1, &lifted_other.0, &lifted_other.1)
         };
-        let d0 = a0.mul(b0)?;
-        let mut d1 = a0.mul(b1)?;
-        d1.mul_acc(&a1, b0)?;
-        let d2 = a1.mul(b1)?;
+        let in_aux = tensor(&a0, &a1, b0, b1)?;
+        let in_q = tensor(x0, x1, y0, y1)?;
         let t = self.ctx.plain_modulus();
-        let polys = [d0, d1, d2]
+        let polys = in_aux
             .into_iter()
-            .map(|mut d| -> Result<Poly> {
-                d.to_coefficient()?;
-                d.mul_small_assign(t as i64)?;
-                let scaled = tables.scale.apply_joined(&d)?;
+            .zip(in_q)
+            .map(|(mut d_aux, mut d_q)| -> Result<Poly> {
+                for d in [&mut d_aux, &mut d_q] {
+                    d.to_coefficient()?;
+                    d.mul_small_assign(t as i64)?;
+                }
+                let scaled = tables.scale.apply(&d_aux, &d_q)?;
                 let mut back = tables.aux_to_q.exact_extend(&scaled)?;
                 back.to_ntt()?;
                 Ok(back)

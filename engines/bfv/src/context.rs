@@ -46,8 +46,6 @@ pub(crate) struct Level {
 /// Tables of HPS multiplication at one level: an auxiliary basis B with
 /// B > 4 t n Q_l, and the conversions between Q_l and B.
 pub(crate) struct MulTables {
-    /// B || Q_l, where the tensor product is computed.
-    pub aux_q: Arc<RnsBasis>,
     pub q_to_aux: BaseConverter,
     /// round(x / Q_l) from B || Q_l to B.
     pub scale: DivRound,
@@ -283,7 +281,6 @@ impl MulTables {
         }
         let aux = RnsBasis::new(n, &aux)?;
         Ok(MulTables {
-            aux_q: aux.concat(q)?,
             q_to_aux: BaseConverter::new(q, &aux)?,
             scale: DivRound::new(&aux, q)?,
             aux_to_q: BaseConverter::new(&aux, q)?,

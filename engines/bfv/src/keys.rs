@@ -226,10 +226,12 @@ impl SecretKey {
     fn phase(&self, ct: &Ciphertext) -> Result<Zeroizing<Poly>> {
         check_same_context(&self.ctx, &ct.ctx)?;
         let powers = self.powers(ct.level, ct.polys.len())?;
-        let mut x = Zeroizing::new(ct.polys[0].clone());
-        for (c, s) in ct.polys[1..].iter().zip(&powers) {
-            x.add_assign(&c.mul(s)?)?;
+        // c1 s, then + c2 s^2, then + c0 (no temporary per product).
+        let mut x = Zeroizing::new(ct.polys[1].mul(&powers[0])?);
+        for (c, s) in ct.polys[2..].iter().zip(&powers[1..]) {
+            x.mul_acc(c, s)?;
         }
+        x.add_assign(&ct.polys[0])?;
         x.to_coefficient()?;
         Ok(x)
     }
