@@ -340,9 +340,9 @@ impl PublicKey {
         let mut c0 = scaled_message(ctx, pt, level)?;
         c0.add_assign(&Poly::from_signed(basis, &e0, Representation::Coefficient)?)?;
         c0.to_ntt()?;
-        c0.add_assign(&self.b.mul(&u)?)?;
+        c0.mul_acc(&self.b, &u)?;
         let mut c1 = Poly::from_signed(basis, &e1, Representation::Ntt)?;
-        c1.add_assign(&self.a.mul(&u)?)?;
+        c1.mul_acc(&self.a, &u)?;
         // e u + e0 - s e1: each product coefficient is a sum of n terms of
         // variance sigma^2 * 2/3, plus e0 and the rounding of D(m).
         let sigma = noise_sigma(ctx.noise());
