@@ -57,4 +57,8 @@ if [ -n "$actionlint" ]; then
 fi
 
 step "cargo test --workspace --release"
-cargo test --workspace --release
+log=$(mktemp)
+cargo test --workspace --release 2>&1 | tee "$log"
+# One closing line for the whole run (cargo prints one result line per test binary).
+awk '/^test result:/ { p += $4; f += $6 } END { printf "\n%d passed, %d failed\n", p, f; exit (f > 0 || p == 0) }' "$log"
+rm -f "$log"
