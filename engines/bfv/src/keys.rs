@@ -262,10 +262,19 @@ impl SecretKey {
                     .wrapping_add(c1 as u64 + c2 as u64);
             }
         }
+        // x mod t without a division (whose time depends on the secret x):
+        // for x < 2^63 (guaranteed by the parameter checks: x < (k + 2) t),
+        // Barrett with floor((2^64 - 1) / t) is at most one short, removed by
+        // one masked subtraction.
+        let ratio = u64::MAX / t;
+        let reduce = |x: u64| {
+            let r = x.wrapping_sub(((x as u128 * ratio as u128) >> 64) as u64 * t);
+            r.wrapping_sub(t & 0u64.wrapping_sub((r >= t) as u64))
+        };
         let coeffs = int_part
             .iter()
             .zip(frac.iter())
-            .map(|(&i, &f)| (i % t + (f >> 127) as u64) % t)
+            .map(|(&i, &f)| reduce(reduce(i) + (f >> 127) as u64))
             .collect();
         Ok(Plaintext::from_reduced(&self.ctx, coeffs))
     }

@@ -219,6 +219,14 @@ impl BfvParameters {
                 "plaintext modulus {t} must be at least 2 and below every ciphertext prime ({min_q_bits} bits)"
             ));
         }
+        // Decryption sums k terms below t in 64 bits (and reduces them with a
+        // one-correction Barrett step, exact below 2^63).
+        if (t as u128) * (self.q_bits.len() as u128 + 2) >= 1 << 63 {
+            return bad(format!(
+                "plaintext modulus {t} is too large for {} ciphertext primes: t (k + 2) must stay below 2^63",
+                self.q_bits.len()
+            ));
+        }
         let log_qp: u32 = self.q_bits.iter().chain(&self.p_bits).sum();
         match max_log_qp_128(self.n) {
             Some(max) if log_qp <= max => Ok(()),

@@ -438,3 +438,25 @@ fn every_named_set_is_secure_and_round_trips() {
         );
     }
 }
+
+#[test]
+fn large_plaintext_moduli_decrypt_exactly() {
+    // t close to the 36-bit primes of the set: decryption's fixed-point sum
+    // and its division-free reduction at their limits.
+    let t = (1u64 << 34) + 27;
+    let ctx = BfvContext::new(BfvParameters::n4096().with_plain_modulus(t)).unwrap();
+    let sk = SecretKey::generate(&ctx).unwrap();
+    let mut coeffs = values(ctx.n(), t, 12);
+    coeffs[..4].copy_from_slice(&[0, 1, t - 1, t / 2]);
+    let pt = Plaintext::from_coeffs(&ctx, &coeffs).unwrap();
+    assert_eq!(
+        sk.decrypt(&sk.encrypt(&pt).unwrap()).unwrap().coeffs(),
+        &coeffs[..]
+    );
+    // Below every prime, but 8 t >= 2^63 with six ciphertext primes.
+    let too_big = BfvParameters::new("t", 4096, &[62; 6], &[62], (1 << 60) + 1).allow_insecure();
+    match BfvContext::new(too_big) {
+        Err(Error::InvalidParameters(m)) => assert!(m.contains("2^63"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+}
