@@ -136,12 +136,6 @@ SIMPLE_OPS triskel_avx512
         SUB_IF_GE zmm0, zmm30, zmm3
 .endm
 
-.macro BODY_MUL_SCALAR
-        SHOUP   zmm3, zmm0, zmm20, zmm21, zmm19
-        SUB_IF_GE zmm3, zmm30, zmm4
-        vmovdqa64 zmm0, zmm3
-.endm
-
 PRODUCT_OPS triskel_avx512
 
         .section .note.GNU-stack, "", @progbits

@@ -200,16 +200,15 @@ fn resolve(backend: Backend) -> Option<Kernels> {
     let p = Backend::Portable
         .table()
         .expect("the portable backend is always compiled");
-    let pick = |own: Option<Binary>, portable: Option<Binary>| own.or(portable);
     Some(Kernels {
         ntt_forward: t.ntt_forward.or(p.ntt_forward)?,
         ntt_inverse: t.ntt_inverse.or(p.ntt_inverse)?,
-        add: pick(t.add, p.add)?,
-        sub: pick(t.sub, p.sub)?,
+        add: t.add.or(p.add)?,
+        sub: t.sub.or(p.sub)?,
         neg: t.neg.or(p.neg)?,
-        mul: pick(t.mul, p.mul)?,
+        mul: t.mul.or(p.mul)?,
         mul_scalar: t.mul_scalar.or(p.mul_scalar)?,
-        mul_acc: pick(t.mul_acc, p.mul_acc)?,
+        mul_acc: t.mul_acc.or(p.mul_acc)?,
     })
 }
 

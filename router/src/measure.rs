@@ -25,19 +25,6 @@ pub fn median_ns(samples: usize, sample_time: Duration, mut f: impl FnMut()) -> 
     median(&mut per_call)
 }
 
-/// Median of the durations of `samples` single runs of `f` (for operations
-/// that take milliseconds), in nanoseconds.
-pub fn median_single_ns(samples: usize, mut f: impl FnMut()) -> f64 {
-    let mut times: Vec<f64> = (0..samples.max(1))
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed().as_nanos() as f64
-        })
-        .collect();
-    median(&mut times)
-}
-
 /// Median of a non-empty list (mean of the middle two for even lengths).
 pub fn median(values: &mut [f64]) -> f64 {
     values.sort_by(f64::total_cmp);

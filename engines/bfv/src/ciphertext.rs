@@ -58,15 +58,14 @@ impl Ciphertext {
         level: usize,
         noise_log2: f64,
         seed: Option<Seed>,
-    ) -> Result<Ciphertext> {
-        let ct = Ciphertext {
+    ) -> Ciphertext {
+        Ciphertext {
             ctx: ctx.clone(),
             polys,
             level,
             noise_log2,
             seed,
-        };
-        Ok(ct)
+        }
     }
 
     /// Refuses a result whose estimated budget is gone.
@@ -134,26 +133,17 @@ impl Ciphertext {
     /// Component-wise combination of two ciphertexts of any sizes.
     fn combine(&self, other: &Ciphertext, subtract: bool) -> Result<Ciphertext> {
         self.check_pair(other)?;
-        let (long, short) = if self.size() >= other.size() {
-            (self, other)
-        } else {
-            (other, self)
-        };
-        let mut polys = long.polys.clone();
-        for (i, p) in polys.iter_mut().enumerate() {
-            match (short.polys.get(i), subtract, std::ptr::eq(long, self)) {
-                (None, true, false) => p.neg_assign()?,
-                (None, _, _) => {}
-                (Some(s), false, _) => p.add_assign(s)?,
-                (Some(s), true, true) => p.sub_assign(s)?,
-                (Some(s), true, false) => {
-                    // other is longer: p holds other's component.
-                    let mut d = s.clone();
-                    d.sub_assign(p)?;
-                    *p = d;
-                }
-            }
-        }
+        let size = self.size().max(other.size());
+        let polys = (0..size)
+            .map(|i| match (self.polys.get(i), other.polys.get(i)) {
+                (Some(a), Some(b)) if subtract => a.sub(b),
+                (Some(a), Some(b)) => a.add(b),
+                (Some(a), None) => Ok(a.clone()),
+                (None, Some(b)) if subtract => b.neg(),
+                (None, Some(b)) => Ok(b.clone()),
+                (None, None) => unreachable!("i < the larger size"),
+            })
+            .collect::<triskel_ring::Result<Vec<_>>>()?;
         let noise = add_correlated(self.noise_log2, other.noise_log2);
         self.derived(polys, noise)
             .checked(if subtract { "sub" } else { "add" })
@@ -229,8 +219,7 @@ impl Ciphertext {
             .iter()
             .map(|c| c.mul(lifted))
             .collect::<triskel_ring::Result<Vec<_>>>()?;
-        let (_, l2) = pt.centered_norms();
-        let noise = l2.max(1.0).log2() + add_std(self.noise_log2, -1.0);
+        let noise = pt.centered_l2().max(1.0).log2() + add_std(self.noise_log2, -1.0);
         self.derived(polys, noise).checked("mul_plain")
     }
 

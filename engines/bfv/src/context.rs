@@ -204,9 +204,14 @@ impl BfvContext {
         let half = (self.n() / 2) as i64;
         let e = steps.rem_euclid(half) as u64;
         let two_n = 2 * self.n() as u64;
-        let mut g = 1u64;
-        for _ in 0..e {
-            g = g * 3 % two_n;
+        // 3^e mod 2n by square-and-multiply (2n <= 2^16, so products fit).
+        let (mut g, mut base, mut e) = (1u64, 3u64, e);
+        while e != 0 {
+            if e & 1 == 1 {
+                g = g * base % two_n;
+            }
+            base = base * base % two_n;
+            e >>= 1;
         }
         g as usize
     }

@@ -16,6 +16,7 @@ pub struct Plaintext {
     pub(crate) ctx: Arc<BfvContext>,
     pub(crate) coeffs: Vec<u64>,
     lifted: Vec<OnceLock<Poly>>,
+    l2: OnceLock<f64>,
 }
 
 impl Clone for Plaintext {
@@ -55,6 +56,7 @@ impl Plaintext {
     pub(crate) fn from_reduced(ctx: &Arc<BfvContext>, coeffs: Vec<u64>) -> Plaintext {
         Plaintext {
             lifted: (0..=ctx.max_level()).map(|_| OnceLock::new()).collect(),
+            l2: OnceLock::new(),
             ctx: ctx.clone(),
             coeffs,
         }
@@ -147,15 +149,18 @@ impl Plaintext {
         &self.ctx
     }
 
-    /// Sum of |m_i| over the centered coefficients, and the Euclidean norm:
-    /// what multiplying by this plaintext does to noise.
-    pub(crate) fn centered_norms(&self) -> (f64, f64) {
-        let t = self.ctx.plain_modulus();
-        let (l1, sq) = self.coeffs.iter().fold((0.0, 0.0), |(l1, sq), &v| {
-            let c = centered(v, t).unsigned_abs() as f64;
-            (l1 + c, sq + c * c)
-        });
-        (l1, f64::sqrt(sq))
+    /// The Euclidean norm of the centered coefficients, what multiplying by
+    /// this plaintext does to noise (computed once).
+    pub(crate) fn centered_l2(&self) -> f64 {
+        *self.l2.get_or_init(|| {
+            let t = self.ctx.plain_modulus();
+            let sq: f64 = self
+                .coeffs
+                .iter()
+                .map(|&v| (centered(v, t).unsigned_abs() as f64).powi(2))
+                .sum();
+            sq.sqrt()
+        })
     }
 
     /// The centered lift of m to R_{Q_level} in NTT form (cached).

@@ -207,7 +207,13 @@ impl SecretKey {
         // e plus the rounding of D(m): sigma^2 + 1/12.
         let sigma = noise_sigma(self.ctx.noise());
         let noise = 0.5 * (sigma * sigma + 1.0 / 12.0).log2();
-        Ciphertext::new(&self.ctx, vec![c0, a], level, noise, Some(seed))
+        Ok(Ciphertext::new(
+            &self.ctx,
+            vec![c0, a],
+            level,
+            noise,
+            Some(seed),
+        ))
     }
 
     /// s (and its powers up to `count - 1`) at a level, NTT form.
@@ -356,7 +362,13 @@ impl PublicKey {
         // variance sigma^2 * 2/3, plus e0 and the rounding of D(m).
         let sigma = noise_sigma(ctx.noise());
         let var = sigma * sigma * (4.0 * n as f64 / 3.0 + 1.0) + 1.0 / 12.0;
-        Ciphertext::new(ctx, vec![c0, c1], level, 0.5 * var.log2(), None)
+        Ok(Ciphertext::new(
+            ctx,
+            vec![c0, c1],
+            level,
+            0.5 * var.log2(),
+            None,
+        ))
     }
 
     /// The parameters this key belongs to.

@@ -343,6 +343,6 @@ impl Ciphertext {
             flag => return malformed(format!("seed flag {flag} invalid for this ciphertext")),
         };
         r.finish()?;
-        Ciphertext::new(ctx, polys, level, noise_log2, seed)
+        Ok(Ciphertext::new(ctx, polys, level, noise_log2, seed))
     }
 }
