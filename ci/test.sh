@@ -25,7 +25,16 @@ step "cargo clippy (all targets, warnings are errors)"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 
 step "committed bindings match a fresh bindgen run"
-if ! ldconfig -p 2>/dev/null | grep -q libclang; then apt_install libclang-dev; fi
+# bindgen loads libclang through clang-sys, which looks for libclang.so,
+# libclang-<N>.so or libclang.so.<N> (never libclang-cpp, which base images
+# ship on their own): look for exactly those, and install libclang-dev when
+# none is there.
+has_libclang() {
+    ldconfig -p 2>/dev/null | grep -qE '[[:space:]]libclang(-[0-9.]+)?\.so(\.[0-9.]+)?[[:space:]]' ||
+        compgen -G '/usr/lib/llvm-*/lib/libclang.so*' >/dev/null ||
+        compgen -G '/usr/lib/llvm-*/lib/libclang-[0-9]*.so*' >/dev/null
+}
+if ! has_libclang; then apt_install libclang-dev; fi
 bindings=kernels-c/src/bindings.rs
 committed=$(mktemp)
 cp "$bindings" "$committed"
@@ -38,8 +47,39 @@ if ! cmp -s "$committed" "$bindings"; then
 fi
 rm -f "$committed"
 
+# The kernel backends this CPU can run, read from /proc/cpuinfo (not from
+# triskel's own detection, which the tests check against this list): every
+# one of them must be exercised by the C driver and by the Rust tests.
+runnable_backends() {
+    echo portable
+    case "$(uname -m)" in
+        x86_64)
+            local flags
+            flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
+            has() { for f; do [[ $flags == *" $f "* ]] || return 1; done; }
+            if has avx512f avx512dq bmi2; then echo avx512; fi
+            if has avx512f avx512dq avx512ifma bmi2; then echo avx512ifma; fi
+            ;;
+        aarch64) echo neon ;;
+    esac
+}
+TRISKEL_EXPECT_BACKENDS=$(runnable_backends | tr '\n' ' ')
+export TRISKEL_EXPECT_BACKENDS
+echo "backends this CPU can run: $TRISKEL_EXPECT_BACKENDS"
+if [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
+    echo "Kernel backends exercised on $(uname -m): $TRISKEL_EXPECT_BACKENDS" >>"$GITHUB_STEP_SUMMARY"
+fi
+
 step "C kernel driver ($(uname -m), native)"
-ci/c-driver.sh
+driver_log=$(ci/c-driver.sh) || { printf '%s\n' "$driver_log"; exit 1; }
+printf '%s\n' "$driver_log" | grep -E 'matches portable|MISMATCH|^skip|passed'
+for b in $TRISKEL_EXPECT_BACKENDS; do
+    [ "$b" = portable ] && continue
+    if ! printf '%s\n' "$driver_log" | grep -qx "$b: matches portable"; then
+        echo "this CPU can run the $b backend, but the C driver did not check it" >&2
+        exit 1
+    fi
+done
 
 if [ -x ci/neon.sh ]; then
     step "NEON kernels under qemu-aarch64"
@@ -62,3 +102,4 @@ cargo test --workspace --release 2>&1 | tee "$log"
 # One closing line for the whole run (cargo prints one result line per test binary).
 awk '/^test result:/ { p += $4; f += $6 } END { printf "\n%d passed, %d failed\n", p, f; exit (f > 0 || p == 0) }' "$log"
 rm -f "$log"
+echo "kernel backends exercised (C driver and Rust tests): $TRISKEL_EXPECT_BACKENDS"

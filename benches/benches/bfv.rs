@@ -5,7 +5,7 @@
 //! Run: `RAYON_NUM_THREADS=1 cargo bench -p triskel-benches --bench bfv`
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use triskel_bfv::biometric::{self, sample_embeddings, DIM};
+use triskel_bfv::biometric::{self, sample_embeddings, MatchPrivacy, DIM};
 use triskel_bfv::{BfvContext, BfvParameters, Plaintext, SecretKey};
 
 fn primitives(c: &mut Criterion, params: BfvParameters) {
@@ -34,10 +34,10 @@ fn primitives(c: &mut Criterion, params: BfvParameters) {
     g.finish();
 }
 
-fn biometric_match(c: &mut Criterion, params: BfvParameters) {
-    let ctx = BfvContext::new(biometric::match_parameters(params).unwrap()).unwrap();
+fn biometric_match(c: &mut Criterion, params: BfvParameters, privacy: MatchPrivacy) {
+    let ctx = BfvContext::new(params).unwrap();
     let sk = SecretKey::generate(&ctx).unwrap();
-    let keys = biometric::match_galois_keys(&sk).unwrap();
+    let keys = biometric::match_keys(&sk).unwrap();
     let groups = biometric::encode_templates(&ctx, &sample_embeddings(ctx.n() / DIM, 2)).unwrap();
     let probe = sample_embeddings(1, 1)[0];
     let ct = sk
@@ -46,22 +46,30 @@ fn biometric_match(c: &mut Criterion, params: BfvParameters) {
     let mut g = c.benchmark_group(format!("bfv/match/{}", ctx.params().name()));
     g.sample_size(20);
     g.bench_function("compute", |b| {
-        b.iter(|| biometric::compute_scores(&ct, &groups, &keys).unwrap())
+        b.iter(|| biometric::compute_scores(&ct, &groups, &keys, privacy).unwrap())
     });
     g.bench_function("whole", |b| {
         b.iter(|| {
             let pt = biometric::encode_probe(&ctx, &probe).unwrap();
             let ct = sk.encrypt(&pt).unwrap();
-            let scores = biometric::compute_scores(&ct, &groups, &keys).unwrap();
-            biometric::decrypt_scores(&sk, &scores, groups.len() * ctx.n() / DIM).unwrap()
+            let scores = biometric::compute_scores(&ct, &groups, &keys, privacy).unwrap();
+            biometric::decrypt_scores(&sk, &scores, groups.len()).unwrap()
         })
     });
     g.finish();
 }
 
 fn bfv(c: &mut Criterion) {
-    biometric_match(c, BfvParameters::n4096_shallow());
-    biometric_match(c, BfvParameters::n4096());
+    biometric_match(
+        c,
+        biometric::match_parameters().unwrap(),
+        MatchPrivacy::Masked,
+    );
+    biometric_match(
+        c,
+        biometric::private_match_parameters().unwrap(),
+        MatchPrivacy::flooded(),
+    );
     primitives(c, BfvParameters::n4096());
     primitives(c, BfvParameters::n8192());
 }

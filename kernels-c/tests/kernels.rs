@@ -267,13 +267,65 @@ fn bad_input_is_an_error_not_a_panic() {
     }
 }
 
+/// The CPU flags the kernel reports, independently of `is_x86_feature_detected`.
+fn cpuinfo_flags() -> Option<Vec<String>> {
+    if !cfg!(all(target_os = "linux", target_arch = "x86_64")) {
+        return None;
+    }
+    let info = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("flags"))?;
+    Some(
+        line.split(':')
+            .nth(1)?
+            .split_whitespace()
+            .map(str::to_string)
+            .collect(),
+    )
+}
+
+/// What each backend needs, per its documentation (x86-64 only).
+fn cpu_can_run(b: Backend, flags: &[String]) -> bool {
+    let has = |names: &[&str]| names.iter().all(|n| flags.iter().any(|f| f == n));
+    match b.name() {
+        "portable" => true,
+        "avx512" => has(&["avx512f", "avx512dq", "bmi2"]),
+        "avx512ifma" => has(&["avx512f", "avx512dq", "avx512ifma", "bmi2"]),
+        _ => false,
+    }
+}
+
+/// `ci/test.sh` lists in `TRISKEL_EXPECT_BACKENDS` the backends the CPU can
+/// run (from /proc/cpuinfo): each must be usable here, so that the property
+/// tests, which run every usable backend, exercise it.
+#[test]
+fn every_backend_the_cpu_can_run_is_exercised() {
+    let Ok(expected) = std::env::var("TRISKEL_EXPECT_BACKENDS") else {
+        return;
+    };
+    let usable = available_backends();
+    for name in expected.split_whitespace() {
+        let b = Backend::from_name(name).unwrap();
+        assert!(
+            usable.contains(&b),
+            "the CPU can run {name}, but no test used it"
+        );
+    }
+    eprintln!("kernel backends exercised: {usable:?}");
+}
+
 #[test]
 fn dispatch_lists_and_selects_usable_backends() {
     let usable = available_backends();
     assert!(usable.contains(&Backend::Portable));
     for b in Backend::ALL {
         assert_eq!(Backend::from_name(b.name()).unwrap(), b);
-        assert_eq!(usable.contains(&b), b.check_usable().is_ok());
+        if let Some(flags) = cpuinfo_flags() {
+            assert_eq!(
+                b.cpu_supports(),
+                cpu_can_run(b, &flags),
+                "{b:?}: run-time detection disagrees with /proc/cpuinfo"
+            );
+        }
         if b.is_compiled() {
             assert!(!b.native_ops().is_empty());
         } else {

@@ -1,6 +1,6 @@
 //! Encrypted biometric match: inner products of an encrypted probe embedding
 //! with enrolled templates, computed by the server without seeing either the
-//! probe or the scores.
+//! probe or the scores, and returning only the scores.
 //!
 //! - Embeddings are `DIM` = 128 signed 8-bit features in [-127, 127] (the
 //!   symmetric int8 quantization), so every score lies in
@@ -9,12 +9,28 @@
 //!   holds it exactly.
 //! - The client replicates its probe into every 128-slot block of a
 //!   ciphertext and encrypts it with its secret key (symmetric encryption:
-//!   smaller noise and a seed-compressed upload).
-//! - The server packs n / 128 templates per plaintext (32 at n = 4096),
+//!   smaller noise and a seed-compressed upload). It gives the server
+//!   [`MatchKeys`]: Galois keys for the rotations and its public key.
+//! - The server packs n / 128 templates per plaintext (64 at n = 8192),
 //!   template b in slots 128 b .. 128 b + 127, multiplies (one plaintext
 //!   product per group) and sums each block with 7 rotate-and-add steps
 //!   (by 64, 32, ..., 1): slot 128 b then holds <probe, template b>.
-//! - The client decrypts and reads slot 128 b of each group.
+//! - Every other slot then holds a partial window sum that would reveal
+//!   differences between neighbouring templates, so the server multiplies by
+//!   the 0/1 score mask (a plaintext product: no key switch, about
+//!   log2(t sqrt(n / 12)) bits of noise) and re-randomizes with a fresh
+//!   encryption of zero under the client's public key. The client decrypts
+//!   only zeros outside the score slots ([`decrypt_scores`] checks it).
+//! - What the default output still carries is its noise, which depends on the
+//!   templates (the probe's noise times the template plaintexts, summed by
+//!   the rotations): a client that knows its own secret key can measure it.
+//!   [`MatchPrivacy::Flooded`] adds noise flooding with a stated statistical
+//!   security, on [`private_match_parameters`], which have room for it.
+//!
+//! The mask multiplication is why the match needs about 62 bits of noise
+//! room after the rotations: the N = 4096 sets (at most 109 bits of QP) cannot
+//! give it with t ~ 2^22, so [`match_parameters`] is an N = 8192 set whose
+//! primes are all below 2^50 (the IFMA kernels serve every one).
 
 use std::sync::Arc;
 
@@ -22,13 +38,16 @@ use crate::ciphertext::Ciphertext;
 use crate::context::BfvContext;
 use crate::encoding::Plaintext;
 use crate::error::{Error, Result};
-use crate::keys::{GaloisKeys, SecretKey};
+use crate::keys::{GaloisKeys, PublicKey, SecretKey};
 use crate::params::BfvParameters;
 
 /// Features per embedding.
 pub const DIM: usize = 128;
 /// Largest feature magnitude (int8, symmetric).
 pub const MAX_FEATURE: i64 = 127;
+/// Statistical security of [`MatchPrivacy::Flooded`] in
+/// [`MatchPrivacy::flooded`], in bits.
+pub const FLOODING_SECURITY: u32 = 40;
 
 /// One embedding.
 pub type Embedding = [i8; DIM];
@@ -45,11 +64,51 @@ pub fn match_plain_modulus(n: usize) -> Result<u64> {
     Ok(t)
 }
 
-/// The parameter set of the match: `base` (by default
-/// [`BfvParameters::n4096_shallow`]) with [`match_plain_modulus`].
-pub fn match_parameters(base: BfvParameters) -> Result<BfvParameters> {
+/// `base` with [`match_plain_modulus`] as plaintext modulus.
+pub fn match_parameters_for(base: BfvParameters) -> Result<BfvParameters> {
     let t = match_plain_modulus(base.n())?;
     Ok(base.with_plain_modulus(t))
+}
+
+/// The set of the default (masked) match: N = 8192, Q = 2 x 50 bits,
+/// P = 50 bits (log QP = 150 of the 218 allowed), one prime per key-switching
+/// digit, t = [`match_plain_modulus`].
+pub fn match_parameters() -> Result<BfvParameters> {
+    let base = BfvParameters::new("bfv-n8192-match", 8192, &[50, 50], &[50], 2).with_dnum(2);
+    match_parameters_for(base)
+}
+
+/// The set of the flooded match: N = 8192, Q = 3 x 50 bits, P = 50 bits
+/// (log QP = 200 of 218): about 40 bits more room, which 40-bit flooding uses.
+pub fn private_match_parameters() -> Result<BfvParameters> {
+    let base =
+        BfvParameters::new("bfv-n8192-match-private", 8192, &[50, 50, 50], &[50], 2).with_dnum(3);
+    match_parameters_for(base)
+}
+
+/// What the returned ciphertexts may reveal to the key holder besides the
+/// scores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatchPrivacy {
+    /// Non-score slots are zero and the ciphertext is re-randomized; its
+    /// noise still depends on the templates (module documentation).
+    Masked,
+    /// Masked, then noise flooding with `statistical_security` bits
+    /// ([`Ciphertext::flood`]): the output is statistically independent of
+    /// the templates beyond the scores.
+    Flooded {
+        /// log2 of the inverse statistical distance.
+        statistical_security: u32,
+    },
+}
+
+impl MatchPrivacy {
+    /// Flooding at [`FLOODING_SECURITY`] bits.
+    pub fn flooded() -> MatchPrivacy {
+        MatchPrivacy::Flooded {
+            statistical_security: FLOODING_SECURITY,
+        }
+    }
 }
 
 fn check_features(e: &Embedding) -> Result<()> {
@@ -71,10 +130,23 @@ fn blocks_per_ciphertext(ctx: &BfvContext) -> Result<usize> {
     Ok(ctx.n() / DIM)
 }
 
-/// The Galois keys the server needs: rotations by 1, 2, 4, ..., 64.
-pub fn match_galois_keys(sk: &SecretKey) -> Result<GaloisKeys> {
+/// What the client gives the server: Galois keys for rotations by
+/// 1, 2, 4, ..., 64 and its public key (for re-randomization and flooding).
+#[derive(Clone, Debug)]
+pub struct MatchKeys {
+    /// Rotations of the rotate-and-add tree.
+    pub galois: GaloisKeys,
+    /// Encryptions of zero that re-randomize the output.
+    pub public: PublicKey,
+}
+
+/// Client: the keys the server needs.
+pub fn match_keys(sk: &SecretKey) -> Result<MatchKeys> {
     let steps: Vec<i64> = (0..DIM.trailing_zeros()).map(|b| 1i64 << b).collect();
-    sk.galois_keys(&steps, false)
+    Ok(MatchKeys {
+        galois: sk.galois_keys(&steps, false)?,
+        public: sk.public_key()?,
+    })
 }
 
 /// Client: the probe replicated into every block, as a plaintext.
@@ -87,10 +159,38 @@ pub fn encode_probe(ctx: &Arc<BfvContext>, probe: &Embedding) -> Result<Plaintex
     Plaintext::from_signed_slots(ctx, &slots)
 }
 
-/// Server: the enrolled templates, n / 128 per plaintext.
-pub fn encode_templates(ctx: &Arc<BfvContext>, templates: &[Embedding]) -> Result<Vec<Plaintext>> {
+/// Server: the enrolled templates, n / 128 per plaintext, and the 0/1 mask
+/// of the score slots.
+pub struct EncodedTemplates {
+    groups: Vec<Plaintext>,
+    mask: Plaintext,
+    count: usize,
+}
+
+impl EncodedTemplates {
+    /// Number of templates.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    /// True when there are no templates.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// Number of plaintexts (and of score ciphertexts).
+    pub fn groups(&self) -> usize {
+        self.groups.len()
+    }
+}
+
+/// Server: encodes the enrolled templates.
+pub fn encode_templates(
+    ctx: &Arc<BfvContext>,
+    templates: &[Embedding],
+) -> Result<EncodedTemplates> {
     let blocks = blocks_per_ciphertext(ctx)?;
-    templates
+    let groups = templates
         .chunks(blocks)
         .map(|group| {
             group.iter().try_for_each(check_features)?;
@@ -100,37 +200,58 @@ pub fn encode_templates(ctx: &Arc<BfvContext>, templates: &[Embedding]) -> Resul
                 .collect();
             Plaintext::from_signed_slots(ctx, &slots)
         })
-        .collect()
+        .collect::<Result<Vec<_>>>()?;
+    let mask: Vec<u64> = (0..ctx.n()).map(|s| (s % DIM == 0) as u64).collect();
+    Ok(EncodedTemplates {
+        groups,
+        mask: Plaintext::from_slots(ctx, &mask)?,
+        count: templates.len(),
+    })
 }
 
 /// Server: one ciphertext of scores per template group: probe * group,
-/// then rotate-and-add by 64, 32, ..., 1 so that slot 128 b holds the inner
-/// product with template b.
+/// rotate-and-add by 64, 32, ..., 1 (slot 128 b holds the inner product with
+/// template b), the score mask, then re-randomization or flooding.
 pub fn compute_scores(
     probe: &Ciphertext,
-    groups: &[Plaintext],
-    keys: &GaloisKeys,
+    templates: &EncodedTemplates,
+    keys: &MatchKeys,
+    privacy: MatchPrivacy,
 ) -> Result<Vec<Ciphertext>> {
-    groups
+    templates
+        .groups
         .iter()
         .map(|group| {
             let mut acc = probe.mul_plain(group)?;
             let mut step = DIM / 2;
             while step >= 1 {
-                acc = acc.rotate_rows(step as i64, keys)?.add_into(&acc)?;
+                acc = acc.rotate_rows(step as i64, &keys.galois)?.add_into(&acc)?;
                 step /= 2;
             }
-            Ok(acc)
+            let masked = acc.mul_plain(&templates.mask)?;
+            match privacy {
+                MatchPrivacy::Masked => masked.rerandomize(&keys.public),
+                MatchPrivacy::Flooded {
+                    statistical_security,
+                } => masked.flood(&keys.public, statistical_security),
+            }
         })
         .collect()
 }
 
-/// Client: the `count` scores, in template order.
+/// Client: the `count` scores, in template order. Checks that every other
+/// slot decrypts to zero (an error otherwise: the server did not mask).
 pub fn decrypt_scores(sk: &SecretKey, scores: &[Ciphertext], count: usize) -> Result<Vec<i64>> {
     let blocks = blocks_per_ciphertext(sk.context())?;
     let mut out = Vec::with_capacity(count);
     for ct in scores {
         let slots = sk.decrypt(ct)?.to_signed_slots()?;
+        if let Some(s) = (0..slots.len()).find(|&s| s % DIM != 0 && slots[s] != 0) {
+            return Err(Error::Encoding(format!(
+                "slot {s} holds {}: outside the score slots everything must be 0",
+                slots[s]
+            )));
+        }
         out.extend((0..blocks).map(|b| slots[b * DIM]));
     }
     if out.len() < count {

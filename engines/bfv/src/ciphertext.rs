@@ -21,10 +21,18 @@ use triskel_ring::{Poly, Seed};
 use crate::context::BfvContext;
 use crate::encoding::Plaintext;
 use crate::error::{Error, Result};
-use crate::keys::{check_same_context, GaloisKeys, RelinKey};
+use crate::keys::{check_same_context, GaloisKeys, PublicKey, RelinKey};
 
 /// Tail factor of the heuristic bound: 8 standard deviations.
 pub(crate) const TAIL: f64 = 8.0;
+
+/// Tail factor of the noise bound E that flooding hides: a Gaussian exceeds
+/// 10 standard deviations with probability below 2^-75 per coefficient, so
+/// below 2^-58 over all coefficients of any supported ring.
+const FLOOD_TAIL: f64 = 10.0;
+
+/// The weakest statistical security [`Ciphertext::flood`] accepts, in bits.
+pub const MIN_FLOODING_SECURITY: u32 = 40;
 
 /// A BFV ciphertext (see the module documentation).
 #[derive(Clone, Debug)]
@@ -51,6 +59,12 @@ pub(crate) fn add_std(a: f64, b: f64) -> f64 {
     hi + 0.5 * (1.0 + (2.0 * (lo - hi)).exp2()).log2()
 }
 
+/// The noise after dividing by q_last (see [`Ciphertext::mod_switch_to_next`]).
+pub(crate) fn mod_switched_noise_log2(noise_log2: f64, q_last: u64, n: usize) -> f64 {
+    let rounding = 0.5 * ((1.0 + 2.0 * n as f64 / 3.0) / 12.0).log2();
+    add_std(add_std(noise_log2 - (q_last as f64).log2(), rounding), -1.0)
+}
+
 impl Ciphertext {
     pub(crate) fn new(
         ctx: &Arc<BfvContext>,
@@ -69,7 +83,7 @@ impl Ciphertext {
     }
 
     /// Refuses a result whose estimated budget is gone.
-    fn checked(self, operation: &'static str) -> Result<Ciphertext> {
+    pub(crate) fn checked(self, operation: &'static str) -> Result<Ciphertext> {
         if self.estimated_noise_budget() <= 0.0 {
             return Err(Error::NoiseBudgetExhausted { operation });
         }
@@ -99,6 +113,12 @@ impl Ciphertext {
     /// The parameters this ciphertext belongs to.
     pub fn context(&self) -> &Arc<BfvContext> {
         &self.ctx
+    }
+
+    /// log2 of the estimated standard deviation of the noise coefficients
+    /// (the module documentation says how it is propagated).
+    pub fn noise_estimate_log2(&self) -> f64 {
+        self.noise_log2
     }
 
     /// The estimated noise budget in bits: log2(Q_l / (2t)) - log2(8 sigma).
@@ -370,6 +390,46 @@ impl Ciphertext {
         self.apply_galois(self.ctx.galois_element_for_row_swap(), keys)
     }
 
+    /// Re-randomizes: adds a fresh public-key encryption of zero, so that the
+    /// result's randomness (its c1 in particular) no longer depends on how
+    /// it was computed. Its noise still does; see [`flood`](Self::flood).
+    pub fn rerandomize(&self, pk: &PublicKey) -> Result<Ciphertext> {
+        check_same_context(&self.ctx, &pk.ctx)?;
+        self.expect_size(2)?;
+        self.add(&pk.encrypt_zero(self.level, None)?)
+    }
+
+    /// Noise flooding with `statistical_security` = lambda bits (at least
+    /// [`MIN_FLOODING_SECURITY`]): re-randomizes with an encryption of zero
+    /// whose c0 carries noise uniform in [-B, B], B = 2^f with
+    /// 2^(f + 1) >= n E 2^lambda, where E = 10 sigma bounds the current noise
+    /// (sigma: this ciphertext's noise estimate, which the tests check stays
+    /// above the measured noise). The output noise is then within
+    /// statistical distance 2^-lambda of the same distribution for any
+    /// computation with noise below E: it hides how the result was computed.
+    /// Costs about f bits of noise budget; an error when they are not there.
+    pub fn flood(&self, pk: &PublicKey, statistical_security: u32) -> Result<Ciphertext> {
+        check_same_context(&self.ctx, &pk.ctx)?;
+        self.expect_size(2)?;
+        if !(MIN_FLOODING_SECURITY..=128).contains(&statistical_security) {
+            return Err(Error::InvalidParameters(format!(
+                "statistical security {statistical_security} bits is outside {MIN_FLOODING_SECURITY}..=128"
+            )));
+        }
+        let log2_e = self.noise_log2 + FLOOD_TAIL.log2();
+        let f = (log2_e + (self.ctx.n() as f64).log2() + statistical_security as f64 - 1.0).ceil();
+        if f > 120.0 {
+            return Err(Error::NoiseBudgetExhausted { operation: "flood" });
+        }
+        let zero = pk.encrypt_zero(self.level, Some(f.max(0.0) as u32))?;
+        let noise = add_std(self.noise_log2, zero.noise_log2);
+        let polys = vec![
+            self.polys[0].add(&zero.polys[0])?,
+            self.polys[1].add(&zero.polys[1])?,
+        ];
+        self.derived(polys, noise).checked("flood")
+    }
+
     /// Modulus switching to the next level: c -> round(c / q_last) in
     /// Q_{l-1}, which divides the noise by q_last and adds the rounding
     /// r0 + r1 s (variance (1 + 2n/3) / 12) and the change from
@@ -382,12 +442,165 @@ impl Ciphertext {
             .iter()
             .map(|c| down.apply_joined(c))
             .collect::<triskel_ring::Result<Vec<_>>>()?;
-        let q_last = lv.basis.modulus(lv.basis.len() - 1).value() as f64;
-        let n = self.ctx.n() as f64;
-        let rounding = 0.5 * ((1.0 + 2.0 * n / 3.0) / 12.0).log2();
-        let noise = add_std(add_std(self.noise_log2 - q_last.log2(), rounding), -1.0);
+        let q_last = lv.basis.modulus(lv.basis.len() - 1).value();
+        let noise = mod_switched_noise_log2(self.noise_log2, q_last, self.ctx.n());
         let mut ct = self.derived(polys, noise);
         ct.level -= 1;
         ct.checked("mod_switch")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The tensor of [`Ciphertext::mul`] against big integers, then the rest
+    //! of a multiplication pipeline, on every named set.
+
+    use num_bigint::{BigInt, Sign};
+    use num_traits::{One, Zero};
+
+    use super::*;
+    use crate::{BfvParameters, Plaintext, SecretKey};
+
+    /// Coefficients of p as integers in (-Q/2, Q/2], by CRT.
+    fn centered(p: &Poly) -> (Vec<BigInt>, BigInt) {
+        let mut p = p.clone();
+        p.to_coefficient().unwrap();
+        let primes = p.basis().primes();
+        let q: BigInt = primes.iter().map(|&x| BigInt::from(x)).product();
+        let weights: Vec<BigInt> = primes
+            .iter()
+            .map(|&qi| {
+                let qi_big = BigInt::from(qi);
+                let qhat = &q / &qi_big;
+                let inv = (&qhat % &qi_big).modpow(&BigInt::from(qi - 2), &qi_big);
+                qhat * inv
+            })
+            .collect();
+        let half = &q / 2;
+        let coeffs = (0..p.n())
+            .map(|j| {
+                let mut v = BigInt::zero();
+                for (i, w) in weights.iter().enumerate() {
+                    v += w * p.limb(i)[j];
+                }
+                v %= &q;
+                if v > half {
+                    v -= &q;
+                }
+                v
+            })
+            .collect();
+        (coeffs, q)
+    }
+
+    /// Coefficient j of a * b in Z[X]/(X^n + 1).
+    fn negacyclic(a: &[BigInt], b: &[BigInt], j: usize) -> BigInt {
+        let n = a.len();
+        let mut acc = BigInt::zero();
+        for (i, ai) in a.iter().enumerate() {
+            if i <= j {
+                acc += ai * &b[j - i];
+            } else {
+                acc -= ai * &b[n + j - i];
+            }
+        }
+        acc
+    }
+
+    /// round(x / d) for d > 0 (halves away from zero do not occur here).
+    fn round_div(x: &BigInt, d: &BigInt) -> BigInt {
+        let two = BigInt::from(2);
+        let (num, den) = (x * &two + d, d * &two);
+        let q = &num / &den;
+        // Floor division for negative numerators.
+        if num.sign() == Sign::Minus && &q * &den != num {
+            q - BigInt::one()
+        } else {
+            q
+        }
+    }
+
+    #[test]
+    fn mul_relin_rotate_mod_switch_on_every_named_set() {
+        for params in BfvParameters::named() {
+            let name = params.name().to_string();
+            let ctx = BfvContext::new(params).unwrap();
+            let (n, t) = (ctx.n(), ctx.plain_modulus());
+            let sk = SecretKey::generate(&ctx).unwrap();
+            let x: Vec<u64> = (0..n as u64).map(|i| (i * 7 + 1) % t).collect();
+            let y: Vec<u64> = (0..n as u64).map(|i| (i * i + 3) % t).collect();
+            let cx = sk.public_key().unwrap();
+            let cx = cx
+                .encrypt(&Plaintext::from_slots(&ctx, &x).unwrap())
+                .unwrap();
+            let cy = sk
+                .encrypt(&Plaintext::from_slots(&ctx, &y).unwrap())
+                .unwrap();
+            let tensor = match cx.mul(&cy) {
+                Ok(c) => c,
+                Err(e) => panic!("{name}: {e}"),
+            };
+            // The tensor is round(t (x (*) y) / Q) for the centered lifts.
+            let (x0, q) = centered(&cx.polys[0]);
+            let (x1, _) = centered(&cx.polys[1]);
+            let (y0, _) = centered(&cy.polys[0]);
+            let (y1, _) = centered(&cy.polys[1]);
+            let got: Vec<Vec<BigInt>> = tensor.polys.iter().map(|p| centered(p).0).collect();
+            let tb = BigInt::from(t);
+            for j in [0, 1, n / 2, n - 1] {
+                let d = [
+                    negacyclic(&x0, &y0, j),
+                    negacyclic(&x0, &y1, j) + negacyclic(&x1, &y0, j),
+                    negacyclic(&x1, &y1, j),
+                ];
+                for (k, dk) in d.iter().enumerate() {
+                    let half: BigInt = &q / 2;
+                    let mut want = round_div(&(dk * &tb), &q) % &q;
+                    if want > half {
+                        want -= &q;
+                    } else if want <= -half {
+                        want += &q;
+                    }
+                    assert_eq!(
+                        got[k][j], want,
+                        "{name}: tensor component {k}, coefficient {j}"
+                    );
+                }
+            }
+            let expected: Vec<u64> = x.iter().zip(&y).map(|(a, b)| a * b % t).collect();
+            let rk = sk.relin_key().unwrap();
+            let gk = sk.galois_keys(&[1], false).unwrap();
+            let product = tensor.relinearize(&rk).unwrap();
+            assert_eq!(
+                sk.decrypt(&product).unwrap().to_slots().unwrap(),
+                expected,
+                "{name}"
+            );
+            let rotated = product.rotate_rows(1, &gk).unwrap();
+            let slots = sk.decrypt(&rotated).unwrap().to_slots().unwrap();
+            let half = n / 2;
+            for (s, &got) in slots.iter().enumerate() {
+                let (row, col) = (s / half, s % half);
+                assert_eq!(
+                    got,
+                    expected[row * half + (col + 1) % half],
+                    "{name}: slot {s}"
+                );
+            }
+            if ctx.max_level() == 0 {
+                assert_eq!(
+                    rotated.mod_switch_to_next().unwrap_err(),
+                    Error::LowestLevel
+                );
+                continue;
+            }
+            let down = rotated.mod_switch_to_next().unwrap();
+            assert_eq!(
+                sk.decrypt(&down).unwrap().to_slots().unwrap(),
+                slots,
+                "{name}"
+            );
+            assert!(down.estimated_noise_budget() <= sk.noise_budget(&down).unwrap());
+        }
     }
 }

@@ -32,8 +32,8 @@ pub(crate) struct Level {
     pub basis: Arc<RnsBasis>,
     /// floor(Q_l / t) mod q_i.
     pub delta: Vec<u64>,
-    /// Q_l mod t.
-    pub q_mod_t: u64,
+    /// round((Q_l mod t) m / t) for messages m < t.
+    pub q_mod_t_scaling: RoundedRatio,
     /// floor(t * 2^128 / q_i), the fixed-point fractions of decryption.
     pub t_over_q: Vec<u128>,
     /// Division by the last prime, towards the level below (none at level 0).
@@ -119,8 +119,11 @@ impl BfvContext {
         let key_switch = KeySwitchContext::new(&q, &p, params.dnum, noise)?;
         let t = params.plain_modulus;
         let batching = Batching::new(n, t);
-        let levels = (1..=q.len())
-            .map(|len| Level::new(&q, len, t))
+        // Bases of every level derived from the top one, O(k) each.
+        let levels = q
+            .prefixes()?
+            .into_iter()
+            .map(|basis| Level::new(basis, t))
             .collect::<Result<Vec<_>>>()?;
         Ok(Arc::new(BfvContext {
             params,
@@ -180,6 +183,21 @@ impl BfvContext {
             )))
     }
 
+    /// The least noise (log2 standard deviation) a ciphertext at `level` can
+    /// carry: a fresh symmetric encryption's at the top level, what modulus
+    /// switching leaves of it below. Loaded ciphertexts never claim less.
+    pub(crate) fn fresh_noise_floor_log2(&self, level: usize) -> Result<f64> {
+        self.level(level)?;
+        let mut noise =
+            crate::params::symmetric_fresh_noise_log2(crate::keys::noise_sigma(self.noise));
+        for l in (level + 1..=self.max_level()).rev() {
+            let basis = &self.levels[l].basis;
+            let q_last = basis.modulus(basis.len() - 1).value();
+            noise = crate::ciphertext::mod_switched_noise_log2(noise, q_last, self.n());
+        }
+        Ok(noise)
+    }
+
     pub(crate) fn key_switch(&self) -> &KeySwitchContext {
         &self.key_switch
     }
@@ -222,9 +240,40 @@ impl BfvContext {
     }
 }
 
+/// x -> round(r x / t) for a fixed r < t < 2^63 and any x < t, in constant
+/// time (no division, no branch): with r' = floor(r 2^64 / t), the estimate
+/// floor(x r' / 2^64) of floor(r x / t) is at most one short, because
+/// x (r / t - r' / 2^64) < x / 2^64 < 1 (Shoup's method).
+pub(crate) struct RoundedRatio {
+    r: u64,
+    t: u64,
+    r_shoup: u64,
+}
+
+impl RoundedRatio {
+    fn new(r: u64, t: u64) -> RoundedRatio {
+        // Public values: dividing here is fine. r < t, so r' < 2^64.
+        let r_shoup = (((r as u128) << 64) / t as u128) as u64;
+        RoundedRatio { r, t, r_shoup }
+    }
+
+    /// round(r x / t) = floor((r x + floor(t / 2)) / t), for x < t.
+    pub(crate) fn round_product(&self, x: u64) -> u64 {
+        let (r, t) = (self.r as u128, self.t as u128);
+        let exact = r * x as u128;
+        let mut quotient = ((x as u128 * self.r_shoup as u128) >> 64) as u64;
+        let mut rem = exact - quotient as u128 * t; // in [0, 2t)
+        let short = (rem >= t) as u64;
+        quotient += short;
+        rem -= t * short as u128;
+        // + floor(t/2), then one more step of the quotient if it carries.
+        quotient + (rem + t / 2 >= t) as u64
+    }
+}
+
 impl Level {
-    fn new(q: &Arc<RnsBasis>, len: usize, t: u64) -> Result<Level> {
-        let basis = q.sub_basis(0..len)?;
+    fn new(basis: Arc<RnsBasis>, t: u64) -> Result<Level> {
+        let len = basis.len();
         let primes = basis.primes();
         let big_q = product(&primes);
         let delta_big = &big_q / t;
@@ -240,7 +289,7 @@ impl Level {
             .collect();
         Ok(Level {
             delta: primes.iter().map(|&qi| big_mod(&delta_big, qi)).collect(),
-            q_mod_t: big_mod(&big_q, t),
+            q_mod_t_scaling: RoundedRatio::new(big_mod(&big_q, t), t),
             t_over_q,
             switch_down: if len > 1 {
                 Some(DivRound::by_last_prime(&basis)?)
@@ -313,5 +362,37 @@ impl Batching {
             e = e * 3 % two_n;
         }
         Some(Batching { plan, slot_index })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RoundedRatio;
+
+    /// Against exact 128-bit division, at the edges and on a spread of values.
+    #[test]
+    fn rounded_ratio_matches_division() {
+        for t in [
+            2u64,
+            3,
+            65537,
+            1_032_193,
+            (1 << 34) + 27,
+            (1 << 62) - 57,
+            (1 << 63) - 25,
+        ] {
+            let picks = [0, 1, 2, t / 3, t / 2, t / 2 + 1, t - 2, t - 1];
+            for &r in picks.iter().filter(|&&r| r < t) {
+                let ratio = RoundedRatio::new(r, t);
+                let mut x = 0x9e37_79b9_7f4a_7c15u64 % t;
+                for &m in picks.iter().filter(|&&m| m < t) {
+                    for m in [m, x] {
+                        let want = (r as u128 * m as u128 + (t / 2) as u128) / t as u128;
+                        assert_eq!(ratio.round_product(m) as u128, want, "r={r} m={m} t={t}");
+                    }
+                    x = x.wrapping_mul(6364136223846793005).wrapping_add(1) % t;
+                }
+            }
+        }
     }
 }

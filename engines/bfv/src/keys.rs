@@ -31,6 +31,7 @@ use crate::ciphertext::Ciphertext;
 use crate::context::BfvContext;
 use crate::encoding::Plaintext;
 use crate::error::{Error, Result};
+use crate::params::{public_fresh_noise_log2, symmetric_fresh_noise_log2};
 
 /// The secret key s (ternary). Zeroized on drop; never printed.
 pub struct SecretKey {
@@ -81,22 +82,14 @@ pub(crate) fn check_same_context(a: &Arc<BfvContext>, b: &Arc<BfvContext>) -> Re
 /// D(m) = round(Q_l m / t) at a level, in coefficient form.
 pub(crate) fn scaled_message(ctx: &BfvContext, pt: &Plaintext, level: usize) -> Result<Poly> {
     let lv = ctx.level(level)?;
-    let t = ctx.plain_modulus();
     let n = ctx.n();
-    // round((Q mod t) m / t), the same for every prime (below t).
-    let correction: Vec<u64> = if t >> 32 == 0 {
-        // (Q mod t) m + t/2 < t^2 < 2^64: a 64-bit division.
-        pt.coeffs
-            .iter()
-            .map(|&m| (lv.q_mod_t * m + t / 2) / t)
-            .collect()
-    } else {
-        let t = t as u128;
-        pt.coeffs
-            .iter()
-            .map(|&m| ((lv.q_mod_t as u128 * m as u128 + t / 2) / t) as u64)
-            .collect()
-    };
+    // round((Q mod t) m / t), the same for every prime (below t), without a
+    // division on the (secret) message.
+    let correction: Vec<u64> = pt
+        .coeffs
+        .iter()
+        .map(|&m| lv.q_mod_t_scaling.round_product(m))
+        .collect();
     let mut out = Poly::zero(&lv.basis, Representation::Coefficient);
     for (i, limb) in out.data_mut().chunks_mut(n).enumerate() {
         let q = lv.basis.modulus(i);
@@ -132,7 +125,7 @@ impl SecretKey {
         let a = sample_uniform(basis, Representation::Ntt, &mut Prng::from_seed(seed));
         let e = Zeroizing::new(self.ctx.noise().sample(self.ctx.n(), &mut rng)?);
         let mut b = Poly::from_signed(basis, &e, Representation::Ntt)?;
-        b.add_assign(&a.mul(&self.s_ntt)?)?;
+        b.mul_acc(&a, &self.s_ntt)?; // e + a s, with no a s temporary to wipe
         b.neg_assign()?;
         Ok(PublicKey {
             ctx: self.ctx.clone(),
@@ -203,17 +196,12 @@ impl SecretKey {
         let e = Zeroizing::new(self.ctx.noise().sample(self.ctx.n(), &mut rng)?);
         c0.add_assign(&Poly::from_signed(basis, &e, Representation::Coefficient)?)?;
         c0.to_ntt()?;
-        c0.sub_assign(&a.mul(&self.s_ntt)?)?;
-        // e plus the rounding of D(m): sigma^2 + 1/12.
-        let sigma = noise_sigma(self.ctx.noise());
-        let noise = 0.5 * (sigma * sigma + 1.0 / 12.0).log2();
-        Ok(Ciphertext::new(
-            &self.ctx,
-            vec![c0, a],
-            level,
-            noise,
-            Some(seed),
-        ))
+        // c0 - a s as -(-c0 + a s): no a s temporary left to wipe.
+        c0.neg_assign()?;
+        c0.mul_acc(&a, &self.s_ntt)?;
+        c0.neg_assign()?;
+        let noise = symmetric_fresh_noise_log2(noise_sigma(self.ctx.noise()));
+        Ciphertext::new(&self.ctx, vec![c0, a], level, noise, Some(seed)).checked("encrypt")
     }
 
     /// s (and its powers up to `count - 1`) at a level, NTT form.
@@ -343,32 +331,57 @@ impl PublicKey {
     /// Public-key encryption: c = (b u + e0 + D(m), a u + e1).
     pub fn encrypt(&self, pt: &Plaintext) -> Result<Ciphertext> {
         check_same_context(&self.ctx, &pt.ctx)?;
+        let level = self.ctx.max_level();
+        self.encrypt_phase(scaled_message(&self.ctx, pt, level)?, level, None)
+    }
+
+    /// A fresh encryption of zero at `level`; with `flood_log2 = Some(f)`,
+    /// its c0 also carries noise uniform in [-2^f, 2^f]
+    /// ([`triskel_ring::sampling::sample_flooding`]).
+    pub(crate) fn encrypt_zero(&self, level: usize, flood_log2: Option<u32>) -> Result<Ciphertext> {
+        let basis = &self.ctx.level(level)?.basis;
+        let c0 = match flood_log2 {
+            Some(f) => {
+                let mut rng = Prng::from_os()?;
+                triskel_ring::sampling::sample_flooding(basis, f, &mut rng)?
+            }
+            None => Poly::zero(basis, Representation::Coefficient),
+        };
+        self.encrypt_phase(c0, level, flood_log2)
+    }
+
+    /// (b u + e0 + c0, a u + e1) at `level` for c0 in coefficient form (the
+    /// scaled message, or flooding noise of 2^`flood_log2`, or zero).
+    fn encrypt_phase(&self, c0: Poly, level: usize, flood_log2: Option<u32>) -> Result<Ciphertext> {
         let ctx = &self.ctx;
-        let level = ctx.max_level();
         let basis = &ctx.level(level)?.basis;
         let n = ctx.n();
+        let restricted;
+        let (b, a) = if basis.len() == self.b.basis().len() {
+            (&self.b, &self.a)
+        } else {
+            restricted = (self.b.restrict(basis)?, self.a.restrict(basis)?);
+            (&restricted.0, &restricted.1)
+        };
         let mut rng = Prng::from_os()?;
         let u = Zeroizing::new(triskel_ring::sampling::sample_ternary(n, &mut rng));
         let u = Zeroizing::new(Poly::from_signed(basis, &u, Representation::Ntt)?);
         let e0 = Zeroizing::new(ctx.noise().sample(n, &mut rng)?);
         let e1 = Zeroizing::new(ctx.noise().sample(n, &mut rng)?);
-        let mut c0 = scaled_message(ctx, pt, level)?;
+        // c0 turns into the ciphertext in place: no copy of the message or
+        // of e0 is left behind.
+        let mut c0 = c0;
         c0.add_assign(&Poly::from_signed(basis, &e0, Representation::Coefficient)?)?;
         c0.to_ntt()?;
-        c0.mul_acc(&self.b, &u)?;
+        c0.mul_acc(b, &u)?;
         let mut c1 = Poly::from_signed(basis, &e1, Representation::Ntt)?;
-        c1.mul_acc(&self.a, &u)?;
-        // e u + e0 - s e1: each product coefficient is a sum of n terms of
-        // variance sigma^2 * 2/3, plus e0 and the rounding of D(m).
-        let sigma = noise_sigma(ctx.noise());
-        let var = sigma * sigma * (4.0 * n as f64 / 3.0 + 1.0) + 1.0 / 12.0;
-        Ok(Ciphertext::new(
-            ctx,
-            vec![c0, c1],
-            level,
-            0.5 * var.log2(),
-            None,
-        ))
+        c1.mul_acc(a, &u)?;
+        let mut noise = public_fresh_noise_log2(n, noise_sigma(ctx.noise()));
+        if let Some(f) = flood_log2 {
+            // Uniform on [-B, B]: standard deviation B / sqrt(3).
+            noise = crate::ciphertext::add_std(noise, f as f64 - 0.5 * 3f64.log2());
+        }
+        Ciphertext::new(ctx, vec![c0, c1], level, noise, None).checked("encrypt")
     }
 
     /// The parameters this key belongs to.

@@ -23,6 +23,37 @@ pub fn max_log_qp_128(n: usize) -> Option<u32> {
         .map(|&(_, b)| b)
 }
 
+/// The most primes (Q and P together) a set may have, even an insecure one:
+/// secure sets need far fewer (at most 45 of 20 bits or more at n = 32768),
+/// and the cap bounds what a context precomputes.
+pub const MAX_SET_PRIMES: usize = 64;
+
+/// log2 of the standard deviation of the noise of a fresh public-key
+/// encryption, e u + e0 - s e1 plus the rounding of D(m): each product
+/// coefficient sums n terms of variance sigma^2 * 2/3, so
+/// sigma^2 (4n/3 + 1) + 1/12 in all.
+pub(crate) fn public_fresh_noise_log2(n: usize, sigma: f64) -> f64 {
+    0.5 * (sigma * sigma * (4.0 * n as f64 / 3.0 + 1.0) + 1.0 / 12.0).log2()
+}
+
+/// log2 of the standard deviation of the noise of a fresh symmetric
+/// encryption: e plus the rounding of D(m), sigma^2 + 1/12.
+pub(crate) fn symmetric_fresh_noise_log2(sigma: f64) -> f64 {
+    0.5 * (sigma * sigma + 1.0 / 12.0).log2()
+}
+
+impl PartialEq for BfvParameters {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.n == other.n
+            && self.q_bits == other.q_bits
+            && self.p_bits == other.p_bits
+            && self.plain_modulus == other.plain_modulus
+            && self.dnum == other.dnum
+    }
+}
+impl Eq for BfvParameters {}
+
 /// The plaintext modulus every named set uses unless told otherwise: prime
 /// and 1 mod 2n for every n up to 32768, so batching works.
 pub const DEFAULT_PLAIN_MODULUS: u64 = 65537;
@@ -34,7 +65,11 @@ pub const DEFAULT_PLAIN_MODULUS: u64 = 65537;
 /// The primes themselves are derived deterministically from the bit sizes
 /// (the largest NTT-friendly primes of each size), so a set is fully
 /// described by these fields.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// Two sets are equal when they describe the same instance; the permission
+/// [`allow_insecure`](Self::allow_insecure) is not part of that, and it is
+/// never serialized.
+#[derive(Clone, Debug)]
 pub struct BfvParameters {
     pub(crate) name: String,
     pub(crate) n: usize,
@@ -197,6 +232,12 @@ impl BfvParameters {
         if self.q_bits.is_empty() || self.p_bits.is_empty() {
             return bad("at least one ciphertext prime and one special prime are needed".into());
         }
+        if self.q_bits.len() + self.p_bits.len() > MAX_SET_PRIMES {
+            return bad(format!(
+                "{} primes in all; a set has at most {MAX_SET_PRIMES}",
+                self.q_bits.len() + self.p_bits.len()
+            ));
+        }
         if let Some(b) = self
             .q_bits
             .iter()
@@ -225,6 +266,17 @@ impl BfvParameters {
             return bad(format!(
                 "plaintext modulus {t} is too large for {} ciphertext primes: t (k + 2) must stay below 2^63",
                 self.q_bits.len()
+            ));
+        }
+        // A fresh public-key encryption must decrypt: a b-bit prime is at
+        // least 2^(b-1), so log2(Q) >= sum(b - 1) and the budget of the
+        // ciphertext module's rule (8 sigma below Q / 2t) must stay positive.
+        let log_q_min: f64 = self.q_bits.iter().map(|&b| f64::from(b - 1)).sum();
+        let fresh = public_fresh_noise_log2(self.n, triskel_ring::sampling::DEFAULT_SIGMA);
+        let budget = log_q_min - (t as f64).log2() - 1.0 - crate::ciphertext::TAIL.log2() - fresh;
+        if budget <= 0.0 {
+            return bad(format!(
+                "Q of {log_q_min:.0}+ bits is too small for t = {t}: a fresh encryption would not decrypt"
             ));
         }
         let log_qp: u32 = self.q_bits.iter().chain(&self.p_bits).sum();

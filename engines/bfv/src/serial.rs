@@ -3,15 +3,16 @@
 //! Layout (little-endian):
 //!
 //! ```text
-//! object     = "TRKB" | version: u8 (= 1) | kind: u8 | params | body
+//! object     = "TRKB" | version: u8 (= 2) | kind: u8 | params | body
 //! kind       = 1 parameters, 2 secret key, 3 public key, 4 relinearization key,
 //!              5 Galois keys, 6 ciphertext
 //! params     = name_len: u16 | name | n: u32 | kq: u8 | kq x bits: u8
-//!              | kp: u8 | kp x bits: u8 | t: u64 | dnum: u32 | allow_insecure: u8
+//!              | kp: u8 | kp x bits: u8 | t: u64 | dnum: u32
 //! secret     = n x i8 (coefficients in {-1, 0, 1})
 //! public     = seed: 32 bytes | b (ring poly body; a comes from the seed)
 //! relin      = len: u32 | ring key-switching key bytes (seed-compressed)
-//! galois     = count: u32 | count x (g: u32 | len: u32 | ring key bytes)
+//! galois     = count: u32 | count x (g: u32 | len: u32 | ring key bytes),
+//!              g strictly increasing (one encoding per set of keys)
 //! ciphertext = level: u8 | size: u8 | noise_log2: f64 | seeded: u8
 //!              | seeded ? (seed: 32 bytes | c0) : size x poly
 //! ```
@@ -19,6 +20,12 @@
 //! Every object repeats its parameter set; loading one into a context with
 //! other parameters is [`Error::ParameterMismatch`]. Loading checks lengths,
 //! ranges, levels and trailing bytes and never panics.
+//!
+//! Bytes are evidence, never instructions: nothing in them can waive the
+//! 128-bit security check (version 1 carried an `allow_insecure` byte; version
+//! 2 has none, and only [`BfvParameters::from_bytes_insecure`] accepts an
+//! insecure set), and a ciphertext's noise estimate is never taken below
+//! what a fresh encryption carries at its level.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -34,7 +41,7 @@ use crate::params::BfvParameters;
 
 const MAGIC: &[u8; 4] = b"TRKB";
 /// The format version written by this build.
-pub const FORMAT_VERSION: u8 = 1;
+pub const FORMAT_VERSION: u8 = 2;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 #[repr(u8)]
@@ -63,7 +70,6 @@ impl BfvParameters {
         }
         out.extend_from_slice(&self.plain_modulus.to_le_bytes());
         out.extend_from_slice(&(self.dnum as u32).to_le_bytes());
-        out.push(self.allow_insecure as u8);
     }
 
     fn read_body(r: &mut Reader<'_>) -> Result<BfvParameters> {
@@ -80,20 +86,23 @@ impl BfvParameters {
         let p_bits = read_bits(r)?;
         let plain_modulus = r.u64()?;
         let dnum = r.u32()? as usize;
-        let allow_insecure = match r.u8()? {
-            0 => false,
-            1 => true,
-            b => return malformed(format!("allow_insecure flag {b} is not 0 or 1")),
-        };
-        let params = BfvParameters {
+        Ok(BfvParameters {
             name,
             n,
             q_bits,
             p_bits,
             plain_modulus,
             dnum,
-            allow_insecure,
-        };
+            allow_insecure: false,
+        })
+    }
+
+    fn read_checked(bytes: &[u8], allow_insecure: bool) -> Result<BfvParameters> {
+        let mut r = Reader::new(bytes);
+        read_header(&mut r, Kind::Params)?;
+        let mut params = BfvParameters::read_body(&mut r)?;
+        r.finish()?;
+        params.allow_insecure = allow_insecure;
         params.validate()?;
         Ok(params)
     }
@@ -105,14 +114,17 @@ impl BfvParameters {
         out
     }
 
-    /// Loads [`to_bytes`](Self::to_bytes) output; the set is validated
-    /// (including 128-bit security unless it was explicitly allowed).
+    /// Loads [`to_bytes`](Self::to_bytes) output. The set is validated,
+    /// 128-bit security included: nothing in the bytes can waive it.
     pub fn from_bytes(bytes: &[u8]) -> Result<BfvParameters> {
-        let mut r = Reader::new(bytes);
-        read_header(&mut r, Kind::Params)?;
-        let params = BfvParameters::read_body(&mut r)?;
-        r.finish()?;
-        Ok(params)
+        BfvParameters::read_checked(bytes, false)
+    }
+
+    /// [`from_bytes`](Self::from_bytes) for the rare caller who means to
+    /// accept a set below 128-bit security (tests, experiments); every other
+    /// check still applies.
+    pub fn from_bytes_insecure(bytes: &[u8]) -> Result<BfvParameters> {
+        BfvParameters::read_checked(bytes, true)
     }
 }
 
@@ -263,8 +275,11 @@ impl GaloisKeys {
         let mut keys = BTreeMap::new();
         for _ in 0..count {
             let g = r.u32()? as usize;
-            if g % 2 == 0 || g >= 2 * ctx.n() || keys.contains_key(&g) {
-                return malformed(format!("Galois element {g} is not odd, below 2n and new"));
+            let increasing = keys.last_key_value().is_none_or(|(&last, _)| g > last);
+            if g % 2 == 0 || g >= 2 * ctx.n() || !increasing {
+                return malformed(format!(
+                    "Galois element {g} is not odd, below 2n and above the previous one"
+                ));
             }
             let key = KeySwitchKey::from_bytes(read_blob(&mut r)?, ctx.key_switch())?;
             keys.insert(g, key);
@@ -316,9 +331,11 @@ impl Ciphertext {
             return malformed(format!("{size} components; 2 or 3 expected"));
         }
         let noise_log2 = f64::from_le_bytes(r.u64()?.to_le_bytes());
-        if !noise_log2.is_finite() || !(0.0..=1024.0).contains(&noise_log2) {
+        if !noise_log2.is_finite() || !(-8.0..=1024.0).contains(&noise_log2) {
             return malformed("noise estimate out of range");
         }
+        // A claim of less noise than a fresh encryption is not believed.
+        let noise_log2 = noise_log2.max(ctx.fresh_noise_floor_log2(level)?);
         let basis = &ctx.level(level)?.basis;
         let read_poly = |r: &mut Reader<'_>| -> Result<Poly> {
             let p = Poly::read_body(r, basis)?;
@@ -343,6 +360,6 @@ impl Ciphertext {
             flag => return malformed(format!("seed flag {flag} invalid for this ciphertext")),
         };
         r.finish()?;
-        Ok(Ciphertext::new(ctx, polys, level, noise_log2, seed))
+        Ciphertext::new(ctx, polys, level, noise_log2, seed).checked("load")
     }
 }

@@ -362,25 +362,37 @@ fn serialization_round_trips_and_rejects_corruption() {
     );
 }
 
-fn run_match(params: BfvParameters, templates: usize) {
+/// Runs the match and decrypts every slot: scores exact, everything else 0.
+fn run_match(
+    params: BfvParameters,
+    templates: usize,
+    privacy: biometric::MatchPrivacy,
+) -> (SecretKey, Vec<Ciphertext>) {
     use biometric::*;
-    let ctx = BfvContext::new(match_parameters(params).unwrap()).unwrap();
+    let ctx = BfvContext::new(params).unwrap();
     let sk = SecretKey::generate(&ctx).unwrap();
-    let keys = match_galois_keys(&sk).unwrap();
+    let keys = match_keys(&sk).unwrap();
     let mut probe = biometric::sample_embeddings(1, 77)[0];
     let mut enrolled = biometric::sample_embeddings(templates, 78);
     // Extreme values: the largest possible scores in both signs.
     probe[..].fill(127);
     enrolled[0] = [127; DIM];
     enrolled[1] = [-127; DIM];
-    let groups = encode_templates(&ctx, &enrolled).unwrap();
+    let encoded = encode_templates(&ctx, &enrolled).unwrap();
     let ct = sk.encrypt(&encode_probe(&ctx, &probe).unwrap()).unwrap();
-    let scores = compute_scores(&ct, &groups, &keys).unwrap();
-    let got = decrypt_scores(&sk, &scores, templates).unwrap();
+    let scores = compute_scores(&ct, &encoded, &keys, privacy).unwrap();
     let want = plaintext_scores(&probe, &enrolled);
-    assert_eq!(got, want);
     assert_eq!(want[0], 128 * 127 * 127);
-    for s in &scores {
+    for (g, s) in scores.iter().enumerate() {
+        let slots = sk.decrypt(s).unwrap().to_signed_slots().unwrap();
+        for (i, &v) in slots.iter().enumerate() {
+            let template = g * ctx.n() / DIM + i / DIM;
+            let expected = match want.get(template) {
+                Some(&score) if i % DIM == 0 => score,
+                _ => 0,
+            };
+            assert_eq!(v, expected, "group {g}, slot {i}");
+        }
         let measured = sk.noise_budget(s).unwrap();
         assert!(
             s.estimated_noise_budget() <= measured,
@@ -388,23 +400,86 @@ fn run_match(params: BfvParameters, templates: usize) {
             s.estimated_noise_budget()
         );
     }
+    assert_eq!(decrypt_scores(&sk, &scores, templates).unwrap(), want);
+    (sk, scores)
 }
 
 #[test]
-fn biometric_match_is_exact_on_the_shallow_and_general_sets() {
-    run_match(BfvParameters::n4096_shallow(), 32);
-    run_match(BfvParameters::n4096(), 40);
+fn biometric_match_returns_only_the_scores() {
+    use biometric::*;
+    run_match(match_parameters().unwrap(), 64, MatchPrivacy::Masked);
+    run_match(match_parameters().unwrap(), 70, MatchPrivacy::Masked);
 }
 
 #[test]
 fn biometric_match_at_n16384() {
-    run_match(BfvParameters::n16384(), 128);
+    use biometric::*;
+    let params = match_parameters_for(BfvParameters::n16384()).unwrap();
+    run_match(params, 128, MatchPrivacy::Masked);
+}
+
+/// The N = 4096 sets have no room for the mask: a clear error, not garbage.
+#[test]
+fn biometric_match_without_noise_room_is_refused() {
+    use biometric::*;
+    let ctx =
+        BfvContext::new(match_parameters_for(BfvParameters::n4096_shallow()).unwrap()).unwrap();
+    let sk = SecretKey::generate(&ctx).unwrap();
+    let probe = sample_embeddings(1, 5)[0];
+    let ct = sk.encrypt(&encode_probe(&ctx, &probe).unwrap()).unwrap();
+    let encoded = encode_templates(&ctx, &sample_embeddings(3, 6)).unwrap();
+    let got = compute_scores(
+        &ct,
+        &encoded,
+        &match_keys(&sk).unwrap(),
+        MatchPrivacy::Masked,
+    );
+    assert!(
+        matches!(got, Err(Error::NoiseBudgetExhausted { .. })),
+        "{got:?}"
+    );
+}
+
+/// log2 of the largest |noise| coefficient, from the measured budget:
+/// budget = log2 Q - log2 max|t e| - 1.
+fn measured_noise_log2(sk: &SecretKey, ct: &Ciphertext) -> f64 {
+    let ctx = sk.context();
+    let log2_q: f64 = ctx.q_primes()[..=ct.level()]
+        .iter()
+        .map(|&q| (q as f64).log2())
+        .sum();
+    log2_q - 1.0 - sk.noise_budget(ct).unwrap() - (ctx.plain_modulus() as f64).log2()
+}
+
+/// Flooded outputs: scores exact, other slots 0, and the noise spread is the
+/// flooding distribution's (uniform on [-2^f, 2^f], so its largest
+/// coefficient is within a bit of 2^f in every run), far above what the
+/// computation itself leaves.
+#[test]
+fn flooded_biometric_match_hides_the_computation_noise() {
+    use biometric::*;
+    let params = private_match_parameters().unwrap();
+    let (sk, masked) = run_match(params.clone(), 8, MatchPrivacy::Masked);
+    let n = sk.context().n() as f64;
+    // The exponent flood() picks: 2^(f+1) >= n E 2^lambda, E = 10 sigma.
+    let lambda = FLOODING_SECURITY as f64;
+    let f = (masked[0].noise_estimate_log2() + 10f64.log2() + n.log2() + lambda - 1.0).ceil();
+    let computation = measured_noise_log2(&sk, &masked[0]);
+    assert!(computation < f - lambda, "{computation} vs 2^{f}");
+    for _ in 0..6 {
+        let (sk, flooded) = run_match(params.clone(), 8, MatchPrivacy::flooded());
+        let spread = measured_noise_log2(&sk, &flooded[0]);
+        assert!(
+            (spread - f).abs() < 0.5,
+            "largest noise 2^{spread}, flooding 2^{f}"
+        );
+    }
 }
 
 #[test]
 fn biometric_match_rejects_bad_features() {
     use biometric::*;
-    let ctx = BfvContext::new(match_parameters(BfvParameters::n4096_shallow()).unwrap()).unwrap();
+    let ctx = BfvContext::new(match_parameters().unwrap()).unwrap();
     let mut probe = [0i8; DIM];
     probe[3] = i8::MIN;
     assert!(matches!(
@@ -459,4 +534,161 @@ fn large_plaintext_moduli_decrypt_exactly() {
         Err(Error::InvalidParameters(m)) => assert!(m.contains("2^63"), "{m}"),
         other => panic!("{other:?}"),
     }
+}
+
+/// Bytes are evidence: an insecure set loads only through the explicit
+/// `from_bytes_insecure`, and version-1 bytes (which carried a flag that
+/// waived the check) are refused.
+#[test]
+fn loaded_parameters_never_waive_the_security_check() {
+    let insecure = BfvParameters::new("too-big", 4096, &[50, 50], &[50], 65537).allow_insecure();
+    let bytes = insecure.to_bytes();
+    assert!(matches!(
+        BfvParameters::from_bytes(&bytes),
+        Err(Error::Insecure { .. })
+    ));
+    let loaded = BfvParameters::from_bytes_insecure(&bytes).unwrap();
+    assert_eq!(loaded, insecure);
+    assert!(BfvContext::new(loaded).is_ok());
+    let mut v1 = BfvParameters::n4096().to_bytes();
+    v1[4] = 1;
+    v1.push(1); // the old allow_insecure byte
+    assert!(matches!(
+        BfvParameters::from_bytes(&v1),
+        Err(Error::Malformed(m)) if m.contains("version 1")
+    ));
+}
+
+/// The 538-byte denial of service (n = 32768 with 255 + 255 primes of 62
+/// bits) is refused at once, even as an insecure set, and a set at the cap
+/// builds: per-level tables no longer grow as k^3.
+#[test]
+fn huge_prime_counts_are_refused_before_any_work() {
+    let dos = BfvParameters::new("dos", 32768, &[62; 255], &[62; 255], 65537).allow_insecure();
+    let bytes = dos.to_bytes();
+    assert!(bytes.len() < 600);
+    match BfvParameters::from_bytes_insecure(&bytes) {
+        Err(Error::InvalidParameters(m)) => assert!(m.contains("at most 64"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    let many = BfvParameters::new("many", 4096, &[40; 60], &[40; 4], 65537)
+        .with_dnum(15)
+        .allow_insecure();
+    let ctx = BfvContext::new(many).unwrap();
+    assert_eq!(ctx.max_level(), 59);
+    let sk = SecretKey::generate(&ctx).unwrap();
+    let ct = sk
+        .encrypt(&Plaintext::from_slots(&ctx, &[5, 6]).unwrap())
+        .unwrap();
+    let low = ct
+        .mod_switch_to_next()
+        .unwrap()
+        .mod_switch_to_next()
+        .unwrap();
+    assert_eq!(sk.decrypt(&low).unwrap().to_slots().unwrap()[..2], [5, 6]);
+}
+
+/// A set whose Q cannot hold a fresh encryption at this t is refused up
+/// front, instead of encrypting to garbage.
+#[test]
+fn sets_whose_fresh_encryptions_would_not_decrypt_are_refused() {
+    let t = 1_032_193; // a 20-bit prime = 1 mod 8192
+    let small = BfvParameters::new("small-q", 4096, &[30], &[30], t);
+    match BfvContext::new(small) {
+        Err(Error::InvalidParameters(m)) => assert!(m.contains("would not decrypt"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    // A few bits more and it works.
+    let ok = BfvParameters::new("ok-q", 4096, &[40], &[40], t);
+    let ctx = BfvContext::new(ok).unwrap();
+    let sk = SecretKey::generate(&ctx).unwrap();
+    let ct = sk
+        .public_key()
+        .unwrap()
+        .encrypt(&Plaintext::from_slots(&ctx, &[t - 1]).unwrap());
+    assert_eq!(
+        sk.decrypt(&ct.unwrap()).unwrap().to_slots().unwrap()[0],
+        t - 1
+    );
+}
+
+/// The byte offset of a ciphertext's noise estimate: after the header and
+/// parameters (which the parameter bytes give) and level + size.
+fn noise_offset(ct_bytes: &[u8], params: &BfvParameters) -> usize {
+    let params_len = params.to_bytes().len();
+    assert_eq!(ct_bytes[..4], params.to_bytes()[..4]);
+    params_len + 2
+}
+
+/// A loaded ciphertext's noise estimate is never below a fresh
+/// encryption's, and one that claims an exhausted budget is refused.
+#[test]
+fn loaded_noise_estimates_are_floored_and_checked() {
+    let f = fixture();
+    let pt = Plaintext::from_slots(&f.ctx, &[1, 2, 3]).unwrap();
+    let fresh = f.sk.encrypt(&pt).unwrap();
+    let lower = f.pk.encrypt(&pt).unwrap().mod_switch_to_next().unwrap();
+    for ct in [&fresh, &lower] {
+        let mut bytes = ct.to_bytes();
+        let at = noise_offset(&bytes, f.ctx.params());
+        assert_eq!(
+            bytes[at..at + 8],
+            ct.noise_estimate_log2().to_le_bytes(),
+            "offset of the noise estimate"
+        );
+        bytes[at..at + 8].copy_from_slice(&(-8.0f64).to_le_bytes());
+        let loaded = Ciphertext::from_bytes(&bytes, &f.ctx).unwrap();
+        assert!(loaded.noise_estimate_log2() > 0.0);
+        assert!(loaded.noise_estimate_log2() <= ct.noise_estimate_log2() + 1e-9);
+        bytes[at..at + 8].copy_from_slice(&500.0f64.to_le_bytes());
+        assert!(matches!(
+            Ciphertext::from_bytes(&bytes, &f.ctx),
+            Err(Error::NoiseBudgetExhausted { .. })
+        ));
+    }
+    // The floor is a fresh symmetric encryption's at the top level.
+    let mut bytes = fresh.to_bytes();
+    let at = noise_offset(&bytes, f.ctx.params());
+    bytes[at..at + 8].copy_from_slice(&0.0f64.to_le_bytes());
+    let loaded = Ciphertext::from_bytes(&bytes, &f.ctx).unwrap();
+    assert!((loaded.noise_estimate_log2() - fresh.noise_estimate_log2()).abs() < 1e-9);
+}
+
+/// Galois keys have one encoding: entries strictly increasing.
+#[test]
+fn galois_keys_load_only_in_canonical_order() {
+    let f = fixture();
+    let keys = f.sk.galois_keys(&[1, 2], false).unwrap();
+    let bytes = keys.to_bytes();
+    assert_eq!(
+        GaloisKeys::from_bytes(&bytes, &f.ctx).unwrap().to_bytes(),
+        bytes
+    );
+    // Split the entries (g: u32 | len: u32 | blob) and write them reversed.
+    let head = f.ctx.params().to_bytes().len();
+    let count = u32::from_le_bytes(bytes[head..head + 4].try_into().unwrap()) as usize;
+    assert_eq!(count, 2);
+    let mut entries = Vec::new();
+    let mut at = head + 4;
+    for _ in 0..count {
+        let len = u32::from_le_bytes(bytes[at + 4..at + 8].try_into().unwrap()) as usize;
+        entries.push(&bytes[at..at + 8 + len]);
+        at += 8 + len;
+    }
+    assert_eq!(at, bytes.len());
+    let mut reversed = bytes[..head + 4].to_vec();
+    reversed.extend_from_slice(entries[1]);
+    reversed.extend_from_slice(entries[0]);
+    assert!(matches!(
+        GaloisKeys::from_bytes(&reversed, &f.ctx),
+        Err(Error::Malformed(_))
+    ));
+    let mut doubled = bytes[..head].to_vec();
+    doubled.extend_from_slice(&2u32.to_le_bytes());
+    doubled.extend_from_slice(entries[0]);
+    doubled.extend_from_slice(entries[0]);
+    assert!(matches!(
+        GaloisKeys::from_bytes(&doubled, &f.ctx),
+        Err(Error::Malformed(_))
+    ));
 }

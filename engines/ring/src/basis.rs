@@ -7,6 +7,13 @@ use triskel_kernels::{Modulus, NttPlan};
 
 use crate::error::{invalid, Result};
 
+/// The most primes one basis may hold. Bases of secure parameter sets hold
+/// far fewer (log2 QP <= 881 bits at n = 32768 is at most 45 primes of 20 bits
+/// or more, and an auxiliary basis B || Q of multiplication twice that); the
+/// cap keeps per-basis precomputation, whose cost grows as k^2, bounded for
+/// any input, and every per-prime count within a byte.
+pub const MAX_PRIMES: usize = 128;
+
 /// An ordered RNS basis {q_0, ..., q_{k-1}} of distinct NTT-friendly primes for
 /// the ring Z_Q[X]/(X^n + 1), Q = q_0 * ... * q_{k-1}.
 ///
@@ -59,18 +66,7 @@ impl RnsBasis {
 
     /// Builds a basis from existing plans (all of size n, distinct primes).
     pub fn from_plans(n: usize, plans: Vec<Arc<NttPlan>>) -> Result<Arc<RnsBasis>> {
-        if plans.is_empty() {
-            return invalid("an RNS basis needs at least one prime");
-        }
-        for (i, p) in plans.iter().enumerate() {
-            if p.n() != n {
-                return invalid(format!("plan {i} has size {} instead of {n}", p.n()));
-            }
-            let q = p.modulus().value();
-            if plans[..i].iter().any(|o| o.modulus().value() == q) {
-                return invalid(format!("prime {q} appears twice in the basis"));
-            }
-        }
+        RnsBasis::check_plans(n, &plans)?;
         let qhat_inv = (0..plans.len())
             .map(|i| {
                 let m = plans[i].modulus();
@@ -84,6 +80,27 @@ impl RnsBasis {
             })
             .collect();
         Ok(Arc::new(RnsBasis { n, plans, qhat_inv }))
+    }
+
+    /// Checks what every basis needs: 1..=[`MAX_PRIMES`] distinct primes,
+    /// every plan of size n.
+    fn check_plans(n: usize, plans: &[Arc<NttPlan>]) -> Result<()> {
+        if plans.is_empty() || plans.len() > MAX_PRIMES {
+            return invalid(format!(
+                "an RNS basis holds 1 to {MAX_PRIMES} primes, not {}",
+                plans.len()
+            ));
+        }
+        for (i, p) in plans.iter().enumerate() {
+            if p.n() != n {
+                return invalid(format!("plan {i} has size {} instead of {n}", p.n()));
+            }
+            let q = p.modulus().value();
+            if plans[..i].iter().any(|o| o.modulus().value() == q) {
+                return invalid(format!("prime {q} appears twice in the basis"));
+            }
+        }
+        Ok(())
     }
 
     /// Ring degree n.
@@ -152,12 +169,37 @@ impl RnsBasis {
         RnsBasis::from_plans(self.n, self.plans[range].to_vec())
     }
 
-    /// The basis without its last prime (the next level down).
+    /// The basis without its last prime (the next level down), in O(k):
+    /// (Q'/q_i)^-1 = (Q/q_i)^-1 * q_last mod q_i, with Q' = Q / q_last.
     pub fn drop_last(&self) -> Result<Arc<RnsBasis>> {
-        if self.len() < 2 {
+        let k = self.len();
+        if k < 2 {
             return invalid("cannot drop the only prime of a basis");
         }
-        self.sub_basis(0..self.len() - 1)
+        let last = self.modulus(k - 1).value();
+        let qhat_inv = (0..k - 1)
+            .map(|i| {
+                let m = self.modulus(i);
+                m.mul_mod(self.qhat_inv[i], m.reduce(last))
+            })
+            .collect();
+        Ok(Arc::new(RnsBasis {
+            n: self.n,
+            plans: self.plans[..k - 1].to_vec(),
+            qhat_inv,
+        }))
+    }
+
+    /// Every prefix basis q_0 .. q_l, from the shortest (one prime) to this
+    /// one: the levels of a modulus chain, in O(k^2) in all.
+    pub fn prefixes(self: &Arc<Self>) -> Result<Vec<Arc<RnsBasis>>> {
+        let mut out = vec![self.clone()];
+        while out[out.len() - 1].len() > 1 {
+            let next = out[out.len() - 1].drop_last()?;
+            out.push(next);
+        }
+        out.reverse();
+        Ok(out)
     }
 
     /// The `dnum` digit sub-bases of [`digit_ranges`].

@@ -30,10 +30,11 @@ pub mod sampling;
 mod scratch;
 mod serialize;
 
-pub use basis::{digit_ranges, RnsBasis};
+pub use basis::{digit_ranges, RnsBasis, MAX_PRIMES};
 pub use conversion::{BaseConverter, DivRound};
 pub use error::{Error, Result};
 pub use keyswitch::{KeySwitchContext, KeySwitchKey, SecretDistribution, SecretKey};
+pub use par::PARALLEL_MIN_VALUES;
 pub use poly::{galois_element, galois_permutation, Poly, Representation};
 pub use sampling::{NoiseDistribution, Prng, Seed};
 pub use serialize::{Reader, FORMAT_VERSION};

@@ -8,8 +8,7 @@
 use crate::error::Result;
 
 /// Below this many values (all limbs together) loops run sequentially.
-#[cfg(feature = "parallel")]
-const PARALLEL_MIN_VALUES: usize = 1 << 15;
+pub const PARALLEL_MIN_VALUES: usize = 1 << 15;
 
 /// True when a loop over `len` values should go to the rayon pool.
 #[cfg(feature = "parallel")]

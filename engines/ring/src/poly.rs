@@ -331,13 +331,15 @@ impl Poly {
         match self.repr {
             Representation::Ntt => {
                 let perm = cached_galois_permutation(n, g)?;
-                // Gathered straight into a fresh vector (no zero fill first).
-                let data = self
-                    .data
-                    .chunks(n)
-                    .flat_map(|src| perm.iter().map(move |&p| src[p as usize]))
-                    .collect();
-                Ok(Poly::from_raw(&self.basis, self.repr, data))
+                // Into a buffer of the final size: the image of a secret
+                // never passes through a growing (and reallocating) vector.
+                let mut out = Poly::zero(&self.basis, self.repr);
+                for (dst, src) in out.data.chunks_mut(n).zip(self.data.chunks(n)) {
+                    dst.iter_mut()
+                        .zip(perm.iter())
+                        .for_each(|(d, &p)| *d = src[p as usize]);
+                }
+                Ok(out)
             }
             Representation::Coefficient => {
                 let mut out = Poly::zero(&self.basis, self.repr);
@@ -454,10 +456,11 @@ pub fn galois_element(n: usize, step: i64) -> Result<usize> {
     if !n.is_power_of_two() || n < 4 {
         return invalid(format!("ring degree {n} is not a power of two >= 4"));
     }
-    let two_n = 2 * n as u64;
-    let order = n as i64 / 2;
-    let mut e = step.rem_euclid(order) as u64;
-    let (mut g, mut base) = (1u64, 5u64);
+    // 128-bit products: 2n may exceed 2^32 on 64-bit targets.
+    let two_n = 2 * n as u128;
+    let order = (n / 2) as u128;
+    let mut e = (step as i128).rem_euclid(order as i128) as u128;
+    let (mut g, mut base) = (1u128, 5u128);
     while e != 0 {
         if e & 1 == 1 {
             g = g * base % two_n;

@@ -6,8 +6,8 @@
 
 use std::sync::Arc;
 
-use rand_chacha::ChaCha20Rng;
-use rand_core::{RngCore, SeedableRng};
+use chacha20::ChaCha20Rng;
+use rand_core::{Rng, SeedableRng};
 use zeroize::Zeroizing;
 
 use crate::basis::RnsBasis;
@@ -24,7 +24,9 @@ pub const DEFAULT_SIGMA: f64 = 3.2;
 /// Tail cut of the default discrete Gaussian: |e| <= floor(6 sigma) = 19.
 pub const DEFAULT_ERROR_BOUND: i64 = 19;
 
-/// A cryptographically secure generator (ChaCha20). Its state is never printed.
+/// A cryptographically secure generator (ChaCha20, RFC 8439 block function
+/// with a 64-bit counter and 64-bit stream id). Its key, state and output
+/// buffer are wiped when it is dropped, and never printed.
 pub struct Prng(ChaCha20Rng);
 
 impl std::fmt::Debug for Prng {
@@ -36,9 +38,9 @@ impl std::fmt::Debug for Prng {
 impl Prng {
     /// A generator seeded from the operating system's random source.
     pub fn from_os() -> Result<Prng> {
-        ChaCha20Rng::try_from_os_rng()
-            .map(Prng)
-            .map_err(|e| Error::Randomness(e.to_string()))
+        let mut seed = Zeroizing::new([0u8; 32]);
+        getrandom::fill(&mut seed[..]).map_err(|e| Error::Randomness(e.to_string()))?;
+        Ok(Prng::from_seed(*seed))
     }
 
     /// A deterministic generator (tests, and regenerating public randomness).
@@ -66,9 +68,17 @@ impl Prng {
         self.0.next_u64()
     }
 
-    /// Uniform in [0, bound) for bound >= 1, by rejection on the smallest
-    /// covering power of two (no modulo bias).
-    pub fn below(&mut self, bound: u64) -> u64 {
+    /// Uniform in [0, bound), by rejection on the smallest covering power of
+    /// two (no modulo bias); an error for bound = 0, an empty range.
+    pub fn below(&mut self, bound: u64) -> Result<u64> {
+        if bound == 0 {
+            return invalid("cannot draw below 0: the range is empty");
+        }
+        Ok(self.below_nonzero(bound))
+    }
+
+    /// [`below`](Self::below) for a bound the caller knows to be >= 1.
+    fn below_nonzero(&mut self, bound: u64) -> u64 {
         let mask = u64::MAX >> (bound.max(2) - 1).leading_zeros();
         loop {
             let x = self.0.next_u64() & mask;
@@ -87,7 +97,7 @@ pub fn sample_uniform(basis: &Arc<RnsBasis>, repr: Representation, rng: &mut Prn
     let n = basis.n();
     for (i, limb) in p.data_mut().chunks_mut(n).enumerate() {
         let q = basis.modulus(i).value();
-        limb.iter_mut().for_each(|v| *v = rng.below(q));
+        limb.iter_mut().for_each(|v| *v = rng.below_nonzero(q));
     }
     p
 }
@@ -121,9 +131,9 @@ pub fn sample_ternary_hw(n: usize, h: usize, rng: &mut Prng) -> Result<Vec<i64>>
     let mut idx: Zeroizing<Vec<usize>> = Zeroizing::new((0..n).collect());
     let mut out = vec![0i64; n];
     for i in 0..h {
-        let j = i + rng.below((n - i) as u64) as usize;
+        let j = i + rng.below_nonzero((n - i) as u64) as usize;
         idx.swap(i, j);
-        out[idx[i]] = if rng.below(2) == 0 { -1 } else { 1 };
+        out[idx[i]] = if rng.below_nonzero(2) == 0 { -1 } else { 1 };
     }
     Ok(out)
 }
@@ -231,4 +241,42 @@ impl NoiseDistribution {
             NoiseDistribution::CenteredBinomial { eta } => eta as i64,
         }
     }
+}
+
+/// Flooding noise: n coefficients uniform in [-2^`log2_bound`, 2^`log2_bound`]
+/// (log2_bound <= 120), reduced to every prime of `basis`, in coefficient
+/// form. Added to a ciphertext whose own noise is below E, it makes the
+/// result statistically close to a fresh one: the distance is at most
+/// n E / 2^(log2_bound + 1) (a shift by |e| <= E moves a uniform law on
+/// 2B + 1 points by |e| / (2B + 1)). Wipe it after use.
+pub fn sample_flooding(basis: &Arc<RnsBasis>, log2_bound: u32, rng: &mut Prng) -> Result<Poly> {
+    if log2_bound > 120 {
+        return invalid(format!(
+            "flooding bound 2^{log2_bound} is above the supported 2^120"
+        ));
+    }
+    let bound = 1u128 << log2_bound;
+    let width = 2 * bound + 1;
+    // Rejection on the smallest covering power of two: no modulo bias.
+    let mask = u128::MAX >> (width - 1).leading_zeros();
+    let n = basis.n();
+    let mut values = Zeroizing::new(vec![0u128; n]);
+    for v in values.iter_mut() {
+        *v = loop {
+            let x = ((rng.next_u64() as u128) << 64 | rng.next_u64() as u128) & mask;
+            if x < width {
+                break x;
+            }
+        };
+    }
+    // value - bound in [-B, B], taken modulo each prime: (x mod q) + q - (B mod q).
+    let mut p = Poly::zero(basis, Representation::Coefficient);
+    for (i, limb) in p.data_mut().chunks_mut(n).enumerate() {
+        let m = basis.modulus(i);
+        let b = m.reduce_u128(bound);
+        for (out, &x) in limb.iter_mut().zip(values.iter()) {
+            *out = m.sub_mod(m.reduce_u128(x), b);
+        }
+    }
+    Ok(p)
 }

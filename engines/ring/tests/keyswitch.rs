@@ -80,7 +80,12 @@ fn switch_between_unrelated_secrets_and_hamming_weight() {
 
 #[test]
 fn results_do_not_depend_on_thread_count() {
-    let ctx = context(2);
+    // Large enough that the limb loops go to the rayon pool with 2 threads.
+    let n = 8192;
+    let q = RnsBasis::generate(n, 50, 4).unwrap();
+    let p = RnsBasis::generate(n, 55, 2).unwrap();
+    let ctx = KeySwitchContext::new(&q, &p, 2, NoiseDistribution::default()).unwrap();
+    assert!(q.len() * n >= triskel_ring::PARALLEL_MIN_VALUES);
     let run = |threads: usize| {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -88,7 +93,7 @@ fn results_do_not_depend_on_thread_count() {
             .unwrap();
         pool.install(|| {
             let mut rng = Prng::from_seed([13; 32]);
-            let sk = SecretKey::generate(N, SecretDistribution::Ternary, &mut rng).unwrap();
+            let sk = SecretKey::generate(n, SecretDistribution::Ternary, &mut rng).unwrap();
             let rlk = KeySwitchKey::relinearization(&ctx, &sk, &mut rng).unwrap();
             let c = sample_uniform(ctx.q(), Representation::Ntt, &mut rng);
             let out = ctx.switch(&rlk, &c).unwrap();

@@ -158,3 +158,34 @@ fn galois_elements() {
     assert_eq!(galois_element(N, N as i64 / 2).unwrap(), 1);
     assert!(galois_element(1000, 1).is_err());
 }
+
+#[test]
+fn galois_elements_of_huge_rings_do_not_overflow() {
+    // 2n above 2^32: products of two residues no longer fit in 64 bits.
+    let n = 1usize << 40;
+    for step in [1i64, 12_345_678_901, -987_654_321, i64::MIN] {
+        let g = galois_element(n, step).unwrap() as u128;
+        let inv = galois_element(n, step.wrapping_neg()).unwrap() as u128;
+        assert_eq!(g % 2, 1);
+        if step != i64::MIN {
+            assert_eq!(g * inv % (2 * n as u128), 1, "step {step}");
+        }
+    }
+}
+
+#[test]
+fn bases_are_capped_and_levels_derive_their_constants() {
+    let n = 1024;
+    let primes = triskel_kernels::ntt_primes(40, n, triskel_ring::MAX_PRIMES + 1).unwrap();
+    assert!(RnsBasis::new(n, &primes).is_err());
+    let top = RnsBasis::new(n, &primes[..20]).unwrap();
+    let levels = top.prefixes().unwrap();
+    assert_eq!(levels.len(), 20);
+    for (l, basis) in levels.iter().enumerate() {
+        let fresh = RnsBasis::new(n, &primes[..=l]).unwrap();
+        assert_eq!(**basis, *fresh);
+        for i in 0..=l {
+            assert_eq!(basis.qhat_inv(i), fresh.qhat_inv(i), "level {l}, prime {i}");
+        }
+    }
+}

@@ -67,3 +67,54 @@ fn uniform_is_reduced_and_seeded_sampling_is_deterministic() {
         assert!((high - 0.5).abs() < 0.07, "{high}");
     }
 }
+
+#[test]
+fn below_is_uniform_and_refuses_an_empty_range() {
+    let mut rng = Prng::from_seed([9; 32]);
+    assert!(rng.below(0).is_err());
+    assert_eq!(rng.below(1).unwrap(), 0);
+    let mut counts = [0usize; 3];
+    for _ in 0..30_000 {
+        counts[rng.below(3).unwrap() as usize] += 1;
+    }
+    assert!(
+        counts.iter().all(|&c| (9_400..10_600).contains(&c)),
+        "{counts:?}"
+    );
+}
+
+#[test]
+fn flooding_is_uniform_on_its_interval() {
+    let basis = RnsBasis::generate(1024, 50, 3).unwrap();
+    let mut rng = Prng::from_seed([10; 32]);
+    assert!(sample_flooding(&basis, 121, &mut rng).is_err());
+    let f = 100;
+    let p = sample_flooding(&basis, f, &mut rng).unwrap();
+    // Back to integers by CRT (centered), then the spread of a uniform law.
+    let q: Vec<u64> = basis.primes();
+    let big_q: num_bigint::BigInt = q.iter().map(|&x| num_bigint::BigInt::from(x)).product();
+    let values: Vec<f64> = (0..1024)
+        .map(|j| {
+            let mut v = num_bigint::BigInt::from(0);
+            for (i, &qi) in q.iter().enumerate() {
+                let qi_big = num_bigint::BigInt::from(qi);
+                let qhat = &big_q / &qi_big;
+                let inv = (&qhat % &qi_big).modpow(&num_bigint::BigInt::from(qi - 2), &qi_big);
+                v += qhat * inv * p.limb(i)[j];
+            }
+            v %= &big_q;
+            if v > &big_q / 2 {
+                v -= &big_q;
+            }
+            v.to_string().parse::<f64>().unwrap() / 2f64.powi(f as i32)
+        })
+        .collect();
+    assert!(values.iter().all(|v| v.abs() <= 1.0));
+    let mean = values.iter().sum::<f64>() / 1024.0;
+    let var = values.iter().map(|v| v * v).sum::<f64>() / 1024.0;
+    assert!(mean.abs() < 0.1, "mean {mean}");
+    assert!(
+        (var - 1.0 / 3.0).abs() < 0.05,
+        "variance {var} (uniform: 1/3)"
+    );
+}

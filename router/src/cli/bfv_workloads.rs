@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use triskel::bfv::biometric::{self, sample_embeddings, DIM};
+use triskel::bfv::biometric::{self, sample_embeddings, MatchPrivacy, DIM};
 use triskel::bfv::{BfvContext, BfvParameters, Plaintext, SecretKey};
 use triskel::measure::median;
 
@@ -18,13 +18,17 @@ fn us(start: Instant) -> f64 {
     start.elapsed().as_secs_f64() * 1e6
 }
 
-/// The match on `params` with n / 128 templates (one ciphertext), `RUNS`
+/// The match (`bfv.biometric_match`, or `bfv.biometric_match_private` when
+/// flooded) on `params` with n / 128 templates (one ciphertext), `RUNS`
 /// times; medians per stage. Setup (keys, template encoding) is not timed.
-pub fn biometric_match(params: BfvParameters) -> Result<(WorkloadReport, f64), Error> {
-    let ctx = BfvContext::new(biometric::match_parameters(params)?)?;
+pub fn biometric_match(
+    params: BfvParameters,
+    privacy: MatchPrivacy,
+) -> Result<(WorkloadReport, f64), Error> {
+    let ctx = BfvContext::new(params)?;
     let templates = ctx.n() / DIM;
     let sk = SecretKey::generate(&ctx)?;
-    let keys = biometric::match_galois_keys(&sk)?;
+    let keys = biometric::match_keys(&sk)?;
     let enrolled = sample_embeddings(templates, 2);
     let groups = biometric::encode_templates(&ctx, &enrolled)?;
     let probe = sample_embeddings(1, 1)[0];
@@ -40,7 +44,7 @@ pub fn biometric_match(params: BfvParameters) -> Result<(WorkloadReport, f64), E
         let ct = sk.encrypt(&pt)?;
         stages[1].push(us(t));
         let t = Instant::now();
-        let scores = biometric::compute_scores(&ct, &groups, &keys)?;
+        let scores = biometric::compute_scores(&ct, &groups, &keys, privacy)?;
         stages[2].push(us(t));
         let t = Instant::now();
         let got = biometric::decrypt_scores(&sk, &scores, templates)?;
@@ -52,7 +56,11 @@ pub fn biometric_match(params: BfvParameters) -> Result<(WorkloadReport, f64), E
             max_error = i64::MAX;
         }
     }
-    let mut report = report("bfv.biometric_match", &ctx, stages, max_error as f64);
+    let name = match privacy {
+        MatchPrivacy::Masked => "bfv.biometric_match",
+        MatchPrivacy::Flooded { .. } => "bfv.biometric_match_private",
+    };
+    let mut report = report(name, &ctx, stages, max_error as f64);
     report.matches_per_second = Some(templates as f64 / (report.median_us.total * 1e-6));
     Ok((report, templates as f64))
 }

@@ -27,14 +27,22 @@ pub fn run() -> CliResult {
 /// The BFV engine: the biometric match on three parameter sets, multiply +
 /// relinearize, and what noise costs.
 fn bfv_demo() -> CliResult {
+    use triskel::bfv::biometric::{self, MatchPrivacy};
     println!("BFV encrypted biometric match: 128 int8 features per embedding, n/128 templates per");
-    println!("ciphertext, multiply-plain + 7 rotate-and-add; scores checked against the plaintext");
-    for params in [
-        BfvParameters::n4096_shallow(),
-        BfvParameters::n4096(),
-        BfvParameters::n16384(),
+    println!("ciphertext, multiply-plain + 7 rotate-and-add + score mask + re-randomization (and");
+    println!("40-bit noise flooding when private); every slot checked against the plaintext");
+    for (params, privacy) in [
+        (biometric::match_parameters()?, MatchPrivacy::Masked),
+        (
+            biometric::private_match_parameters()?,
+            MatchPrivacy::flooded(),
+        ),
+        (
+            biometric::match_parameters_for(BfvParameters::n16384())?,
+            MatchPrivacy::Masked,
+        ),
     ] {
-        let (report, templates) = bfv_workloads::biometric_match(params)?;
+        let (report, templates) = bfv_workloads::biometric_match(params, privacy)?;
         print!("  {templates:>4} templates  ");
         print_workload(&report);
         if !report.verified {

@@ -43,11 +43,22 @@ pub struct Workload {
 /// Every workload, in report order.
 pub fn all() -> Vec<Workload> {
     use super::bfv_workloads as bfv;
+    use triskel::bfv::biometric::{self, MatchPrivacy};
     use triskel::bfv::BfvParameters;
     vec![
         Workload {
             name: "bfv.biometric_match",
-            run: || Ok(bfv::biometric_match(BfvParameters::n4096_shallow())?.0),
+            run: || {
+                let params = biometric::match_parameters()?;
+                Ok(bfv::biometric_match(params, MatchPrivacy::Masked)?.0)
+            },
+        },
+        Workload {
+            name: "bfv.biometric_match_private",
+            run: || {
+                let params = biometric::private_match_parameters()?;
+                Ok(bfv::biometric_match(params, MatchPrivacy::flooded())?.0)
+            },
         },
         Workload {
             name: "bfv.mul_relin",
