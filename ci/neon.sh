@@ -30,6 +30,7 @@ check() {
 if [ "$(uname -m)" = aarch64 ]; then
     CROSS_CC=${CC:-cc}
     check
+    ci/asm-landing-pads.sh
     exit 0
 fi
 
@@ -49,3 +50,5 @@ fi
 
 check qemu-aarch64 -L "$SYSROOT"
 check qemu-aarch64 -L "$SYSROOT" -cpu cortex-a72
+cross=${CROSS_CC%gcc}
+CC=$CROSS_CC OBJDUMP=${cross}objdump READELF=${cross}readelf ARCH=aarch64 ci/asm-landing-pads.sh

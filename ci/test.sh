@@ -81,6 +81,9 @@ for b in $TRISKEL_EXPECT_BACKENDS; do
     fi
 done
 
+step "landing pads and GNU property notes in the $(uname -m) assembly"
+ci/asm-landing-pads.sh
+
 if [ -x ci/neon.sh ]; then
     step "NEON kernels under qemu-aarch64"
     ci/neon.sh

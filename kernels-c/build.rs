@@ -1,4 +1,5 @@
-//! Compiles the C kernels (and, per target, the assembly backends) with `cc`.
+//! Compiles the C kernels with `cc`: the portable backend, and the tables of
+//! the assembly backends that `triskel-kernels-asm` assembled for the target.
 //! With the `regenerate-bindings` feature it also regenerates `src/bindings.rs`
 //! from the header with bindgen; normal builds use the committed file.
 
@@ -30,33 +31,26 @@ fn main() {
         .flag_if_supported("-O3")
         .warnings(true)
         .extra_warnings(true);
-    // Portable C everywhere; per-architecture C (SIMD plan tables) and
-    // assembly only for their own target.
-    let asm = sources_in(&root.join("../kernels-asm").join(&arch), "S");
-    let arch_c = sources_in(&root.join("src").join(&arch), "c");
-    for file in sources_in(&root.join("src"), "c")
-        .iter()
-        .chain(&arch_c)
-        .chain(&asm)
-    {
+    // Portable C everywhere; the per-architecture C (SIMD plan tables and
+    // backend tables) only when triskel-kernels-asm assembled its kernels,
+    // which it announces through its `links` metadata.
+    let asm_backends = std::env::var("DEP_TRISKEL_KERNELS_ASM_BACKENDS").unwrap_or_default();
+    let arch_c = if asm_backends.is_empty() {
+        Vec::new()
+    } else {
+        sources_in(&root.join("src").join(&arch), "c")
+    };
+    for file in sources_in(&root.join("src"), "c").iter().chain(&arch_c) {
         build.file(file);
     }
     // Each assembly backend announces itself to common.c's registry.
-    match arch.as_str() {
-        "x86_64" if !asm.is_empty() => {
-            build.define("TRISKEL_HAVE_AVX512", None);
-            build.define("TRISKEL_HAVE_AVX512IFMA", None);
-        }
-        "aarch64" if !asm.is_empty() => {
-            build.define("TRISKEL_HAVE_NEON", None);
-        }
-        _ => {}
+    for backend in asm_backends.split(',').filter(|b| !b.is_empty()) {
+        build.define(&format!("TRISKEL_HAVE_{}", backend.to_uppercase()), None);
     }
     build.compile("triskel_kernels");
 
     // Not the whole src/ folder: it holds the regenerated bindings too.
     println!("cargo:rerun-if-changed=include");
-    println!("cargo:rerun-if-changed=../kernels-asm");
     for file in sources_in(&root.join("src"), "c")
         .into_iter()
         .chain(sources_in(&root.join("src"), "h"))

@@ -21,8 +21,12 @@
 //! forces one backend for every modulus (an error if the CPU cannot run it).
 
 #[rustfmt::skip]
-mod bindings;
+// The assembly backends are assembled by this dependency; naming it links
+// its native library, whose symbols the backend tables in C refer to.
+use triskel_kernels_asm as _;
+
 mod backend;
+mod bindings;
 mod cpu;
 mod error;
 mod modulus;
