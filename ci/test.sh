@@ -81,6 +81,15 @@ for b in $TRISKEL_EXPECT_BACKENDS; do
     fi
 done
 
+# Every crate packages (manifests, versions of path dependencies, file
+# lists). Building the packages too (drop --no-verify) takes minutes more.
+step "cargo package --workspace --no-verify"
+if ! package_log=$(cargo package --workspace --no-verify --allow-dirty 2>&1); then
+    printf '%s\n' "$package_log" >&2
+    exit 1
+fi
+printf '%s\n' "$package_log" | grep -E '^ *Packaged' || true
+
 step "landing pads and GNU property notes in the $(uname -m) assembly"
 ci/asm-landing-pads.sh
 
