@@ -59,7 +59,7 @@ pub enum Error {
     BadMlDsaSignature,
     /// The Falcon-512 signature does not verify.
     BadFalconSignature,
-    /// The SLH-DSA signature (suite 2), or the SPHINCS+ round 3.1 signature (suite 1), does
+    /// The SLH-DSA signature (suite 2), or the SPHINCS+ round 3.1 (not FIPS 205) signature (suite 1), does
     /// not verify.
     BadSlhDsaSignature,
     /// The inclusion proof does not lead from the result to the batch root.
@@ -120,7 +120,7 @@ impl fmt::Display for Error {
             Error::BadMlDsaSignature => f.write_str("ML-DSA-65 signature does not verify"),
             Error::BadFalconSignature => f.write_str("Falcon-512 signature does not verify"),
             Error::BadSlhDsaSignature => {
-                f.write_str("SLH-DSA signature (SPHINCS+ round 3.1 in suite 1) does not verify")
+                f.write_str("third signature (SLH-DSA in suite 2, SPHINCS+ round 3.1 (not FIPS 205) in suite 1) does not verify")
             }
             Error::ProofMismatch => f.write_str("inclusion proof does not lead to the batch root"),
             Error::EmptyBatch => f.write_str("a batch needs at least one result"),

@@ -65,7 +65,7 @@ impl Suite {
     }
 
     /// The context string each family signs with, for the standards that have one (FIPS
-    /// 204 and FIPS 205, pure mode): empty; `None` for round-3 Falcon and SPHINCS+.
+    /// 204 and FIPS 205, pure mode): empty; `None` for round-3 Falcon and SPHINCS+ round 3.1 (not FIPS 205).
     pub fn contexts(self) -> [Option<&'static [u8]>; 3] {
         let third = match self {
             Suite::Sphincs31 => None,
@@ -85,20 +85,20 @@ impl Suite {
 pub const MLDSA_PK_LEN: usize = mldsa::public_key_bytes();
 /// Bytes of a Falcon-512 public key.
 pub const FALCON_PK_LEN: usize = falcon::public_key_bytes();
-/// Bytes of an SLH-DSA-SHA2-128f (or SPHINCS+-SHA2-128f round 3.1) public key.
+/// Bytes of an SLH-DSA-SHA2-128f (or, in suite 1, SPHINCS+ round 3.1 (not FIPS 205)) public key.
 pub const SLH_PK_LEN: usize = slh::PK_LEN;
 /// Bytes of an ML-DSA-65 signature.
 pub const MLDSA_SIG_LEN: usize = mldsa::signature_bytes();
 /// Bytes of a (padded, fixed-size) Falcon-512 signature.
 pub const FALCON_SIG_LEN: usize = falcon::signature_bytes();
-/// Bytes of an SLH-DSA-SHA2-128f (or SPHINCS+-SHA2-128f round 3.1) signature.
+/// Bytes of an SLH-DSA-SHA2-128f (or, in suite 1, SPHINCS+ round 3.1 (not FIPS 205)) signature.
 pub const SLH_SIG_LEN: usize = slh::SIG_LEN;
 
 const MLDSA_SK_LEN: usize = mldsa::secret_key_bytes();
 const FALCON_SK_LEN: usize = falcon::secret_key_bytes();
 const SLH_SK_LEN: usize = slh::SK_LEN;
 
-// Both suites share one file and bundle layout: SPHINCS+ round 3.1 and FIPS 205 use the
+// Both suites share one file and bundle layout: SPHINCS+ round 3.1 (not FIPS 205) and FIPS 205 use the
 // same sizes for the same parameters.
 const _: () = assert!(
     sphincs::public_key_bytes() == SLH_PK_LEN

@@ -1,5 +1,5 @@
 //! Criterion bench of attestation, suite 2 (SLH-DSA per FIPS 205, the default) against
-//! suite 1 (SPHINCS+ round 3.1) in the same run: sign and verify one record, and sign and
+//! suite 1 (SPHINCS+ round 3.1 (not FIPS 205)) in the same run: sign and verify one record, and sign and
 //! verify a batch of 1,024 results (reported per result through the element throughput).
 //! Results are 1 KiB each.
 //!

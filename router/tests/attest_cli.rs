@@ -320,3 +320,35 @@ fn inspect_output_passes_independent_standard_verifiers() {
     assert!(!ok && err.contains("bundle digest"), "{err}");
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// A record made before suite 2 existed (`attest/tests/data`) still verifies, and says
+/// what it is.
+#[test]
+fn old_suite_1_records_verify_and_say_so() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../attest/tests/data");
+    let dir = scratch("suite1");
+    let result = dir.join("r.bin");
+    fs::write(&result, b"suite 1 result").expect("write");
+    let mut args = vec!["attest", "verify", "--public"];
+    let (public, receipt, bundle) = (
+        data.join("suite1.pub"),
+        data.join("suite1.receipt"),
+        data.join("suite1.bundle"),
+    );
+    args.extend([s(&public), "--result", s(&result), "--receipt", s(&receipt)]);
+    args.extend(["--bundle", s(&bundle), "--context", "suite 1 context"]);
+    args.extend(ROUTE);
+    let (ok, out, err) = triskel(&args);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("SPHINCS+-SHA2-128f-simple round 3.1 (not FIPS 205)"),
+        "{out}"
+    );
+    let (ok, out, err) = triskel(&["attest", "inspect", s(&receipt), s(&bundle), "--json"]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    assert_eq!(v["suite"], 1);
+    assert_eq!(v["signatures"][2]["family"], "SPHINCS+");
+    assert!(v["signatures"][2]["context"].is_null());
+    let _ = fs::remove_dir_all(&dir);
+}
