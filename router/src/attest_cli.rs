@@ -264,7 +264,11 @@ fn print_inspection(report: &Value) {
     for sig in report["signatures"].as_array().into_iter().flatten() {
         println!("{}:", text(&sig["algorithm"]));
         for key in ["message", "context", "public_key", "signature"] {
-            println!("  {key}: {}", text(&sig[key]));
+            let shown = match (key, &sig[key]) {
+                ("context", Value::Null) => "(none: the scheme has no context string)".into(),
+                (_, value) => text(value),
+            };
+            println!("  {key}: {shown}");
         }
     }
 }
