@@ -373,6 +373,13 @@ impl Identity {
             falcon_sk,
             slh_sk,
         };
+        // Checked before signing: the Falcon signer may never return on a crafted key.
+        if !crate::falcon_key::is_sound(&identity.falcon_sk) {
+            return Err(Error::malformed(
+                item,
+                "the Falcon secret key is not a valid Falcon-512 key",
+            ));
+        }
         let mismatch = |family: &str| {
             Error::malformed(
                 item,
@@ -473,5 +480,26 @@ mod tests {
             .try_sign_with_context(KAT_MESSAGE, &[], None)
             .expect("sign");
         assert_eq!(theirs.to_vec(), first.slh);
+    }
+
+    /// A secret identity file whose Falcon key is crafted so that the signer could loop
+    /// forever, with its (unkeyed) checksum recomputed, is refused before any signing.
+    #[test]
+    fn a_degenerate_falcon_key_is_refused_before_signing() {
+        let mut file = Identity::from_bytes(KAT_KEY).expect("fixture").to_bytes();
+        let start = HEADER_LEN + PKS_LEN + MLDSA_SK_LEN;
+        let range = start..start + FALCON_SK_LEN;
+        let crafted = crate::falcon_key::degenerate(&file[range.clone()]);
+        file[range].copy_from_slice(&crafted);
+        let body = SECRET_FILE_LEN - 32;
+        let sum = checksum(&file[..body]);
+        file[body..].copy_from_slice(&sum);
+        let got = Identity::from_bytes(&file);
+        assert!(
+            got.as_ref()
+                .is_err_and(|e| e.to_string().contains("not a valid Falcon-512 key")),
+            "{:?}",
+            got.err()
+        );
     }
 }

@@ -99,9 +99,11 @@
 //! || checksum`; secret: `"TRSKATSK" || version || suite || the three public keys || ML-DSA
 //! sk || Falcon sk || SLH-DSA sk || checksum`, where `checksum = H("triskel-attest/v1/key-file",
 //! all preceding bytes)`. Loading checks exact length, magic, version, suite and checksum
-//! (which only catches accidents: it has no key); loading a secret identity also signs a
-//! fixed message with each secret key and verifies it with the matching public key, so an
-//! edited file whose keys do not belong together is refused. Secret keys live in buffers
+//! (which only catches accidents: it has no key); loading a secret identity also checks
+//! that the Falcon key satisfies the NTRU equation (a crafted key that does not could make
+//! the Falcon signer loop forever), then signs a fixed message with each secret key and
+//! verifies it with the matching public key, so an edited file whose keys do not belong
+//! together is refused. Secret keys live in buffers
 //! zeroized on drop (see [`Identity`] for the one limit); [`files::load_identity`] reads
 //! the file into a buffer allocated once at its full size and refuses a file that group or
 //! others may access.
@@ -133,6 +135,7 @@
 mod batch;
 mod encoding;
 mod error;
+mod falcon_key;
 pub mod files;
 mod keys;
 mod record;
