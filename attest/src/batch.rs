@@ -2,7 +2,9 @@
 
 use crate::encoding::{Digest32, Hasher, Reader, TAG_LEAF, TAG_NODE, TAG_ROOT};
 use crate::record::{check, seal};
-use crate::{Error, Identity, PublicIdentity, Record, RecordKind, Result, Route, FORMAT_VERSION};
+use crate::{
+    Error, Identity, PublicIdentity, Record, RecordKind, Result, Route, Verified, FORMAT_VERSION,
+};
 
 const PROOF_MAGIC: &[u8; 4] = b"TKAP";
 const PROOF_HEADER_LEN: usize = 4 + 1 + 8 + 8 + 32;
@@ -195,13 +197,26 @@ pub fn attest_batch<R: AsRef<[u8]>>(
 #[derive(Clone, Debug)]
 pub struct VerifiedBatch {
     root: Digest32,
+    record: Verified,
 }
 
 impl VerifiedBatch {
-    /// Checks that `result` is in the batch at the place `proof` says:
+    /// What the batch record vouches for (suite, signer, time).
+    pub fn record(&self) -> &Verified {
+        &self.record
+    }
+
+    /// Checks that `result` is result number `index` of the batch, as `proof` shows:
+    /// [`Error::WrongIndex`] if the proof is for another place,
     /// [`Error::WrongResult`] if the result is not the proof's leaf,
     /// [`Error::ProofMismatch`] if the proof does not lead to the signed root.
-    pub fn check(&self, result: &[u8], proof: &InclusionProof) -> Result<()> {
+    pub fn check(&self, index: u64, result: &[u8], proof: &InclusionProof) -> Result<()> {
+        if proof.index != index {
+            return Err(Error::WrongIndex {
+                expected: index,
+                found: proof.index,
+            });
+        }
         if leaf_digest(result) != proof.leaf {
             return Err(Error::WrongResult);
         }
@@ -220,22 +235,27 @@ pub fn verify_batch_record(
     context: &[u8],
     record: &Record,
 ) -> Result<VerifiedBatch> {
-    check(public, RecordKind::Batch, None, route, context, record)?;
+    let verified = check(public, RecordKind::Batch, None, route, context, record)?;
     Ok(VerifiedBatch {
         root: *record.bundle.subject(),
+        record: verified,
     })
 }
 
-/// Verifies one result of a batch from its proof and the batch record.
+/// Verifies that `result` is result number `index` of a batch, from its proof and the
+/// batch record; returns what the record vouches for.
 pub fn verify_batch_item(
     public: &PublicIdentity,
+    index: u64,
     result: &[u8],
     proof: &InclusionProof,
     route: &Route,
     context: &[u8],
     record: &Record,
-) -> Result<()> {
-    verify_batch_record(public, route, context, record)?.check(result, proof)
+) -> Result<Verified> {
+    let batch = verify_batch_record(public, route, context, record)?;
+    batch.check(index, result, proof)?;
+    Ok(batch.record)
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 
 use sha3::{Digest, Sha3_256};
 
-use crate::{Error, RecordKind, Result, Route, SUITE_ID};
+use crate::{Error, Result, Route, Suite};
 
 /// A 32-byte SHA3-256 digest.
 pub type Digest32 = [u8; 32];
@@ -66,46 +66,9 @@ pub fn context_digest(context: &[u8]) -> Digest32 {
     Hasher::new(TAG_CONTEXT).field(context).finish()
 }
 
-/// The commitment from already-computed digests (see the crate docs for the layout).
-pub(crate) fn commit_digests(
-    kind: RecordKind,
-    subject: &Digest32,
-    route: &Digest32,
-    context: &Digest32,
-    timestamp_ms: u64,
-    nonce: &Digest32,
-) -> Digest32 {
-    Hasher::new(TAG_COMMITMENT)
-        .fixed(&[kind as u8, SUITE_ID])
-        .fixed(subject)
-        .fixed(route)
-        .fixed(context)
-        .fixed(&timestamp_ms.to_le_bytes())
-        .fixed(nonce)
-        .finish()
-}
-
-/// The commitment of a single-result record to `result`, `route`, `context`,
-/// `timestamp_ms` and `nonce`, exactly as documented in the crate docs.
-pub fn commitment(
-    result: &[u8],
-    route: &Route,
-    context: &[u8],
-    timestamp_ms: u64,
-    nonce: &Digest32,
-) -> Digest32 {
-    commit_digests(
-        RecordKind::Single,
-        &result_digest(result),
-        &route_digest(route),
-        &context_digest(context),
-        timestamp_ms,
-        nonce,
-    )
-}
-
-/// The message the three signature schemes sign: `field(tag "signed-commitment") || commitment`.
-pub(crate) fn signed_message(commitment: &Digest32) -> Vec<u8> {
+/// The message each of the three signature schemes signs:
+/// `field(tag "signed-commitment") || commitment` (75 bytes).
+pub fn signed_message(commitment: &Digest32) -> Vec<u8> {
     let mut msg = Vec::with_capacity(8 + TAG_SIGNED.len() + 32);
     msg.extend_from_slice(&(TAG_SIGNED.len() as u64).to_le_bytes());
     msg.extend_from_slice(TAG_SIGNED.as_bytes());
@@ -173,6 +136,12 @@ impl<'a> Reader<'a> {
         } else {
             Err(self.error(format!("unsupported {what} {found} (expected {expected})")))
         }
+    }
+
+    /// Reads a suite byte, which must name a known suite.
+    pub(crate) fn suite(&mut self) -> Result<Suite> {
+        let id = self.u8("suite")?;
+        Suite::from_id(id).ok_or_else(|| self.error(format!("unknown suite {id} (known: 1, 2)")))
     }
 
     /// Checks a magic prefix.

@@ -34,6 +34,22 @@ pub enum Error {
         /// The kind the record says it is.
         found: RecordKind,
     },
+    /// The receipt and the bundle name different signature suites.
+    SuiteMismatch,
+    /// The inclusion proof is for another place in the batch than the one asked for.
+    WrongIndex {
+        /// The index the caller asked for.
+        expected: u64,
+        /// The index the proof is for.
+        found: u64,
+    },
+    /// A secret identity file that group or others may access (Unix mode bits).
+    InsecureKeyFile {
+        /// The file concerned.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
     /// The receipt's commitment (or timestamp) does not match the commitment recomputed
     /// from the bundle's nonce and the verified inputs.
     CommitmentMismatch,
@@ -43,7 +59,8 @@ pub enum Error {
     BadMlDsaSignature,
     /// The Falcon-512 signature does not verify.
     BadFalconSignature,
-    /// The SLH-DSA (SPHINCS+-SHA2-128f) signature does not verify.
+    /// The SLH-DSA signature (suite 2), or the SPHINCS+ round 3.1 (not FIPS 205) signature (suite 1), does
+    /// not verify.
     BadSlhDsaSignature,
     /// The inclusion proof does not lead from the result to the batch root.
     ProofMismatch,
@@ -83,6 +100,17 @@ impl fmt::Display for Error {
                     "expected a {expected:?} record, found a {found:?} record"
                 )
             }
+            Error::SuiteMismatch => f.write_str("receipt and bundle name different suites"),
+            Error::WrongIndex { expected, found } => write!(
+                f,
+                "inclusion proof is for result #{found} of the batch, not #{expected}"
+            ),
+            Error::InsecureKeyFile { path, mode } => write!(
+                f,
+                "{p}: secret identity file is accessible by group or others (mode {mode:03o}); \
+                 run `chmod 600 {p}`, or pass --allow-insecure-key-file to use it anyway",
+                p = path.display()
+            ),
             Error::CommitmentMismatch => f.write_str(
                 "receipt commitment or timestamp does not match the recomputed commitment",
             ),
@@ -91,7 +119,9 @@ impl fmt::Display for Error {
             }
             Error::BadMlDsaSignature => f.write_str("ML-DSA-65 signature does not verify"),
             Error::BadFalconSignature => f.write_str("Falcon-512 signature does not verify"),
-            Error::BadSlhDsaSignature => f.write_str("SLH-DSA signature does not verify"),
+            Error::BadSlhDsaSignature => {
+                f.write_str("third signature (SLH-DSA in suite 2, SPHINCS+ round 3.1 (not FIPS 205) in suite 1) does not verify")
+            }
             Error::ProofMismatch => f.write_str("inclusion proof does not lead to the batch root"),
             Error::EmptyBatch => f.write_str("a batch needs at least one result"),
             Error::Random(why) => write!(f, "OS random number generator failed: {why}"),

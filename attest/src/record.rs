@@ -3,11 +3,11 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::encoding::{
-    commit_digests, context_digest, result_digest, route_digest, signed_message, Digest32, Hasher,
-    Reader, TAG_BUNDLE,
+    context_digest, result_digest, route_digest, signed_message, Digest32, Hasher, Reader,
+    TAG_BUNDLE, TAG_COMMITMENT,
 };
 use crate::keys::{FALCON_SIG_LEN, MLDSA_SIG_LEN, SLH_SIG_LEN};
-use crate::{Error, Identity, PublicIdentity, Result, FORMAT_VERSION, SUITE_ID};
+use crate::{Error, Identity, PublicIdentity, Result, Suite, FORMAT_VERSION};
 
 /// What a record attests: one result, or the Merkle root of a batch of results.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,6 +38,8 @@ pub const RECEIPT_LEN: usize = 1 + 1 + 8 + 32 + 32;
 /// commitment (32) || bundle_digest (32)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Receipt {
+    /// The signature suite of the record.
+    pub suite: Suite,
     /// Milliseconds since the Unix epoch (UTC) at attestation time.
     pub timestamp_ms: u64,
     /// The SHA3-256 commitment the three signatures sign.
@@ -51,7 +53,7 @@ impl Receipt {
     pub fn to_bytes(&self) -> [u8; RECEIPT_LEN] {
         let mut out = [0u8; RECEIPT_LEN];
         out[0] = FORMAT_VERSION;
-        out[1] = SUITE_ID;
+        out[1] = self.suite.id();
         out[2..10].copy_from_slice(&self.timestamp_ms.to_le_bytes());
         out[10..42].copy_from_slice(&self.commitment);
         out[42..74].copy_from_slice(&self.bundle_digest);
@@ -63,8 +65,8 @@ impl Receipt {
         let mut r = Reader::new("receipt", bytes);
         r.expect_len(RECEIPT_LEN)?;
         r.expect_u8("version", FORMAT_VERSION)?;
-        r.expect_u8("suite", SUITE_ID)?;
         let receipt = Receipt {
+            suite: r.suite()?,
             timestamp_ms: r.u64("timestamp")?,
             commitment: r.array32("commitment")?,
             bundle_digest: r.array32("bundle digest")?,
@@ -127,6 +129,7 @@ pub const BUNDLE_LEN: usize = BUNDLE_LAYOUT[11].2;
 /// record or the Merkle root of a batch record.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Bundle {
+    suite: Suite,
     kind: RecordKind,
     key_id: Digest32,
     nonce: Digest32,
@@ -139,6 +142,11 @@ pub struct Bundle {
 }
 
 impl Bundle {
+    /// The signature suite of the record.
+    pub fn suite(&self) -> Suite {
+        self.suite
+    }
+
     /// Whether the record attests one result or a batch root.
     pub fn kind(&self) -> RecordKind {
         self.kind
@@ -159,6 +167,38 @@ impl Bundle {
         &self.subject
     }
 
+    /// `H(tag "route", ...)` of the attested route.
+    pub fn route_digest(&self) -> &Digest32 {
+        &self.route_digest
+    }
+
+    /// `H(tag "context", ...)` of the attested caller context.
+    pub fn context_digest(&self) -> &Digest32 {
+        &self.context_digest
+    }
+
+    /// The ML-DSA, Falcon and SLH-DSA signatures, in the order of [`Suite::algorithms`];
+    /// each signs [`signed_message`]`(commitment)`.
+    pub fn signatures(&self) -> [&[u8]; 3] {
+        [&self.mldsa, &self.falcon, &self.slh]
+    }
+
+    /// The commitment this bundle's fields and `timestamp_ms` give (see the crate docs):
+    /// suite 2 binds the signer's key id, suite 1 does not.
+    pub fn commitment(&self, timestamp_ms: u64) -> Digest32 {
+        let mut h = Hasher::new(TAG_COMMITMENT);
+        h.fixed(&[self.kind as u8, self.suite.id()]);
+        if self.suite != Suite::Sphincs31 {
+            h.fixed(&self.key_id);
+        }
+        h.fixed(&self.subject)
+            .fixed(&self.route_digest)
+            .fixed(&self.context_digest)
+            .fixed(&timestamp_ms.to_le_bytes())
+            .fixed(&self.nonce)
+            .finish()
+    }
+
     /// `H(tag "bundle", bundle bytes)`: what the receipt's `bundle_digest` holds.
     pub fn digest(&self) -> Digest32 {
         Hasher::new(TAG_BUNDLE).fixed(&self.to_bytes()).finish()
@@ -168,7 +208,7 @@ impl Bundle {
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(BUNDLE_LEN);
         out.extend_from_slice(BUNDLE_MAGIC);
-        out.extend_from_slice(&[FORMAT_VERSION, SUITE_ID, self.kind as u8]);
+        out.extend_from_slice(&[FORMAT_VERSION, self.suite.id(), self.kind as u8]);
         for part in [
             &self.key_id,
             &self.nonce,
@@ -191,11 +231,12 @@ impl Bundle {
         r.expect_len(BUNDLE_LEN)?;
         r.expect_magic(BUNDLE_MAGIC)?;
         r.expect_u8("version", FORMAT_VERSION)?;
-        r.expect_u8("suite", SUITE_ID)?;
+        let suite = r.suite()?;
         let kind_byte = r.u8("kind")?;
         let kind = RecordKind::from_byte(kind_byte)
             .ok_or_else(|| r.error(format!("unknown record kind {kind_byte}")))?;
         let bundle = Bundle {
+            suite,
             kind,
             key_id: r.array32("key id")?,
             nonce: r.array32("nonce")?,
@@ -214,6 +255,7 @@ impl Bundle {
 impl std::fmt::Debug for Bundle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Bundle")
+            .field("suite", &self.suite)
             .field("kind", &self.kind)
             .field("key_id", &crate::hex(&self.key_id))
             .field("nonce", &crate::hex(&self.nonce))
@@ -278,6 +320,57 @@ impl Route {
     }
 }
 
+/// What a successful verification vouches for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Verified {
+    /// The signature suite of the record (suite 1 is SPHINCS+ round 3.1, not FIPS 205).
+    pub suite: Suite,
+    /// The signer's key id (equal to the verifying identity's).
+    pub key_id: Digest32,
+    /// Milliseconds since the Unix epoch (UTC) at attestation time, as signed.
+    pub timestamp_ms: u64,
+    /// The signed commitment.
+    pub commitment: Digest32,
+}
+
+/// A bundle without signatures yet, for the commitment.
+fn unsigned(
+    identity: &PublicIdentity,
+    kind: RecordKind,
+    subject: Digest32,
+    route: &Route,
+    context: &[u8],
+    nonce: Digest32,
+) -> Bundle {
+    Bundle {
+        suite: identity.suite(),
+        kind,
+        key_id: *identity.key_id(),
+        nonce,
+        subject,
+        route_digest: route_digest(route),
+        context_digest: context_digest(context),
+        mldsa: Vec::new(),
+        falcon: Vec::new(),
+        slh: Vec::new(),
+    }
+}
+
+/// The commitment of a single-result record by `signer` (suite 2 or 1, as the identity's)
+/// to `result`, `route`, `context`, `timestamp_ms` and `nonce`, exactly as documented in
+/// the crate docs.
+pub fn commitment(
+    signer: &PublicIdentity,
+    result: &[u8],
+    route: &Route,
+    context: &[u8],
+    timestamp_ms: u64,
+    nonce: &Digest32,
+) -> Digest32 {
+    let subject = result_digest(result);
+    unsigned(signer, RecordKind::Single, subject, route, context, *nonce).commitment(timestamp_ms)
+}
+
 /// Signs a commitment to `subject`, `route` and `context` with a fresh nonce and the
 /// current time.
 pub(crate) fn seal(
@@ -292,29 +385,12 @@ pub(crate) fn seal(
     let timestamp_ms = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64);
-    let route_digest = route_digest(route);
-    let context_digest = context_digest(context);
-    let commitment = commit_digests(
-        kind,
-        &subject,
-        &route_digest,
-        &context_digest,
-        timestamp_ms,
-        &nonce,
-    );
+    let mut bundle = unsigned(identity.public(), kind, subject, route, context, nonce);
+    let commitment = bundle.commitment(timestamp_ms);
     let sigs = identity.sign(&signed_message(&commitment))?;
-    let bundle = Bundle {
-        kind,
-        key_id: *identity.public().key_id(),
-        nonce,
-        subject,
-        route_digest,
-        context_digest,
-        mldsa: sigs.mldsa,
-        falcon: sigs.falcon,
-        slh: sigs.slh,
-    };
+    (bundle.mldsa, bundle.falcon, bundle.slh) = (sigs.mldsa, sigs.falcon, sigs.slh);
     let receipt = Receipt {
+        suite: bundle.suite,
         timestamp_ms,
         commitment,
         bundle_digest: bundle.digest(),
@@ -331,10 +407,13 @@ pub(crate) fn check(
     route: &Route,
     context: &[u8],
     record: &Record,
-) -> Result<()> {
+) -> Result<Verified> {
     let (receipt, bundle) = (&record.receipt, &record.bundle);
     if bundle.digest() != receipt.bundle_digest {
         return Err(Error::BundleDigestMismatch);
+    }
+    if receipt.suite != bundle.suite {
+        return Err(Error::SuiteMismatch);
     }
     if bundle.kind != kind {
         return Err(Error::WrongKind {
@@ -354,23 +433,22 @@ pub(crate) fn check(
     if context_digest(context) != bundle.context_digest {
         return Err(Error::WrongContext);
     }
-    let commitment = commit_digests(
-        kind,
-        &bundle.subject,
-        &bundle.route_digest,
-        &bundle.context_digest,
-        receipt.timestamp_ms,
-        &bundle.nonce,
-    );
+    let commitment = bundle.commitment(receipt.timestamp_ms);
     if commitment != receipt.commitment {
         return Err(Error::CommitmentMismatch);
     }
-    let sigs = [&bundle.mldsa[..], &bundle.falcon[..], &bundle.slh[..]];
-    public.verify(&signed_message(&commitment), sigs)
+    public.verify(&signed_message(&commitment), bundle.signatures())?;
+    Ok(Verified {
+        suite: bundle.suite,
+        key_id: bundle.key_id,
+        timestamp_ms: receipt.timestamp_ms,
+        commitment,
+    })
 }
 
-/// Attests one result: commits to `result`, `route` and `context` (plus the current time
-/// and a fresh 32-byte nonce) and signs the commitment with all three schemes.
+/// Attests one result: commits to `result`, `route` and `context` (plus the signer's key
+/// id, the current time and a fresh 32-byte nonce) and signs the commitment with all
+/// three schemes.
 ///
 /// Takes about as long as one SLH-DSA signature (see BENCHMARKS.md).
 pub fn attest(identity: &Identity, result: &[u8], route: &Route, context: &[u8]) -> Result<Record> {
@@ -384,17 +462,19 @@ pub fn attest(identity: &Identity, result: &[u8], route: &Route, context: &[u8])
 }
 
 /// Verifies a single-result record against the result, route and context the verifier
-/// holds, under `public`.
+/// holds, under `public`, and returns what it vouches for (suite, signer, time).
 ///
+/// Records of both suites verify; [`Verified::suite`] says which one a record used.
 /// Checks run in this order, and the first failure is returned:
 /// 1. the bundle digest matches the receipt ([`Error::BundleDigestMismatch`]);
-/// 2. the record is a single-result record ([`Error::WrongKind`]);
-/// 3. the bundle names `public` as signer ([`Error::WrongIdentity`]);
-/// 4. result, route and context digests match the bundle's ([`Error::WrongResult`],
+/// 2. receipt and bundle name the same suite ([`Error::SuiteMismatch`]);
+/// 3. the record is a single-result record ([`Error::WrongKind`]);
+/// 4. the bundle names `public` as signer ([`Error::WrongIdentity`]);
+/// 5. result, route and context digests match the bundle's ([`Error::WrongResult`],
 ///    [`Error::WrongRoute`], [`Error::WrongContext`]);
-/// 5. the commitment recomputed from them, the receipt's timestamp and the bundle's nonce
-///    equals the receipt's ([`Error::CommitmentMismatch`]);
-/// 6. the ML-DSA, Falcon and SLH-DSA signatures over it verify
+/// 6. the commitment recomputed from them, the key id (suite 2), the receipt's timestamp
+///    and the bundle's nonce equals the receipt's ([`Error::CommitmentMismatch`]);
+/// 7. the ML-DSA, Falcon and SLH-DSA signatures over it verify
 ///    ([`Error::BadMlDsaSignature`], [`Error::BadFalconSignature`],
 ///    [`Error::BadSlhDsaSignature`]).
 pub fn verify(
@@ -403,7 +483,7 @@ pub fn verify(
     route: &Route,
     context: &[u8],
     record: &Record,
-) -> Result<()> {
+) -> Result<Verified> {
     let subject = result_digest(result);
     check(
         public,

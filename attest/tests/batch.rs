@@ -28,21 +28,31 @@ fn batches_of_every_shape_round_trip() {
         for (i, (result, proof)) in results.iter().zip(&batch.proofs).enumerate() {
             let proof = InclusionProof::from_bytes(&proof.to_bytes()).expect("proof");
             assert_eq!((proof.index(), proof.count()), (i as u64, count as u64));
-            assert!(verified.check(result, &proof).is_ok(), "{count}/{i}");
-            assert!(verify_batch_item(
+            let i = i as u64;
+            assert!(verified.check(i, result, &proof).is_ok(), "{count}/{i}");
+            let got = verify_batch_item(
                 alice().public(),
+                i,
                 result,
                 &proof,
                 &route(),
                 CONTEXT,
-                &record
-            )
-            .is_ok());
-            // Another result of the batch does not pass with this proof.
+                &record,
+            );
+            assert_eq!(got.ok().as_ref(), Some(verified.record()));
+            // Another result of the batch does not pass with this proof, nor does this
+            // result at another place.
             if count > 1 {
-                let other = &results[(i + 1) % count];
-                let got = verified.check(other, &proof);
+                let other = &results[(i as usize + 1) % count];
+                let got = verified.check(i, other, &proof);
                 assert!(matches!(got, Err(Error::WrongResult)), "{got:?}");
+                let elsewhere = (i + 1) % count as u64;
+                let got = verified.check(elsewhere, result, &proof);
+                assert!(
+                    matches!(got, Err(Error::WrongIndex { expected, found })
+                        if expected == elsewhere && found == i),
+                    "{got:?}"
+                );
             }
         }
     }
@@ -54,7 +64,7 @@ fn batch_record_checks_route_context_identity_and_kind() {
     let batch = attest_batch(alice(), &results, &route(), CONTEXT).expect("attest");
     let proof = &batch.proofs[2];
     let item = |public, result: &[u8], route: &_, context: &[u8]| {
-        verify_batch_item(public, result, proof, route, context, &batch.record)
+        verify_batch_item(public, 2, result, proof, route, context, &batch.record)
     };
     let got = item(alice().public(), b"forged", &route(), CONTEXT);
     assert!(matches!(got, Err(Error::WrongResult)), "{got:?}");
@@ -83,6 +93,7 @@ fn batch_record_checks_route_context_identity_and_kind() {
     assert!(got.is_ok());
     let got = verify_batch_item(
         alice().public(),
+        2,
         &results[2],
         &again.proofs[2],
         &route(),
@@ -107,12 +118,16 @@ fn every_proof_byte_matters() {
         for i in 0..bytes.len() {
             for mask in [0x01, 0x80] {
                 let got = InclusionProof::from_bytes(&flipped(&bytes, i, mask))
-                    .and_then(|p| verified.check(result, &p));
+                    .and_then(|p| verified.check(proof.index(), result, &p));
                 let ok = match i {
                     // magic, version
                     0..=4 => matches!(got, Err(Error::Malformed { .. })),
-                    // index, count: out of range, wrong length, or another path
-                    5..=20 => matches!(got, Err(Error::Malformed { .. } | Error::ProofMismatch)),
+                    // index: out of range, wrong length, or another place
+                    5..=12 => {
+                        matches!(got, Err(Error::Malformed { .. } | Error::WrongIndex { .. }))
+                    }
+                    // count: out of range, wrong length, or another path
+                    13..=20 => matches!(got, Err(Error::Malformed { .. } | Error::ProofMismatch)),
                     // leaf digest
                     21..=52 => matches!(got, Err(Error::WrongResult)),
                     // siblings

@@ -7,8 +7,8 @@ use std::sync::OnceLock;
 use common::{alice, bob, flipped, garbage, route};
 use sha3::{Digest, Sha3_256};
 use triskel_attest::{
-    attest, commitment, hex, verify, verify_batch_record, Bundle, Error, Receipt, Record,
-    RecordKind, Route, BUNDLE_LAYOUT, BUNDLE_LEN, RECEIPT_LEN,
+    attest, commitment, hex, verify, verify_batch_record, Bundle, Error, PublicIdentity, Receipt,
+    Record, RecordKind, Route, Suite, Verified, BUNDLE_LAYOUT, BUNDLE_LEN, RECEIPT_LEN,
 };
 
 const RESULT: &[u8] = b"encrypted match score: 0x5e11";
@@ -20,12 +20,12 @@ fn record() -> &'static Record {
     RECORD.get_or_init(|| attest(alice(), RESULT, &route(), CONTEXT).expect("attest"))
 }
 
-fn check(record: &Record) -> Result<(), Error> {
+fn check(record: &Record) -> Result<Verified, Error> {
     verify(alice().public(), RESULT, &route(), CONTEXT, record)
 }
 
 /// Verifies receipt and bundle given as bytes, parsing them first.
-fn check_bytes(receipt: &[u8], bundle: &[u8]) -> Result<(), Error> {
+fn check_bytes(receipt: &[u8], bundle: &[u8]) -> Result<Verified, Error> {
     check(&Record {
         receipt: Receipt::from_bytes(receipt)?,
         bundle: Bundle::from_bytes(bundle)?,
@@ -52,7 +52,24 @@ fn field(name: &str) -> (usize, usize) {
 #[test]
 fn round_trip_verifies() {
     let record = record();
-    assert_eq!(check(record).map_err(|e| e.to_string()), Ok(()));
+    let verified = check(record).expect("verifies");
+    assert_eq!(
+        verified,
+        Verified {
+            suite: Suite::Fips205,
+            key_id: *alice().public().key_id(),
+            timestamp_ms: record.receipt.timestamp_ms,
+            commitment: record.receipt.commitment,
+        }
+    );
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_millis() as u64;
+    assert!(
+        now_ms.abs_diff(verified.timestamp_ms) < 600_000,
+        "signed just now"
+    );
     let bytes = record.to_bytes();
     assert_eq!(bytes.len(), RECEIPT_LEN + BUNDLE_LEN);
     let parsed = Record::from_bytes(&bytes).expect("parse");
@@ -130,13 +147,14 @@ fn every_route_byte_matters() {
 fn another_identity_is_rejected() {
     let got = verify(bob().public(), RESULT, &route(), CONTEXT, record());
     assert!(matches!(got, Err(Error::WrongIdentity)), "{got:?}");
-    // Even if the bundle claims bob's key id, alice's signatures fail under bob's keys.
+    // A bundle relabelled with bob's key id: suite 2 commits to the key id, so the
+    // commitment no longer matches, before any signature is looked at.
     let mut bundle = record().bundle.to_bytes();
     let (start, end) = field("key_id");
     bundle[start..end].copy_from_slice(bob().public().key_id());
     let forged = resealed(&bundle).expect("parse");
     let got = verify(bob().public(), RESULT, &route(), CONTEXT, &forged);
-    assert!(matches!(got, Err(Error::BadMlDsaSignature)), "{got:?}");
+    assert!(matches!(got, Err(Error::CommitmentMismatch)), "{got:?}");
 }
 
 #[test]
@@ -146,6 +164,7 @@ fn every_receipt_byte_matters() {
     for i in 0..RECEIPT_LEN {
         let got = check_bytes(&flipped(&receipt, i, 0x01), &bundle);
         let ok = match i {
+            // version; suite 2 turned into the unknown suite 3
             0 | 1 => matches!(
                 got,
                 Err(Error::Malformed {
@@ -158,6 +177,9 @@ fn every_receipt_byte_matters() {
         };
         assert!(ok, "receipt byte {i}: {got:?}");
     }
+    // A receipt claiming suite 1 for a suite-2 bundle.
+    let got = check_bytes(&flipped(&receipt, 1, 0x03), &bundle);
+    assert!(matches!(got, Err(Error::SuiteMismatch)), "{got:?}");
 }
 
 #[test]
@@ -261,16 +283,17 @@ fn truncated_oversized_and_garbage_inputs_are_errors() {
             let bytes = garbage(len, seed);
             assert!(Bundle::from_bytes(&bytes).is_err());
             assert!(Record::from_bytes(&bytes).is_err());
-            // A receipt has no magic: 74 random bytes with the right header parse, and
-            // must then fail verification.
-            if let Ok(r) = Receipt::from_bytes(&bytes) {
-                assert!(check(&Record {
-                    receipt: r,
-                    bundle: record().bundle.clone()
-                })
-                .is_err());
-            }
         }
+        // A receipt has no magic: 74 random bytes with a valid header parse, and must then
+        // fail verification.
+        let mut bytes = garbage(RECEIPT_LEN, seed);
+        bytes[..2].copy_from_slice(&[1, 2]);
+        let receipt = Receipt::from_bytes(&bytes).expect("valid header");
+        let got = check(&Record {
+            receipt,
+            bundle: record().bundle.clone(),
+        });
+        assert!(matches!(got, Err(Error::BundleDigestMismatch)), "{got:?}");
     }
     let mut wrong_header = receipt;
     wrong_header[0] = 2;
@@ -296,33 +319,65 @@ fn tagged_hash(tag: &str, fields: &[&[u8]], fixed: &[&[u8]]) -> [u8; 32] {
     Sha3_256::digest(&bytes).into()
 }
 
+fn public(file: &str) -> PublicIdentity {
+    let path = format!("{}/tests/data/{file}", env!("CARGO_MANIFEST_DIR"));
+    PublicIdentity::from_bytes(&std::fs::read(path).expect("fixture")).expect("public identity")
+}
+
 #[test]
 fn commitment_known_answer() {
     let route = Route::new("bfv", "bfv-n8192-128");
     let nonce = [0x42u8; 32];
     let ts: u64 = 1_700_000_000_123;
-    let got = commitment(b"triskel", &route, b"ctx", ts, &nonce);
-
-    // The documented encoding, spelled out independently of the crate.
     let result_d = tagged_hash("triskel-attest/v1/result", &[b"triskel"], &[]);
     let route_d = tagged_hash("triskel-attest/v1/route", &[b"bfv", b"bfv-n8192-128"], &[]);
     let context_d = tagged_hash("triskel-attest/v1/context", &[b"ctx"], &[]);
+    let fixed = [
+        &result_d[..],
+        &route_d,
+        &context_d,
+        &ts.to_le_bytes(),
+        &nonce,
+    ];
+
+    // Suite 2 binds the signer's key id, which hashes the suite and the three keys.
+    let signer = public("kat-suite2.pub");
+    let keys = signer.public_keys();
+    let key_id = tagged_hash(
+        "triskel-attest/v1/key-id",
+        &[],
+        &[&[2], keys[0], keys[1], keys[2]],
+    );
+    assert_eq!(signer.key_id(), &key_id);
+    let got = commitment(&signer, b"triskel", &route, b"ctx", ts, &nonce);
+    // The documented encoding, spelled out independently of the crate.
     let expected = tagged_hash(
         "triskel-attest/v1/commitment",
         &[],
-        &[
-            &[1, 1],
-            &result_d,
-            &route_d,
-            &context_d,
-            &ts.to_le_bytes(),
-            &nonce,
-        ],
+        &[&[&[1u8, 2][..], &key_id[..]][..], &fixed[..]].concat(),
     );
     assert_eq!(got, expected);
-    assert_eq!(hex(&got), KAT_COMMITMENT);
+    assert_eq!(hex(&got), KAT_COMMITMENT_SUITE2);
+
+    // Suite 1 has no key id in its commitment (records made before suite 2).
+    let signer = public("suite1.pub");
+    let got = commitment(&signer, b"triskel", &route, b"ctx", ts, &nonce);
+    let expected = tagged_hash(
+        "triskel-attest/v1/commitment",
+        &[],
+        &[&[&[1u8, 1][..]][..], &fixed[..]].concat(),
+    );
+    assert_eq!(got, expected);
+    // The value suite 1 has always had (before suite 2 existed).
+    assert_eq!(hex(&got), KAT_COMMITMENT_SUITE1);
 }
+
+/// Computed from the implementation and cross-checked by the spelled-out encoding above,
+/// over the fixed public identity `tests/data/kat-suite2.pub`.
+const KAT_COMMITMENT_SUITE2: &str =
+    "1db43a897dcb051caffa2722a52331069f454315573868e2b7e6f19066be5fe9";
 
 /// Computed once from the implementation and cross-checked with Python's `hashlib.sha3_256`
 /// over the documented encoding.
-const KAT_COMMITMENT: &str = "6b85ff0fdd54480256a420465ecd62319cde4ed62578b6b95416ae3f518ce2a1";
+const KAT_COMMITMENT_SUITE1: &str =
+    "6b85ff0fdd54480256a420465ecd62319cde4ed62578b6b95416ae3f518ce2a1";

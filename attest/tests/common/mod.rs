@@ -9,13 +9,13 @@ use triskel_attest::{Identity, Route};
 /// The identity most tests sign with.
 pub fn alice() -> &'static Identity {
     static ID: OnceLock<Identity> = OnceLock::new();
-    ID.get_or_init(Identity::generate)
+    ID.get_or_init(|| Identity::generate().expect("generate"))
 }
 
 /// A second, unrelated identity.
 pub fn bob() -> &'static Identity {
     static ID: OnceLock<Identity> = OnceLock::new();
-    ID.get_or_init(Identity::generate)
+    ID.get_or_init(|| Identity::generate().expect("generate"))
 }
 
 /// The route most tests use.
