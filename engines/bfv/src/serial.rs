@@ -11,7 +11,7 @@
 //! secret     = n x i8 (coefficients in {-1, 0, 1})
 //! public     = seed: 32 bytes | b (ring poly body; a comes from the seed)
 //! relin      = len: u32 | ring key-switching key bytes (seed-compressed)
-//! galois     = count: u32 | count x (g: u32 | len: u32 | ring key bytes)
+//! galois     = count: u32 | count x (g: u32 | len: u32 | ring key bytes), g increasing
 //! ciphertext = level: u8 | size: u8 | noise_log2: f64 | seeded: u8
 //!              | seeded ? (seed: 32 bytes | c0) : size x poly
 //! ```
@@ -263,8 +263,12 @@ impl GaloisKeys {
         let mut keys = BTreeMap::new();
         for _ in 0..count {
             let g = r.u32()? as usize;
-            if g % 2 == 0 || g >= 2 * ctx.n() || keys.contains_key(&g) {
-                return malformed(format!("Galois element {g} is not odd, below 2n and new"));
+            // Strictly increasing, as `to_bytes` writes them: one encoding per key set.
+            let not_after_last = keys.last_key_value().is_some_and(|(&last, _)| g <= last);
+            if g % 2 == 0 || g >= 2 * ctx.n() || not_after_last {
+                return malformed(format!(
+                    "Galois element {g} is not odd, below 2n and above the previous one"
+                ));
             }
             let key = KeySwitchKey::from_bytes(read_blob(&mut r)?, ctx.key_switch())?;
             keys.insert(g, key);
