@@ -362,6 +362,51 @@ fn serialization_round_trips_and_rejects_corruption() {
     );
 }
 
+/// Galois key entries as `(g, whole entry bytes)`, after the header and count.
+fn galois_entries(bytes: &[u8], prefix: usize) -> Vec<(u32, Vec<u8>)> {
+    let le32 = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+    let mut at = prefix + 4;
+    let mut entries = Vec::new();
+    while at < bytes.len() {
+        let end = at + 8 + le32(at + 4) as usize;
+        entries.push((le32(at), bytes[at..end].to_vec()));
+        at = end;
+    }
+    entries
+}
+
+#[test]
+fn galois_keys_load_only_in_strictly_increasing_order() {
+    // The bfv_galois_keys fuzz target asserts canonical bytes: out-of-order
+    // entries used to load and re-serialize sorted, so bytes did not round-trip.
+    let f = fixture();
+    let bytes = f.gk.to_bytes();
+    let prefix = f.ctx.params().to_bytes().len();
+    let entries = galois_entries(&bytes, prefix);
+    assert!(entries.len() >= 2);
+    assert!(entries.windows(2).all(|w| w[0].0 < w[1].0));
+    assert_eq!(
+        GaloisKeys::from_bytes(&bytes, &f.ctx).unwrap().to_bytes(),
+        bytes
+    );
+
+    let with = |order: &[usize]| {
+        let mut out = bytes[..prefix].to_vec();
+        out.extend_from_slice(&(order.len() as u32).to_le_bytes());
+        for &i in order {
+            out.extend_from_slice(&entries[i].1);
+        }
+        GaloisKeys::from_bytes(&out, &f.ctx)
+    };
+    assert!(with(&[0, 1]).is_ok());
+    for order in [&[1, 0][..], &[0, 0], &[1, 1]] {
+        assert!(
+            matches!(with(order), Err(Error::Malformed(_))),
+            "entries in order {order:?}"
+        );
+    }
+}
+
 fn run_match(params: BfvParameters, templates: usize) {
     use biometric::*;
     let ctx = BfvContext::new(match_parameters(params).unwrap()).unwrap();
