@@ -108,6 +108,13 @@ if [ -n "$actionlint" ]; then
     "$actionlint" .github/workflows/*.yml
 fi
 
+if command -v rustup >/dev/null && rustup toolchain list | grep -q "^nightly"; then
+    step "fuzzing, 5 s per target (ci/fuzz.sh)"
+    ci/fuzz.sh 5
+else
+    step "fuzzing skipped: no nightly toolchain (rustup toolchain install nightly)"
+fi
+
 step "cargo test --workspace --release"
 log=$(mktemp)
 cargo test --workspace --release 2>&1 | tee "$log"

@@ -1,0 +1,141 @@
+//! Fixtures shared by the fuzz targets and the seed writer: one small context
+//! per engine, built once per process, and the valid objects made from it.
+
+use std::sync::{Arc, OnceLock};
+
+use sha3::{Digest, Sha3_256};
+use triskel_attest::{Batch, Identity, Record, Route, VerifiedBatch};
+use triskel_bfv::{
+    BfvContext, BfvParameters, Ciphertext, GaloisKeys, Plaintext, PublicKey, RelinKey, SecretKey,
+};
+use triskel_ring::sampling::sample_uniform;
+use triskel_ring::{
+    KeySwitchContext, KeySwitchKey, NoiseDistribution, Poly, Prng, Representation, RnsBasis,
+    SecretDistribution, SecretKey as RingSecret,
+};
+
+/// BFV on the named N = 4096 set (the cheapest set with relinearization and
+/// rotations), with a key of every kind and two ciphertexts.
+pub struct Bfv {
+    pub ctx: Arc<BfvContext>,
+    pub sk: SecretKey,
+    pub pk: PublicKey,
+    pub rk: RelinKey,
+    pub gk: GaloisKeys,
+    pub pt: Plaintext,
+    /// A public-key encryption of `pt` (two components).
+    pub ct: Ciphertext,
+    /// `ct * ct` before relinearization (three components).
+    pub ct3: Ciphertext,
+}
+
+/// The process-wide BFV fixture.
+pub fn bfv() -> &'static Bfv {
+    static BFV: OnceLock<Bfv> = OnceLock::new();
+    BFV.get_or_init(|| {
+        let ctx = BfvContext::new(BfvParameters::n4096()).expect("n4096 context");
+        let sk = SecretKey::generate(&ctx).expect("secret key");
+        let pk = sk.public_key().expect("public key");
+        let rk = sk.relin_key().expect("relinearization key");
+        let gk = sk.galois_keys(&[1], true).expect("Galois keys");
+        let pt = Plaintext::from_slots(&ctx, &[1, 2, 3, 65536]).expect("plaintext");
+        let ct = pk.encrypt(&pt).expect("encryption");
+        let ct3 = ct.mul(&ct).expect("tensor");
+        Bfv {
+            ctx,
+            sk,
+            pk,
+            rk,
+            gk,
+            pt,
+            ct,
+            ct3,
+        }
+    })
+}
+
+/// The ring layer at N = 1024 (Q = 2 primes, P = 1 prime, 2 digits): small
+/// enough that the fuzzer mutates whole polynomials quickly.
+pub struct Ring {
+    pub q: Arc<RnsBasis>,
+    pub ks: KeySwitchContext,
+    pub key: KeySwitchKey,
+    /// A uniform polynomial in Q (coefficient form).
+    pub poly: Poly,
+}
+
+/// The process-wide ring fixture.
+pub fn ring() -> &'static Ring {
+    static RING: OnceLock<Ring> = OnceLock::new();
+    RING.get_or_init(|| {
+        let n = 1024;
+        let q = RnsBasis::generate(n, 40, 2).expect("Q basis");
+        let p = RnsBasis::generate(n, 41, 1).expect("P basis");
+        let noise = NoiseDistribution::Gaussian {
+            sigma: 3.2,
+            bound: 19,
+        };
+        let ks = KeySwitchContext::new(&q, &p, 2, noise).expect("key-switching context");
+        let mut rng = Prng::from_os().expect("OS randomness");
+        let sk = RingSecret::generate(n, SecretDistribution::Ternary, &mut rng).expect("secret");
+        let key = KeySwitchKey::relinearization(&ks, &sk, &mut rng).expect("key");
+        let poly = sample_uniform(&q, Representation::Coefficient, &mut rng);
+        Ring { q, ks, key, poly }
+    })
+}
+
+/// An attestation identity, a single record and a batch of three results.
+pub struct Attest {
+    pub identity: Identity,
+    pub route: Route,
+    pub context: Vec<u8>,
+    pub result: Vec<u8>,
+    pub record: Record,
+    pub batch_results: Vec<Vec<u8>>,
+    pub batch: Batch,
+    pub verified_batch: VerifiedBatch,
+}
+
+/// The process-wide attestation fixture.
+pub fn attest() -> &'static Attest {
+    static ATTEST: OnceLock<Attest> = OnceLock::new();
+    ATTEST.get_or_init(|| {
+        let identity = Identity::generate();
+        let route = Route::new("bfv", "bfv-n4096");
+        let context = b"fuzz".to_vec();
+        let result = b"result".to_vec();
+        let record = triskel_attest::attest(&identity, &result, &route, &context).expect("record");
+        let batch_results: Vec<Vec<u8>> = (0u8..3).map(|i| vec![i; 5]).collect();
+        let batch = triskel_attest::attest_batch(&identity, &batch_results, &route, &context)
+            .expect("batch");
+        let verified_batch =
+            triskel_attest::verify_batch_record(identity.public(), &route, &context, &batch.record)
+                .expect("batch record verifies");
+        Attest {
+            identity,
+            route,
+            context,
+            result,
+            record,
+            batch_results,
+            batch,
+            verified_batch,
+        }
+    })
+}
+
+/// Replaces the last 32 bytes of an identity file with the checksum of the
+/// rest (SHA3-256 of the length-prefixed tag "triskel-attest/v1/key-file" and
+/// the body, as the attestation crate documents), so the fuzzer reaches the
+/// key bytes behind the checksum.
+pub fn with_identity_checksum(bytes: &[u8]) -> Option<Vec<u8>> {
+    const TAG: &[u8] = b"triskel-attest/v1/key-file";
+    let body_len = bytes.len().checked_sub(32)?;
+    let mut h = Sha3_256::new();
+    h.update((TAG.len() as u64).to_le_bytes());
+    h.update(TAG);
+    h.update(&bytes[..body_len]);
+    let mut out = bytes[..body_len].to_vec();
+    out.extend_from_slice(&h.finalize());
+    Some(out)
+}
