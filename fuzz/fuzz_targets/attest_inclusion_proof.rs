@@ -12,8 +12,8 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     assert_eq!(proof.to_bytes(), data, "proof encoding is canonical");
-    for (result, real) in f.batch_results.iter().zip(&f.batch.proofs) {
-        let ok = f.verified_batch.check(result, &proof).is_ok();
+    for (i, (result, real)) in f.batch_results.iter().zip(&f.batch.proofs).enumerate() {
+        let ok = f.verified_batch.check(i as u64, result, &proof).is_ok();
         assert_eq!(ok, proof == *real);
     }
 });

@@ -100,7 +100,7 @@ pub struct Attest {
 pub fn attest() -> &'static Attest {
     static ATTEST: OnceLock<Attest> = OnceLock::new();
     ATTEST.get_or_init(|| {
-        let identity = Identity::generate();
+        let identity = Identity::generate().expect("identity");
         let route = Route::new("bfv", "bfv-n4096");
         let context = b"fuzz".to_vec();
         let result = b"result".to_vec();
