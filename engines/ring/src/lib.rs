@@ -28,12 +28,14 @@ mod par;
 mod poly;
 pub mod sampling;
 mod scratch;
+mod security;
 mod serialize;
 
 pub use basis::{digit_ranges, RnsBasis};
 pub use conversion::{BaseConverter, DivRound};
 pub use error::{Error, Result};
-pub use keyswitch::{KeySwitchContext, KeySwitchKey, SecretDistribution, SecretKey};
+pub use keyswitch::{Decomposition, KeySwitchContext, KeySwitchKey, SecretDistribution, SecretKey};
 pub use poly::{galois_element, galois_permutation, Poly, Representation};
 pub use sampling::{NoiseDistribution, Prng, Seed};
+pub use security::{max_log_qp_128, HE_STANDARD_128};
 pub use serialize::{Reader, FORMAT_VERSION};
