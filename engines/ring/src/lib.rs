@@ -31,7 +31,7 @@ mod scratch;
 mod security;
 mod serialize;
 
-pub use basis::{digit_ranges, RnsBasis};
+pub use basis::{allocate_primes, digit_ranges, RnsBasis};
 pub use conversion::{BaseConverter, DivRound};
 pub use error::{Error, Result};
 pub use keyswitch::{Decomposition, KeySwitchContext, KeySwitchKey, SecretDistribution, SecretKey};
