@@ -315,11 +315,14 @@ impl Ciphertext {
     }
 
     /// The tensor product (d0, d1, d2) = (a0 b0, a0 b1 + a1 b0, a1 b1) of two
-    /// matched size-2 ciphertexts.
+    /// size-2 ciphertexts brought to the lower of their levels (scales need
+    /// not agree: they multiply).
     fn tensor(&self, other: &Ciphertext) -> Result<(Ciphertext, [Poly; 3])> {
         self.expect_size(2)?;
         other.expect_size(2)?;
-        let (a, b) = self.matched(other)?;
+        check_same_context(&self.ctx, &other.ctx)?;
+        let level = self.level.min(other.level);
+        let (a, b) = (self.drop_to_level(level)?, other.drop_to_level(level)?);
         let d0 = a.polys[0].mul(&b.polys[0])?;
         let mut d1 = a.polys[0].mul(&b.polys[1])?;
         d1.mul_acc(&a.polys[1], &b.polys[0])?;

@@ -24,15 +24,23 @@
 //!   encryption (public key, and symmetric with a seed-compressed c1), decryption.
 //! - [`Ciphertext`]: add, sub, negate, constants and plaintexts, multiply,
 //!   relinearize, rescale and the fused pipeline, level and scale matching,
-//!   rotations (with a power-of-two fallback), conjugation, hoisted rotations.
+//!   rotations (with a power-of-two fallback), conjugation, hoisted rotations,
+//!   slot sums.
+//! - [`ChebyshevPolynomial`]: baby-step giant-step evaluation up to degree
+//!   63, and ReLU / sigmoid / tanh approximations.
+//! - [`LinearTransform`]: plaintext matrix x encrypted vector (diagonal
+//!   method, hoisted baby steps, giant steps, zero diagonals skipped).
+//! - Versioned, validated serialization of parameters, keys and ciphertexts.
 
 mod ciphertext;
 mod context;
 mod encoder;
 mod error;
 mod keys;
+mod linear;
 mod params;
 mod plaintext;
+mod polynomial;
 mod serial;
 
 pub use ciphertext::Ciphertext;
@@ -40,7 +48,9 @@ pub use context::CkksContext;
 pub use encoder::Complex;
 pub use error::{Error, Result};
 pub use keys::{GaloisKeys, PublicKey, RelinKey, SecretKey};
+pub use linear::LinearTransform;
 pub use params::CkksParameters;
 pub use plaintext::Plaintext;
+pub use polynomial::{ChebyshevPolynomial, MAX_DEGREE};
 pub use serial::FORMAT_VERSION;
 pub use triskel_ring::{max_log_qp_128, HE_STANDARD_128};

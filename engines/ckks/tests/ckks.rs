@@ -449,3 +449,127 @@ fn serialization_round_trips_and_rejects_corruption() {
         Err(Error::Insecure { .. })
     ));
 }
+
+/// N = 16384 (depth 7) for polynomials of degree 7 to 63.
+fn deep_fixture() -> &'static (Arc<CkksContext>, SecretKey, RelinKey) {
+    static F: OnceLock<(Arc<CkksContext>, SecretKey, RelinKey)> = OnceLock::new();
+    F.get_or_init(|| {
+        let ctx = CkksContext::new(CkksParameters::n16384()).unwrap();
+        let sk = SecretKey::generate(&ctx).unwrap();
+        let rk = sk.relin_key().unwrap();
+        (ctx, sk, rk)
+    })
+}
+
+#[test]
+fn chebyshev_evaluation_matches_the_plaintext_polynomial() {
+    use triskel_ckks::ChebyshevPolynomial;
+    // x^2 = (T_0 + T_2) / 2 on [-1, 1], depth 3 at N = 8192.
+    let f = fixture();
+    let a = values(12, f.ctx.slots());
+    let sq = ChebyshevPolynomial::new(vec![0.5, 0.0, 0.5], -1.0, 1.0).unwrap();
+    assert_eq!(sq.depth(), 3);
+    let got =
+        f.sk.decrypt_real(&sq.evaluate(&encrypt(f, &a), &f.rk).unwrap())
+            .unwrap();
+    let err = max_err(&got, &a.iter().map(|x| x * x).collect::<Vec<_>>());
+    assert!(err < FRESH_BOUND, "x^2 error {err}");
+    let (ctx, sk, rk) = deep_fixture();
+    let a: Vec<f64> = values(13, ctx.slots()).iter().map(|x| 8.0 * x).collect();
+    let ct = sk.encrypt(&Plaintext::from_real(ctx, &a).unwrap()).unwrap();
+    let sigmoid = |x: f64| 1.0 / (1.0 + (-x).exp());
+    let cases = [
+        (ChebyshevPolynomial::sigmoid(-8.0, 8.0, 7).unwrap(), 1e-5),
+        (ChebyshevPolynomial::tanh(-8.0, 8.0, 31).unwrap(), 1e-4),
+        (ChebyshevPolynomial::relu(-8.0, 8.0, 20).unwrap(), 1e-4),
+    ];
+    for (p, bound) in &cases {
+        let out = p.evaluate(&ct, rk).unwrap();
+        assert!(out.level() >= ctx.max_level() - p.depth());
+        let got = sk.decrypt_real(&out).unwrap();
+        let want: Vec<f64> = a.iter().map(|&x| p.eval(x)).collect();
+        let err = max_err(&got, &want);
+        println!("degree {}: encrypted error {err:.2e}", p.degree());
+        assert!(err < *bound, "degree {}: error {err}", p.degree());
+    }
+    let s7 = &cases[0].0;
+    let approx = s7.max_error(sigmoid, 10_000);
+    println!("sigmoid degree 7 on [-8, 8]: approximation error {approx:.3e}");
+    assert!(approx < 0.05 && approx > 0.0);
+    // Degree 63 on [-1, 1] uses all 7 levels.
+    let coeffs: Vec<f64> = (0..64)
+        .map(|i| 0.5f64.powi(i / 4) * if i % 3 == 0 { -1.0 } else { 1.0 })
+        .collect();
+    let p63 = ChebyshevPolynomial::new(coeffs, -1.0, 1.0).unwrap();
+    assert_eq!(p63.depth(), 7);
+    let small: Vec<f64> = values(14, ctx.slots());
+    let ct = sk
+        .encrypt(&Plaintext::from_real(ctx, &small).unwrap())
+        .unwrap();
+    let got = sk.decrypt_real(&p63.evaluate(&ct, rk).unwrap()).unwrap();
+    let err = max_err(
+        &got,
+        &small.iter().map(|&x| p63.eval(x)).collect::<Vec<_>>(),
+    );
+    assert!(err < 1e-4, "degree 63 error {err}");
+    // Not enough levels, bad inputs.
+    let low = ct.drop_to_level(3).unwrap();
+    assert!(matches!(
+        p63.evaluate(&low, rk),
+        Err(Error::LevelMismatch { .. })
+    ));
+    assert!(ChebyshevPolynomial::new(vec![1.0; 65], -1.0, 1.0).is_err());
+    assert!(ChebyshevPolynomial::new(vec![1.0], 1.0, 1.0).is_err());
+}
+
+#[test]
+fn linear_transforms_dense_and_banded() {
+    use triskel_ckks::LinearTransform;
+    let f = fixture();
+    let dim = 64;
+    let x = values(15, dim);
+    let dense: Vec<Vec<f64>> = (0..4).map(|r| values(20 + r, dim)).collect();
+    let banded: Vec<Vec<f64>> = (0..dim)
+        .map(|r| {
+            (0..dim)
+                .map(|c| {
+                    if r.abs_diff(c) <= 1 {
+                        (r + 2 * c) as f64 / 100.0
+                    } else {
+                        0.0
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let ct = encrypt(f, &LinearTransform::pack(&x, dim, f.ctx.slots()));
+    for (m, diagonals) in [(&dense, 64), (&banded, 3)] {
+        let lt = LinearTransform::new(&f.ctx, m, dim).unwrap();
+        assert_eq!(lt.diagonal_count(), diagonals);
+        let gk = f.sk.galois_keys(&lt.rotation_steps(), false).unwrap();
+        let out = lt.apply(&ct, &gk).unwrap();
+        assert_eq!((out.level(), out.scale()), (ct.level() - 1, ct.scale()));
+        let got = f.sk.decrypt_real(&out).unwrap();
+        let want: Vec<f64> = m
+            .iter()
+            .map(|row| row.iter().zip(&x).map(|(a, b)| a * b).sum())
+            .collect();
+        let err = max_err(&got, &want);
+        assert!(
+            err < 4.0 * FRESH_BOUND,
+            "{} diagonals: error {err}",
+            diagonals
+        );
+        // Rows beyond the matrix are zero.
+        assert!(got[m.len()..dim]
+            .iter()
+            .all(|v| v.abs() < 4.0 * FRESH_BOUND));
+    }
+    assert!(LinearTransform::new(&f.ctx, &[vec![1.0; 65]], 64).is_err());
+    assert!(LinearTransform::new(&f.ctx, &dense, 48).is_err());
+    let lt = LinearTransform::new(&f.ctx, &dense, dim).unwrap();
+    assert!(matches!(
+        lt.apply(&ct, &f.sk.galois_keys(&[1], false).unwrap()),
+        Err(Error::MissingKey(_))
+    ));
+}

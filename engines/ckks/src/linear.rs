@@ -1,0 +1,174 @@
+//! Plaintext matrix times encrypted vector by the diagonal method with
+//! baby-step giant-step rotations.
+//!
+//! The vector x (length dim, a power of two) is packed periodically: slot s
+//! holds x[s mod dim] (see [`LinearTransform::pack`]). For a matrix M of at
+//! most dim rows and columns, diagonal i is u_i[j] = M[j][(j + i) mod dim],
+//! and M x = sum_i u_i * rot(x, i). With i = g n1 + b (b < n1):
+//!
+//! ```text
+//! M x = sum_g rot( sum_b rot(u_(g n1 + b), -g n1) * rot(x, b),  g n1 )
+//! ```
+//!
+//! The baby rotations rot(x, b) share one ModUp (hoisted); each giant
+//! rotation is applied once to a partial sum. All-zero diagonals are skipped
+//! (banded matrices cost fewer products and rotations). The result holds
+//! (M x)[j] in slot j for j < rows (and periodically in every block of dim
+//! slots), zero in the other slots of each block. One level is used: the
+//! diagonals are encoded at scale q_l, so the result keeps x's scale.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::ciphertext::Ciphertext;
+use crate::context::CkksContext;
+use crate::error::{Error, Result};
+use crate::keys::GaloisKeys;
+use crate::plaintext::Plaintext;
+
+/// A matrix prepared for multiplication with packed encrypted vectors.
+#[derive(Clone, Debug)]
+pub struct LinearTransform {
+    ctx: Arc<CkksContext>,
+    dim: usize,
+    rows: usize,
+    baby: usize,
+    /// Non-zero diagonals by index i (already rotated by -g n1), as slot values.
+    diagonals: BTreeMap<usize, Vec<f64>>,
+}
+
+impl LinearTransform {
+    /// Prepares `matrix` (rows of equal length, at most `dim` rows and
+    /// columns, `dim` a power of two dividing n/2).
+    pub fn new(ctx: &Arc<CkksContext>, matrix: &[Vec<f64>], dim: usize) -> Result<LinearTransform> {
+        let rows = matrix.len();
+        let cols = matrix.first().map_or(0, Vec::len);
+        if !dim.is_power_of_two() || dim > ctx.slots() {
+            return Err(Error::Encoding(format!(
+                "dimension {dim} is not a power of two up to {}",
+                ctx.slots()
+            )));
+        }
+        if rows == 0
+            || rows > dim
+            || cols == 0
+            || cols > dim
+            || matrix.iter().any(|r| r.len() != cols)
+        {
+            return Err(Error::Encoding(format!(
+                "the matrix must have 1..={dim} rows of 1..={dim} equal-length columns"
+            )));
+        }
+        if matrix.iter().flatten().any(|v| !v.is_finite()) {
+            return Err(Error::Encoding("matrix entries must be finite".into()));
+        }
+        let entry =
+            |j: usize, c: usize| matrix.get(j).and_then(|r| r.get(c)).copied().unwrap_or(0.0);
+        let baby = 1usize << (dim.trailing_zeros().div_ceil(2));
+        let slots = ctx.slots();
+        let mut diagonals = BTreeMap::new();
+        for i in 0..dim {
+            let u: Vec<f64> = (0..dim).map(|j| entry(j, (j + i) % dim)).collect();
+            if u.iter().all(|&v| v == 0.0) {
+                continue;
+            }
+            // rot(u, -g n1) on the periodic packing, over all slots.
+            let shift = i - i % baby;
+            let rotated = (0..slots)
+                .map(|s| u[(s + dim - shift % dim) % dim])
+                .collect();
+            diagonals.insert(i, rotated);
+        }
+        Ok(LinearTransform {
+            ctx: ctx.clone(),
+            dim,
+            rows,
+            baby,
+            diagonals,
+        })
+    }
+
+    /// The periodic packing of a vector of length <= dim over all n/2 slots.
+    pub fn pack(values: &[f64], dim: usize, slots: usize) -> Vec<f64> {
+        (0..slots)
+            .map(|s| values.get(s % dim.max(1)).copied().unwrap_or(0.0))
+            .collect()
+    }
+
+    /// Number of non-zero diagonals.
+    pub fn diagonal_count(&self) -> usize {
+        self.diagonals.len()
+    }
+
+    /// The rotation steps [`apply`](Self::apply) needs keys for.
+    pub fn rotation_steps(&self) -> Vec<i64> {
+        let mut steps: Vec<i64> = self
+            .diagonals
+            .keys()
+            .flat_map(|&i| [(i % self.baby) as i64, (i - i % self.baby) as i64])
+            .filter(|&s| s != 0)
+            .collect();
+        steps.sort_unstable();
+        steps.dedup();
+        steps
+    }
+
+    /// Number of output rows.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// The dimension of the packing.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// M x for a ciphertext packing x periodically (module documentation).
+    pub fn apply(&self, ct: &Ciphertext, keys: &GaloisKeys) -> Result<Ciphertext> {
+        let level = ct.level();
+        if level == 0 {
+            return Err(Error::LowestLevel);
+        }
+        let q = self.ctx.prime(level)? as f64;
+        let babies: Vec<i64> = {
+            let mut b: Vec<i64> = self
+                .diagonals
+                .keys()
+                .map(|&i| (i % self.baby) as i64)
+                .collect();
+            b.sort_unstable();
+            b.dedup();
+            b
+        };
+        let rotated: BTreeMap<i64, Ciphertext> = babies
+            .iter()
+            .copied()
+            .zip(ct.rotate_hoisted(&babies, keys)?)
+            .collect();
+        let mut total: Option<Ciphertext> = None;
+        let mut g = 0;
+        while g < self.dim {
+            let mut partial: Option<Ciphertext> = None;
+            for (&i, u) in self.diagonals.range(g..g + self.baby) {
+                let pt = Plaintext::encode_real(&self.ctx, u, level, q)?;
+                let x = &rotated[&((i - g) as i64)];
+                let term = x.mul_plain(&pt)?;
+                partial = Some(match partial {
+                    None => term,
+                    Some(p) => p.add(&term)?,
+                });
+            }
+            if let Some(p) = partial {
+                let p = if g == 0 { p } else { p.rotate(g as i64, keys)? };
+                total = Some(match total {
+                    None => p,
+                    Some(t) => t.add(&p)?,
+                });
+            }
+            g += self.baby;
+        }
+        total
+            .ok_or(Error::Encoding("the matrix is zero".into()))?
+            .rescale()
+    }
+}
