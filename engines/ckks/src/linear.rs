@@ -15,7 +15,8 @@
 //! (banded matrices cost fewer products and rotations). The result holds
 //! (M x)[j] in slot j for j < rows (and periodically in every block of dim
 //! slots), zero in the other slots of each block. One level is used: the
-//! diagonals are encoded at scale q_l, so the result keeps x's scale.
+//! diagonals are encoded once, at the level they will be applied at and the
+//! scale q_l of its last prime, so the result keeps x's scale.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -29,18 +30,28 @@ use crate::plaintext::Plaintext;
 /// A matrix prepared for multiplication with packed encrypted vectors.
 #[derive(Clone, Debug)]
 pub struct LinearTransform {
-    ctx: Arc<CkksContext>,
     dim: usize,
     rows: usize,
     baby: usize,
-    /// Non-zero diagonals by index i (already rotated by -g n1), as slot values.
-    diagonals: BTreeMap<usize, Vec<f64>>,
+    level: usize,
+    /// Non-zero diagonals by index i (already rotated by -g n1), encoded.
+    diagonals: BTreeMap<usize, Plaintext>,
 }
 
 impl LinearTransform {
     /// Prepares `matrix` (rows of equal length, at most `dim` rows and
-    /// columns, `dim` a power of two dividing n/2).
-    pub fn new(ctx: &Arc<CkksContext>, matrix: &[Vec<f64>], dim: usize) -> Result<LinearTransform> {
+    /// columns, `dim` a power of two dividing n/2) for ciphertexts at
+    /// `level` (>= 1; ciphertexts above it are brought down to it).
+    pub fn new(
+        ctx: &Arc<CkksContext>,
+        matrix: &[Vec<f64>],
+        dim: usize,
+        level: usize,
+    ) -> Result<LinearTransform> {
+        if level == 0 {
+            return Err(Error::LowestLevel);
+        }
+        let q = ctx.prime(level)? as f64;
         let rows = matrix.len();
         let cols = matrix.first().map_or(0, Vec::len);
         if !dim.is_power_of_two() || dim > ctx.slots() {
@@ -74,16 +85,16 @@ impl LinearTransform {
             }
             // rot(u, -g n1) on the periodic packing, over all slots.
             let shift = i - i % baby;
-            let rotated = (0..slots)
+            let rotated: Vec<f64> = (0..slots)
                 .map(|s| u[(s + dim - shift % dim) % dim])
                 .collect();
-            diagonals.insert(i, rotated);
+            diagonals.insert(i, Plaintext::encode_real(ctx, &rotated, level, q)?);
         }
         Ok(LinearTransform {
-            ctx: ctx.clone(),
             dim,
             rows,
             baby,
+            level,
             diagonals,
         })
     }
@@ -118,6 +129,11 @@ impl LinearTransform {
         self.rows
     }
 
+    /// The level the diagonals are encoded at.
+    pub fn level(&self) -> usize {
+        self.level
+    }
+
     /// The dimension of the packing.
     pub fn dim(&self) -> usize {
         self.dim
@@ -125,11 +141,7 @@ impl LinearTransform {
 
     /// M x for a ciphertext packing x periodically (module documentation).
     pub fn apply(&self, ct: &Ciphertext, keys: &GaloisKeys) -> Result<Ciphertext> {
-        let level = ct.level();
-        if level == 0 {
-            return Err(Error::LowestLevel);
-        }
-        let q = self.ctx.prime(level)? as f64;
+        let ct = &ct.drop_to_level(self.level)?;
         let babies: Vec<i64> = {
             let mut b: Vec<i64> = self
                 .diagonals
@@ -149,10 +161,9 @@ impl LinearTransform {
         let mut g = 0;
         while g < self.dim {
             let mut partial: Option<Ciphertext> = None;
-            for (&i, u) in self.diagonals.range(g..g + self.baby) {
-                let pt = Plaintext::encode_real(&self.ctx, u, level, q)?;
+            for (&i, pt) in self.diagonals.range(g..g + self.baby) {
                 let x = &rotated[&((i - g) as i64)];
-                let term = x.mul_plain(&pt)?;
+                let term = x.mul_plain(pt)?;
                 partial = Some(match partial {
                     None => term,
                     Some(p) => p.add(&term)?,

@@ -544,7 +544,7 @@ fn linear_transforms_dense_and_banded() {
         .collect();
     let ct = encrypt(f, &LinearTransform::pack(&x, dim, f.ctx.slots()));
     for (m, diagonals) in [(&dense, 64), (&banded, 3)] {
-        let lt = LinearTransform::new(&f.ctx, m, dim).unwrap();
+        let lt = LinearTransform::new(&f.ctx, m, dim, ct.level()).unwrap();
         assert_eq!(lt.diagonal_count(), diagonals);
         let gk = f.sk.galois_keys(&lt.rotation_steps(), false).unwrap();
         let out = lt.apply(&ct, &gk).unwrap();
@@ -565,9 +565,12 @@ fn linear_transforms_dense_and_banded() {
             .iter()
             .all(|v| v.abs() < 4.0 * FRESH_BOUND));
     }
-    assert!(LinearTransform::new(&f.ctx, &[vec![1.0; 65]], 64).is_err());
-    assert!(LinearTransform::new(&f.ctx, &dense, 48).is_err());
-    let lt = LinearTransform::new(&f.ctx, &dense, dim).unwrap();
+    assert!(LinearTransform::new(&f.ctx, &[vec![1.0; 65]], 64, 3).is_err());
+    assert!(LinearTransform::new(&f.ctx, &dense, 48, 3).is_err());
+    assert!(LinearTransform::new(&f.ctx, &dense, 64, 0).is_err());
+    let lt = LinearTransform::new(&f.ctx, &dense, dim, 2).unwrap();
+    // Applied below its level: refused.
+    assert!(lt.apply(&ct.drop_to_level(1).unwrap(), &f.gk).is_err());
     assert!(matches!(
         lt.apply(&ct, &f.sk.galois_keys(&[1], false).unwrap()),
         Err(Error::MissingKey(_))
