@@ -14,7 +14,14 @@
 //! rotation is applied once to a partial sum. All-zero diagonals are skipped
 //! (banded matrices cost fewer products and rotations). The result holds
 //! (M x)[j] in slot j for j < rows (and periodically in every block of dim
-//! slots), zero in the other slots of each block. One level is used: the
+//! slots), zero in the other slots of each block.
+//!
+//! Hybrid method, chosen when it needs fewer rotations (few rows): with r
+//! the number of rows rounded up to a power of two, u'_i[s] = M[s mod r][(s +
+//! i) mod dim] for i < r, z = sum_i u'_i * rot(x, i) (hoisted), and
+//! y = z + rot(z, r) + ... folded log2(dim / r) times, so that slot s holds
+//! sum_t z[s + r t] = (M x)[s mod r]: the result is periodic with period r
+//! (a 64 -> 4 layer takes 3 hoisted and 4 plain rotations instead of 14). One level is used: the
 //! diagonals are encoded once, at the level they will be applied at and the
 //! scale q_l of its last prime, so the result keeps x's scale.
 
@@ -33,6 +40,8 @@ pub struct LinearTransform {
     dim: usize,
     rows: usize,
     baby: usize,
+    /// Hybrid method: the power of two r of the fold (module documentation).
+    fold: Option<usize>,
     level: usize,
     /// Non-zero diagonals by index i (already rotated by -g n1), encoded.
     diagonals: BTreeMap<usize, Plaintext>,
@@ -75,14 +84,36 @@ impl LinearTransform {
         }
         let entry =
             |j: usize, c: usize| matrix.get(j).and_then(|r| r.get(c)).copied().unwrap_or(0.0);
+        // Square diagonal method: u_i[j] = M[j][(j + i) mod dim], i < dim.
+        let square: Vec<(usize, Vec<f64>)> = (0..dim)
+            .map(|i| (i, (0..dim).map(|j| entry(j, (j + i) % dim)).collect()))
+            .filter(|(_, u): &(usize, Vec<f64>)| u.iter().any(|&v| v != 0.0))
+            .collect();
+        // Hybrid method for fewer rows (r = rows rounded up to a power of
+        // two): u'_i[s] = M[s mod r][(s + i) mod dim] for i < r, then a fold
+        // of log2(dim / r) rotations.
+        let r = rows.next_power_of_two();
+        let hybrid: Vec<(usize, Vec<f64>)> = (0..r)
+            .map(|i| (i, (0..dim).map(|s| entry(s % r, (s + i) % dim)).collect()))
+            .filter(|(_, u): &(usize, Vec<f64>)| u.iter().any(|&v| v != 0.0))
+            .collect();
         let baby = 1usize << (dim.trailing_zeros().div_ceil(2));
+        let bsgs_rotations = {
+            let babies: std::collections::BTreeSet<usize> =
+                square.iter().map(|(i, _)| i % baby).collect();
+            let giants: std::collections::BTreeSet<usize> =
+                square.iter().map(|(i, _)| i - i % baby).collect();
+            babies.len() + giants.len()
+        };
+        let hybrid_rotations = hybrid.len() + (dim / r).trailing_zeros() as usize;
+        let (chosen, baby, fold) = if r < dim && hybrid_rotations < bsgs_rotations {
+            (hybrid, dim, Some(r))
+        } else {
+            (square, baby, None)
+        };
         let slots = ctx.slots();
         let mut diagonals = BTreeMap::new();
-        for i in 0..dim {
-            let u: Vec<f64> = (0..dim).map(|j| entry(j, (j + i) % dim)).collect();
-            if u.iter().all(|&v| v == 0.0) {
-                continue;
-            }
+        for (i, u) in chosen {
             // rot(u, -g n1) on the periodic packing, over all slots.
             let shift = i - i % baby;
             let rotated: Vec<f64> = (0..slots)
@@ -94,6 +125,7 @@ impl LinearTransform {
             dim,
             rows,
             baby,
+            fold,
             level,
             diagonals,
         })
@@ -117,11 +149,29 @@ impl LinearTransform {
             .diagonals
             .keys()
             .flat_map(|&i| [(i % self.baby) as i64, (i - i % self.baby) as i64])
+            .chain(self.fold_shifts())
             .filter(|&s| s != 0)
             .collect();
         steps.sort_unstable();
         steps.dedup();
         steps
+    }
+
+    /// The rotations of the hybrid method's fold: r, 2r, ... below dim.
+    fn fold_shifts(&self) -> Vec<i64> {
+        let Some(r) = self.fold else {
+            return Vec::new();
+        };
+        (0..(self.dim / r).trailing_zeros())
+            .map(|k| (r << k) as i64)
+            .collect()
+    }
+
+    /// The period of the result's packing: r for the hybrid method, dim
+    /// for the square one (whose rows beyond the matrix are zero). A next
+    /// layer packs its input with this dimension.
+    pub fn output_period(&self) -> usize {
+        self.fold.unwrap_or(self.dim)
     }
 
     /// Number of output rows.
@@ -178,8 +228,12 @@ impl LinearTransform {
             }
             g += self.baby;
         }
-        total
+        let mut out = total
             .ok_or(Error::Encoding("the matrix is zero".into()))?
-            .rescale()
+            .rescale()?;
+        for shift in self.fold_shifts() {
+            out = out.add(&out.rotate(shift, keys)?)?;
+        }
+        Ok(out)
     }
 }

@@ -233,8 +233,11 @@ impl KeySwitchContext {
         dec: &Decomposition,
         galois: Option<usize>,
     ) -> Result<(Poly, Poly)> {
-        let (c0, c1) = self.inner_product(key, dec, galois)?;
-        Ok((self.mod_down(&c0)?, self.mod_down(&c1)?))
+        let (t, mut acc0, mut acc1) = self.inner_product_raw(key, dec, galois)?;
+        Ok((
+            self.mod_down_raw(t, &mut acc0)?,
+            self.mod_down_raw(t, &mut acc1)?,
+        ))
     }
 
     /// Step 1 of the module documentation (ModUp): for c in a prefix Q_l of
@@ -262,7 +265,7 @@ impl KeySwitchContext {
             // whose limb i sits at i (before the digit) or i - width (after).
             let ext = &mut ext[..complement.len() * n];
             conv.convert_raw(&c_coef[range.start * n..range.end * n], ext, true)?;
-            let mut d = vec![0u64; lp * n];
+            let mut d = Scratch::zeroed(lp * n);
             par::try_limbs(&mut d, n, |i, l| {
                 if range.contains(&i) {
                     l.copy_from_slice(&c_ntt[i * n..(i + 1) * n]);
@@ -289,6 +292,21 @@ impl KeySwitchContext {
         dec: &Decomposition,
         galois: Option<usize>,
     ) -> Result<(Poly, Poly)> {
+        let (t, acc0, acc1) = self.inner_product_raw(key, dec, galois)?;
+        Ok((
+            Poly::from_raw(&t.qp, Representation::Ntt, acc0.to_vec()),
+            Poly::from_raw(&t.qp, Representation::Ntt, acc1.to_vec()),
+        ))
+    }
+
+    /// [`inner_product`](Self::inner_product) into pooled buffers, with the
+    /// level's tables.
+    fn inner_product_raw(
+        &self,
+        key: &KeySwitchKey,
+        dec: &Decomposition,
+        galois: Option<usize>,
+    ) -> Result<(&LevelTables, Scratch, Scratch)> {
         let belongs = key
             .b
             .iter()
@@ -310,8 +328,8 @@ impl KeySwitchContext {
             Some(g) => Some(cached_galois_permutation(n, g)?),
             None => None,
         };
-        let mut acc0 = vec![0u64; lp * n];
-        let mut acc1 = vec![0u64; lp * n];
+        let mut acc0 = Scratch::zeroed(lp * n);
+        let mut acc1 = Scratch::zeroed(lp * n);
         let mut permuted = Scratch::zeroed(if perm.is_some() { lp * n } else { 0 });
         for (j, digit) in dec.digits.iter().enumerate() {
             let d_j: &[u64] = match &perm {
@@ -324,7 +342,7 @@ impl KeySwitchContext {
                     });
                     &permuted
                 }
-                None => digit,
+                None => &digit[..],
             };
             for (acc, key_poly) in [(&mut acc0, &key.b[j]), (&mut acc1, &key.a[j])] {
                 par::try_limbs(acc, n, |i, l| {
@@ -339,10 +357,7 @@ impl KeySwitchContext {
                 })?;
             }
         }
-        Ok((
-            Poly::from_raw(&t.qp, Representation::Ntt, acc0),
-            Poly::from_raw(&t.qp, Representation::Ntt, acc1),
-        ))
+        Ok((t, acc0, acc1))
     }
 
     /// Step 3 of the module documentation (ModDown): round(x / P) in Q_l for
@@ -355,14 +370,19 @@ impl KeySwitchContext {
             _ => return Err(Error::BasisMismatch),
         };
         x.expect_representation(Representation::Ntt)?;
-        let n = self.q.n();
-        let (keep, drop) = x.data().split_at(ql * n);
-        let mut keep = keep.to_vec();
-        let mut drop = Scratch::copy_of(drop);
-        let mut buf = Scratch::zeroed(ql * n);
+        self.mod_down_raw(t, &mut Scratch::copy_of(x.data()))
+    }
+
+    /// ModDown of raw limbs of Q_l P (NTT form; overwritten) into a fresh
+    /// polynomial of Q_l.
+    fn mod_down_raw(&self, t: &LevelTables, x: &mut [u64]) -> Result<Poly> {
+        let split = t.q.len() * self.q.n();
+        let (keep, drop) = x.split_at_mut(split);
+        let mut out = keep.to_vec();
+        let mut buf = Scratch::zeroed(split);
         t.mod_down
-            .apply_raw_in_place(&mut keep, true, &mut drop, true, &mut buf)?;
-        Ok(Poly::from_raw(&t.q, Representation::Ntt, keep))
+            .apply_raw_in_place(&mut out, true, drop, true, &mut buf)?;
+        Ok(Poly::from_raw(&t.q, Representation::Ntt, out))
     }
 
     /// The basis Q_l P of the level with `ql` primes (that of
@@ -401,7 +421,9 @@ impl KeySwitchContext {
 /// switches of c and of every c(X^g) (hoisted rotations).
 pub struct Decomposition {
     ql: usize,
-    digits: Vec<Vec<u64>>,
+    /// Pooled buffers: hoisting makes one per rotation batch, and fresh
+    /// allocations of this size page-fault.
+    digits: Vec<Scratch>,
 }
 
 impl std::fmt::Debug for Decomposition {

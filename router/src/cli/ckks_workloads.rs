@@ -204,8 +204,8 @@ fn mat_vec(m: &[Vec<f64>], x: &[f64]) -> Vec<f64> {
 }
 
 /// A dense layer 64 -> 4: the input packed periodically over all slots,
-/// 64 diagonals (encoded once, at setup), hoisted baby-step and giant-step
-/// rotations.
+/// the hybrid diagonal method (4 extended diagonals encoded once at setup,
+/// 3 hoisted rotations, a fold of 4 rotations).
 pub fn dense_64x4(params: CkksParameters) -> Result<WorkloadReport, Error> {
     let (ctx, sk) = setup(params)?;
     let w = weights(100, 4, 64, 0.5);
@@ -219,7 +219,7 @@ pub fn dense_64x4(params: CkksParameters) -> Result<WorkloadReport, Error> {
 }
 
 /// A two-layer network 64 -> 4 -> 1 with the degree-7 activation between
-/// the layers (layer 2 has 4 non-zero diagonals of the 64-slot packing).
+/// the layers (layer 2 reads layer 1's output, periodic with period 4).
 pub fn mlp_64_4_1(params: CkksParameters) -> Result<WorkloadReport, Error> {
     let (ctx, sk) = setup(params)?;
     let rk = sk.relin_key()?;
@@ -229,7 +229,7 @@ pub fn mlp_64_4_1(params: CkksParameters) -> Result<WorkloadReport, Error> {
     let p = activation()?;
     let top = ctx.max_level();
     let l1 = LinearTransform::new(&ctx, &w1, 64, top)?;
-    let l2 = LinearTransform::new(&ctx, &w2, 64, top - 1 - p.depth())?;
+    let l2 = LinearTransform::new(&ctx, &w2, l1.output_period(), top - 1 - p.depth())?;
     let mut steps = l1.rotation_steps();
     steps.extend(l2.rotation_steps());
     let gk = sk.galois_keys(&steps, false)?;
