@@ -27,7 +27,10 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use triskel_ring::sampling::sample_uniform;
-use triskel_ring::{KeySwitchKey, Poly, Prng, Reader, Representation, SecretKey as RingSecret};
+use triskel_ring::{
+    read_header, write_blob, write_header, KeySwitchKey, Poly, Prng, Reader, Representation,
+    SecretKey as RingSecret,
+};
 
 use crate::ciphertext::Ciphertext;
 use crate::context::CkksContext;
@@ -56,25 +59,18 @@ fn malformed<T>(msg: impl Into<String>) -> Result<T> {
 }
 
 fn header(kind: Kind) -> Vec<u8> {
-    let mut out = MAGIC.to_vec();
-    out.push(FORMAT_VERSION);
-    out.push(kind as u8);
+    let mut out = Vec::new();
+    write_header(&mut out, MAGIC, FORMAT_VERSION, kind as u8);
     out
 }
 
-fn read_header(r: &mut Reader<'_>, kind: Kind) -> Result<()> {
-    if r.take(4)? != MAGIC {
-        return malformed("bad magic: not triskel CKKS data");
-    }
-    let version = r.u8()?;
-    if version != FORMAT_VERSION {
-        return malformed(format!("unsupported format version {version}"));
-    }
-    let got = r.u8()?;
-    if got != kind as u8 {
-        return malformed(format!("object kind {got} found, {} expected", kind as u8));
-    }
-    Ok(())
+fn read_kind(r: &mut Reader<'_>, kind: Kind) -> Result<()> {
+    read_header(r, MAGIC, FORMAT_VERSION, kind as u8).map_err(|e| match e {
+        triskel_ring::Error::UnsupportedVersion(v) => {
+            Error::Malformed(format!("unsupported format version {v}"))
+        }
+        other => other.into(),
+    })
 }
 
 impl CkksParameters {
@@ -122,7 +118,7 @@ impl CkksParameters {
     /// 128-bit security included.
     pub fn from_bytes(bytes: &[u8]) -> Result<CkksParameters> {
         let mut r = Reader::new(bytes);
-        read_header(&mut r, Kind::Params)?;
+        read_kind(&mut r, Kind::Params)?;
         let params = CkksParameters::read_body(&mut r)?;
         r.finish()?;
         Ok(params)
@@ -139,7 +135,7 @@ fn begin(ctx: &CkksContext, kind: Kind) -> Vec<u8> {
 /// Reads the header and the parameters, which must be `ctx`'s.
 fn open<'a>(bytes: &'a [u8], ctx: &CkksContext, kind: Kind) -> Result<Reader<'a>> {
     let mut r = Reader::new(bytes);
-    read_header(&mut r, kind)?;
+    read_kind(&mut r, kind)?;
     let params = CkksParameters::read_body(&mut r)?;
     let mut own = ctx.params().clone();
     own.allow_insecure = false;
@@ -165,37 +161,23 @@ fn read_seed(r: &mut Reader<'_>) -> Result<[u8; 32]> {
 
 /// A length-prefixed ring key-switching key.
 fn read_key(r: &mut Reader<'_>, ctx: &CkksContext) -> Result<KeySwitchKey> {
-    let len = r.u32()? as usize;
-    Ok(KeySwitchKey::from_bytes(r.take(len)?, ctx.key_switch())?)
-}
-
-fn write_key(out: &mut Vec<u8>, key: &KeySwitchKey) {
-    let bytes = key.to_bytes();
-    out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
-    out.extend_from_slice(&bytes);
+    Ok(KeySwitchKey::from_bytes(r.blob()?, ctx.key_switch())?)
 }
 
 impl SecretKey {
     /// Versioned bytes of the secret key (handle with care).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = begin(&self.ctx, Kind::Secret);
-        out.extend(self.secret.coeffs().iter().map(|&c| c as i8 as u8));
+        self.secret.write_ternary(&mut out);
         out
     }
 
     /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`.
     pub fn from_bytes(bytes: &[u8], ctx: &Arc<CkksContext>) -> Result<SecretKey> {
         let mut r = open(bytes, ctx, Kind::Secret)?;
-        let coeffs = r
-            .take(ctx.n())?
-            .iter()
-            .map(|&b| match b as i8 {
-                c @ -1..=1 => Ok(c as i64),
-                c => malformed(format!("secret coefficient {c} is not ternary")),
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let secret = RingSecret::read_ternary(&mut r, ctx.n())?;
         r.finish()?;
-        SecretKey::from_ring(ctx, RingSecret::from_coeffs(coeffs)?)
+        SecretKey::from_ring(ctx, secret)
     }
 }
 
@@ -229,7 +211,7 @@ impl RelinKey {
     /// Versioned, seed-compressed bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = begin(&self.ctx, Kind::Relin);
-        write_key(&mut out, &self.key);
+        write_blob(&mut out, &self.key.to_bytes());
         out
     }
 
@@ -252,7 +234,7 @@ impl GaloisKeys {
         out.extend_from_slice(&(self.keys.len() as u32).to_le_bytes());
         for (&g, key) in &self.keys {
             out.extend_from_slice(&(g as u32).to_le_bytes());
-            write_key(&mut out, key);
+            write_blob(&mut out, &key.to_bytes());
         }
         out
     }

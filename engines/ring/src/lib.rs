@@ -38,4 +38,4 @@ pub use keyswitch::{Decomposition, KeySwitchContext, KeySwitchKey, SecretDistrib
 pub use poly::{galois_element, galois_permutation, Poly, Representation};
 pub use sampling::{NoiseDistribution, Prng, Seed};
 pub use security::{max_log_qp_128, HE_STANDARD_128};
-pub use serialize::{Reader, FORMAT_VERSION};
+pub use serialize::{read_header, write_blob, write_header, Reader, FORMAT_VERSION};
