@@ -98,13 +98,10 @@ impl SecretKey {
 
     /// A public key for this secret.
     pub fn public_key(&self) -> Result<PublicKey> {
-        let mut rng = Prng::from_os()?;
-        let seed = rng.gen_seed();
         let basis = &self.ctx.level(self.ctx.max_level())?.basis;
-        let a = sample_uniform(basis, Representation::Ntt, &mut Prng::from_seed(seed));
-        let e = Zeroizing::new(self.ctx.noise().sample(self.ctx.n(), &mut rng)?);
-        let mut b = Poly::from_signed(basis, &e, Representation::Ntt)?;
-        b.sub_assign(&a.mul(&self.s_ntt)?)?;
+        let (seed, b, a) =
+            self.secret
+                .public_key(basis, self.ctx.noise(), &mut Prng::from_os()?)?;
         Ok(PublicKey {
             ctx: self.ctx.clone(),
             seed,
@@ -129,22 +126,15 @@ impl SecretKey {
             .iter()
             .map(|&s| rotation_element(&self.ctx, s))
             .collect::<Result<Vec<_>>>()?;
-        elements.retain(|&g| g != 1);
         if conjugate {
             elements.push(conjugation_element(&self.ctx));
         }
-        let mut rng = Prng::from_os()?;
-        let mut keys = BTreeMap::new();
-        for g in elements {
-            if let std::collections::btree_map::Entry::Vacant(slot) = keys.entry(g) {
-                slot.insert(KeySwitchKey::galois(
-                    self.ctx.key_switch(),
-                    &self.secret,
-                    g,
-                    &mut rng,
-                )?);
-            }
-        }
+        let keys = KeySwitchKey::galois_set(
+            self.ctx.key_switch(),
+            &self.secret,
+            &elements,
+            &mut Prng::from_os()?,
+        )?;
         Ok(GaloisKeys {
             ctx: self.ctx.clone(),
             keys,

@@ -24,6 +24,7 @@
 //! ||E||_inf <= N B_e sum_j Q_j / (2P) + (1 + ||s||_1) / 2
 //! where B_e bounds the key errors ([`KeySwitchContext::noise_bound`]).
 
+use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -94,6 +95,25 @@ impl SecretKey {
     /// ||s||_1, the sum of |s_i|.
     pub fn l1_norm(&self) -> u64 {
         self.coeffs.iter().map(|c| c.unsigned_abs()).sum()
+    }
+
+    /// An RLWE public key in `basis`, NTT form: (b, a) = (e - a s, a) with
+    /// a uniform from a fresh seed (returned, so that a can be regenerated)
+    /// and e from `noise`.
+    pub fn public_key(
+        &self,
+        basis: &Arc<RnsBasis>,
+        noise: NoiseDistribution,
+        rng: &mut Prng,
+    ) -> Result<(Seed, Poly, Poly)> {
+        let seed = rng.gen_seed();
+        let a = sample_uniform(basis, Representation::Ntt, &mut Prng::from_seed(seed));
+        let e = Zeroizing::new(noise.sample(self.n(), rng)?);
+        let mut b = Poly::from_signed(basis, &e, Representation::Ntt)?;
+        let mut a_s = a.mul(&*self.to_poly(basis, Representation::Ntt)?)?;
+        b.sub_assign(&a_s)?;
+        a_s.zeroize();
+        Ok((seed, b, a))
     }
 
     /// s in `basis`, in representation `repr` (zeroized when dropped).
@@ -555,6 +575,23 @@ impl KeySwitchKey {
         let s = sk.to_poly(&ctx.qp, Representation::Ntt)?;
         let sg = Zeroizing::new(s.automorphism(g)?);
         KeySwitchKey::generate(ctx, &sg, sk, rng)
+    }
+
+    /// Galois keys for every distinct element of `elements` (the identity
+    /// 1 left out), by element.
+    pub fn galois_set(
+        ctx: &KeySwitchContext,
+        sk: &SecretKey,
+        elements: &[usize],
+        rng: &mut Prng,
+    ) -> Result<BTreeMap<usize, KeySwitchKey>> {
+        let mut keys = BTreeMap::new();
+        for &g in elements.iter().filter(|&&g| g != 1) {
+            if let std::collections::btree_map::Entry::Vacant(slot) = keys.entry(g) {
+                slot.insert(KeySwitchKey::galois(ctx, sk, g, rng)?);
+            }
+        }
+        Ok(keys)
     }
 
     /// The seed of the uniform halves.
