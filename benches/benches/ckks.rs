@@ -2,7 +2,7 @@
 //! decrypt, the multiply pipeline (fused and step by step), one rotation,
 //! eight hoisted rotations, the 64-slot sum, the 64-dimensional dot product,
 //! x^2, and the dense layer 64 -> 4, at N = 8192 ({50, 40, 40} + 50), and the
-//! pipeline at N = 16384.
+//! pipeline at N = 16384 (same shape, and the depth-7 named set).
 //!
 //! Run: `RAYON_NUM_THREADS=1 cargo bench -p triskel-benches --bench ckks --
 //! --warm-up-time 1 --measurement-time 3`
@@ -90,6 +90,9 @@ fn pipeline(c: &mut Criterion, params: CkksParameters, all: bool) {
 
 fn ckks(c: &mut Criterion) {
     pipeline(c, CkksParameters::n8192(), true);
+    // The same {50, 40, 40} + 50 shape at N = 16384, and the depth-7 named set.
+    let shallow = CkksParameters::new("ckks-n16384-d2", 16384, &[50, 40, 40], &[50], 40, 3);
+    pipeline(c, shallow, false);
     pipeline(c, CkksParameters::n16384(), false);
 }
 
