@@ -1,9 +1,11 @@
+#![no_main]
 //! Every CKKS loader on arbitrary bytes: parameters, keys and ciphertexts
 //! must load or return an error, never panic, hang or allocate without bound.
-//! The first byte picks the loader; a loaded ciphertext is also decrypted
-//! and rescaled, so that metadata the loader accepted is exercised.
-
-#![no_main]
+//! The first byte picks the loader. An accepted ciphertext re-encodes to bytes
+//! that load to the same ciphertext, and is decrypted, added to itself and
+//! rescaled, so that the metadata the loader accepted is exercised.
+//! (Self-contained fixture; needs `triskel-ckks` in fuzz/Cargo.toml and a
+//! `[[bin]]` entry named `ckks_objects`.)
 
 use std::sync::{Arc, OnceLock};
 
@@ -43,10 +45,17 @@ fuzz_target!(|data: &[u8]| {
             let _ = GaloisKeys::from_bytes(bytes, ctx);
         }
         _ => {
-            if let Ok(ct) = Ciphertext::from_bytes(bytes, ctx) {
-                let _ = sk.decrypt_real(&ct);
-                let _ = ct.rescale();
+            let Ok(ct) = Ciphertext::from_bytes(bytes, ctx) else {
+                return;
+            };
+            let encoded = ct.to_bytes();
+            let again = Ciphertext::from_bytes(&encoded, ctx).expect("re-encoded ciphertext loads");
+            assert_eq!(again.to_bytes(), encoded, "ciphertext encoding round-trips");
+            let _ = sk.decrypt_real(&ct);
+            if let Ok(sum) = ct.add(&ct) {
+                let _ = sk.decrypt_real(&sum);
             }
+            let _ = ct.rescale();
         }
     }
 });
