@@ -104,6 +104,12 @@ impl CkksParameters {
         log_scale: u32,
         integer_bits: u32,
     ) -> Result<CkksParameters> {
+        if depth >= 64 || log_scale > 61 || integer_bits > 61 {
+            return Err(Error::InvalidParameters(format!(
+                "depth {depth}, log_scale {log_scale}, integer_bits {integer_bits}: \
+                 at most 63 levels and 61-bit primes"
+            )));
+        }
         let first = log_scale + integer_bits;
         let mut q_bits = vec![first];
         q_bits.extend(std::iter::repeat(log_scale).take(depth));

@@ -57,6 +57,11 @@ impl ChebyshevPolynomial {
         b: f64,
         degree: usize,
     ) -> Result<ChebyshevPolynomial> {
+        if degree > MAX_DEGREE {
+            return Err(Error::Encoding(format!(
+                "degree {degree} is above {MAX_DEGREE}"
+            )));
+        }
         let n = degree + 1;
         let nodes: Vec<f64> = (0..n)
             .map(|j| (std::f64::consts::PI * (j as f64 + 0.5) / n as f64).cos())

@@ -337,6 +337,8 @@ fn parameters_are_checked() {
         CkksParameters::for_depth(8192, 5, 40, 10),
         Err(Error::Insecure { .. })
     ));
+    assert!(CkksParameters::for_depth(8192, usize::MAX, 40, 10).is_err());
+    assert!(CkksParameters::for_depth(8192, 2, u32::MAX, u32::MAX).is_err());
     let d = CkksParameters::for_depth(16384, 6, 45, 5).unwrap();
     assert_eq!(d.max_level(), 6);
     assert!(CkksParameters::new("x", 8192, &[40, 40], &[50], 40, 1)
@@ -520,6 +522,8 @@ fn chebyshev_evaluation_matches_the_plaintext_polynomial() {
     ));
     assert!(ChebyshevPolynomial::new(vec![1.0; 65], -1.0, 1.0).is_err());
     assert!(ChebyshevPolynomial::new(vec![1.0], 1.0, 1.0).is_err());
+    assert!(ChebyshevPolynomial::sigmoid(-1.0, 1.0, usize::MAX).is_err());
+    assert!(ChebyshevPolynomial::tanh(-1.0, 1.0, 64).is_err());
 }
 
 #[test]
