@@ -2,13 +2,14 @@
 //!
 //! This crate is the public face of the project. Today it offers the kernel
 //! layer ([`kernels`]: NTT and modular vector arithmetic with run-time backend
-//! dispatch), the BFV engine ([`bfv`]), attestation of results with three
+//! dispatch), the BFV engine ([`bfv`]), the CKKS engine ([`ckks`]), attestation of results with three
 //! post-quantum signature families ([`attest`]) and the measurement helpers
-//! behind `triskel bench`. The CKKS and TFHE engines and the router that picks
+//! behind `triskel bench`. The TFHE engine and the router that picks
 //! an engine per operation are not built yet.
 
 pub use triskel_attest as attest;
 pub use triskel_bfv as bfv;
+pub use triskel_ckks as ckks;
 pub use triskel_kernels as kernels;
 
 pub mod measure;

@@ -47,7 +47,7 @@ fn bench_kernels_json_has_the_documented_shape() {
 #[test]
 fn bad_input_is_a_clear_error() {
     type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
-    let cases: [Case; 5] = [
+    let cases: [Case; 6] = [
         (&["bench", "kernels", "--n", "1000"], &[], "power of two"),
         (
             &["bench", "kernels", "--backend", "sse9"],
@@ -69,10 +69,51 @@ fn bad_input_is_a_clear_error() {
             &[],
             "no workload named",
         ),
+        (
+            &[
+                "bench",
+                "workloads",
+                "--only",
+                "ckks.rotate",
+                "--threads",
+                "0",
+            ],
+            &[],
+            "--threads must be at least 1",
+        ),
     ];
     for (args, env, message) in cases {
         let (ok, _, err) = triskel(args, env);
         assert!(!ok, "{args:?} should fail");
         assert!(err.contains(message), "{args:?}: {err}");
     }
+}
+
+#[test]
+fn ckks_workload_json_is_verified_and_threads_report_throughput() {
+    let (ok, out, err) = triskel(
+        &[
+            "bench",
+            "workloads",
+            "--only",
+            "ckks.poly_x2",
+            "--json",
+            "--threads",
+            "2",
+        ],
+        &[],
+    );
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("one JSON object");
+    assert_eq!(v["threads"], 2);
+    let w = &v["workloads"][0];
+    assert_eq!(w["name"], "ckks.poly_x2");
+    assert_eq!(w["engine"], "ckks");
+    assert_eq!(w["verified"], true);
+    let err = w["max_abs_error"].as_f64().unwrap();
+    assert!(err > 0.0 && err <= 2e-6, "max_abs_error {err}");
+    for stage in ["encode", "encrypt", "compute", "decrypt", "total"] {
+        assert!(w["median_us"][stage].as_f64().unwrap() > 0.0, "{stage}");
+    }
+    assert!(w["workloads_per_second"].as_f64().unwrap() > 0.0);
 }

@@ -1,13 +1,14 @@
 //! The BFV context: everything derived from a parameter set, computed once
 //! and shared (through `Arc`) by keys, plaintexts and ciphertexts.
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
 use num_bigint::BigUint;
 use num_traits::ToPrimitive;
 use triskel_kernels::{ntt_primes, Modulus, NttPlan};
-use triskel_ring::{BaseConverter, DivRound, KeySwitchContext, NoiseDistribution, RnsBasis};
+use triskel_ring::{
+    allocate_primes, BaseConverter, DivRound, KeySwitchContext, NoiseDistribution, RnsBasis,
+};
 
 use crate::error::{Error, Result};
 use crate::params::BfvParameters;
@@ -67,28 +68,6 @@ impl std::fmt::Debug for BfvContext {
             .field("p", &self.key_switch.p().primes())
             .finish_non_exhaustive()
     }
-}
-
-/// Distinct NTT-friendly primes for n with the given bit sizes, in order:
-/// the largest primes of each size, handed out in turn.
-fn allocate_primes(n: usize, bits: &[u32]) -> Result<Vec<u64>> {
-    let mut counts = BTreeMap::new();
-    for &b in bits {
-        *counts.entry(b).or_insert(0usize) += 1;
-    }
-    let mut pools = BTreeMap::new();
-    for (&b, &count) in &counts {
-        pools.insert(b, ntt_primes(b, n, count)?.into_iter());
-    }
-    Ok(bits
-        .iter()
-        .map(|b| {
-            pools
-                .get_mut(b)
-                .and_then(Iterator::next)
-                .expect("pool sized by counts")
-        })
-        .collect())
 }
 
 fn product(primes: &[u64]) -> BigUint {

@@ -3,25 +3,7 @@
 
 use crate::error::{Error, Result};
 
-/// Largest log2(QP) for 128-bit classical security with a ternary secret and
-/// error sigma = 3.2, per ring degree (HomomorphicEncryption.org security
-/// standard, Albrecht et al. 2018, table 1, "classical, uniform ternary").
-pub const HE_STANDARD_128: [(usize, u32); 6] = [
-    (1024, 27),
-    (2048, 54),
-    (4096, 109),
-    (8192, 218),
-    (16384, 438),
-    (32768, 881),
-];
-
-/// The largest log2(QP) with 128-bit security at ring degree n, if tabulated.
-pub fn max_log_qp_128(n: usize) -> Option<u32> {
-    HE_STANDARD_128
-        .iter()
-        .find(|&&(d, _)| d == n)
-        .map(|&(_, b)| b)
-}
+pub use triskel_ring::{max_log_qp_128, HE_STANDARD_128};
 
 /// The most primes (Q and P together) a set may have, even an insecure one:
 /// secure sets need far fewer (at most 45 of 20 bits or more at n = 32768),

@@ -1,5 +1,6 @@
 //! RNS bases: ordered sets of NTT-friendly primes with their plans and CRT constants.
 
+use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -231,4 +232,26 @@ pub fn digit_ranges(k: usize, dnum: usize) -> Result<Vec<Range<usize>>> {
         .step_by(alpha)
         .map(|s| s..(s + alpha).min(k))
         .collect())
+}
+
+/// Distinct NTT-friendly primes for ring degree n with the given bit sizes,
+/// in order: the largest primes of each size, handed out in turn (so a
+/// parameter set described by bit sizes always gets the same primes).
+pub fn allocate_primes(n: usize, bits: &[u32]) -> Result<Vec<u64>> {
+    let mut counts = BTreeMap::new();
+    for &b in bits {
+        *counts.entry(b).or_insert(0usize) += 1;
+    }
+    let mut pools = BTreeMap::new();
+    for (&b, &count) in &counts {
+        pools.insert(b, triskel_kernels::ntt_primes(b, n, count)?.into_iter());
+    }
+    bits.iter()
+        .map(|b| {
+            pools
+                .get_mut(b)
+                .and_then(Iterator::next)
+                .map_or_else(|| invalid("prime pool exhausted"), Ok)
+        })
+        .collect()
 }

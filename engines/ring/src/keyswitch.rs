@@ -24,6 +24,7 @@
 //! ||E||_inf <= N B_e sum_j Q_j / (2P) + (1 + ||s||_1) / 2
 //! where B_e bounds the key errors ([`KeySwitchContext::noise_bound`]).
 
+use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::Arc;
 
@@ -34,7 +35,7 @@ use crate::basis::{digit_ranges, RnsBasis};
 use crate::conversion::{BaseConverter, DivRound};
 use crate::error::{invalid, Error, Result};
 use crate::par;
-use crate::poly::{same_basis, Poly, Representation};
+use crate::poly::{cached_galois_permutation, same_basis, Poly, Representation};
 use crate::sampling::{
     sample_ternary, sample_ternary_hw, sample_uniform, NoiseDistribution, Prng, Seed,
 };
@@ -94,6 +95,25 @@ impl SecretKey {
     /// ||s||_1, the sum of |s_i|.
     pub fn l1_norm(&self) -> u64 {
         self.coeffs.iter().map(|c| c.unsigned_abs()).sum()
+    }
+
+    /// An RLWE public key in `basis`, NTT form: (b, a) = (e - a s, a) with
+    /// a uniform from a fresh seed (returned, so that a can be regenerated)
+    /// and e from `noise`.
+    pub fn public_key(
+        &self,
+        basis: &Arc<RnsBasis>,
+        noise: NoiseDistribution,
+        rng: &mut Prng,
+    ) -> Result<(Seed, Poly, Poly)> {
+        let seed = rng.gen_seed();
+        let a = sample_uniform(basis, Representation::Ntt, &mut Prng::from_seed(seed));
+        let e = Zeroizing::new(noise.sample(self.n(), rng)?);
+        let mut b = Poly::from_signed(basis, &e, Representation::Ntt)?;
+        let mut a_s = a.mul(&*self.to_poly(basis, Representation::Ntt)?)?;
+        b.sub_assign(&a_s)?;
+        a_s.zeroize();
+        Ok((seed, b, a))
     }
 
     /// s in `basis`, in representation `repr` (zeroized when dropped).
@@ -221,16 +241,30 @@ impl KeySwitchContext {
     /// representation) and a key for s' -> s, returns (u0, u1) in Q_l, NTT
     /// form, with u0 + u1 s = c s' + E, ||E||_inf <= [`noise_bound`](Self::noise_bound).
     pub fn switch(&self, key: &KeySwitchKey, c: &Poly) -> Result<(Poly, Poly)> {
-        let belongs = key
-            .b
-            .iter()
-            .chain(&key.a)
-            .all(|p| same_basis(p.basis(), &self.qp));
-        if !belongs || key.b.len() != self.digits.len() || key.a.len() != key.b.len() {
-            return invalid("key-switching key does not belong to this context");
-        }
+        self.switch_decomposed(key, &self.decompose(c)?, None)
+    }
+
+    /// [`switch`](Self::switch) of c(X^g) (with `galois = Some(g)`) or of c
+    /// itself, from c's [`Decomposition`]: the ModUp is done once and shared
+    /// by every switch of c and of its automorphic images (hoisting).
+    pub fn switch_decomposed(
+        &self,
+        key: &KeySwitchKey,
+        dec: &Decomposition,
+        galois: Option<usize>,
+    ) -> Result<(Poly, Poly)> {
+        let (t, mut acc0, mut acc1) = self.inner_product_raw(key, dec, galois)?;
+        Ok((
+            self.mod_down_raw(t, &mut acc0)?,
+            self.mod_down_raw(t, &mut acc1)?,
+        ))
+    }
+
+    /// Step 1 of the module documentation (ModUp): for c in a prefix Q_l of
+    /// Q (any representation), the digits d_j in Q_l P, NTT form.
+    pub fn decompose(&self, c: &Poly) -> Result<Decomposition> {
         let t = self.level(c)?;
-        let (n, ql, kq) = (self.q.n(), c.basis().len(), self.q.len());
+        let (n, ql) = (self.q.n(), c.basis().len());
         let lp = t.qp.len();
         // c in both representations (one transform of a copy).
         let mut other = Scratch::copy_of(c.data());
@@ -243,49 +277,188 @@ impl KeySwitchContext {
             true => (c.data(), &other),
             false => (&other, c.data()),
         };
+        let mut digits = Vec::with_capacity(t.digits.len());
+        let mut ext = Scratch::zeroed(lp * n);
+        for (range, complement, conv) in &t.digits {
+            // d_j is c itself (NTT form) on the digit's own primes and the
+            // exact extension of [c]_{Q_j}, then NTT, on the complement,
+            // whose limb i sits at i (before the digit) or i - width (after).
+            let ext = &mut ext[..complement.len() * n];
+            conv.convert_raw(&c_coef[range.start * n..range.end * n], ext, true)?;
+            let mut d = Scratch::zeroed(lp * n);
+            par::try_limbs(&mut d, n, |i, l| {
+                if range.contains(&i) {
+                    l.copy_from_slice(&c_ntt[i * n..(i + 1) * n]);
+                    return Ok(());
+                }
+                let o = if i < range.start { i } else { i - range.len() };
+                l.copy_from_slice(&ext[o * n..(o + 1) * n]);
+                Ok(t.qp.plan(complement[o]).forward(l)?)
+            })?;
+            digits.push(d);
+        }
+        Ok(Decomposition { ql, digits })
+    }
+
+    /// Step 2 of the module documentation: sum_j d_j (b_j, a_j) in Q_l P
+    /// (NTT form), with every d_j first mapped by X -> X^g when `galois` is
+    /// `Some(g)` (then the key must be the Galois key of g). ModDown
+    /// ([`mod_down`](Self::mod_down)) of both halves finishes the switch;
+    /// a caller may instead add P x to them and divide by P and more primes
+    /// at once (CKKS fuses ModDown with rescaling this way).
+    pub fn inner_product(
+        &self,
+        key: &KeySwitchKey,
+        dec: &Decomposition,
+        galois: Option<usize>,
+    ) -> Result<(Poly, Poly)> {
+        let (t, acc0, acc1) = self.inner_product_raw(key, dec, galois)?;
+        Ok((
+            Poly::from_raw(&t.qp, Representation::Ntt, acc0.to_vec()),
+            Poly::from_raw(&t.qp, Representation::Ntt, acc1.to_vec()),
+        ))
+    }
+
+    /// [`inner_product`](Self::inner_product) into pooled buffers, with the
+    /// level's tables.
+    fn inner_product_raw(
+        &self,
+        key: &KeySwitchKey,
+        dec: &Decomposition,
+        galois: Option<usize>,
+    ) -> Result<(&LevelTables, Scratch, Scratch)> {
+        let belongs = key
+            .b
+            .iter()
+            .chain(&key.a)
+            .all(|p| same_basis(p.basis(), &self.qp));
+        if !belongs || key.b.len() != self.digits.len() || key.a.len() != key.b.len() {
+            return invalid("key-switching key does not belong to this context");
+        }
+        let t = self
+            .levels
+            .get(dec.ql.wrapping_sub(1))
+            .ok_or(Error::BasisMismatch)?;
+        let (n, ql, kq) = (self.q.n(), dec.ql, self.q.len());
+        let lp = t.qp.len();
         // Limb i of Q_l P is limb key_idx(i) of the key (in Q P).
         let key_idx = |i: usize| if i < ql { i } else { kq + i - ql };
-        let mut acc0 = vec![0u64; lp * n];
-        let mut acc1 = vec![0u64; lp * n];
-        // ModUp's extension, then ModDown's scratch.
-        let mut buf = Scratch::zeroed(lp.max(ql) * n);
-        for (j, (range, complement, conv)) in t.digits.iter().enumerate() {
-            // ModUp: d_j is c itself (NTT form) on the digit's own primes and
-            // the exact extension of [c]_{Q_j}, then NTT, on the complement,
-            // whose limb i sits at i (before the digit) or i - width (after).
-            let ext = &mut buf[..complement.len() * n];
-            let digit_limbs = range.start * n..range.end * n;
-            conv.convert_raw(&c_coef[digit_limbs], ext, true)?;
-            par::try_limbs(ext, n, |o, l| Ok(t.qp.plan(complement[o]).forward(l)?))?;
-            let ext = &*ext;
-            let d_j = |i: usize| -> &[u64] {
-                if range.contains(&i) {
-                    &c_ntt[i * n..(i + 1) * n]
-                } else {
-                    let o = if i < range.start { i } else { i - range.len() };
-                    &ext[o * n..(o + 1) * n]
+        let perm = match galois {
+            Some(g) if g % 2 == 0 => return invalid(format!("Galois element {g} must be odd")),
+            Some(g) => Some(cached_galois_permutation(n, g)?),
+            None => None,
+        };
+        let mut acc0 = Scratch::zeroed(lp * n);
+        let mut acc1 = Scratch::zeroed(lp * n);
+        let mut permuted = Scratch::zeroed(if perm.is_some() { lp * n } else { 0 });
+        for (j, digit) in dec.digits.iter().enumerate() {
+            let d_j: &[u64] = match &perm {
+                Some(perm) => {
+                    par::limbs(&mut permuted, n, |i, l| {
+                        let src = &digit[i * n..(i + 1) * n];
+                        l.iter_mut()
+                            .zip(perm.iter())
+                            .for_each(|(o, &p)| *o = src[p as usize]);
+                    });
+                    &permuted
                 }
+                None => &digit[..],
             };
-            // Inner product with (b_j, a_j).
             for (acc, key_poly) in [(&mut acc0, &key.b[j]), (&mut acc1, &key.a[j])] {
                 par::try_limbs(acc, n, |i, l| {
                     let ki = key_idx(i);
                     let kl = &key_poly.data()[ki * n..(ki + 1) * n];
-                    Ok(k::mul_acc(t.qp.modulus(i), l, d_j(i), kl)?)
+                    Ok(k::mul_acc(
+                        t.qp.modulus(i),
+                        l,
+                        &d_j[i * n..(i + 1) * n],
+                        kl,
+                    )?)
                 })?;
             }
         }
-        // ModDown: round(acc / P) in Q_l.
-        for acc in [&mut acc0, &mut acc1] {
-            let (keep, drop) = acc.split_at_mut(ql * n);
-            t.mod_down
-                .apply_raw_in_place(keep, true, drop, true, &mut buf)?;
-            acc.truncate(ql * n);
+        Ok((t, acc0, acc1))
+    }
+
+    /// Step 3 of the module documentation (ModDown): round(x / P) in Q_l for
+    /// x in Q_l P, NTT form in and out.
+    pub fn mod_down(&self, x: &Poly) -> Result<Poly> {
+        let kp = self.p.len();
+        let ql = x.basis().len().wrapping_sub(kp);
+        let t = match self.levels.get(ql.wrapping_sub(1)) {
+            Some(t) if same_basis(&t.qp, x.basis()) => t,
+            _ => return Err(Error::BasisMismatch),
+        };
+        x.expect_representation(Representation::Ntt)?;
+        self.mod_down_raw(t, &mut Scratch::copy_of(x.data()))
+    }
+
+    /// ModDown of raw limbs of Q_l P (NTT form; overwritten) into a fresh
+    /// polynomial of Q_l.
+    fn mod_down_raw(&self, t: &LevelTables, x: &mut [u64]) -> Result<Poly> {
+        let split = t.q.len() * self.q.n();
+        let (keep, drop) = x.split_at_mut(split);
+        let mut out = keep.to_vec();
+        let mut buf = Scratch::zeroed(split);
+        t.mod_down
+            .apply_raw_in_place(&mut out, true, drop, true, &mut buf)?;
+        Ok(Poly::from_raw(&t.q, Representation::Ntt, out))
+    }
+
+    /// The basis Q_l P of the level with `ql` primes (that of
+    /// [`inner_product`](Self::inner_product)'s results).
+    pub fn level_qp(&self, ql: usize) -> Result<&Arc<RnsBasis>> {
+        self.levels
+            .get(ql.wrapping_sub(1))
+            .map(|t| &t.qp)
+            .ok_or_else(|| Error::InvalidParameter(format!("no level with {ql} primes")))
+    }
+
+    /// x += P y for x in Q_l P and y in Q_l, both in NTT form (P y is 0
+    /// modulo P, so only the Q_l limbs change). Lets a caller add y to a
+    /// switch result before dividing by P (and possibly more primes) once.
+    pub fn add_scaled_by_p(&self, x: &mut Poly, y: &Poly) -> Result<()> {
+        let ql = y.basis().len();
+        let qp = self.level_qp(ql)?;
+        if !same_basis(x.basis(), qp) || !same_basis(y.basis(), &self.levels[ql - 1].q) {
+            return Err(Error::BasisMismatch);
         }
-        Ok((
-            Poly::from_raw(&t.q, Representation::Ntt, acc0),
-            Poly::from_raw(&t.q, Representation::Ntt, acc1),
-        ))
+        x.expect_representation(Representation::Ntt)?;
+        y.expect_representation(Representation::Ntt)?;
+        let n = self.q.n();
+        let p = &self.p;
+        par::try_limbs(&mut x.data_mut()[..ql * n], n, |i, l| {
+            let m = qp.modulus(i);
+            let mut t = Scratch::zeroed(n);
+            k::mul_scalar(m, &mut t, y.limb(i), p.product_mod(m))?;
+            Ok(k::add_assign(m, l, &t)?)
+        })
+    }
+}
+
+/// The ModUp of one polynomial c at a level (Q_l): its digits d_j in Q_l P,
+/// NTT form ([`KeySwitchContext::decompose`]). Computed once, it serves the
+/// switches of c and of every c(X^g) (hoisted rotations).
+pub struct Decomposition {
+    ql: usize,
+    /// Pooled buffers: hoisting makes one per rotation batch, and fresh
+    /// allocations of this size page-fault.
+    digits: Vec<Scratch>,
+}
+
+impl std::fmt::Debug for Decomposition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Decomposition")
+            .field("ql", &self.ql)
+            .field("digits", &self.digits.len())
+            .finish()
+    }
+}
+
+impl Decomposition {
+    /// Number of primes of the level it was made at.
+    pub fn level_primes(&self) -> usize {
+        self.ql
     }
 }
 
@@ -402,6 +575,23 @@ impl KeySwitchKey {
         let s = sk.to_poly(&ctx.qp, Representation::Ntt)?;
         let sg = Zeroizing::new(s.automorphism(g)?);
         KeySwitchKey::generate(ctx, &sg, sk, rng)
+    }
+
+    /// Galois keys for every distinct element of `elements` (the identity
+    /// 1 left out), by element.
+    pub fn galois_set(
+        ctx: &KeySwitchContext,
+        sk: &SecretKey,
+        elements: &[usize],
+        rng: &mut Prng,
+    ) -> Result<BTreeMap<usize, KeySwitchKey>> {
+        let mut keys = BTreeMap::new();
+        for &g in elements.iter().filter(|&&g| g != 1) {
+            if let std::collections::btree_map::Entry::Vacant(slot) = keys.entry(g) {
+                slot.insert(KeySwitchKey::galois(ctx, sk, g, rng)?);
+            }
+        }
+        Ok(keys)
     }
 
     /// The seed of the uniform halves.

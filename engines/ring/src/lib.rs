@@ -28,13 +28,15 @@ mod par;
 mod poly;
 pub mod sampling;
 mod scratch;
+mod security;
 mod serialize;
 
-pub use basis::{digit_ranges, RnsBasis, MAX_PRIMES};
+pub use basis::{allocate_primes, digit_ranges, RnsBasis, MAX_PRIMES};
 pub use conversion::{BaseConverter, DivRound};
 pub use error::{Error, Result};
-pub use keyswitch::{KeySwitchContext, KeySwitchKey, SecretDistribution, SecretKey};
+pub use keyswitch::{Decomposition, KeySwitchContext, KeySwitchKey, SecretDistribution, SecretKey};
 pub use par::PARALLEL_MIN_VALUES;
 pub use poly::{galois_element, galois_permutation, Poly, Representation};
 pub use sampling::{NoiseDistribution, Prng, Seed};
-pub use serialize::{Reader, FORMAT_VERSION};
+pub use security::{max_log_qp_128, HE_STANDARD_128};
+pub use serialize::{read_header, write_blob, write_header, Reader, FORMAT_VERSION};

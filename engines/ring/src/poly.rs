@@ -431,7 +431,7 @@ pub fn galois_permutation(n: usize, g: usize) -> Result<Vec<usize>> {
 type PermutationCache = Mutex<HashMap<(usize, usize), Arc<[u32]>>>;
 
 /// [`galois_permutation`] as u32 indices, computed once per (n, g mod 2n).
-fn cached_galois_permutation(n: usize, g: usize) -> Result<Arc<[u32]>> {
+pub(crate) fn cached_galois_permutation(n: usize, g: usize) -> Result<Arc<[u32]>> {
     static CACHE: OnceLock<PermutationCache> = OnceLock::new();
     let key = (n, g % (2 * n));
     let cache = CACHE.get_or_init(Default::default);

@@ -12,7 +12,7 @@ use std::cell::RefCell;
 use std::ops::{Deref, DerefMut};
 
 /// At most this many idle buffers are kept per thread.
-const POOL_SIZE: usize = 8;
+const POOL_SIZE: usize = 12;
 
 thread_local! {
     /// Idle buffers; every element of each is 0.

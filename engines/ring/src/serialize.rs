@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use crate::basis::RnsBasis;
 use crate::error::{Error, Result};
-use crate::keyswitch::{key_uniform_part, KeySwitchContext, KeySwitchKey};
+use crate::keyswitch::{key_uniform_part, KeySwitchContext, KeySwitchKey, SecretKey};
 use crate::poly::{Poly, Representation};
 
 const MAGIC: &[u8; 4] = b"TRKR";
@@ -83,25 +83,76 @@ impl<'a> Reader<'a> {
     }
 }
 
-fn write_header(out: &mut Vec<u8>, kind: u8) {
-    out.extend_from_slice(MAGIC);
-    out.push(FORMAT_VERSION);
+fn write_ring_header(out: &mut Vec<u8>, kind: u8) {
+    write_header(out, MAGIC, FORMAT_VERSION, kind);
+}
+
+fn read_ring_header(r: &mut Reader<'_>, kind: u8) -> Result<()> {
+    read_header(r, MAGIC, FORMAT_VERSION, kind)
+}
+
+/// Appends an object header: a 4-byte magic naming the format (one per
+/// crate), its version and the object's kind. Shared by the engines' formats.
+pub fn write_header(out: &mut Vec<u8>, magic: &[u8; 4], version: u8, kind: u8) {
+    out.extend_from_slice(magic);
+    out.push(version);
     out.push(kind);
 }
 
-fn read_header(r: &mut Reader<'_>, kind: u8) -> Result<()> {
-    if r.take(4)? != MAGIC {
-        return malformed("bad magic: not triskel ring data");
+/// Reads a header of [`write_header`], which must match exactly.
+pub fn read_header(r: &mut Reader<'_>, magic: &[u8; 4], version: u8, kind: u8) -> Result<()> {
+    let got = r.take(4)?;
+    if got != magic {
+        return malformed(format!(
+            "bad magic {:?}: not {} data",
+            String::from_utf8_lossy(got),
+            String::from_utf8_lossy(magic)
+        ));
     }
-    let version = r.u8()?;
-    if version != FORMAT_VERSION {
-        return Err(Error::UnsupportedVersion(version));
+    let v = r.u8()?;
+    if v != version {
+        return Err(Error::UnsupportedVersion(v));
     }
     let got = r.u8()?;
     if got != kind {
         return malformed(format!("object kind {got} found, {kind} expected"));
     }
     Ok(())
+}
+
+/// Appends a u32 length and the bytes (an embedded object).
+pub fn write_blob(out: &mut Vec<u8>, blob: &[u8]) {
+    out.extend_from_slice(&(blob.len() as u32).to_le_bytes());
+    out.extend_from_slice(blob);
+}
+
+impl Reader<'_> {
+    /// A blob of [`write_blob`].
+    pub fn blob(&mut self) -> Result<&[u8]> {
+        let len = self.u32()? as usize;
+        self.take(len)
+    }
+}
+
+impl SecretKey {
+    /// Appends the coefficients as one signed byte each (a ternary secret).
+    pub fn write_ternary(&self, out: &mut Vec<u8>) {
+        out.extend(self.coeffs().iter().map(|&c| c as i8 as u8));
+    }
+
+    /// Reads n coefficients of [`write_ternary`](Self::write_ternary); each
+    /// must be -1, 0 or 1.
+    pub fn read_ternary(r: &mut Reader<'_>, n: usize) -> Result<SecretKey> {
+        let coeffs = r
+            .take(n)?
+            .iter()
+            .map(|&b| match b as i8 {
+                c @ -1..=1 => Ok(c as i64),
+                c => malformed(format!("secret coefficient {c} is not ternary")),
+            })
+            .collect::<Result<Vec<_>>>()?;
+        SecretKey::from_coeffs(coeffs)
+    }
 }
 
 impl Poly {
@@ -156,7 +207,7 @@ impl Poly {
     /// Versioned bytes of the polynomial.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        write_header(&mut out, KIND_POLY);
+        write_ring_header(&mut out, KIND_POLY);
         self.write_body(&mut out);
         out
     }
@@ -164,7 +215,7 @@ impl Poly {
     /// Loads [`Poly::to_bytes`] output, which must be in exactly `basis`.
     pub fn from_bytes(bytes: &[u8], basis: &Arc<RnsBasis>) -> Result<Poly> {
         let mut r = Reader::new(bytes);
-        read_header(&mut r, KIND_POLY)?;
+        read_ring_header(&mut r, KIND_POLY)?;
         let p = Poly::read_body(&mut r, basis)?;
         r.finish()?;
         Ok(p)
@@ -175,7 +226,7 @@ impl KeySwitchKey {
     /// Versioned, seed-compressed bytes: the b_j and the seed of the a_j.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        write_header(&mut out, KIND_KEY);
+        write_ring_header(&mut out, KIND_KEY);
         out.extend_from_slice(&(self.b.len() as u32).to_le_bytes());
         out.extend_from_slice(&self.seed);
         for b in &self.b {
@@ -188,7 +239,7 @@ impl KeySwitchKey {
     /// digit count must match), regenerating the a_j from the seed.
     pub fn from_bytes(bytes: &[u8], ctx: &KeySwitchContext) -> Result<KeySwitchKey> {
         let mut r = Reader::new(bytes);
-        read_header(&mut r, KIND_KEY)?;
+        read_ring_header(&mut r, KIND_KEY)?;
         let digits = r.u32()? as usize;
         if digits != ctx.digits().len() {
             return malformed(format!(

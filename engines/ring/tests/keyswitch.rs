@@ -117,3 +117,51 @@ fn foreign_keys_and_levels_are_errors() {
     assert!(ctx.switch(&good, &wrong).is_err());
     assert!(format!("{sk:?}").len() < 40);
 }
+
+#[test]
+fn hoisted_switches_equal_plain_ones() {
+    let mut rng = Prng::from_seed([15; 32]);
+    let ctx = context(2);
+    let sk = SecretKey::generate(N, SecretDistribution::Ternary, &mut rng).unwrap();
+    for ql in [4, 2] {
+        let basis = ctx.q().sub_basis(0..ql).unwrap();
+        let c = sample_uniform(&basis, Representation::Ntt, &mut rng);
+        let dec = ctx.decompose(&c).unwrap();
+        assert_eq!(dec.level_primes(), ql);
+        for g in [5usize, 25, 2 * N - 1] {
+            let key = KeySwitchKey::galois(&ctx, &sk, g, &mut rng).unwrap();
+            let plain = ctx.switch(&key, &c.automorphism(g).unwrap()).unwrap();
+            let hoisted = ctx.switch_decomposed(&key, &dec, Some(g)).unwrap();
+            assert_eq!(plain, hoisted, "g = {g}, ql = {ql}");
+        }
+        assert!(ctx
+            .switch_decomposed(
+                &KeySwitchKey::galois(&ctx, &sk, 5, &mut rng).unwrap(),
+                &dec,
+                Some(4)
+            )
+            .is_err());
+    }
+}
+
+#[test]
+fn adding_p_y_before_mod_down_adds_y() {
+    let mut rng = Prng::from_seed([16; 32]);
+    let ctx = context(2);
+    let sk = SecretKey::generate(N, SecretDistribution::Ternary, &mut rng).unwrap();
+    let rlk = KeySwitchKey::relinearization(&ctx, &sk, &mut rng).unwrap();
+    let c = sample_uniform(ctx.q(), Representation::Ntt, &mut rng);
+    let y = sample_uniform(ctx.q(), Representation::Ntt, &mut rng);
+    let (mut x0, _) = ctx
+        .inner_product(&rlk, &ctx.decompose(&c).unwrap(), None)
+        .unwrap();
+    let plain = ctx.mod_down(&x0).unwrap().add(&y).unwrap();
+    ctx.add_scaled_by_p(&mut x0, &y).unwrap();
+    assert_eq!(ctx.mod_down(&x0).unwrap(), plain);
+    assert!(ctx
+        .add_scaled_by_p(
+            &mut x0,
+            &c.restrict(&ctx.q().sub_basis(0..2).unwrap()).unwrap()
+        )
+        .is_err());
+}

@@ -32,6 +32,10 @@ pub enum BenchCommand {
         /// Only the workload with this name.
         #[arg(long)]
         only: Option<String>,
+        /// Run K copies of each workload at the same time and report
+        /// workloads per second (each copy single-threaded).
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
         /// Print one JSON object (the format of DESIGN.md, "Bench output").
         #[arg(long)]
         json: bool,
@@ -46,7 +50,11 @@ pub fn run(cmd: BenchCommand) -> CliResult {
             backend,
             json,
         } => bench_kernels(n, bits, backend.as_deref(), json),
-        BenchCommand::Workloads { only, json } => workloads::bench(only.as_deref(), json),
+        BenchCommand::Workloads {
+            only,
+            json,
+            threads,
+        } => workloads::bench(only.as_deref(), json, threads),
     }
 }
 

@@ -124,5 +124,6 @@ fn report(
         max_abs_error,
         verified: max_abs_error == 0.0,
         matches_per_second: None,
+        workloads_per_second: None,
     }
 }

@@ -8,6 +8,7 @@ use triskel::measure::median_ns;
 
 use super::bench::sample_residues;
 use super::bfv_workloads;
+use super::ckks_workloads;
 use super::workloads::print_workload;
 use super::CliResult;
 
@@ -58,7 +59,79 @@ fn bfv_demo() -> CliResult {
         return Err("multiply + relinearize decrypted a wrong product".into());
     }
     println!();
-    noise_demo()
+    noise_demo()?;
+    println!();
+    ckks_demo()
+}
+
+/// The CKKS engine: encoder precision, the activation approximations, and
+/// every CKKS workload with its error against float64.
+fn ckks_demo() -> CliResult {
+    use triskel::ckks::{ChebyshevPolynomial, CkksContext, CkksParameters, Complex, Plaintext};
+    println!("CKKS encoder round trip (all n/2 complex slots, scale 2^40):");
+    for params in [CkksParameters::n8192(), CkksParameters::n16384()] {
+        let ctx = CkksContext::new(params)?;
+        let v: Vec<Complex> = (0..ctx.slots())
+            .map(|i| Complex::new((i as f64 * 0.37).sin(), (i as f64 * 0.11).cos()))
+            .collect();
+        let got = Plaintext::encode(&ctx, &v, 0, ctx.default_scale())?.decode()?;
+        let err = got
+            .iter()
+            .zip(&v)
+            .map(|(a, b)| (*a - *b).abs())
+            .fold(0.0, f64::max);
+        println!(
+            "  n = {:>5}: max error {err:.2e} ({:.1} bits)",
+            ctx.n(),
+            -err.log2()
+        );
+    }
+    println!("CKKS activations (Chebyshev interpolants; error against the function, 10^4 points):");
+    let sigmoid = |x: f64| 1.0 / (1.0 + (-x).exp());
+    for (name, p, f) in [
+        (
+            "sigmoid [-8, 8] deg 7 ",
+            ChebyshevPolynomial::sigmoid(-8.0, 8.0, 7)?,
+            &sigmoid as &dyn Fn(f64) -> f64,
+        ),
+        (
+            "sigmoid [-8, 8] deg 15",
+            ChebyshevPolynomial::sigmoid(-8.0, 8.0, 15)?,
+            &sigmoid,
+        ),
+        (
+            "tanh    [-4, 4] deg 15",
+            ChebyshevPolynomial::tanh(-4.0, 4.0, 15)?,
+            &f64::tanh,
+        ),
+        (
+            "relu    [-1, 1] deg 31",
+            ChebyshevPolynomial::relu(-1.0, 1.0, 31)?,
+            &|x: f64| x.max(0.0),
+        ),
+    ] {
+        println!(
+            "  {name}: max error {:.2e}, depth {}",
+            p.max_error(f, 10_000),
+            p.depth()
+        );
+    }
+    println!(
+        "CKKS workloads (error against float64; verified when <= {:.0e}):",
+        ckks_workloads::ERROR_BOUND
+    );
+    for w in super::workloads::all()
+        .iter()
+        .filter(|w| w.name.starts_with("ckks."))
+    {
+        let report = (w.run)()?;
+        print!("  ");
+        print_workload(&report);
+        if !report.verified {
+            return Err(format!("{} decrypted a result beyond the error bound", w.name).into());
+        }
+    }
+    Ok(())
 }
 
 /// Noise budget (measured with the secret key, and the ciphertext's own

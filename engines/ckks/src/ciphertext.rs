@@ -1,0 +1,527 @@
+//! Ciphertexts and homomorphic operations.
+//!
+//! A ciphertext at level l is (c0, c1[, c2]) in R_{Q_l}, NTT form, with
+//! c0 + c1 s (+ c2 s^2) = round(scale * m) + e (mod Q_l); it carries its level
+//! and its scale (an f64 tracked exactly as operations multiply and divide
+//! it).
+//!
+//! Matching: binary operations bring the operand at the higher level down to
+//! the other's level and scale ([`Ciphertext::adjust`]): dropping primes when
+//! the scales already agree, otherwise multiplying by the integer
+//! round(target * q / scale) and rescaling by q, which lands on the target
+//! scale within a relative 2^-40. Two scales "agree" when they differ by a
+//! relative 2^-30 or less (the error this lets through is below 1e-9 of the
+//! values). At equal levels with different scales there is nothing to trade
+//! and the operation returns [`Error::ScaleMismatch`].
+//!
+//! Every result's scale is checked against the level's limit Q_l / 4
+//! ([`CkksContext::max_scale`]): [`Error::ScaleOverflow`] instead of garbage.
+
+use std::sync::Arc;
+
+use triskel_ring::{Poly, Seed};
+
+use crate::context::CkksContext;
+use crate::error::{Error, Result};
+use crate::keys::{
+    check_same_context, conjugation_element, rotation_element, GaloisKeys, RelinKey,
+};
+use crate::plaintext::{check_scale, reduce_i128, Plaintext};
+
+/// Largest relative difference of two scales treated as equal.
+const SCALE_TOLERANCE: f64 = 1.0 / (1u64 << 30) as f64;
+
+/// A CKKS ciphertext (see the module documentation).
+#[derive(Clone, Debug)]
+pub struct Ciphertext {
+    pub(crate) ctx: Arc<CkksContext>,
+    pub(crate) polys: Vec<Poly>,
+    pub(crate) level: usize,
+    pub(crate) scale: f64,
+    /// For a fresh symmetric encryption, the seed c1 was drawn from.
+    pub(crate) seed: Option<Seed>,
+}
+
+/// True when two scales agree within [`SCALE_TOLERANCE`].
+fn same_scale(a: f64, b: f64) -> bool {
+    (a / b - 1.0).abs() <= SCALE_TOLERANCE
+}
+
+impl Ciphertext {
+    pub(crate) fn new(
+        ctx: &Arc<CkksContext>,
+        polys: Vec<Poly>,
+        level: usize,
+        scale: f64,
+        seed: Option<Seed>,
+    ) -> Ciphertext {
+        Ciphertext {
+            ctx: ctx.clone(),
+            polys,
+            level,
+            scale,
+            seed,
+        }
+    }
+
+    /// A result of an operation, with its scale checked.
+    fn derived(&self, polys: Vec<Poly>, level: usize, scale: f64) -> Result<Ciphertext> {
+        check_scale(&self.ctx, level, scale)?;
+        Ok(Ciphertext::new(&self.ctx, polys, level, scale, None))
+    }
+
+    /// The level: number of ciphertext primes - 1.
+    pub fn level(&self) -> usize {
+        self.level
+    }
+
+    /// The scale.
+    pub fn scale(&self) -> f64 {
+        self.scale
+    }
+
+    /// Number of components (2, or 3 after a multiplication before relinearization).
+    pub fn size(&self) -> usize {
+        self.polys.len()
+    }
+
+    /// The parameters this ciphertext belongs to.
+    pub fn context(&self) -> &Arc<CkksContext> {
+        &self.ctx
+    }
+
+    fn expect_size(&self, expected: usize) -> Result<()> {
+        if self.polys.len() != expected {
+            return Err(Error::CiphertextSize {
+                expected,
+                got: self.polys.len(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The same ciphertext with the primes above `level` dropped (scale unchanged).
+    pub fn drop_to_level(&self, level: usize) -> Result<Ciphertext> {
+        if level > self.level {
+            return Err(Error::LevelMismatch {
+                left: self.level,
+                right: level,
+            });
+        }
+        if level == self.level {
+            return Ok(self.clone());
+        }
+        let basis = &self.ctx.level(level)?.basis;
+        let polys = self
+            .polys
+            .iter()
+            .map(|p| p.restrict(basis))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        Ok(Ciphertext::new(&self.ctx, polys, level, self.scale, None))
+    }
+
+    /// The same values at a lower or equal `level` with (within a relative
+    /// 2^-40) the given `scale` (module documentation).
+    pub fn adjust(&self, level: usize, scale: f64) -> Result<Ciphertext> {
+        let mismatch = || Error::ScaleMismatch {
+            left_log2: self.scale.log2(),
+            right_log2: scale.log2(),
+        };
+        if same_scale(self.scale, scale) || level > self.level {
+            return self.drop_to_level(level);
+        }
+        if level == self.level {
+            return Err(mismatch());
+        }
+        let above = self.drop_to_level(level + 1)?;
+        let q = self.ctx.prime(level + 1)? as f64;
+        let factor = (scale * q / self.scale).round();
+        if !(1.0..(1u64 << 62) as f64).contains(&factor) {
+            return Err(mismatch());
+        }
+        let mut polys = above.polys.clone();
+        for p in &mut polys {
+            p.mul_small_assign(factor as i64)?;
+        }
+        above
+            .derived(polys, level + 1, self.scale * factor)?
+            .rescale()
+    }
+
+    /// Both operands at one level and scale (the lower level wins).
+    fn matched(&self, other: &Ciphertext) -> Result<(Ciphertext, Ciphertext)> {
+        check_same_context(&self.ctx, &other.ctx)?;
+        if self.level > other.level {
+            Ok((self.adjust(other.level, other.scale)?, other.clone()))
+        } else if other.level > self.level {
+            Ok((self.clone(), other.adjust(self.level, self.scale)?))
+        } else if same_scale(self.scale, other.scale) {
+            Ok((self.clone(), other.clone()))
+        } else {
+            Err(Error::ScaleMismatch {
+                left_log2: self.scale.log2(),
+                right_log2: other.scale.log2(),
+            })
+        }
+    }
+
+    fn combine(
+        &self,
+        other: &Ciphertext,
+        f: impl Fn(&mut Poly, &Poly) -> triskel_ring::Result<()>,
+    ) -> Result<Ciphertext> {
+        let (mut a, b) = self.matched(other)?;
+        if b.polys.len() > a.polys.len() {
+            let extra = b.polys[a.polys.len()..].iter().map(|p| {
+                let mut z = p.clone();
+                z.data_mut().fill(0);
+                z
+            });
+            a.polys.extend(extra.collect::<Vec<_>>());
+        }
+        for (x, y) in a.polys.iter_mut().zip(&b.polys) {
+            f(x, y)?;
+        }
+        a.seed = None;
+        Ok(a)
+    }
+
+    /// self + other (levels and scales matched automatically).
+    pub fn add(&self, other: &Ciphertext) -> Result<Ciphertext> {
+        self.combine(other, Poly::add_assign)
+    }
+
+    /// self - other (levels and scales matched automatically).
+    pub fn sub(&self, other: &Ciphertext) -> Result<Ciphertext> {
+        self.combine(other, Poly::sub_assign)
+    }
+
+    /// -self.
+    pub fn neg(&self) -> Result<Ciphertext> {
+        let polys = self
+            .polys
+            .iter()
+            .map(Poly::neg)
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        self.derived(polys, self.level, self.scale)
+    }
+
+    /// The plaintext at this ciphertext's level (it must not be below it) and
+    /// scale (within the tolerance), for additions.
+    fn plain_for_add(&self, pt: &Plaintext) -> Result<Poly> {
+        check_same_context(&self.ctx, &pt.ctx)?;
+        if pt.level < self.level {
+            return Err(Error::LevelMismatch {
+                left: self.level,
+                right: pt.level,
+            });
+        }
+        if !same_scale(self.scale, pt.scale) {
+            return Err(Error::ScaleMismatch {
+                left_log2: self.scale.log2(),
+                right_log2: pt.scale.log2(),
+            });
+        }
+        Ok(pt.poly.restrict(&self.ctx.level(self.level)?.basis)?)
+    }
+
+    /// self + pt (same scale; the plaintext at this level or above).
+    pub fn add_plain(&self, pt: &Plaintext) -> Result<Ciphertext> {
+        let p = self.plain_for_add(pt)?;
+        let mut polys = self.polys.clone();
+        polys[0].add_assign(&p)?;
+        self.derived(polys, self.level, self.scale)
+    }
+
+    /// self - pt (same scale; the plaintext at this level or above).
+    pub fn sub_plain(&self, pt: &Plaintext) -> Result<Ciphertext> {
+        let p = self.plain_for_add(pt)?;
+        let mut polys = self.polys.clone();
+        polys[0].sub_assign(&p)?;
+        self.derived(polys, self.level, self.scale)
+    }
+
+    /// self * pt, scale multiplied (rescale afterwards). The plaintext must be
+    /// at this level or above.
+    pub fn mul_plain(&self, pt: &Plaintext) -> Result<Ciphertext> {
+        check_same_context(&self.ctx, &pt.ctx)?;
+        if pt.level < self.level {
+            return Err(Error::LevelMismatch {
+                left: self.level,
+                right: pt.level,
+            });
+        }
+        let p = pt.poly.restrict(&self.ctx.level(self.level)?.basis)?;
+        let polys = self
+            .polys
+            .iter()
+            .map(|c| c.mul(&p))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        self.derived(polys, self.level, self.scale * pt.scale)
+    }
+
+    /// self + c for a real constant c (added to every slot).
+    pub fn add_const(&self, c: f64) -> Result<Ciphertext> {
+        let v = (c * self.scale).round();
+        if !v.is_finite() || v.abs() >= 2f64.powi(120) {
+            return Err(Error::Encoding(format!("constant {c} is too large")));
+        }
+        // A constant polynomial is the same value in every NTT slot.
+        let mut polys = self.polys.clone();
+        let basis = polys[0].basis().clone();
+        let n = basis.n();
+        for (i, limb) in polys[0].data_mut().chunks_mut(n).enumerate() {
+            let m = basis.modulus(i);
+            let r = reduce_i128(m, v as i128);
+            limb.iter_mut().for_each(|x| *x = m.add_mod(*x, r));
+        }
+        self.derived(polys, self.level, self.scale)
+    }
+
+    /// self * round(c * const_scale): every slot times c, scale multiplied by
+    /// `const_scale` (rescale afterwards).
+    pub fn mul_const(&self, c: f64, const_scale: f64) -> Result<Ciphertext> {
+        let v = (c * const_scale).round();
+        if !v.is_finite() || v.abs() >= 2f64.powi(62) {
+            return Err(Error::Encoding(format!(
+                "constant {c} at scale 2^{:.1} does not fit 62 bits",
+                const_scale.log2()
+            )));
+        }
+        let mut polys = self.polys.clone();
+        for p in &mut polys {
+            p.mul_small_assign(v as i64)?;
+        }
+        self.derived(polys, self.level, self.scale * const_scale)
+    }
+
+    /// self * c then rescale, with c encoded at scale q_l so that the result
+    /// keeps this ciphertext's scale exactly (one level used).
+    pub fn mul_const_rescale(&self, c: f64) -> Result<Ciphertext> {
+        if self.level == 0 {
+            return Err(Error::LowestLevel);
+        }
+        let q = self.ctx.prime(self.level)? as f64;
+        self.mul_const(c, q)?.rescale()
+    }
+
+    /// self * k for an integer k: exact, no level used.
+    pub fn mul_int(&self, k: i64) -> Result<Ciphertext> {
+        let mut polys = self.polys.clone();
+        for p in &mut polys {
+            p.mul_small_assign(k)?;
+        }
+        self.derived(polys, self.level, self.scale)
+    }
+
+    /// The tensor product (d0, d1, d2) = (a0 b0, a0 b1 + a1 b0, a1 b1) of two
+    /// size-2 ciphertexts brought to the lower of their levels (scales need
+    /// not agree: they multiply).
+    fn tensor(&self, other: &Ciphertext) -> Result<(Ciphertext, [Poly; 3])> {
+        self.expect_size(2)?;
+        other.expect_size(2)?;
+        check_same_context(&self.ctx, &other.ctx)?;
+        let level = self.level.min(other.level);
+        let (a, b) = (self.drop_to_level(level)?, other.drop_to_level(level)?);
+        let d0 = a.polys[0].mul(&b.polys[0])?;
+        let mut d1 = a.polys[0].mul(&b.polys[1])?;
+        d1.mul_acc(&a.polys[1], &b.polys[0])?;
+        let d2 = a.polys[1].mul(&b.polys[1])?;
+        Ok((a, [d0, d1, d2]))
+    }
+
+    /// self * other without relinearization (3 components, scale multiplied).
+    pub fn mul(&self, other: &Ciphertext) -> Result<Ciphertext> {
+        let (a, d) = self.tensor(other)?;
+        self.derived(d.into(), a.level, a.scale * other.scale)
+    }
+
+    /// Back to 2 components with the relinearization key.
+    pub fn relinearize(&self, rk: &RelinKey) -> Result<Ciphertext> {
+        check_same_context(&self.ctx, &rk.ctx)?;
+        self.expect_size(3)?;
+        let (u0, u1) = self.ctx.key_switch().switch(&rk.key, &self.polys[2])?;
+        let polys = vec![self.polys[0].add(&u0)?, self.polys[1].add(&u1)?];
+        self.derived(polys, self.level, self.scale)
+    }
+
+    /// Divides by the last prime q_l: level l - 1, scale / q_l.
+    pub fn rescale(&self) -> Result<Ciphertext> {
+        let lv = self.ctx.level(self.level)?;
+        let div = lv.rescale.as_ref().ok_or(Error::LowestLevel)?;
+        let q = self.ctx.prime(self.level)? as f64;
+        let polys = self
+            .polys
+            .iter()
+            .map(|p| div.apply_joined(p))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        self.derived(polys, self.level - 1, self.scale / q)
+    }
+
+    /// The fused pipeline multiply -> relinearize -> rescale, all in NTT
+    /// form: the relinearization's ModDown by P and the rescale by q_l are one
+    /// division by q_l P of (P d0 + u0', P d1 + u1') in Q_l P, which saves
+    /// the transforms of a separate ModDown.
+    pub fn mul_relin_rescale(&self, other: &Ciphertext, rk: &RelinKey) -> Result<Ciphertext> {
+        check_same_context(&self.ctx, &rk.ctx)?;
+        let (a, [d0, d1, d2]) = self.tensor(other)?;
+        let lv = self.ctx.level(a.level)?;
+        let div = lv.mod_down_rescale.as_ref().ok_or(Error::LowestLevel)?;
+        let ks = self.ctx.key_switch();
+        let (mut x0, mut x1) = ks.inner_product(&rk.key, &ks.decompose(&d2)?, None)?;
+        ks.add_scaled_by_p(&mut x0, &d0)?;
+        ks.add_scaled_by_p(&mut x1, &d1)?;
+        let q = self.ctx.prime(a.level)? as f64;
+        let polys = vec![div.apply_joined(&x0)?, div.apply_joined(&x1)?];
+        self.derived(polys, a.level - 1, a.scale * other.scale / q)
+    }
+
+    /// self^2 -> relinearize -> rescale (the fused pipeline).
+    pub fn square_relin_rescale(&self, rk: &RelinKey) -> Result<Ciphertext> {
+        self.mul_relin_rescale(self, rk)
+    }
+
+    /// X -> X^g followed by the key switch back to s, with key `g`.
+    fn apply_galois(&self, g: usize, keys: &GaloisKeys) -> Result<Ciphertext> {
+        self.expect_size(2)?;
+        let key = keys
+            .get(g)
+            .ok_or_else(|| Error::MissingKey(format!("Galois key for element {g}")))?;
+        let c1 = self.polys[1].automorphism(g)?;
+        let (u0, u1) = self.ctx.key_switch().switch(key, &c1)?;
+        let mut c0 = self.polys[0].automorphism(g)?;
+        c0.add_assign(&u0)?;
+        self.derived(vec![c0, u1], self.level, self.scale)
+    }
+
+    /// Rotates the slots left by `step` (right when negative). Uses the key
+    /// of the step when present, otherwise a signed power-of-two
+    /// decomposition of the step over the keys present; an error names the
+    /// first missing key.
+    pub fn rotate(&self, step: i64, keys: &GaloisKeys) -> Result<Ciphertext> {
+        check_same_context(&self.ctx, &keys.ctx)?;
+        let slots = self.ctx.slots() as i64;
+        let step = step.rem_euclid(slots);
+        if step == 0 {
+            return Ok(self.clone());
+        }
+        let g = rotation_element(&self.ctx, step)?;
+        if keys.get(g).is_some() {
+            return self.apply_galois(g, keys);
+        }
+        // Candidates: the non-adjacent forms of the two signed
+        // representatives of the step, and its plain binary form; the one
+        // with fewest terms whose keys all exist wins.
+        let binary: Vec<i64> = (0..63)
+            .map(|b| 1i64 << b)
+            .filter(|b| step & b != 0)
+            .collect();
+        let mut best: Option<Vec<i64>> = None;
+        for terms in [signed_binary(step), signed_binary(step - slots), binary] {
+            let available = terms
+                .iter()
+                .all(|&t| rotation_element(&self.ctx, t).is_ok_and(|g| keys.get(g).is_some()));
+            if available && best.as_ref().map_or(true, |b| terms.len() < b.len()) {
+                best = Some(terms);
+            }
+        }
+        let terms = best.ok_or_else(|| {
+            Error::MissingKey(format!(
+                "Galois key for a rotation by {step}, directly or by signed powers of two"
+            ))
+        })?;
+        let mut ct = self.clone();
+        for t in terms {
+            ct = ct.apply_galois(rotation_element(&self.ctx, t)?, keys)?;
+        }
+        Ok(ct)
+    }
+
+    /// Conjugates every slot.
+    pub fn conjugate(&self, keys: &GaloisKeys) -> Result<Ciphertext> {
+        check_same_context(&self.ctx, &keys.ctx)?;
+        self.apply_galois(conjugation_element(&self.ctx), keys)
+    }
+
+    /// Rotations by each of `steps` sharing one ModUp of c1 (hoisting): each
+    /// costs an inner product and a ModDown only. Every step needs its own
+    /// key (no power-of-two fallback); step 0 returns a copy.
+    pub fn rotate_hoisted(&self, steps: &[i64], keys: &GaloisKeys) -> Result<Vec<Ciphertext>> {
+        check_same_context(&self.ctx, &keys.ctx)?;
+        self.expect_size(2)?;
+        let ks = self.ctx.key_switch();
+        let slots = self.ctx.slots() as i64;
+        let mut dec = None;
+        steps
+            .iter()
+            .map(|&step| {
+                if step.rem_euclid(slots) == 0 {
+                    return Ok(self.clone());
+                }
+                let g = rotation_element(&self.ctx, step)?;
+                let key = keys.get(g).ok_or_else(|| {
+                    Error::MissingKey(format!("Galois key for a rotation by {step}"))
+                })?;
+                if dec.is_none() {
+                    dec = Some(ks.decompose(&self.polys[1])?);
+                }
+                let dec = dec.as_ref().ok_or(Error::LowestLevel)?;
+                let (u0, u1) = ks.switch_decomposed(key, dec, Some(g))?;
+                let mut c0 = self.polys[0].automorphism(g)?;
+                c0.add_assign(&u0)?;
+                self.derived(vec![c0, u1], self.level, self.scale)
+            })
+            .collect()
+    }
+
+    /// Slot i receives sum_{k < width} slot (i + k) (indices mod n/2), by a
+    /// tree of log2(width) rotations; `width` a power of two.
+    pub fn slot_sum(&self, width: usize, keys: &GaloisKeys) -> Result<Ciphertext> {
+        if !width.is_power_of_two() || width > self.ctx.slots() {
+            return Err(Error::Encoding(format!(
+                "slot sum width {width} is not a power of two up to {}",
+                self.ctx.slots()
+            )));
+        }
+        let mut acc = self.clone();
+        let mut shift = 1;
+        while shift < width {
+            acc = acc.add(&acc.rotate(shift as i64, keys)?)?;
+            shift *= 2;
+        }
+        Ok(acc)
+    }
+}
+
+/// The non-adjacent form of s: signed powers of two summing to s, fewest
+/// non-zero terms.
+fn signed_binary(mut s: i64) -> Vec<i64> {
+    let mut terms = Vec::new();
+    let mut bit = 1i64;
+    while s != 0 {
+        if s & 1 != 0 {
+            // s mod 4 = 1 -> +1, 3 -> -1
+            let d = 2 - s.rem_euclid(4);
+            terms.push(d * bit);
+            s -= d;
+        }
+        s /= 2;
+        bit *= 2;
+    }
+    terms
+}
+
+#[cfg(test)]
+mod tests {
+    use super::signed_binary;
+
+    #[test]
+    fn signed_binary_sums_back() {
+        for s in -300i64..300 {
+            let t = signed_binary(s);
+            assert_eq!(t.iter().sum::<i64>(), s);
+            assert!(t.iter().all(|x| x.unsigned_abs().is_power_of_two()));
+        }
+        assert_eq!(signed_binary(7), vec![-1, 8]);
+    }
+}

@@ -1,0 +1,211 @@
+//! The CKKS context: everything derived from a parameter set, computed once
+//! and shared (through `Arc`) by keys, plaintexts and ciphertexts.
+
+use std::sync::Arc;
+
+use triskel_kernels as kernels;
+use triskel_ring::{
+    allocate_primes, DivRound, KeySwitchContext, NoiseDistribution, Poly, RnsBasis,
+};
+
+use crate::encoder::Encoder;
+use crate::error::{Error, Result};
+use crate::params::CkksParameters;
+
+/// Precomputed parameters of one CKKS instance.
+pub struct CkksContext {
+    params: CkksParameters,
+    levels: Vec<Level>,
+    key_switch: KeySwitchContext,
+    pub(crate) encoder: Encoder,
+    noise: NoiseDistribution,
+}
+
+/// The tables of one level: the first `level + 1` primes of Q.
+pub(crate) struct Level {
+    pub basis: Arc<RnsBasis>,
+    /// round(x / q_l) into the level below (none at level 0).
+    pub rescale: Option<DivRound>,
+    /// round(x / (q_l P)) from Q_l P into the level below: ModDown and
+    /// rescale in one division (none at level 0).
+    pub mod_down_rescale: Option<DivRound>,
+    /// Exact centered CRT: (Q/q_i) mod 2^128, Q mod 2^128 and 1/q_i.
+    qhat_wrapped: Vec<u128>,
+    q_wrapped: u128,
+    inv_q: Vec<f64>,
+    pub log2_q: f64,
+}
+
+impl std::fmt::Debug for CkksContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CkksContext")
+            .field("params", &self.params)
+            .field("q", &self.q_primes())
+            .field("p", &self.key_switch.p().primes())
+            .finish_non_exhaustive()
+    }
+}
+
+impl CkksContext {
+    /// Validates the parameters (including 128-bit security, unless allowed
+    /// otherwise) and precomputes everything.
+    pub fn new(params: CkksParameters) -> Result<Arc<CkksContext>> {
+        params.validate()?;
+        let n = params.n;
+        let all_bits: Vec<u32> = params
+            .q_bits
+            .iter()
+            .chain(&params.p_bits)
+            .copied()
+            .collect();
+        let primes = allocate_primes(n, &all_bits)?;
+        let (q_primes, p_primes) = primes.split_at(params.q_bits.len());
+        let q = RnsBasis::new(n, q_primes)?;
+        let p = RnsBasis::new(n, p_primes)?;
+        let noise = NoiseDistribution::default();
+        let key_switch = KeySwitchContext::new(&q, &p, params.dnum, noise)?;
+        let levels = (1..=q.len())
+            .map(|len| Level::new(&q, &p, len))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Arc::new(CkksContext {
+            encoder: Encoder::new(n),
+            params,
+            levels,
+            key_switch,
+            noise,
+        }))
+    }
+
+    /// The parameter set.
+    pub fn params(&self) -> &CkksParameters {
+        &self.params
+    }
+
+    /// Ring degree n.
+    pub fn n(&self) -> usize {
+        self.params.n
+    }
+
+    /// Number of complex slots, n / 2.
+    pub fn slots(&self) -> usize {
+        self.params.n / 2
+    }
+
+    /// The default scale 2^log_scale.
+    pub fn default_scale(&self) -> f64 {
+        2f64.powi(self.params.log_scale as i32)
+    }
+
+    /// The ciphertext primes q_0..q_L.
+    pub fn q_primes(&self) -> Vec<u64> {
+        self.key_switch.q().primes()
+    }
+
+    /// The special (key-switching) primes.
+    pub fn p_primes(&self) -> Vec<u64> {
+        self.key_switch.p().primes()
+    }
+
+    /// log2(Q P), the figure the security standard bounds.
+    pub fn log2_qp(&self) -> f64 {
+        self.key_switch.qp().log2_product()
+    }
+
+    /// The highest level L (fresh ciphertexts).
+    pub fn max_level(&self) -> usize {
+        self.levels.len() - 1
+    }
+
+    /// The prime q_l dropped by rescaling at level l.
+    pub fn prime(&self, level: usize) -> Result<u64> {
+        Ok(self.level(level)?.basis.modulus(level).value())
+    }
+
+    /// The largest scale a value may have at `level`: Q_l / 4, so that a
+    /// message of magnitude below 1 still decrypts (values of magnitude up
+    /// to M need a scale below Q_l / (4 M)).
+    pub fn max_scale(&self, level: usize) -> Result<f64> {
+        Ok((self.level(level)?.log2_q - 2.0).exp2())
+    }
+
+    pub(crate) fn level(&self, level: usize) -> Result<&Level> {
+        self.levels
+            .get(level)
+            .ok_or(Error::InvalidParameters(format!(
+                "level {level} does not exist (max {})",
+                self.max_level()
+            )))
+    }
+
+    pub(crate) fn key_switch(&self) -> &KeySwitchContext {
+        &self.key_switch
+    }
+
+    pub(crate) fn noise(&self) -> NoiseDistribution {
+        self.noise
+    }
+}
+
+impl Level {
+    fn new(q: &Arc<RnsBasis>, p: &Arc<RnsBasis>, len: usize) -> Result<Level> {
+        let basis = q.sub_basis(0..len)?;
+        let primes = basis.primes();
+        let wrapped = |skip: Option<usize>| {
+            primes
+                .iter()
+                .enumerate()
+                .filter(|&(i, _)| Some(i) != skip)
+                .fold(1u128, |acc, (_, &q)| acc.wrapping_mul(q as u128))
+        };
+        let (rescale, mod_down_rescale) = if len > 1 {
+            let below = basis.drop_last()?;
+            let dropped = basis.sub_basis(len - 1..len)?.concat(p)?;
+            (
+                Some(DivRound::by_last_prime(&basis)?),
+                Some(DivRound::new(&below, &dropped)?),
+            )
+        } else {
+            (None, None)
+        };
+        Ok(Level {
+            qhat_wrapped: (0..len).map(|i| wrapped(Some(i))).collect(),
+            q_wrapped: wrapped(None),
+            inv_q: primes.iter().map(|&q| 1.0 / q as f64).collect(),
+            log2_q: basis.log2_product(),
+            rescale,
+            mod_down_rescale,
+            basis,
+        })
+    }
+
+    /// The centered integer of every coefficient of x (coefficient form, in
+    /// this level's basis), as f64.
+    ///
+    /// With y_i = [x_i (Q/q_i)^-1]_{q_i} and v = round(sum_i y_i / q_i), the
+    /// centered value is sum_i y_i (Q/q_i) - v Q, computed modulo 2^128: exact
+    /// whenever it lies within +-2^127 (any decryptable message), and v is
+    /// exact unless x / Q is within k 2^-52 of 1/2 (no room for a message).
+    pub fn centered_coefficients(&self, x: &Poly) -> Result<Vec<f64>> {
+        let n = self.basis.n();
+        let mut acc = vec![0u128; n];
+        let mut frac = vec![0f64; n];
+        let mut y = vec![0u64; n];
+        for i in 0..self.basis.len() {
+            let m = self.basis.modulus(i);
+            kernels::mul_scalar(m, &mut y, x.limb(i), self.basis.qhat_inv(i))?;
+            let (w, inv) = (self.qhat_wrapped[i], self.inv_q[i]);
+            for ((a, f), &yj) in acc.iter_mut().zip(frac.iter_mut()).zip(&y) {
+                *a = a.wrapping_add((yj as u128).wrapping_mul(w));
+                *f += yj as f64 * inv;
+            }
+        }
+        Ok(acc
+            .iter()
+            .zip(&frac)
+            .map(|(&a, &f)| {
+                let v = f.round() as u128;
+                a.wrapping_sub(v.wrapping_mul(self.q_wrapped)) as i128 as f64
+            })
+            .collect())
+    }
+}

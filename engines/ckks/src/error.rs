@@ -1,0 +1,120 @@
+//! The error type of the CKKS engine.
+
+use std::fmt;
+
+/// Everything that can go wrong in the CKKS engine.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Error {
+    /// An error from the ring layer (basis or representation mismatch, ...).
+    Ring(triskel_ring::Error),
+    /// An error from the kernel layer (modulus, sizes).
+    Kernel(triskel_kernels::Error),
+    /// The parameter set is invalid; the message says which field and why.
+    InvalidParameters(String),
+    /// The parameter set is below 128-bit security and was not explicitly allowed.
+    Insecure {
+        /// Ring degree.
+        n: usize,
+        /// log2(QP) of the set (from the prime sizes).
+        log_qp: u32,
+        /// The 128-bit limit for n (0 when n is not tabulated).
+        max_log_qp: u32,
+    },
+    /// Operands were made under different parameter sets.
+    ParameterMismatch,
+    /// Operands are at levels that cannot be matched (the message says why).
+    LevelMismatch {
+        /// Level of the first operand.
+        left: usize,
+        /// Level of the second operand.
+        right: usize,
+    },
+    /// Operands have different scales at the same level: adding them would
+    /// return garbage, and matching them would need a level neither has.
+    ScaleMismatch {
+        /// log2 of the first operand's scale.
+        left_log2: f64,
+        /// log2 of the second operand's scale.
+        right_log2: f64,
+    },
+    /// The result's scale would leave no room for the message in Q_l.
+    ScaleOverflow {
+        /// log2 of the scale the operation would produce.
+        scale_log2: f64,
+        /// log2 of the largest scale the level allows.
+        max_log2: f64,
+    },
+    /// An operation needs a key that was not generated or given.
+    MissingKey(String),
+    /// Values do not fit the encoding (too many, not finite, too large).
+    Encoding(String),
+    /// The ciphertext has the wrong number of components for the operation.
+    CiphertextSize {
+        /// Components required.
+        expected: usize,
+        /// Components given.
+        got: usize,
+    },
+    /// The ciphertext is already at the lowest level: nothing left to rescale by.
+    LowestLevel,
+    /// Serialized bytes are malformed; the message says where.
+    Malformed(String),
+}
+
+/// Result of CKKS operations.
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl From<triskel_ring::Error> for Error {
+    fn from(e: triskel_ring::Error) -> Self {
+        match e {
+            triskel_ring::Error::Malformed(m) => Error::Malformed(m),
+            other => Error::Ring(other),
+        }
+    }
+}
+
+impl From<triskel_kernels::Error> for Error {
+    fn from(e: triskel_kernels::Error) -> Self {
+        Error::Kernel(e)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Ring(e) => write!(f, "ring layer: {e}"),
+            Error::Kernel(e) => write!(f, "kernels: {e}"),
+            Error::InvalidParameters(m) => write!(f, "invalid CKKS parameters: {m}"),
+            Error::Insecure { n, log_qp, max_log_qp } => write!(
+                f,
+                "parameters are below 128-bit security: log2(QP) = {log_qp} exceeds {max_log_qp} \
+                 for n = {n} (HomomorphicEncryption.org standard)"
+            ),
+            Error::ParameterMismatch => {
+                write!(f, "operands belong to different CKKS parameter sets")
+            }
+            Error::LevelMismatch { left, right } => write!(
+                f,
+                "operands are at levels {left} and {right}, which cannot be matched"
+            ),
+            Error::ScaleMismatch { left_log2, right_log2 } => write!(
+                f,
+                "operands have scales 2^{left_log2:.6} and 2^{right_log2:.6} at the same level; \
+                 rescale or adjust one first"
+            ),
+            Error::ScaleOverflow { scale_log2, max_log2 } => write!(
+                f,
+                "the result's scale 2^{scale_log2:.2} exceeds the level's limit 2^{max_log2:.2}; rescale first"
+            ),
+            Error::MissingKey(k) => write!(f, "missing key: {k}"),
+            Error::Encoding(m) => write!(f, "encoding: {m}"),
+            Error::CiphertextSize { expected, got } => {
+                write!(f, "ciphertext has {got} components, {expected} expected")
+            }
+            Error::LowestLevel => write!(f, "the ciphertext is already at the lowest level"),
+            Error::Malformed(m) => write!(f, "malformed CKKS data: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}

@@ -1,0 +1,249 @@
+//! Keys, encryption and decryption.
+//!
+//! ```text
+//! public key  (b, a) = (-(a s) + e, a),  a uniform (from a seed)
+//! public      c = (b u + e0 + m, a u + e1),  u ternary, e0, e1 Gaussian
+//! symmetric   c = (-(a s) + e + m, a),       a uniform from a fresh seed
+//! decryption  m' = c0 + c1 s  (mod Q_l), decoded with the ciphertext's scale
+//! ```
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use triskel_ring::sampling::{sample_ternary, sample_uniform};
+use triskel_ring::{
+    galois_element, KeySwitchKey, Poly, Prng, Representation, SecretDistribution,
+    SecretKey as RingSecret, Seed,
+};
+use zeroize::Zeroizing;
+
+use crate::ciphertext::Ciphertext;
+use crate::context::CkksContext;
+use crate::error::{Error, Result};
+use crate::plaintext::Plaintext;
+
+/// The secret key s (uniform ternary). Zeroized on drop; never printed.
+pub struct SecretKey {
+    pub(crate) ctx: Arc<CkksContext>,
+    pub(crate) secret: RingSecret,
+    /// s in NTT form over the full Q (restricted per level when used).
+    s_ntt: Zeroizing<Poly>,
+}
+
+impl std::fmt::Debug for SecretKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SecretKey { .. }")
+    }
+}
+
+/// The public key (b, a) = (-(a s) + e, a), NTT form.
+#[derive(Clone, Debug)]
+pub struct PublicKey {
+    pub(crate) ctx: Arc<CkksContext>,
+    pub(crate) seed: Seed,
+    pub(crate) b: Poly,
+    pub(crate) a: Poly,
+}
+
+/// The relinearization key (s^2 -> s).
+#[derive(Clone, Debug)]
+pub struct RelinKey {
+    pub(crate) ctx: Arc<CkksContext>,
+    pub(crate) key: KeySwitchKey,
+}
+
+/// Galois keys s(X^g) -> s for a set of Galois elements g (rotations and
+/// conjugation).
+#[derive(Clone, Debug)]
+pub struct GaloisKeys {
+    pub(crate) ctx: Arc<CkksContext>,
+    pub(crate) keys: BTreeMap<usize, KeySwitchKey>,
+}
+
+/// Ok when both belong to the same parameter set.
+pub(crate) fn check_same_context(a: &Arc<CkksContext>, b: &Arc<CkksContext>) -> Result<()> {
+    if Arc::ptr_eq(a, b) || a.params() == b.params() {
+        Ok(())
+    } else {
+        Err(Error::ParameterMismatch)
+    }
+}
+
+/// The Galois element of a left rotation by `step` slots (5^step mod 2n).
+pub(crate) fn rotation_element(ctx: &CkksContext, step: i64) -> Result<usize> {
+    Ok(galois_element(ctx.n(), step)?)
+}
+
+/// The Galois element of complex conjugation (X -> X^-1).
+pub(crate) fn conjugation_element(ctx: &CkksContext) -> usize {
+    2 * ctx.n() - 1
+}
+
+impl SecretKey {
+    /// Draws a fresh uniform ternary secret from the OS-seeded CSPRNG.
+    pub fn generate(ctx: &Arc<CkksContext>) -> Result<SecretKey> {
+        let mut rng = Prng::from_os()?;
+        let secret = RingSecret::generate(ctx.n(), SecretDistribution::Ternary, &mut rng)?;
+        SecretKey::from_ring(ctx, secret)
+    }
+
+    pub(crate) fn from_ring(ctx: &Arc<CkksContext>, secret: RingSecret) -> Result<SecretKey> {
+        let s_ntt = secret.to_poly(&ctx.level(ctx.max_level())?.basis, Representation::Ntt)?;
+        Ok(SecretKey {
+            ctx: ctx.clone(),
+            secret,
+            s_ntt,
+        })
+    }
+
+    /// A public key for this secret.
+    pub fn public_key(&self) -> Result<PublicKey> {
+        let basis = &self.ctx.level(self.ctx.max_level())?.basis;
+        let (seed, b, a) =
+            self.secret
+                .public_key(basis, self.ctx.noise(), &mut Prng::from_os()?)?;
+        Ok(PublicKey {
+            ctx: self.ctx.clone(),
+            seed,
+            b,
+            a,
+        })
+    }
+
+    /// The relinearization key (needed after ciphertext multiplication).
+    pub fn relin_key(&self) -> Result<RelinKey> {
+        let mut rng = Prng::from_os()?;
+        Ok(RelinKey {
+            ctx: self.ctx.clone(),
+            key: KeySwitchKey::relinearization(self.ctx.key_switch(), &self.secret, &mut rng)?,
+        })
+    }
+
+    /// Galois keys for left rotations by each of `steps` (negative = right)
+    /// and, when `conjugate`, for complex conjugation.
+    pub fn galois_keys(&self, steps: &[i64], conjugate: bool) -> Result<GaloisKeys> {
+        let mut elements = steps
+            .iter()
+            .map(|&s| rotation_element(&self.ctx, s))
+            .collect::<Result<Vec<_>>>()?;
+        if conjugate {
+            elements.push(conjugation_element(&self.ctx));
+        }
+        let keys = KeySwitchKey::galois_set(
+            self.ctx.key_switch(),
+            &self.secret,
+            &elements,
+            &mut Prng::from_os()?,
+        )?;
+        Ok(GaloisKeys {
+            ctx: self.ctx.clone(),
+            keys,
+        })
+    }
+
+    /// Galois keys for rotations by every power of two in both directions
+    /// and conjugation: any rotation is then a signed sum of at most
+    /// log2(n) / 2 + 1 of them.
+    pub fn galois_keys_power_of_two(&self) -> Result<GaloisKeys> {
+        let slots = self.ctx.slots() as i64;
+        let steps: Vec<i64> = (0..slots.trailing_zeros())
+            .flat_map(|b| [1i64 << b, -(1i64 << b)])
+            .collect();
+        self.galois_keys(&steps, true)
+    }
+
+    /// Symmetric encryption at the plaintext's level: c = (-(a s) + e + m, a)
+    /// with a from a fresh seed, which serialization stores instead of a.
+    pub fn encrypt(&self, pt: &Plaintext) -> Result<Ciphertext> {
+        check_same_context(&self.ctx, &pt.ctx)?;
+        let basis = &self.ctx.level(pt.level)?.basis;
+        let mut rng = Prng::from_os()?;
+        let seed = rng.gen_seed();
+        let a = sample_uniform(basis, Representation::Ntt, &mut Prng::from_seed(seed));
+        let e = Zeroizing::new(self.ctx.noise().sample(self.ctx.n(), &mut rng)?);
+        let mut c0 = Poly::from_signed(basis, &e, Representation::Ntt)?;
+        c0.add_assign(&pt.poly)?;
+        let s = Zeroizing::new(self.s_ntt.restrict(basis)?);
+        c0.sub_assign(&a.mul(&s)?)?;
+        Ok(Ciphertext::new(
+            &self.ctx,
+            vec![c0, a],
+            pt.level,
+            pt.scale,
+            Some(seed),
+        ))
+    }
+
+    /// c0 + c1 s (+ c2 s^2) at the ciphertext's level, NTT form.
+    fn phase(&self, ct: &Ciphertext) -> Result<Zeroizing<Poly>> {
+        check_same_context(&self.ctx, &ct.ctx)?;
+        let basis = &self.ctx.level(ct.level)?.basis;
+        let s = Zeroizing::new(self.s_ntt.restrict(basis)?);
+        let mut x = Zeroizing::new(ct.polys[ct.polys.len() - 1].clone());
+        // Horner: ((c2 s + c1) s + c0).
+        for c in ct.polys[..ct.polys.len() - 1].iter().rev() {
+            x.mul_assign(&s)?;
+            x.add_assign(c)?;
+        }
+        Ok(x)
+    }
+
+    /// Decrypts to a plaintext at the ciphertext's level and scale.
+    pub fn decrypt(&self, ct: &Ciphertext) -> Result<Plaintext> {
+        let x = self.phase(ct)?;
+        Ok(Plaintext {
+            ctx: self.ctx.clone(),
+            poly: (*x).clone(),
+            level: ct.level,
+            scale: ct.scale,
+        })
+    }
+
+    /// Decrypts and decodes the real parts of the n/2 slots.
+    pub fn decrypt_real(&self, ct: &Ciphertext) -> Result<Vec<f64>> {
+        self.decrypt(ct)?.decode_real()
+    }
+
+    /// The parameters this key belongs to.
+    pub fn context(&self) -> &Arc<CkksContext> {
+        &self.ctx
+    }
+}
+
+impl PublicKey {
+    /// Public-key encryption at the plaintext's level:
+    /// c = (b u + e0 + m, a u + e1).
+    pub fn encrypt(&self, pt: &Plaintext) -> Result<Ciphertext> {
+        check_same_context(&self.ctx, &pt.ctx)?;
+        let ctx = &self.ctx;
+        let basis = &ctx.level(pt.level)?.basis;
+        let n = ctx.n();
+        let mut rng = Prng::from_os()?;
+        let u = Zeroizing::new(sample_ternary(n, &mut rng));
+        let u = Zeroizing::new(Poly::from_signed(basis, &u, Representation::Ntt)?);
+        let e0 = Zeroizing::new(ctx.noise().sample(n, &mut rng)?);
+        let e1 = Zeroizing::new(ctx.noise().sample(n, &mut rng)?);
+        let mut c0 = Poly::from_signed(basis, &e0, Representation::Ntt)?;
+        c0.add_assign(&pt.poly)?;
+        c0.mul_acc(&self.b.restrict(basis)?, &u)?;
+        let mut c1 = Poly::from_signed(basis, &e1, Representation::Ntt)?;
+        c1.mul_acc(&self.a.restrict(basis)?, &u)?;
+        Ok(Ciphertext::new(ctx, vec![c0, c1], pt.level, pt.scale, None))
+    }
+
+    /// The parameters this key belongs to.
+    pub fn context(&self) -> &Arc<CkksContext> {
+        &self.ctx
+    }
+}
+
+impl GaloisKeys {
+    /// The Galois elements covered.
+    pub fn elements(&self) -> Vec<usize> {
+        self.keys.keys().copied().collect()
+    }
+
+    pub(crate) fn get(&self, g: usize) -> Option<&KeySwitchKey> {
+        self.keys.get(&g)
+    }
+}

@@ -1,0 +1,56 @@
+//! triskel-ckks: the CKKS scheme (Cheon-Kim-Kim-Song) for approximate
+//! arithmetic on encrypted vectors of n/2 complex (or real) numbers, on the
+//! RNS ring layer of `triskel-ring`.
+//!
+//! ```
+//! use triskel_ckks::{CkksContext, CkksParameters, Plaintext, SecretKey};
+//!
+//! let ctx = CkksContext::new(CkksParameters::n8192())?;   // checked against the 128-bit table
+//! let sk = SecretKey::generate(&ctx)?;
+//! let (pk, rk) = (sk.public_key()?, sk.relin_key()?);
+//! let x = pk.encrypt(&Plaintext::from_real(&ctx, &[0.5, 1.5, -2.0])?)?;
+//! let y = pk.encrypt(&Plaintext::from_real(&ctx, &[2.0, 0.25, 3.0])?)?;
+//! let z = x.mul_relin_rescale(&y, &rk)?;                   // multiply, relinearize, rescale
+//! let got = sk.decrypt_real(&z)?;
+//! assert!((got[0] - 1.0).abs() < 1e-6 && (got[2] + 6.0).abs() < 1e-6);
+//! # Ok::<(), triskel_ckks::Error>(())
+//! ```
+//!
+//! - [`CkksParameters`]: named sets (N = 2^13 .. 2^15) and a chain builder
+//!   for a depth and precision, checked against the HomomorphicEncryption.org
+//!   128-bit table.
+//! - [`Plaintext`]: the canonical-embedding encoder (special FFT).
+//! - [`SecretKey`], [`PublicKey`], [`RelinKey`], [`GaloisKeys`]:
+//!   encryption (public key, and symmetric with a seed-compressed c1), decryption.
+//! - [`Ciphertext`]: add, sub, negate, constants and plaintexts, multiply,
+//!   relinearize, rescale and the fused pipeline, level and scale matching,
+//!   rotations (with a power-of-two fallback), conjugation, hoisted rotations,
+//!   slot sums.
+//! - [`ChebyshevPolynomial`]: baby-step giant-step evaluation up to degree
+//!   63, and ReLU / sigmoid / tanh approximations.
+//! - [`LinearTransform`]: plaintext matrix x encrypted vector (diagonal
+//!   method, hoisted baby steps, giant steps, zero diagonals skipped).
+//! - Versioned, validated serialization of parameters, keys and ciphertexts.
+
+mod ciphertext;
+mod context;
+mod encoder;
+mod error;
+mod keys;
+mod linear;
+mod params;
+mod plaintext;
+mod polynomial;
+mod serial;
+
+pub use ciphertext::Ciphertext;
+pub use context::CkksContext;
+pub use encoder::Complex;
+pub use error::{Error, Result};
+pub use keys::{GaloisKeys, PublicKey, RelinKey, SecretKey};
+pub use linear::LinearTransform;
+pub use params::CkksParameters;
+pub use plaintext::Plaintext;
+pub use polynomial::{ChebyshevPolynomial, MAX_DEGREE};
+pub use serial::FORMAT_VERSION;
+pub use triskel_ring::{max_log_qp_128, HE_STANDARD_128};

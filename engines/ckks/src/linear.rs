@@ -1,0 +1,239 @@
+//! Plaintext matrix times encrypted vector by the diagonal method with
+//! baby-step giant-step rotations.
+//!
+//! The vector x (length dim, a power of two) is packed periodically: slot s
+//! holds x[s mod dim] (see [`LinearTransform::pack`]). For a matrix M of at
+//! most dim rows and columns, diagonal i is u_i[j] = M[j][(j + i) mod dim],
+//! and M x = sum_i u_i * rot(x, i). With i = g n1 + b (b < n1):
+//!
+//! ```text
+//! M x = sum_g rot( sum_b rot(u_(g n1 + b), -g n1) * rot(x, b),  g n1 )
+//! ```
+//!
+//! The baby rotations rot(x, b) share one ModUp (hoisted); each giant
+//! rotation is applied once to a partial sum. All-zero diagonals are skipped
+//! (banded matrices cost fewer products and rotations). The result holds
+//! (M x)[j] in slot j for j < rows (and periodically in every block of dim
+//! slots), zero in the other slots of each block.
+//!
+//! Hybrid method, chosen when it needs fewer rotations (few rows): with r
+//! the number of rows rounded up to a power of two, u'_i[s] = M[s mod r][(s +
+//! i) mod dim] for i < r, z = sum_i u'_i * rot(x, i) (hoisted), and
+//! y = z + rot(z, r) + ... folded log2(dim / r) times, so that slot s holds
+//! sum_t z[s + r t] = (M x)[s mod r]: the result is periodic with period r
+//! (a 64 -> 4 layer takes 3 hoisted and 4 plain rotations instead of 14). One level is used: the
+//! diagonals are encoded once, at the level they will be applied at and the
+//! scale q_l of its last prime, so the result keeps x's scale.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::ciphertext::Ciphertext;
+use crate::context::CkksContext;
+use crate::error::{Error, Result};
+use crate::keys::GaloisKeys;
+use crate::plaintext::Plaintext;
+
+/// A matrix prepared for multiplication with packed encrypted vectors.
+#[derive(Clone, Debug)]
+pub struct LinearTransform {
+    dim: usize,
+    rows: usize,
+    baby: usize,
+    /// Hybrid method: the power of two r of the fold (module documentation).
+    fold: Option<usize>,
+    level: usize,
+    /// Non-zero diagonals by index i (already rotated by -g n1), encoded.
+    diagonals: BTreeMap<usize, Plaintext>,
+}
+
+impl LinearTransform {
+    /// Prepares `matrix` (rows of equal length, at most `dim` rows and
+    /// columns, `dim` a power of two dividing n/2) for ciphertexts at
+    /// `level` (>= 1; ciphertexts above it are brought down to it).
+    pub fn new(
+        ctx: &Arc<CkksContext>,
+        matrix: &[Vec<f64>],
+        dim: usize,
+        level: usize,
+    ) -> Result<LinearTransform> {
+        if level == 0 {
+            return Err(Error::LowestLevel);
+        }
+        let q = ctx.prime(level)? as f64;
+        let rows = matrix.len();
+        let cols = matrix.first().map_or(0, Vec::len);
+        if !dim.is_power_of_two() || dim > ctx.slots() {
+            return Err(Error::Encoding(format!(
+                "dimension {dim} is not a power of two up to {}",
+                ctx.slots()
+            )));
+        }
+        if rows == 0
+            || rows > dim
+            || cols == 0
+            || cols > dim
+            || matrix.iter().any(|r| r.len() != cols)
+        {
+            return Err(Error::Encoding(format!(
+                "the matrix must have 1..={dim} rows of 1..={dim} equal-length columns"
+            )));
+        }
+        if matrix.iter().flatten().any(|v| !v.is_finite()) {
+            return Err(Error::Encoding("matrix entries must be finite".into()));
+        }
+        let entry =
+            |j: usize, c: usize| matrix.get(j).and_then(|r| r.get(c)).copied().unwrap_or(0.0);
+        // Square diagonal method: u_i[j] = M[j][(j + i) mod dim], i < dim.
+        let square: Vec<(usize, Vec<f64>)> = (0..dim)
+            .map(|i| (i, (0..dim).map(|j| entry(j, (j + i) % dim)).collect()))
+            .filter(|(_, u): &(usize, Vec<f64>)| u.iter().any(|&v| v != 0.0))
+            .collect();
+        // Hybrid method for fewer rows (r = rows rounded up to a power of
+        // two): u'_i[s] = M[s mod r][(s + i) mod dim] for i < r, then a fold
+        // of log2(dim / r) rotations.
+        let r = rows.next_power_of_two();
+        let hybrid: Vec<(usize, Vec<f64>)> = (0..r)
+            .map(|i| (i, (0..dim).map(|s| entry(s % r, (s + i) % dim)).collect()))
+            .filter(|(_, u): &(usize, Vec<f64>)| u.iter().any(|&v| v != 0.0))
+            .collect();
+        let baby = 1usize << (dim.trailing_zeros().div_ceil(2));
+        let bsgs_rotations = {
+            let babies: std::collections::BTreeSet<usize> =
+                square.iter().map(|(i, _)| i % baby).collect();
+            let giants: std::collections::BTreeSet<usize> =
+                square.iter().map(|(i, _)| i - i % baby).collect();
+            babies.len() + giants.len()
+        };
+        let hybrid_rotations = hybrid.len() + (dim / r).trailing_zeros() as usize;
+        let (chosen, baby, fold) = if r < dim && hybrid_rotations < bsgs_rotations {
+            (hybrid, dim, Some(r))
+        } else {
+            (square, baby, None)
+        };
+        let slots = ctx.slots();
+        let mut diagonals = BTreeMap::new();
+        for (i, u) in chosen {
+            // rot(u, -g n1) on the periodic packing, over all slots.
+            let shift = i - i % baby;
+            let rotated: Vec<f64> = (0..slots)
+                .map(|s| u[(s + dim - shift % dim) % dim])
+                .collect();
+            diagonals.insert(i, Plaintext::encode_real(ctx, &rotated, level, q)?);
+        }
+        Ok(LinearTransform {
+            dim,
+            rows,
+            baby,
+            fold,
+            level,
+            diagonals,
+        })
+    }
+
+    /// The periodic packing of a vector of length <= dim over all n/2 slots.
+    pub fn pack(values: &[f64], dim: usize, slots: usize) -> Vec<f64> {
+        (0..slots)
+            .map(|s| values.get(s % dim.max(1)).copied().unwrap_or(0.0))
+            .collect()
+    }
+
+    /// Number of non-zero diagonals.
+    pub fn diagonal_count(&self) -> usize {
+        self.diagonals.len()
+    }
+
+    /// The rotation steps [`apply`](Self::apply) needs keys for.
+    pub fn rotation_steps(&self) -> Vec<i64> {
+        let mut steps: Vec<i64> = self
+            .diagonals
+            .keys()
+            .flat_map(|&i| [(i % self.baby) as i64, (i - i % self.baby) as i64])
+            .chain(self.fold_shifts())
+            .filter(|&s| s != 0)
+            .collect();
+        steps.sort_unstable();
+        steps.dedup();
+        steps
+    }
+
+    /// The rotations of the hybrid method's fold: r, 2r, ... below dim.
+    fn fold_shifts(&self) -> Vec<i64> {
+        let Some(r) = self.fold else {
+            return Vec::new();
+        };
+        (0..(self.dim / r).trailing_zeros())
+            .map(|k| (r << k) as i64)
+            .collect()
+    }
+
+    /// The period of the result's packing: r for the hybrid method, dim
+    /// for the square one (whose rows beyond the matrix are zero). A next
+    /// layer packs its input with this dimension.
+    pub fn output_period(&self) -> usize {
+        self.fold.unwrap_or(self.dim)
+    }
+
+    /// Number of output rows.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// The level the diagonals are encoded at.
+    pub fn level(&self) -> usize {
+        self.level
+    }
+
+    /// The dimension of the packing.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// M x for a ciphertext packing x periodically (module documentation).
+    pub fn apply(&self, ct: &Ciphertext, keys: &GaloisKeys) -> Result<Ciphertext> {
+        let ct = &ct.drop_to_level(self.level)?;
+        let babies: Vec<i64> = {
+            let mut b: Vec<i64> = self
+                .diagonals
+                .keys()
+                .map(|&i| (i % self.baby) as i64)
+                .collect();
+            b.sort_unstable();
+            b.dedup();
+            b
+        };
+        let rotated: BTreeMap<i64, Ciphertext> = babies
+            .iter()
+            .copied()
+            .zip(ct.rotate_hoisted(&babies, keys)?)
+            .collect();
+        let mut total: Option<Ciphertext> = None;
+        let mut g = 0;
+        while g < self.dim {
+            let mut partial: Option<Ciphertext> = None;
+            for (&i, pt) in self.diagonals.range(g..g + self.baby) {
+                let x = &rotated[&((i - g) as i64)];
+                let term = x.mul_plain(pt)?;
+                partial = Some(match partial {
+                    None => term,
+                    Some(p) => p.add(&term)?,
+                });
+            }
+            if let Some(p) = partial {
+                let p = if g == 0 { p } else { p.rotate(g as i64, keys)? };
+                total = Some(match total {
+                    None => p,
+                    Some(t) => t.add(&p)?,
+                });
+            }
+            g += self.baby;
+        }
+        let mut out = total
+            .ok_or(Error::Encoding("the matrix is zero".into()))?
+            .rescale()?;
+        for shift in self.fold_shifts() {
+            out = out.add(&out.rotate(shift, keys)?)?;
+        }
+        Ok(out)
+    }
+}

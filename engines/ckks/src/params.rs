@@ -1,0 +1,248 @@
+//! CKKS parameters: named sets checked against the HomomorphicEncryption.org
+//! 128-bit table, a helper that builds a chain for a depth and precision, and
+//! the checks every set goes through.
+//!
+//! A chain is Q = q_0 q_1 ... q_L: q_0 holds the integer part of the final
+//! result (its bits minus the scale's bound the magnitude of decrypted
+//! values), each q_l (l >= 1) is close to the scale 2^log_scale and is
+//! dropped by one rescale. P (special primes) only serves key switching.
+//!
+//! Every named set keeps each prime at or below 50 bits, so every NTT runs on
+//! the AVX-512 IFMA kernels where the CPU has them. [`CkksParameters::for_depth`]
+//! uses a first prime of log_scale + integer_bits bits, which exceeds 50 bits
+//! (and runs on the 64-bit AVX-512 or portable kernels) when log_scale is
+//! above 50 - integer_bits.
+
+use crate::error::{Error, Result};
+use triskel_ring::max_log_qp_128;
+
+/// A CKKS parameter set. The primes are derived deterministically from the
+/// bit sizes (the largest NTT-friendly primes of each size), so the fields
+/// describe the set completely.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CkksParameters {
+    pub(crate) name: String,
+    pub(crate) n: usize,
+    pub(crate) q_bits: Vec<u32>,
+    pub(crate) p_bits: Vec<u32>,
+    pub(crate) log_scale: u32,
+    pub(crate) dnum: usize,
+    pub(crate) allow_insecure: bool,
+}
+
+impl CkksParameters {
+    /// A custom set: ring degree n, bit sizes of q_0..q_L and of the special
+    /// primes, default scale 2^log_scale, and `dnum` key-switching digits.
+    /// Checked when the context is built (see [`validate`](Self::validate)).
+    pub fn new(
+        name: &str,
+        n: usize,
+        q_bits: &[u32],
+        p_bits: &[u32],
+        log_scale: u32,
+        dnum: usize,
+    ) -> CkksParameters {
+        CkksParameters {
+            name: name.to_string(),
+            n,
+            q_bits: q_bits.to_vec(),
+            p_bits: p_bits.to_vec(),
+            log_scale,
+            dnum,
+            allow_insecure: false,
+        }
+    }
+
+    /// N = 8192, Q = 50 + 40 + 40 bits, P = 50 bits (log QP = 180), scale
+    /// 2^40, dnum = 3: depth 2. The {60, 40, 40} + 60 shape of SEAL's
+    /// examples with 50-bit outer primes, so every NTT runs on IFMA; values
+    /// up to 2^9 in magnitude decrypt at level 0.
+    pub fn n8192() -> CkksParameters {
+        CkksParameters::new("ckks-n8192", 8192, &[50, 40, 40], &[50], 40, 3)
+    }
+
+    /// N = 8192, Q = 50 + 3 x 40 bits, P = 48 bits (log QP = 218, the
+    /// 128-bit limit), scale 2^40, dnum = 4: depth 3.
+    pub fn n8192_depth3() -> CkksParameters {
+        CkksParameters::new("ckks-n8192-d3", 8192, &[50, 40, 40, 40], &[48], 40, 4)
+    }
+
+    /// N = 16384, Q = 50 + 7 x 40 bits, P = 2 x 50 bits (log QP = 430),
+    /// scale 2^40, dnum = 4: depth 7.
+    pub fn n16384() -> CkksParameters {
+        let mut q = vec![50];
+        q.extend([40; 7]);
+        CkksParameters::new("ckks-n16384", 16384, &q, &[50, 50], 40, 4)
+    }
+
+    /// N = 32768, Q = 50 + 16 x 40 bits, P = 3 x 50 bits (log QP = 840),
+    /// scale 2^40, dnum = 6: depth 16.
+    pub fn n32768() -> CkksParameters {
+        let mut q = vec![50];
+        q.extend([40; 16]);
+        CkksParameters::new("ckks-n32768", 32768, &q, &[50, 50, 50], 40, 6)
+    }
+
+    /// Every named set.
+    pub fn named() -> Vec<CkksParameters> {
+        vec![
+            CkksParameters::n8192(),
+            CkksParameters::n8192_depth3(),
+            CkksParameters::n16384(),
+            CkksParameters::n32768(),
+        ]
+    }
+
+    /// The chain for multiplicative depth `depth` at ring degree n with scale
+    /// 2^log_scale and values up to 2^(integer_bits - 1) in magnitude:
+    /// q_0 of log_scale + integer_bits bits, `depth` primes of log_scale bits,
+    /// one digit per prime and P = one prime as large as the largest q_i.
+    /// Refused (as any set) when above the 128-bit limit.
+    pub fn for_depth(
+        n: usize,
+        depth: usize,
+        log_scale: u32,
+        integer_bits: u32,
+    ) -> Result<CkksParameters> {
+        if depth >= 64 || log_scale > 61 || integer_bits > 61 {
+            return Err(Error::InvalidParameters(format!(
+                "depth {depth}, log_scale {log_scale}, integer_bits {integer_bits}: \
+                 at most 63 levels and 61-bit primes"
+            )));
+        }
+        let first = log_scale + integer_bits;
+        let mut q_bits = vec![first];
+        q_bits.extend(std::iter::repeat(log_scale).take(depth));
+        let p = first.max(log_scale);
+        let params = CkksParameters::new(
+            &format!("ckks-n{n}-depth{depth}-s{log_scale}"),
+            n,
+            &q_bits,
+            &[p],
+            log_scale,
+            depth + 1,
+        );
+        params.validate()?;
+        Ok(params)
+    }
+
+    /// The same set with `dnum` key-switching digits.
+    pub fn with_dnum(mut self, dnum: usize) -> CkksParameters {
+        self.dnum = dnum;
+        self
+    }
+
+    /// Accepts a set above the 128-bit limit, for tests and experiments in
+    /// memory only: such a set never loads from bytes.
+    pub fn allow_insecure(mut self) -> CkksParameters {
+        self.allow_insecure = true;
+        self
+    }
+
+    /// The set's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Ring degree n.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Number of complex slots, n / 2.
+    pub fn slots(&self) -> usize {
+        self.n / 2
+    }
+
+    /// Bit sizes of q_0..q_L.
+    pub fn q_bits(&self) -> &[u32] {
+        &self.q_bits
+    }
+
+    /// Bit sizes of the special primes.
+    pub fn p_bits(&self) -> &[u32] {
+        &self.p_bits
+    }
+
+    /// log2 of the default scale.
+    pub fn log_scale(&self) -> u32 {
+        self.log_scale
+    }
+
+    /// Number of key-switching digits.
+    pub fn dnum(&self) -> usize {
+        self.dnum
+    }
+
+    /// The highest level, L = number of Q primes - 1 (the multiplicative depth).
+    pub fn max_level(&self) -> usize {
+        self.q_bits.len().saturating_sub(1)
+    }
+
+    /// log2(QP) from the prime sizes (an upper bound of the real figure).
+    pub fn log_qp(&self) -> u32 {
+        self.q_bits.iter().chain(&self.p_bits).sum()
+    }
+
+    /// Checks the set: n a power of two in [2^10, 2^15] (the range of the
+    /// security table), at least one Q and one P prime, primes of 20..=61
+    /// bits, 10 <= log_scale < 61 and every q_l (l >= 1) at least as large
+    /// as the scale minus 2 bits, q_0 larger than the scale, 1 <= dnum <=
+    /// number of Q primes, and log2(QP) within the 128-bit bound unless
+    /// [`allow_insecure`](Self::allow_insecure) was called.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |msg: String| Err(Error::InvalidParameters(msg));
+        if !self.n.is_power_of_two() || !(1024..=32768).contains(&self.n) {
+            return bad(format!(
+                "ring degree {} is not a power of two in [1024, 32768]",
+                self.n
+            ));
+        }
+        if self.q_bits.is_empty() || self.p_bits.is_empty() {
+            return bad("at least one ciphertext prime and one special prime are needed".into());
+        }
+        if self.q_bits.len() > 64 || self.p_bits.len() > 16 {
+            return bad("at most 64 ciphertext primes and 16 special primes".into());
+        }
+        if let Some(b) = self
+            .q_bits
+            .iter()
+            .chain(&self.p_bits)
+            .find(|b| !(20..=61).contains(*b))
+        {
+            return bad(format!("prime size {b} bits is outside 20..=61"));
+        }
+        if !(10..61).contains(&self.log_scale) {
+            return bad(format!("log_scale {} is outside 10..61", self.log_scale));
+        }
+        if self.q_bits[0] <= self.log_scale {
+            return bad(format!(
+                "the first prime ({} bits) must be larger than the scale (2^{})",
+                self.q_bits[0], self.log_scale
+            ));
+        }
+        if let Some(b) = self.q_bits[1..].iter().find(|&&b| b + 2 < self.log_scale) {
+            return bad(format!(
+                "a rescaling prime of {b} bits is too small for the scale 2^{}",
+                self.log_scale
+            ));
+        }
+        if self.dnum == 0 || self.dnum > self.q_bits.len() {
+            return bad(format!(
+                "dnum = {} must be in 1..={}",
+                self.dnum,
+                self.q_bits.len()
+            ));
+        }
+        let log_qp = self.log_qp();
+        match max_log_qp_128(self.n) {
+            Some(max) if log_qp <= max => Ok(()),
+            _ if self.allow_insecure => Ok(()),
+            max => Err(Error::Insecure {
+                n: self.n,
+                log_qp,
+                max_log_qp: max.unwrap_or(0),
+            }),
+        }
+    }
+}

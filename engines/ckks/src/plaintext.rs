@@ -1,0 +1,120 @@
+//! Plaintexts: encoded slot vectors at a level and scale, kept in NTT form.
+
+use std::sync::Arc;
+
+use triskel_kernels::Modulus;
+use triskel_ring::{Poly, Representation, RnsBasis};
+
+use crate::context::CkksContext;
+use crate::encoder::Complex;
+use crate::error::{Error, Result};
+
+/// An encoded vector: the polynomial round(scale * m) at a level, NTT form.
+#[derive(Clone, Debug)]
+pub struct Plaintext {
+    pub(crate) ctx: Arc<CkksContext>,
+    pub(crate) poly: Poly,
+    pub(crate) level: usize,
+    pub(crate) scale: f64,
+}
+
+/// x mod q for a signed 128-bit x (no division).
+pub(crate) fn reduce_i128(m: &Modulus, x: i128) -> u64 {
+    let r = m.reduce_u128(x.unsigned_abs());
+    if x < 0 {
+        m.neg_mod(r)
+    } else {
+        r
+    }
+}
+
+/// The polynomial with integer coefficients `coeffs` in `basis`, NTT form.
+pub(crate) fn poly_from_i128(basis: &Arc<RnsBasis>, coeffs: &[i128]) -> Result<Poly> {
+    let n = basis.n();
+    let mut data = vec![0u64; basis.len() * n];
+    for (i, limb) in data.chunks_mut(n).enumerate() {
+        let m = basis.modulus(i);
+        for (o, &c) in limb.iter_mut().zip(coeffs) {
+            *o = reduce_i128(m, c);
+        }
+    }
+    let mut p = Poly::from_limbs(basis, Representation::Coefficient, data)?;
+    p.to_ntt()?;
+    Ok(p)
+}
+
+/// Checks a scale: finite, at least 1 and at most the level's limit.
+pub(crate) fn check_scale(ctx: &CkksContext, level: usize, scale: f64) -> Result<()> {
+    let max = ctx.max_scale(level)?;
+    if !scale.is_finite() || scale < 1.0 || scale > max {
+        return Err(Error::ScaleOverflow {
+            scale_log2: scale.log2(),
+            max_log2: max.log2(),
+        });
+    }
+    Ok(())
+}
+
+impl Plaintext {
+    /// Encodes up to n/2 complex values at `level` with `scale`.
+    pub fn encode(
+        ctx: &Arc<CkksContext>,
+        values: &[Complex],
+        level: usize,
+        scale: f64,
+    ) -> Result<Plaintext> {
+        check_scale(ctx, level, scale)?;
+        let coeffs = ctx.encoder.encode(values, scale)?;
+        let basis = &ctx.level(level)?.basis;
+        Ok(Plaintext {
+            ctx: ctx.clone(),
+            poly: poly_from_i128(basis, &coeffs)?,
+            level,
+            scale,
+        })
+    }
+
+    /// Encodes up to n/2 real values at `level` with `scale`.
+    pub fn encode_real(
+        ctx: &Arc<CkksContext>,
+        values: &[f64],
+        level: usize,
+        scale: f64,
+    ) -> Result<Plaintext> {
+        let values: Vec<Complex> = values.iter().map(|&v| Complex::from(v)).collect();
+        Plaintext::encode(ctx, &values, level, scale)
+    }
+
+    /// Encodes real values at the top level with the default scale.
+    pub fn from_real(ctx: &Arc<CkksContext>, values: &[f64]) -> Result<Plaintext> {
+        Plaintext::encode_real(ctx, values, ctx.max_level(), ctx.default_scale())
+    }
+
+    /// The n/2 slot values.
+    pub fn decode(&self) -> Result<Vec<Complex>> {
+        let mut x = self.poly.clone();
+        x.to_coefficient()?;
+        let coeffs = self.ctx.level(self.level)?.centered_coefficients(&x)?;
+        Ok(self.ctx.encoder.decode(&coeffs, self.scale))
+    }
+
+    /// The real parts of the n/2 slot values.
+    pub fn decode_real(&self) -> Result<Vec<f64>> {
+        Ok(self.decode()?.into_iter().map(|z| z.re).collect())
+    }
+
+    /// The level.
+    pub fn level(&self) -> usize {
+        self.level
+    }
+
+    /// The scale.
+    pub fn scale(&self) -> f64 {
+        self.scale
+    }
+
+    /// The parameters this plaintext belongs to.
+    pub fn context(&self) -> &Arc<CkksContext> {
+        &self.ctx
+    }
+}

@@ -1,0 +1,584 @@
+//! CKKS engine tests: every operation decrypts within a stated, asserted
+//! error bound of the plaintext computation (float64).
+
+use std::sync::{Arc, OnceLock};
+
+use triskel_ckks::{
+    Ciphertext, CkksContext, CkksParameters, Complex, Error, GaloisKeys, Plaintext, PublicKey,
+    RelinKey, SecretKey,
+};
+
+/// Fresh encryptions and one multiplication pipeline: well below the
+/// 2e-6 target of the workloads.
+const FRESH_BOUND: f64 = 1e-6;
+
+struct Fixture {
+    ctx: Arc<CkksContext>,
+    sk: SecretKey,
+    pk: PublicKey,
+    rk: RelinKey,
+    gk: GaloisKeys,
+}
+
+/// One N = 8192, depth-3 context and keys for every test (key generation
+/// is the slow part).
+fn fixture() -> &'static Fixture {
+    static F: OnceLock<Fixture> = OnceLock::new();
+    F.get_or_init(|| {
+        let ctx = CkksContext::new(CkksParameters::n8192_depth3()).unwrap();
+        let sk = SecretKey::generate(&ctx).unwrap();
+        Fixture {
+            pk: sk.public_key().unwrap(),
+            rk: sk.relin_key().unwrap(),
+            gk: sk.galois_keys(&[1, 2, 4, -1, 3, 5], true).unwrap(),
+            ctx,
+            sk,
+        }
+    })
+}
+
+fn values(seed: u64, len: usize) -> Vec<f64> {
+    (0..len)
+        .map(|i| ((i as f64 + 1.0) * 0.7548776662 + seed as f64 * 0.5698402909).fract() * 2.0 - 1.0)
+        .collect()
+}
+
+fn max_err(got: &[f64], want: &[f64]) -> f64 {
+    assert!(got.len() >= want.len());
+    got.iter()
+        .zip(want)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max)
+}
+
+fn encrypt(f: &Fixture, v: &[f64]) -> Ciphertext {
+    f.pk.encrypt(&Plaintext::from_real(&f.ctx, v).unwrap())
+        .unwrap()
+}
+
+#[test]
+fn encoder_round_trip_precision_at_each_n() {
+    for params in [
+        CkksParameters::n8192(),
+        CkksParameters::n16384(),
+        CkksParameters::n32768(),
+    ] {
+        let ctx = CkksContext::new(params).unwrap();
+        let s = ctx.slots();
+        let v: Vec<Complex> = values(3, s)
+            .iter()
+            .zip(values(4, s))
+            .map(|(&a, b)| Complex::new(a, b))
+            .collect();
+        let pt = Plaintext::encode(&ctx, &v, 0, ctx.default_scale()).unwrap();
+        let got = pt.decode().unwrap();
+        let err = got
+            .iter()
+            .zip(&v)
+            .map(|(a, b)| (*a - *b).abs())
+            .fold(0.0, f64::max);
+        let bits = -err.log2();
+        println!(
+            "n = {}: encoder round trip max error {err:.3e} ({bits:.1} bits)",
+            ctx.n()
+        );
+        // Rounding to 2^-40 steps, summed over n coefficients: ~2^-34.
+        assert!(bits > 30.0, "only {bits:.1} bits at n = {}", ctx.n());
+        assert!(err > 0.0);
+    }
+}
+
+#[test]
+fn encrypt_decrypt_public_and_symmetric() {
+    let f = fixture();
+    let v = values(1, f.ctx.slots());
+    let pt = Plaintext::from_real(&f.ctx, &v).unwrap();
+    for ct in [f.pk.encrypt(&pt).unwrap(), f.sk.encrypt(&pt).unwrap()] {
+        let err = max_err(&f.sk.decrypt_real(&ct).unwrap(), &v);
+        assert!(err < FRESH_BOUND, "error {err}");
+    }
+    let z = [Complex::new(0.5, -0.25), Complex::new(-1.0, 0.75)];
+    let ct =
+        f.pk.encrypt(&Plaintext::encode(&f.ctx, &z, 2, f.ctx.default_scale()).unwrap())
+            .unwrap();
+    assert_eq!(ct.level(), 2);
+    let got = f.sk.decrypt(&ct).unwrap().decode().unwrap();
+    assert!((got[0] - z[0]).abs() < FRESH_BOUND && (got[1] - z[1]).abs() < FRESH_BOUND);
+}
+
+#[test]
+fn additive_and_plaintext_operations() {
+    let f = fixture();
+    let (a, b) = (values(1, 64), values(2, 64));
+    let (ca, cb) = (encrypt(f, &a), encrypt(f, &b));
+    let check = |ct: &Ciphertext, want: Vec<f64>, bound: f64| {
+        let err = max_err(&f.sk.decrypt_real(ct).unwrap(), &want);
+        assert!(err < bound, "error {err} >= {bound}");
+    };
+    check(
+        &ca.add(&cb).unwrap(),
+        a.iter().zip(&b).map(|(x, y)| x + y).collect(),
+        2.0 * FRESH_BOUND,
+    );
+    check(
+        &ca.sub(&cb).unwrap(),
+        a.iter().zip(&b).map(|(x, y)| x - y).collect(),
+        2.0 * FRESH_BOUND,
+    );
+    check(
+        &ca.neg().unwrap(),
+        a.iter().map(|x| -x).collect(),
+        FRESH_BOUND,
+    );
+    check(
+        &ca.add_const(1.25).unwrap(),
+        a.iter().map(|x| x + 1.25).collect(),
+        FRESH_BOUND,
+    );
+    check(
+        &ca.mul_int(-3).unwrap(),
+        a.iter().map(|x| -3.0 * x).collect(),
+        3.0 * FRESH_BOUND,
+    );
+    let m = ca.mul_const_rescale(0.3).unwrap();
+    assert_eq!((m.level(), m.scale()), (ca.level() - 1, ca.scale()));
+    check(&m, a.iter().map(|x| 0.3 * x).collect(), FRESH_BOUND);
+    let pb = Plaintext::from_real(&f.ctx, &b).unwrap();
+    check(
+        &ca.add_plain(&pb).unwrap(),
+        a.iter().zip(&b).map(|(x, y)| x + y).collect(),
+        FRESH_BOUND,
+    );
+    check(
+        &ca.sub_plain(&pb).unwrap(),
+        a.iter().zip(&b).map(|(x, y)| x - y).collect(),
+        FRESH_BOUND,
+    );
+    let prod = ca.mul_plain(&pb).unwrap().rescale().unwrap();
+    check(
+        &prod,
+        a.iter().zip(&b).map(|(x, y)| x * y).collect(),
+        FRESH_BOUND,
+    );
+}
+
+#[test]
+fn multiply_relinearize_rescale_and_the_fused_pipeline() {
+    let f = fixture();
+    let (a, b) = (values(5, f.ctx.slots()), values(6, f.ctx.slots()));
+    let want: Vec<f64> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
+    let (ca, cb) = (encrypt(f, &a), encrypt(f, &b));
+    let three = ca.mul(&cb).unwrap();
+    assert_eq!(three.size(), 3);
+    let err3 = max_err(&f.sk.decrypt(&three).unwrap().decode_real().unwrap(), &want);
+    assert!(err3 < FRESH_BOUND, "size-3 error {err3}");
+    let steps = three.relinearize(&f.rk).unwrap().rescale().unwrap();
+    let fused = ca.mul_relin_rescale(&cb, &f.rk).unwrap();
+    assert_eq!(fused.level(), ca.level() - 1);
+    assert!((fused.scale() / steps.scale() - 1.0).abs() < 1e-15);
+    for ct in [&steps, &fused] {
+        let err = max_err(&f.sk.decrypt_real(ct).unwrap(), &want);
+        assert!(err < FRESH_BOUND, "pipeline error {err}");
+    }
+    // x^8 through the whole chain.
+    let mut x = ca.clone();
+    for _ in 0..3 {
+        x = x.square_relin_rescale(&f.rk).unwrap();
+    }
+    assert_eq!(x.level(), 0);
+    let err = max_err(
+        &f.sk.decrypt_real(&x).unwrap(),
+        &a.iter().map(|v| v.powi(8)).collect::<Vec<_>>(),
+    );
+    assert!(err < 4.0 * FRESH_BOUND, "x^8 error {err}");
+    assert_eq!(
+        x.square_relin_rescale(&f.rk).unwrap_err(),
+        Error::LowestLevel
+    );
+    assert_eq!(x.rescale().unwrap_err(), Error::LowestLevel);
+}
+
+#[test]
+fn levels_and_scales_are_matched_or_refused() {
+    let f = fixture();
+    let a = values(7, 64);
+    let ca = encrypt(f, &a);
+    let sq = ca.square_relin_rescale(&f.rk).unwrap();
+    // x + x^2: different levels and (slightly) different scales, matched.
+    let sum = ca.add(&sq).unwrap();
+    assert_eq!(sum.level(), sq.level());
+    let want: Vec<f64> = a.iter().map(|x| x + x * x).collect();
+    let err = max_err(&f.sk.decrypt_real(&sum).unwrap(), &want);
+    assert!(err < 2.0 * FRESH_BOUND, "error {err}");
+    // Same level, scales 2^40 and 2^80: refused, not garbage.
+    let big = ca.mul_const(1.0, f.ctx.default_scale()).unwrap();
+    assert!(matches!(ca.add(&big), Err(Error::ScaleMismatch { .. })));
+    // Plaintext below the ciphertext's level, or at another scale.
+    let low = Plaintext::encode_real(&f.ctx, &a, 0, f.ctx.default_scale()).unwrap();
+    assert!(matches!(
+        ca.add_plain(&low),
+        Err(Error::LevelMismatch { .. })
+    ));
+    assert!(matches!(
+        ca.mul_plain(&low),
+        Err(Error::LevelMismatch { .. })
+    ));
+    let odd = Plaintext::encode_real(&f.ctx, &a, 3, 2f64.powi(30)).unwrap();
+    assert!(matches!(
+        ca.add_plain(&odd),
+        Err(Error::ScaleMismatch { .. })
+    ));
+    // A scale beyond the level's room.
+    let low_big = big.drop_to_level(1).unwrap();
+    assert!(matches!(
+        low_big.mul(&low_big),
+        Err(Error::ScaleOverflow { .. })
+    ));
+    assert!(matches!(
+        Plaintext::encode_real(&f.ctx, &a, 0, 2f64.powi(60)),
+        Err(Error::ScaleOverflow { .. })
+    ));
+    // Other parameters.
+    let other = CkksContext::new(CkksParameters::n8192()).unwrap();
+    let foreign = SecretKey::generate(&other)
+        .unwrap()
+        .encrypt(&Plaintext::from_real(&other, &a).unwrap())
+        .unwrap();
+    assert_eq!(ca.add(&foreign).unwrap_err(), Error::ParameterMismatch);
+}
+
+#[test]
+fn rotations_conjugation_and_missing_keys() {
+    let f = fixture();
+    let s = f.ctx.slots();
+    let a = values(8, s);
+    let ca = encrypt(f, &a);
+    let rotated = |k: i64| -> Vec<f64> {
+        (0..s)
+            .map(|i| a[(i as i64 + k).rem_euclid(s as i64) as usize])
+            .collect()
+    };
+    // Direct keys, and 7 = 8 - 1 and 6 = 4 + 2 through the power-of-two fallback.
+    for k in [1i64, -1, 3, 6, 7, -4] {
+        let r = ca.rotate(k, &f.gk);
+        if k == -4 {
+            // -4 = -(4): no key for -4 or -2...; 4 - 8? no key for 8 either.
+            assert!(matches!(r, Err(Error::MissingKey(_))), "step {k}");
+            continue;
+        }
+        let err = max_err(&f.sk.decrypt_real(&r.unwrap()).unwrap(), &rotated(k));
+        assert!(err < 2.0 * FRESH_BOUND, "rotation by {k}: error {err}");
+    }
+    let z = [Complex::new(0.25, 0.5), Complex::new(-0.75, -0.125)];
+    let cz =
+        f.pk.encrypt(&Plaintext::encode(&f.ctx, &z, 3, f.ctx.default_scale()).unwrap())
+            .unwrap();
+    let conj =
+        f.sk.decrypt(&cz.conjugate(&f.gk).unwrap())
+            .unwrap()
+            .decode()
+            .unwrap();
+    for (g, w) in conj.iter().zip(&z) {
+        assert!((*g - w.conj()).abs() < FRESH_BOUND);
+    }
+    let no_conj = f.sk.galois_keys(&[1], false).unwrap();
+    assert!(matches!(cz.conjugate(&no_conj), Err(Error::MissingKey(_))));
+    assert!(matches!(
+        ca.rotate_hoisted(&[1, 7], &f.gk),
+        Err(Error::MissingKey(_))
+    ));
+}
+
+#[test]
+fn hoisted_rotations_equal_plain_ones() {
+    let f = fixture();
+    let a = values(9, f.ctx.slots());
+    let ca = encrypt(f, &a).mul_const_rescale(0.5).unwrap();
+    let steps = [1i64, 2, 3, 4, 5, -1, 0];
+    let hoisted = ca.rotate_hoisted(&steps, &f.gk).unwrap();
+    for (ct, &k) in hoisted.iter().zip(&steps) {
+        let plain = ca.rotate(k, &f.gk).unwrap();
+        assert_eq!(
+            f.sk.decrypt_real(ct).unwrap(),
+            f.sk.decrypt_real(&plain).unwrap(),
+            "step {k}"
+        );
+    }
+}
+
+#[test]
+fn slot_sum_by_rotation_tree() {
+    let f = fixture();
+    let a = values(10, 64);
+    let ct = encrypt(f, &a).slot_sum(8, &f.gk).unwrap();
+    let got = f.sk.decrypt_real(&ct).unwrap();
+    let want: f64 = a[..8].iter().sum();
+    assert!(
+        (got[0] - want).abs() < 4.0 * FRESH_BOUND,
+        "{} vs {want}",
+        got[0]
+    );
+}
+
+#[test]
+fn parameters_are_checked() {
+    for p in CkksParameters::named() {
+        p.validate().unwrap();
+        assert!(p.log_qp() <= triskel_ckks::max_log_qp_128(p.n()).unwrap());
+    }
+    let insecure = CkksParameters::new("big", 8192, &[50, 40, 40, 40, 40], &[50], 40, 5);
+    assert!(matches!(
+        CkksContext::new(insecure.clone()),
+        Err(Error::Insecure { .. })
+    ));
+    assert!(CkksContext::new(insecure.allow_insecure()).is_ok());
+    assert!(CkksParameters::for_depth(8192, 3, 40, 8).is_ok());
+    assert!(matches!(
+        CkksParameters::for_depth(8192, 5, 40, 10),
+        Err(Error::Insecure { .. })
+    ));
+    assert!(CkksParameters::for_depth(8192, usize::MAX, 40, 10).is_err());
+    assert!(CkksParameters::for_depth(8192, 2, u32::MAX, u32::MAX).is_err());
+    let d = CkksParameters::for_depth(16384, 6, 45, 5).unwrap();
+    assert_eq!(d.max_level(), 6);
+    assert!(CkksParameters::new("x", 8192, &[40, 40], &[50], 40, 1)
+        .validate()
+        .is_err());
+    assert!(CkksParameters::new("x", 1000, &[50, 40], &[50], 40, 1)
+        .validate()
+        .is_err());
+    assert!(CkksParameters::new("x", 8192, &[50, 40], &[50], 40, 3)
+        .validate()
+        .is_err());
+}
+
+#[test]
+fn serialization_round_trips_and_rejects_corruption() {
+    let f = fixture();
+    let ctx = &f.ctx;
+    let a = values(11, 32);
+    let fresh =
+        f.sk.encrypt(&Plaintext::from_real(ctx, &a).unwrap())
+            .unwrap();
+    let public = encrypt(f, &a);
+    let product = public.mul(&public).unwrap();
+    for ct in [&fresh, &public, &product] {
+        let bytes = ct.to_bytes();
+        let back = Ciphertext::from_bytes(&bytes, ctx).unwrap();
+        assert_eq!(
+            (back.level(), back.size(), back.scale()),
+            (ct.level(), ct.size(), ct.scale())
+        );
+        assert_eq!(
+            f.sk.decrypt_real(&back).unwrap(),
+            f.sk.decrypt_real(ct).unwrap()
+        );
+        // Truncation anywhere and trailing bytes are errors.
+        for cut in [0, 5, 20, bytes.len() / 2, bytes.len() - 1] {
+            assert!(
+                Ciphertext::from_bytes(&bytes[..cut], ctx).is_err(),
+                "cut {cut}"
+            );
+        }
+        let mut long = bytes.clone();
+        long.push(0);
+        assert!(Ciphertext::from_bytes(&long, ctx).is_err());
+    }
+    // Seed compression halves a fresh symmetric ciphertext.
+    assert!(fresh.to_bytes().len() * 10 < public.to_bytes().len() * 6);
+    // Corrupted metadata: level, scale (NaN, zero, 2^200), seeded flag, residues.
+    let bytes = public.to_bytes();
+    let meta = bytes.len() - 2 * (4 + 1 + 4 + 8 * 4 + 8 * 4 * ctx.n()) - 1 - 8 - 2;
+    assert_eq!(&bytes[meta..meta + 2], &[3, 2]);
+    assert_eq!(bytes[meta + 2..meta + 10], public.scale().to_le_bytes());
+    let corrupt = |at: usize, with: &[u8]| {
+        let mut b = bytes.clone();
+        b[at..at + with.len()].copy_from_slice(with);
+        Ciphertext::from_bytes(&b, ctx)
+    };
+    assert!(corrupt(meta, &[9]).is_err());
+    assert!(corrupt(meta + 1, &[7]).is_err());
+    for bad in [f64::NAN, 0.0, 2f64.powi(200), -1.0] {
+        assert!(
+            corrupt(meta + 2, &bad.to_le_bytes()).is_err(),
+            "scale {bad}"
+        );
+    }
+    assert!(corrupt(meta + 10, &[2]).is_err());
+    assert!(corrupt(bytes.len() - 8, &u64::MAX.to_le_bytes()).is_err());
+    assert!(corrupt(0, b"TRKB").is_err());
+    // Keys round trip and still work.
+    let sk = SecretKey::from_bytes(&f.sk.to_bytes(), ctx).unwrap();
+    let pk = PublicKey::from_bytes(&f.pk.to_bytes(), ctx).unwrap();
+    let rk = RelinKey::from_bytes(&f.rk.to_bytes(), ctx).unwrap();
+    let gk = GaloisKeys::from_bytes(&f.gk.to_bytes(), ctx).unwrap();
+    assert_eq!(gk.elements(), f.gk.elements());
+    let ct = pk.encrypt(&Plaintext::from_real(ctx, &a).unwrap()).unwrap();
+    let r = ct
+        .mul_relin_rescale(&ct, &rk)
+        .unwrap()
+        .rotate(1, &gk)
+        .unwrap();
+    let want: Vec<f64> = (0..31).map(|i| a[i + 1] * a[i + 1]).collect();
+    assert!(max_err(&sk.decrypt_real(&r).unwrap(), &want) < FRESH_BOUND);
+    let mut bad_sk = f.sk.to_bytes();
+    let last = bad_sk.len() - 1;
+    bad_sk[last] = 5;
+    assert!(SecretKey::from_bytes(&bad_sk, ctx).is_err());
+    let rk_bytes = f.rk.to_bytes();
+    assert!(RelinKey::from_bytes(&rk_bytes[..rk_bytes.len() - 3], ctx).is_err());
+    // Parameters: round trip; another context's objects; an insecure set never loads.
+    let p = CkksParameters::from_bytes(&ctx.params().to_bytes()).unwrap();
+    assert_eq!(&p, ctx.params());
+    let other = CkksContext::new(CkksParameters::n8192()).unwrap();
+    assert_eq!(
+        Ciphertext::from_bytes(&bytes, &other).unwrap_err(),
+        Error::ParameterMismatch
+    );
+    let insecure =
+        CkksParameters::new("big", 8192, &[50, 40, 40, 40, 40], &[50], 40, 5).allow_insecure();
+    assert!(matches!(
+        CkksParameters::from_bytes(&insecure.to_bytes()),
+        Err(Error::Insecure { .. })
+    ));
+    let weak = CkksContext::new(insecure).unwrap();
+    let weak_ct = SecretKey::generate(&weak)
+        .unwrap()
+        .encrypt(&Plaintext::from_real(&weak, &a).unwrap())
+        .unwrap();
+    assert!(matches!(
+        Ciphertext::from_bytes(&weak_ct.to_bytes(), &weak),
+        Err(Error::Insecure { .. })
+    ));
+}
+
+/// N = 16384 (depth 7) for polynomials of degree 7 to 63.
+fn deep_fixture() -> &'static (Arc<CkksContext>, SecretKey, RelinKey) {
+    static F: OnceLock<(Arc<CkksContext>, SecretKey, RelinKey)> = OnceLock::new();
+    F.get_or_init(|| {
+        let ctx = CkksContext::new(CkksParameters::n16384()).unwrap();
+        let sk = SecretKey::generate(&ctx).unwrap();
+        let rk = sk.relin_key().unwrap();
+        (ctx, sk, rk)
+    })
+}
+
+#[test]
+fn chebyshev_evaluation_matches_the_plaintext_polynomial() {
+    use triskel_ckks::ChebyshevPolynomial;
+    // x^2 = (T_0 + T_2) / 2 on [-1, 1], depth 3 at N = 8192.
+    let f = fixture();
+    let a = values(12, f.ctx.slots());
+    let sq = ChebyshevPolynomial::new(vec![0.5, 0.0, 0.5], -1.0, 1.0).unwrap();
+    assert_eq!(sq.depth(), 3);
+    let got =
+        f.sk.decrypt_real(&sq.evaluate(&encrypt(f, &a), &f.rk).unwrap())
+            .unwrap();
+    let err = max_err(&got, &a.iter().map(|x| x * x).collect::<Vec<_>>());
+    assert!(err < FRESH_BOUND, "x^2 error {err}");
+    let (ctx, sk, rk) = deep_fixture();
+    let a: Vec<f64> = values(13, ctx.slots()).iter().map(|x| 8.0 * x).collect();
+    let ct = sk.encrypt(&Plaintext::from_real(ctx, &a).unwrap()).unwrap();
+    let sigmoid = |x: f64| 1.0 / (1.0 + (-x).exp());
+    let cases = [
+        (ChebyshevPolynomial::sigmoid(-8.0, 8.0, 7).unwrap(), 1e-5),
+        (ChebyshevPolynomial::tanh(-8.0, 8.0, 31).unwrap(), 1e-4),
+        (ChebyshevPolynomial::relu(-8.0, 8.0, 20).unwrap(), 1e-4),
+    ];
+    for (p, bound) in &cases {
+        let out = p.evaluate(&ct, rk).unwrap();
+        assert!(out.level() >= ctx.max_level() - p.depth());
+        let got = sk.decrypt_real(&out).unwrap();
+        let want: Vec<f64> = a.iter().map(|&x| p.eval(x)).collect();
+        let err = max_err(&got, &want);
+        println!("degree {}: encrypted error {err:.2e}", p.degree());
+        assert!(err < *bound, "degree {}: error {err}", p.degree());
+    }
+    let s7 = &cases[0].0;
+    let approx = s7.max_error(sigmoid, 10_000);
+    println!("sigmoid degree 7 on [-8, 8]: approximation error {approx:.3e}");
+    assert!(approx < 0.05 && approx > 0.0);
+    // Degree 63 on [-1, 1] uses all 7 levels.
+    let coeffs: Vec<f64> = (0..64)
+        .map(|i| 0.5f64.powi(i / 4) * if i % 3 == 0 { -1.0 } else { 1.0 })
+        .collect();
+    let p63 = ChebyshevPolynomial::new(coeffs, -1.0, 1.0).unwrap();
+    assert_eq!(p63.depth(), 7);
+    let small: Vec<f64> = values(14, ctx.slots());
+    let ct = sk
+        .encrypt(&Plaintext::from_real(ctx, &small).unwrap())
+        .unwrap();
+    let got = sk.decrypt_real(&p63.evaluate(&ct, rk).unwrap()).unwrap();
+    let err = max_err(
+        &got,
+        &small.iter().map(|&x| p63.eval(x)).collect::<Vec<_>>(),
+    );
+    assert!(err < 1e-4, "degree 63 error {err}");
+    // Not enough levels, bad inputs.
+    let low = ct.drop_to_level(3).unwrap();
+    assert!(matches!(
+        p63.evaluate(&low, rk),
+        Err(Error::LevelMismatch { .. })
+    ));
+    assert!(ChebyshevPolynomial::new(vec![1.0; 65], -1.0, 1.0).is_err());
+    assert!(ChebyshevPolynomial::new(vec![1.0], 1.0, 1.0).is_err());
+    assert!(ChebyshevPolynomial::sigmoid(-1.0, 1.0, usize::MAX).is_err());
+    assert!(ChebyshevPolynomial::tanh(-1.0, 1.0, 64).is_err());
+}
+
+#[test]
+fn linear_transforms_dense_and_banded() {
+    use triskel_ckks::LinearTransform;
+    let f = fixture();
+    let dim = 64;
+    let x = values(15, dim);
+    let dense: Vec<Vec<f64>> = (0..4).map(|r| values(20 + r, dim)).collect();
+    let banded: Vec<Vec<f64>> = (0..dim)
+        .map(|r| {
+            (0..dim)
+                .map(|c| {
+                    if r.abs_diff(c) <= 1 {
+                        (r + 2 * c) as f64 / 100.0
+                    } else {
+                        0.0
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let five: Vec<Vec<f64>> = (0..5).map(|r| values(30 + r, dim)).collect();
+    let ct = encrypt(f, &LinearTransform::pack(&x, dim, f.ctx.slots()));
+    // (matrix, diagonals, output period): hybrid for 4 and 5 rows (5 padded
+    // to 8), square BSGS for the banded 64 x 64.
+    for (m, diagonals, period) in [(&dense, 4, 4), (&five, 8, 8), (&banded, 3, 64)] {
+        let lt = LinearTransform::new(&f.ctx, m, dim, ct.level()).unwrap();
+        assert_eq!(
+            (lt.diagonal_count(), lt.output_period()),
+            (diagonals, period)
+        );
+        let gk = f.sk.galois_keys(&lt.rotation_steps(), false).unwrap();
+        let out = lt.apply(&ct, &gk).unwrap();
+        assert_eq!((out.level(), out.scale()), (ct.level() - 1, ct.scale()));
+        let got = f.sk.decrypt_real(&out).unwrap();
+        let y: Vec<f64> = m
+            .iter()
+            .map(|row| row.iter().zip(&x).map(|(a, b)| a * b).sum())
+            .collect();
+        // Slot s holds y[s mod period], zero for rows beyond the matrix.
+        let want: Vec<f64> = (0..f.ctx.slots())
+            .map(|s| y.get(s % period).copied().unwrap_or(0.0))
+            .collect();
+        let err = max_err(&got, &want);
+        assert!(err < 4.0 * FRESH_BOUND, "{} rows: error {err}", m.len());
+    }
+    assert!(LinearTransform::new(&f.ctx, &[vec![1.0; 65]], 64, 3).is_err());
+    assert!(LinearTransform::new(&f.ctx, &dense, 48, 3).is_err());
+    assert!(LinearTransform::new(&f.ctx, &dense, 64, 0).is_err());
+    let lt = LinearTransform::new(&f.ctx, &dense, dim, 2).unwrap();
+    // Applied below its level: refused.
+    assert!(lt.apply(&ct.drop_to_level(1).unwrap(), &f.gk).is_err());
+    assert!(matches!(
+        lt.apply(&ct, &f.sk.galois_keys(&[1], false).unwrap()),
+        Err(Error::MissingKey(_))
+    ));
+}
