@@ -1,0 +1,258 @@
+//! Small-integer blocks: a message in [0, message_modulus) with carry space
+//! above it and a padding bit, m * 2^64 / (2 p) with p = message_modulus *
+//! carry_modulus. Each ciphertext tracks its degree (largest value it can
+//! hold) and noise level (sum of |coefficients| of bootstrapped outputs it is
+//! a combination of); operations that would exceed either return
+//! [`Error::Budget`] instead of decrypting wrongly.
+
+use triskel_ring::LweCiphertext;
+
+use crate::error::{Error, Result};
+use crate::keys::{ClientKey, ServerKey, TestVector};
+use crate::params::Encoding;
+
+/// An encrypted block.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ciphertext {
+    pub(crate) lwe: LweCiphertext,
+    pub(crate) degree: u64,
+    pub(crate) noise_level: u64,
+}
+
+/// (message_modulus, carry_modulus, max_noise_level) of an integer set.
+pub(crate) fn moduli(encoding: Encoding) -> Result<(u64, u64, u64)> {
+    match encoding {
+        Encoding::Integer {
+            message_modulus,
+            carry_modulus,
+            max_noise_level,
+        } => Ok((message_modulus, carry_modulus, max_noise_level)),
+        Encoding::Boolean => Err(Error::Mismatch(
+            "boolean parameters used for integer blocks".into(),
+        )),
+    }
+}
+
+/// The torus step of one unit: 2^64 / (2 p).
+fn delta(p: u64) -> u64 {
+    (1u64 << 63) / p
+}
+
+impl Ciphertext {
+    /// The largest value the block can hold.
+    pub fn degree(&self) -> u64 {
+        self.degree
+    }
+
+    /// The noise level (1 after a bootstrap).
+    pub fn noise_level(&self) -> u64 {
+        self.noise_level
+    }
+
+    /// The underlying LWE ciphertext (under the big key).
+    pub fn lwe(&self) -> &LweCiphertext {
+        &self.lwe
+    }
+}
+
+impl ClientKey {
+    /// Encrypts m < message_modulus.
+    pub fn encrypt(&self, m: u64) -> Result<Ciphertext> {
+        let (msg, carry, _) = moduli(self.params.encoding)?;
+        if m >= msg {
+            return Err(Error::OutOfRange(format!("message {m} outside [0, {msg})")));
+        }
+        Ok(Ciphertext {
+            lwe: self.encrypt_torus(m * delta(msg * carry))?,
+            degree: m,
+            noise_level: 1,
+        })
+    }
+
+    /// Decrypts message and carry: the value in [0, message_modulus * carry_modulus).
+    pub fn decrypt_with_carry(&self, ct: &Ciphertext) -> Result<u64> {
+        let (msg, carry, _) = moduli(self.params.encoding)?;
+        let p = msg * carry;
+        let phase = self.phase(&ct.lwe)?;
+        let d = delta(p);
+        // round(phase / delta) mod 2p, then drop the padding bit.
+        let v = (phase.wrapping_add(d / 2) / d) % (2 * p);
+        Ok(v % p)
+    }
+
+    /// Decrypts the message (carries dropped).
+    pub fn decrypt(&self, ct: &Ciphertext) -> Result<u64> {
+        let (msg, _, _) = moduli(self.params.encoding)?;
+        Ok(self.decrypt_with_carry(ct)? % msg)
+    }
+
+    /// The noise of ct's phase around its decrypted value, relative to 2^64.
+    pub fn noise(&self, ct: &Ciphertext) -> Result<f64> {
+        let (msg, carry, _) = moduli(self.params.encoding)?;
+        let v = self.decrypt_with_carry(ct)?;
+        let phase = self.phase(&ct.lwe)?;
+        Ok(crate::keys::centered(
+            phase.wrapping_sub(v * delta(msg * carry)),
+        ))
+    }
+}
+
+impl ServerKey {
+    fn moduli(&self) -> Result<(u64, u64, u64)> {
+        moduli(self.params.encoding)
+    }
+
+    /// The lookup table of f on the whole block [0, p): f's outputs must be < p.
+    pub fn lookup_table(&self, f: impl Fn(u64) -> u64) -> Result<LookupTable> {
+        let (msg, carry, _) = self.moduli()?;
+        let p = msg * carry;
+        let outputs: Vec<u64> = (0..p).map(&f).collect();
+        if let Some(bad) = outputs.iter().find(|&&v| v >= p) {
+            return Err(Error::OutOfRange(format!(
+                "lookup table output {bad} outside [0, {p})"
+            )));
+        }
+        let torus: Vec<u64> = outputs.iter().map(|&v| v * delta(p)).collect();
+        Ok(LookupTable {
+            tv: self.test_vector(&torus)?,
+            degree: outputs.into_iter().max().unwrap_or(0),
+        })
+    }
+
+    /// f applied to the block (value and carries) by one bootstrap: the
+    /// result has noise level 1 and the LUT's degree.
+    pub fn apply_lookup_table(&self, ct: &Ciphertext, lut: &LookupTable) -> Result<Ciphertext> {
+        Ok(Ciphertext {
+            lwe: self.bootstrap(&ct.lwe, &lut.tv)?,
+            degree: lut.degree,
+            noise_level: 1,
+        })
+    }
+
+    /// Many LUT applications in parallel (rayon).
+    pub fn apply_lookup_tables(
+        &self,
+        cts: &[&Ciphertext],
+        luts: &[&LookupTable],
+    ) -> Result<Vec<Ciphertext>> {
+        let lwes: Vec<&LweCiphertext> = cts.iter().map(|c| &c.lwe).collect();
+        let tvs: Vec<&TestVector> = luts.iter().map(|l| &l.tv).collect();
+        Ok(self
+            .bootstrap_many(&lwes, &tvs)?
+            .into_iter()
+            .zip(luts)
+            .map(|(lwe, l)| Ciphertext {
+                lwe,
+                degree: l.degree,
+                noise_level: 1,
+            })
+            .collect())
+    }
+
+    /// A noiseless encryption of the constant m < p (degree m).
+    pub fn trivial(&self, m: u64) -> Result<Ciphertext> {
+        let (msg, carry, _) = self.moduli()?;
+        let p = msg * carry;
+        if m >= p {
+            return Err(Error::OutOfRange(format!("constant {m} outside [0, {p})")));
+        }
+        Ok(Ciphertext {
+            lwe: LweCiphertext::trivial(self.ctx.k * self.ctx.n, m * delta(p)),
+            degree: m,
+            noise_level: 0,
+        })
+    }
+
+    fn check_budget(&self, degree: u64, noise: u64) -> Result<()> {
+        let (msg, carry, max_noise) = self.moduli()?;
+        if degree >= msg * carry {
+            return Err(Error::Budget(format!(
+                "degree {degree} would overflow the carry space of {}",
+                msg * carry
+            )));
+        }
+        if noise > max_noise {
+            return Err(Error::Budget(format!(
+                "noise level {noise} above {max_noise}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// a + b without a bootstrap (carries accumulate).
+    pub fn unchecked_add(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
+        let (degree, noise) = (a.degree + b.degree, a.noise_level + b.noise_level);
+        self.check_budget(degree, noise)?;
+        let mut lwe = a.lwe.clone();
+        lwe.add_assign(&b.lwe)?;
+        Ok(Ciphertext {
+            lwe,
+            degree,
+            noise_level: noise,
+        })
+    }
+
+    /// a + c for a constant c, without a bootstrap.
+    pub fn unchecked_scalar_add(&self, a: &Ciphertext, c: u64) -> Result<Ciphertext> {
+        let (msg, carry, _) = self.moduli()?;
+        let degree = a.degree.saturating_add(c);
+        self.check_budget(degree, a.noise_level)?;
+        let mut lwe = a.lwe.clone();
+        lwe.add_constant(c * delta(msg * carry));
+        Ok(Ciphertext {
+            lwe,
+            degree,
+            noise_level: a.noise_level,
+        })
+    }
+
+    /// a * c for a constant c, without a bootstrap.
+    pub fn unchecked_scalar_mul(&self, a: &Ciphertext, c: u64) -> Result<Ciphertext> {
+        let degree = a.degree.saturating_mul(c);
+        let noise = a.noise_level.saturating_mul(c);
+        self.check_budget(degree, noise)?;
+        let mut lwe = a.lwe.clone();
+        lwe.mul_scalar_assign(c as i64);
+        Ok(Ciphertext {
+            lwe,
+            degree,
+            noise_level: noise,
+        })
+    }
+
+    /// a - b + k * message_modulus-style correction: computes a - b + c where
+    /// c (a constant, a multiple of the message modulus at least b's degree)
+    /// keeps the value non-negative, without a bootstrap.
+    pub fn unchecked_sub_with_offset(
+        &self,
+        a: &Ciphertext,
+        b: &Ciphertext,
+        offset: u64,
+    ) -> Result<Ciphertext> {
+        if offset < b.degree {
+            return Err(Error::OutOfRange(format!(
+                "offset {offset} below the subtrahend's degree {}",
+                b.degree
+            )));
+        }
+        let (msg, carry, _) = self.moduli()?;
+        let degree = a.degree + offset;
+        let noise = a.noise_level + b.noise_level;
+        self.check_budget(degree, noise)?;
+        let mut lwe = a.lwe.clone();
+        lwe.sub_assign(&b.lwe)?;
+        lwe.add_constant(offset * delta(msg * carry));
+        Ok(Ciphertext {
+            lwe,
+            degree,
+            noise_level: noise,
+        })
+    }
+}
+
+/// A lookup table on a whole block, with the largest value it outputs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LookupTable {
+    pub(crate) tv: TestVector,
+    pub(crate) degree: u64,
+}
