@@ -4,6 +4,8 @@
 use triskel_ring::Prng;
 use triskel_tfhe::{ClientKey, Encoding, Error, TfheParameters};
 
+type Lut = Box<dyn Fn(u64) -> u64>;
+
 #[test]
 fn every_lut_on_the_whole_block() {
     for params in [
@@ -22,7 +24,7 @@ fn every_lut_on_the_whole_block() {
         let mut rng = Prng::from_seed([1; 32]);
         let ck = ClientKey::generate_with(&params, &mut rng).unwrap();
         let sk = ck.server_key_with(&mut rng).unwrap();
-        let luts: [(&str, Box<dyn Fn(u64) -> u64>); 3] = [
+        let luts: [(&str, Lut); 3] = [
             ("square + 1", Box::new(move |x| (x * x + 1) % p)),
             ("carry", Box::new(move |x| x / msg)),
             ("reverse", Box::new(move |x| p - 1 - x)),
