@@ -66,7 +66,18 @@ fn named_sets_are_secure_and_fail_at_most_2_pow_minus_128() {
             params.name,
             a.log2_failure
         );
-        eprintln!("{}: log2 p_fail {:.1}", params.name, a.log2_failure);
+        eprintln!(
+            "{}: ext 2^{:.1} br 2^{:.1} ks*(2N)^2 {:.2} ms {:.2} norm2 {} total {:.2} margin {} log2 p_fail {:.1}",
+            params.name,
+            a.external_product.log2(),
+            a.blind_rotation.log2(),
+            a.key_switch * (2.0 * params.polynomial_size as f64).powi(2),
+            a.modulus_switch,
+            a.input_norm2,
+            a.total,
+            a.margin,
+            a.log2_failure
+        );
         let mut weaker = params.clone();
         weaker.lwe_dimension -= 1;
         assert!(weaker.check().is_err());
