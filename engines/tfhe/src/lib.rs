@@ -8,6 +8,7 @@
 mod boolean;
 mod error;
 mod glwe;
+mod integer;
 mod keys;
 pub mod params;
 mod serialize;
@@ -15,6 +16,7 @@ mod shortint;
 
 pub use boolean::{BoolCiphertext, Gate};
 pub use error::{Error, Result};
+pub use integer::{Bitwise, Comparison, RadixCiphertext};
 pub use keys::{ClientKey, ServerKey, TestVector};
 pub use params::{Encoding, NoiseAnalysis, TfheParameters};
 pub use serialize::FORMAT_VERSION;

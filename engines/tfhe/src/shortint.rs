@@ -5,6 +5,7 @@
 //! a combination of); operations that would exceed either return
 //! [`Error::Budget`] instead of decrypting wrongly.
 
+use rayon::prelude::*;
 use triskel_ring::LweCiphertext;
 
 use crate::error::{Error, Result};
@@ -98,7 +99,7 @@ impl ClientKey {
 }
 
 impl ServerKey {
-    fn moduli(&self) -> Result<(u64, u64, u64)> {
+    pub(crate) fn moduli(&self) -> Result<(u64, u64, u64)> {
         moduli(self.params.encoding)
     }
 
@@ -147,6 +148,50 @@ impl ServerKey {
                 noise_level: 1,
             })
             .collect())
+    }
+
+    /// Several LUTs of one block: one key switch and modulus switch shared by
+    /// all, the blind rotations in parallel.
+    pub fn apply_lookup_tables_shared(
+        &self,
+        ct: &Ciphertext,
+        luts: &[&LookupTable],
+    ) -> Result<Vec<Ciphertext>> {
+        let sw = self.switch_in(&ct.lwe)?;
+        luts.par_iter()
+            .map(|l| {
+                let acc = self.blind_rotate(&sw, &l.tv)?;
+                Ok(Ciphertext {
+                    lwe: self.extract(&acc)?,
+                    degree: l.degree,
+                    noise_level: 1,
+                })
+            })
+            .collect()
+    }
+
+    /// The LUT of f(a, b) for blocks packed as a * message_modulus + b
+    /// (a, b < message_modulus; needs carry_modulus >= message_modulus).
+    pub fn bivariate_lookup_table(&self, f: impl Fn(u64, u64) -> u64) -> Result<LookupTable> {
+        let (msg, carry, _) = self.moduli()?;
+        if carry < msg {
+            return Err(Error::InvalidParameters(
+                "bivariate lookup tables need carry_modulus >= message_modulus".into(),
+            ));
+        }
+        self.lookup_table(|x| f(x / msg, x % msg))
+    }
+
+    /// a * message_modulus + b for clean blocks (degree < message_modulus),
+    /// the input of a bivariate lookup table.
+    pub fn pack(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
+        let (msg, _, _) = self.moduli()?;
+        if a.degree >= msg || b.degree >= msg {
+            return Err(Error::Budget(
+                "packing needs clean blocks: propagate carries first".into(),
+            ));
+        }
+        self.unchecked_add(&self.unchecked_scalar_mul(a, msg)?, b)
     }
 
     /// A noiseless encryption of the constant m < p (degree m).
