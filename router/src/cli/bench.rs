@@ -35,6 +35,9 @@ pub enum BenchCommand {
         /// Print one JSON object (the format of DESIGN.md, "Bench output").
         #[arg(long)]
         json: bool,
+        /// Use every hardware thread (default: one).
+        #[arg(long)]
+        threads: bool,
     },
 }
 
@@ -46,7 +49,11 @@ pub fn run(cmd: BenchCommand) -> CliResult {
             backend,
             json,
         } => bench_kernels(n, bits, backend.as_deref(), json),
-        BenchCommand::Workloads { only, json } => workloads::bench(only.as_deref(), json),
+        BenchCommand::Workloads {
+            only,
+            json,
+            threads,
+        } => workloads::bench(only.as_deref(), json, threads),
     }
 }
 

@@ -4,6 +4,7 @@ pub mod bench;
 pub mod bfv_workloads;
 pub mod demo;
 pub mod info;
+pub mod tfhe_workloads;
 pub mod workloads;
 
 /// Errors of the command-line program: printed, then exit status 1.

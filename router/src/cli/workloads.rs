@@ -43,6 +43,7 @@ pub struct Workload {
 /// Every workload, in report order.
 pub fn all() -> Vec<Workload> {
     use super::bfv_workloads as bfv;
+    use super::tfhe_workloads as tfhe;
     use triskel::bfv::BfvParameters;
     vec![
         Workload {
@@ -52,6 +53,30 @@ pub fn all() -> Vec<Workload> {
         Workload {
             name: "bfv.mul_relin",
             run: || bfv::mul_relin(BfvParameters::n8192()),
+        },
+        Workload {
+            name: "tfhe.gate_nand",
+            run: tfhe::gate_nand,
+        },
+        Workload {
+            name: "tfhe.pbs_2_2",
+            run: tfhe::pbs_2_2,
+        },
+        Workload {
+            name: "tfhe.uint8_gt",
+            run: tfhe::uint8_gt,
+        },
+        Workload {
+            name: "tfhe.uint8_add",
+            run: tfhe::uint8_add,
+        },
+        Workload {
+            name: "tfhe.uint64_add",
+            run: tfhe::uint64_add,
+        },
+        Workload {
+            name: "tfhe.uint64_mul",
+            run: tfhe::uint64_mul,
         },
     ]
 }
@@ -63,7 +88,8 @@ struct Report {
     workloads: Vec<WorkloadReport>,
 }
 
-pub fn bench(only: Option<&str>, json: bool) -> CliResult {
+/// Runs the selected workloads on one thread, or on every thread with `all_threads`.
+pub fn bench(only: Option<&str>, json: bool, all_threads: bool) -> CliResult {
     let mut selected = all();
     if let Some(name) = only {
         let known: Vec<&str> = selected.iter().map(|w| w.name).collect();
@@ -74,10 +100,15 @@ pub fn bench(only: Option<&str>, json: bool) -> CliResult {
             );
         }
     }
-    // One thread, as the report says: the ring layer would otherwise spread
-    // RNS limbs over every core.
+    // One thread unless asked: the ring layer would otherwise spread RNS
+    // limbs over every core, and TFHE its bootstraps.
+    let threads = if all_threads {
+        std::thread::available_parallelism().map_or(1, |n| n.get())
+    } else {
+        1
+    };
     rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
+        .num_threads(threads)
         .build_global()?;
     let workloads = selected
         .iter()
@@ -85,7 +116,7 @@ pub fn bench(only: Option<&str>, json: bool) -> CliResult {
         .collect::<Result<Vec<_>, _>>()?;
     let report = Report {
         cpu: triskel::kernels::cpu_model(),
-        threads: 1,
+        threads,
         workloads,
     };
     if json {
