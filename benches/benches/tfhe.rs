@@ -10,10 +10,15 @@ use triskel_tfhe::{ClientKey, Comparison, Gate, TfheParameters};
 fn boolean(c: &mut Criterion) {
     let ck = ClientKey::generate(&TfheParameters::boolean()).unwrap();
     let sk = ck.server_key().unwrap();
-    let (a, b) = (ck.encrypt_bool(true).unwrap(), ck.encrypt_bool(false).unwrap());
+    let (a, b) = (
+        ck.encrypt_bool(true).unwrap(),
+        ck.encrypt_bool(false).unwrap(),
+    );
     let mut g = c.benchmark_group("tfhe/boolean");
     g.sample_size(10);
-    g.bench_function("nand", |bch| bch.iter(|| sk.gate(Gate::Nand, &a, &b).unwrap()));
+    g.bench_function("nand", |bch| {
+        bch.iter(|| sk.gate(Gate::Nand, &a, &b).unwrap())
+    });
     g.finish();
 }
 
@@ -24,13 +29,18 @@ fn shortint_and_integers(c: &mut Criterion) {
     let ct = ck.encrypt(3).unwrap();
     let mut g = c.benchmark_group("tfhe/2_2");
     g.sample_size(10);
-    g.bench_function("ks_pbs", |b| b.iter(|| sk.apply_lookup_table(&ct, &lut).unwrap()));
+    g.bench_function("ks_pbs", |b| {
+        b.iter(|| sk.apply_lookup_table(&ct, &lut).unwrap())
+    });
     let (x, y) = (ck.encrypt_u8(200).unwrap(), ck.encrypt_u8(77).unwrap());
     g.bench_function("uint8_add", |b| b.iter(|| sk.add(&x, &y).unwrap()));
     g.bench_function("uint8_gt", |b| {
         b.iter(|| sk.compare(Comparison::Gt, &x, &y).unwrap())
     });
-    let (x, y) = (ck.encrypt_u64(u64::MAX - 5).unwrap(), ck.encrypt_u64(1 << 40).unwrap());
+    let (x, y) = (
+        ck.encrypt_u64(u64::MAX - 5).unwrap(),
+        ck.encrypt_u64(1 << 40).unwrap(),
+    );
     g.bench_function("uint64_add", |b| b.iter(|| sk.add(&x, &y).unwrap()));
     g.finish();
 }

@@ -239,7 +239,9 @@ impl TfheParameters {
         if self.glwe_dimension == 0 || self.lwe_dimension == 0 {
             return bad("empty key".into());
         }
-        if self.pbs_base_log * self.pbs_levels + 2 > self.modulus_bits
+        // The decomposition rounds x B^l / q in f64: q must be exact there.
+        if !(30..=52).contains(&self.modulus_bits)
+            || self.pbs_base_log * self.pbs_levels + 2 > self.modulus_bits
             || self.ks_base_log * self.ks_levels >= 64
             || self.pbs_base_log == 0
             || self.ks_base_log == 0
