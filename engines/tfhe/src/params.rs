@@ -248,6 +248,17 @@ impl TfheParameters {
         {
             return bad("decomposition does not fit the modulus".into());
         }
+        if let Encoding::Integer {
+            message_modulus,
+            carry_modulus,
+            max_noise_level,
+        } = self.encoding
+        {
+            let p = message_modulus.saturating_mul(carry_modulus);
+            if !p.is_power_of_two() || p < 2 || p as usize > n / 2 || max_noise_level == 0 {
+                return bad(format!("block space {p} (message x carry) for N = {n}"));
+            }
+        }
         let glwe_dim = self.glwe_dimension * n;
         for (what, dim, std, src) in [
             (

@@ -75,10 +75,11 @@ impl ClientKey {
         let (msg, carry, _) = moduli(self.params.encoding)?;
         let p = msg * carry;
         let phase = self.phase(&ct.lwe)?;
-        let d = delta(p);
-        // round(phase / delta) mod 2p, then drop the padding bit.
-        let v = (phase.wrapping_add(d / 2) / d) % (2 * p);
-        Ok(v % p)
+        // round(phase / delta) mod 2p, then drop the padding bit; delta is a
+        // power of two (p is), so shifts keep the secret phase off a divider.
+        let shift = delta(p).trailing_zeros();
+        let v = phase.wrapping_add(1 << (shift - 1)) >> shift;
+        Ok(v & (p - 1))
     }
 
     /// Decrypts the message (carries dropped).

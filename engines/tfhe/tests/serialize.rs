@@ -93,3 +93,34 @@ fn blocks_round_trip_and_claims_are_checked() {
         &TfheParameters::message_2_carry_2(),
     ));
 }
+
+/// Random byte flips and truncations of every serialized kind never panic:
+/// each load returns a value or an error.
+#[test]
+fn mutated_bytes_never_panic() {
+    let params = TfheParameters::message_1_carry_1();
+    let mut rng = Prng::from_seed([12; 32]);
+    let ck = ClientKey::generate_with(&params, &mut rng).unwrap();
+    let inputs = [ck.to_bytes(), ck.encrypt(1).unwrap().to_bytes(&params)];
+    for bytes in &inputs {
+        for _ in 0..300 {
+            let mut m = bytes.clone();
+            match rng.below(3) {
+                0 => m.truncate(rng.below(m.len() as u64) as usize),
+                1 => {
+                    let i = rng.below(m.len() as u64) as usize;
+                    m[i] ^= 1 << rng.below(8);
+                }
+                _ => {
+                    // Mostly the header and the claims after it.
+                    let i = rng.below(m.len().min(64) as u64) as usize;
+                    m[i] = rng.next_u64() as u8;
+                }
+            }
+            let _ = ClientKey::from_bytes(&m);
+            let _ = Ciphertext::from_bytes(&m, &params);
+            let _ = BoolCiphertext::from_bytes(&m, &params);
+            let _ = ServerKey::from_bytes(&m);
+        }
+    }
+}
