@@ -21,3 +21,8 @@ pub use keys::{ClientKey, ServerKey, TestVector};
 pub use params::{Encoding, NoiseAnalysis, TfheParameters};
 pub use serialize::FORMAT_VERSION;
 pub use shortint::{Ciphertext, LookupTable};
+
+/// The README's Rust example runs as a doctest, so it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
