@@ -103,8 +103,8 @@ impl LweSecretKey {
     /// Gaussian noise of relative deviation `sigma` (deviation sigma * 2^64).
     pub fn encrypt(&self, m: u64, sigma: f64, rng: &mut Prng) -> Result<LweCiphertext> {
         let a: Vec<u64> = (0..self.s.len()).map(|_| rng.next_u64()).collect();
-        let e = sample_wide_gaussian(1, sigma * TWO_POW_64, rng)?[0];
-        let b = dot(&a, &self.s).wrapping_add(m).wrapping_add(e as u64);
+        let e = Zeroizing::new(sample_wide_gaussian(1, sigma * TWO_POW_64, rng)?);
+        let b = dot(&a, &self.s).wrapping_add(m).wrapping_add(e[0] as u64);
         Ok(LweCiphertext { a, b })
     }
 
@@ -417,7 +417,7 @@ impl LweKeySwitchKey {
         let (n_in, n_out) = (input.dimension(), output.dimension());
         let seed = rng.gen_seed();
         let count = n_in * levels as usize;
-        let noise = sample_wide_gaussian(count, sigma * TWO_POW_64, rng)?;
+        let noise = Zeroizing::new(sample_wide_gaussian(count, sigma * TWO_POW_64, rng)?);
         let mut rows = Vec::with_capacity(count * (n_out + 1));
         for (r, a) in ksk_masks(seed, count, n_out).enumerate() {
             let (i, j) = (r / levels as usize, r % levels as usize);

@@ -80,9 +80,12 @@ fn read_bits(r: &mut Reader<'_>, n: usize) -> Result<Vec<i64>> {
 }
 
 impl ClientKey {
-    /// Versioned bytes of the secret keys (secret: store them as such).
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::new();
+    /// Versioned bytes of the secret keys (secret: zeroized when dropped;
+    /// store them as such).
+    pub fn to_bytes(&self) -> zeroize::Zeroizing<Vec<u8>> {
+        // Sized once: no reallocation leaves a copy of the key behind.
+        let len = 7 + self.params.name.len() + self.small.dimension() + self.big.dimension();
+        let mut out = zeroize::Zeroizing::new(Vec::with_capacity(len));
         write_header(&mut out, KIND_CLIENT, &self.params);
         out.extend(self.small.coefficients().iter().map(|&c| c as u8));
         out.extend(self.big.coefficients().iter().map(|&c| c as u8));

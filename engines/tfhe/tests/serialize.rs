@@ -101,7 +101,10 @@ fn mutated_bytes_never_panic() {
     let params = TfheParameters::message_1_carry_1();
     let mut rng = Prng::from_seed([12; 32]);
     let ck = ClientKey::generate_with(&params, &mut rng).unwrap();
-    let inputs = [ck.to_bytes(), ck.encrypt(1).unwrap().to_bytes(&params)];
+    let inputs = [
+        ck.to_bytes().to_vec(),
+        ck.encrypt(1).unwrap().to_bytes(&params),
+    ];
     for bytes in &inputs {
         for _ in 0..300 {
             let mut m = bytes.clone();
