@@ -696,12 +696,12 @@ impl ServerKey {
         })
     }
 
-    /// a << amount (mod 2^bits).
+    /// a << (amount mod bits), mod 2^bits.
     pub fn shl(&self, a: &RadixCiphertext, amount: u32) -> Result<RadixCiphertext> {
         self.shift(a, amount, true, false)
     }
 
-    /// a >> amount.
+    /// a >> (amount mod bits).
     pub fn shr(&self, a: &RadixCiphertext, amount: u32) -> Result<RadixCiphertext> {
         self.shift(a, amount, false, false)
     }

@@ -184,15 +184,27 @@ impl ServerKey {
     }
 
     /// a * message_modulus + b for clean blocks (degree < message_modulus),
-    /// the input of a bivariate lookup table.
+    /// the input of a bivariate lookup table. An input whose noise level
+    /// would push the packing past the set's maximum is bootstrapped first.
     pub fn pack(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
-        let (msg, _, _) = self.moduli()?;
+        let (msg, _, max_noise) = self.moduli()?;
         if a.degree >= msg || b.degree >= msg {
             return Err(Error::Budget(
                 "packing needs clean blocks: propagate carries first".into(),
             ));
         }
-        self.unchecked_add(&self.unchecked_scalar_mul(a, msg)?, b)
+        let fits = |a: &Ciphertext, b: &Ciphertext| {
+            a.noise_level
+                .saturating_mul(msg)
+                .saturating_add(b.noise_level)
+                <= max_noise
+        };
+        let refresh = |c: &Ciphertext| -> Result<Ciphertext> {
+            self.apply_lookup_table(c, &self.lookup_table(|x| x % msg)?)
+        };
+        let a = if fits(a, b) { a.clone() } else { refresh(a)? };
+        let b = if fits(&a, b) { b.clone() } else { refresh(b)? };
+        self.unchecked_add(&self.unchecked_scalar_mul(&a, msg)?, &b)
     }
 
     /// A noiseless encryption of the constant m < p (degree m).

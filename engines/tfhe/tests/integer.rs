@@ -91,6 +91,10 @@ fn u8_everything() {
     let (a, b) = (ck.encrypt_u8(9).unwrap(), ck.encrypt_u8(200).unwrap());
     let gt = sk.compare(Comparison::Gt, &a, &b).unwrap();
     assert_eq!(dec(&sk.select(&gt, &a, &b).unwrap()), 200);
+    // A select's blocks (noise level 2) feed bivariate LUTs and arithmetic.
+    let m = sk.min(&a, &b).unwrap();
+    assert_eq!(dec(&sk.bitwise(Bitwise::Xor, &m, &b).unwrap()), 9 ^ 200);
+    assert_eq!(dec(&sk.sub(&m, &m).unwrap()), 0);
     let sum = sk.add(&sk.add(&a, &b).unwrap(), &b).unwrap();
     assert_eq!(dec(&sum), (9 + 400) & 255);
     assert!(ck.encrypt_radix(256, 8).is_err());
