@@ -159,8 +159,8 @@ impl TfheParameters {
             modulus_bits: 50,
             pbs_base_log: 23,
             pbs_levels: 1,
-            ks_base_log: 2,
-            ks_levels: 8,
+            ks_base_log: 3,
+            ks_levels: 5,
             encoding: Encoding::Integer {
                 message_modulus: 4,
                 carry_modulus: 4,
