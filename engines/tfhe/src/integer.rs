@@ -255,12 +255,16 @@ impl ServerKey {
         self.map_blocks(&with_carry, &vec![&msg_lut; n])
     }
 
-    /// Carries ripple block to block; each carry's bootstrap shares its key
-    /// switch with the block's message bootstrap.
+    /// Carries ripple block to block; each block's message and carry come
+    /// from one blind rotation when it holds less than p / 2, else from two
+    /// sharing one key switch.
     fn propagate_ripple(&self, mut blocks: Vec<Ciphertext>) -> Result<Vec<Ciphertext>> {
-        let (msg, _) = self.msg()?;
+        let (msg, carry_space, _) = self.moduli()?;
         let msg_lut = self.lookup_table(|x| x % msg)?;
         let carry_lut = self.lookup_table(|x| x / msg)?;
+        // Blocks below p / 2 (sums of two clean blocks and a carry) get both
+        // from one blind rotation.
+        let both = self.two_lookup_tables(|x| x % msg, |x| x / msg)?;
         let last = blocks.len().saturating_sub(1);
         let mut to_clean = Vec::with_capacity(blocks.len());
         let mut carry: Option<Ciphertext> = None;
@@ -274,13 +278,18 @@ impl ServerKey {
             }
             if i < last {
                 let block_degree = block.degree;
-                let mut out = self.apply_lookup_tables_shared(block, &[&carry_lut, &msg_lut])?;
-                *block = out.pop().expect("two outputs");
+                let (message, mut c) = if block_degree < msg * carry_space / 2 {
+                    self.apply_two_lookup_tables(block, &both)?
+                } else {
+                    let mut out =
+                        self.apply_lookup_tables_shared(block, &[&msg_lut, &carry_lut])?;
+                    let c = out.pop().expect("two outputs");
+                    (out.pop().expect("two outputs"), c)
+                };
                 // The carry is at most degree / msg, tighter than the LUT's bound.
-                carry = out.pop().map(|mut c| {
-                    c.degree = block_degree / msg;
-                    c
-                });
+                c.degree = block_degree / msg;
+                *block = message;
+                carry = Some(c);
                 to_clean.push(None);
             } else {
                 to_clean.push(Some(i));
@@ -528,7 +537,8 @@ impl ServerKey {
 
     /// The comparison of a and b as a block holding 0 or 1: per-block
     /// order (less / equal / greater) in parallel, then a tree that keeps the
-    /// more significant order unless it is "equal" (log2 blocks levels).
+    /// more significant order unless it is "equal" (log2 blocks levels), the
+    /// predicate folded into its last bootstrap.
     pub fn compare(
         &self,
         op: Comparison,
@@ -550,7 +560,7 @@ impl ServerKey {
         let mut orders = self.map_blocks(&packed, &vec![&order; packed.len()])?;
         // Pairs (low, high) -> high unless high is EQUAL; packed as high * msg + low.
         let combine = self.bivariate_lookup_table(|hi, lo| if hi == EQUAL { lo } else { hi })?;
-        while orders.len() > 1 {
+        while orders.len() > 2 {
             let pairs: Vec<Ciphertext> = orders
                 .chunks(2)
                 .filter(|c| c.len() == 2)
@@ -561,6 +571,12 @@ impl ServerKey {
                 next.push(orders.pop().expect("odd one out"));
             }
             orders = next;
+        }
+        // The last combination and the predicate in one bootstrap.
+        if let [low, high] = &orders[..] {
+            let last = self
+                .bivariate_lookup_table(|hi, lo| op.holds_for(if hi == EQUAL { lo } else { hi }))?;
+            return self.apply_lookup_table(&self.pack(high, low)?, &last);
         }
         let last = self.lookup_table(|o| op.holds_for(o))?;
         self.apply_lookup_table(&orders[0], &last)

@@ -237,13 +237,19 @@ impl ServerKey {
     }
 
     pub(crate) fn extract(&self, acc: &[u64]) -> Result<LweCiphertext> {
+        self.extract_at(acc, 0)
+    }
+
+    /// Coefficient `index` of the accumulator: the test vector read `index`
+    /// positions past the phase (a second LUT packed in the same rotation).
+    pub(crate) fn extract_at(&self, acc: &[u64], index: usize) -> Result<LweCiphertext> {
         let (k, n) = (self.ctx.k, self.ctx.n);
         let masks: Vec<&[u64]> = acc[..k * n].chunks(n).collect();
         Ok(LweCiphertext::sample_extract(
             &masks,
             &acc[k * n..],
             self.ctx.q(),
-            0,
+            index,
         )?)
     }
 }

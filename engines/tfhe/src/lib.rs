@@ -20,7 +20,7 @@ pub use integer::{Bitwise, Comparison, RadixCiphertext};
 pub use keys::{ClientKey, ServerKey, TestVector};
 pub use params::{Encoding, NoiseAnalysis, TfheParameters};
 pub use serialize::FORMAT_VERSION;
-pub use shortint::{Ciphertext, LookupTable};
+pub use shortint::{Ciphertext, LookupTable, TwoLookupTables};
 
 /// The README's Rust example runs as a doctest, so it stays true.
 #[cfg(doctest)]

@@ -171,6 +171,61 @@ impl ServerKey {
             .collect()
     }
 
+    /// Two LUTs in one test vector, for blocks holding less than p / 2: f in
+    /// the lower half of the boxes, g in the upper half.
+    pub fn two_lookup_tables(
+        &self,
+        f: impl Fn(u64) -> u64,
+        g: impl Fn(u64) -> u64,
+    ) -> Result<TwoLookupTables> {
+        let (msg, carry, _) = self.moduli()?;
+        let p = msg * carry;
+        let half = p / 2;
+        let outputs: Vec<u64> = (0..p)
+            .map(|v| if v < half { f(v) } else { g(v - half) })
+            .collect();
+        if let Some(bad) = outputs.iter().find(|&&v| v >= p) {
+            return Err(Error::OutOfRange(format!(
+                "lookup table output {bad} outside [0, {p})"
+            )));
+        }
+        let torus: Vec<u64> = outputs.iter().map(|&v| v * delta(p)).collect();
+        let degree = |r: std::ops::Range<usize>| outputs[r].iter().copied().max().unwrap_or(0);
+        Ok(TwoLookupTables {
+            tv: self.test_vector(&torus)?,
+            degrees: (degree(0..half as usize), degree(half as usize..p as usize)),
+        })
+    }
+
+    /// (f(x), g(x)) for a block x < p / 2 from one key switch and one blind
+    /// rotation: coefficient 0 of the accumulator reads f(x), coefficient
+    /// N / 2 reads the box p / 2 further on, g(x).
+    pub fn apply_two_lookup_tables(
+        &self,
+        ct: &Ciphertext,
+        luts: &TwoLookupTables,
+    ) -> Result<(Ciphertext, Ciphertext)> {
+        let (msg, carry, _) = self.moduli()?;
+        if ct.degree >= msg * carry / 2 {
+            return Err(Error::Budget(format!(
+                "two LUTs in one bootstrap need a block below {}",
+                msg * carry / 2
+            )));
+        }
+        let acc = self.blind_rotate(&self.switch_in(&ct.lwe)?, &luts.tv)?;
+        let out = |index: usize, degree: u64| -> Result<Ciphertext> {
+            Ok(Ciphertext {
+                lwe: self.extract_at(&acc, index)?,
+                degree,
+                noise_level: 1,
+            })
+        };
+        Ok((
+            out(0, luts.degrees.0)?,
+            out(self.ctx.n / 2, luts.degrees.1)?,
+        ))
+    }
+
     /// The LUT of f(a, b) for blocks packed as a * message_modulus + b
     /// (a, b < message_modulus; needs carry_modulus >= message_modulus).
     pub fn bivariate_lookup_table(&self, f: impl Fn(u64, u64) -> u64) -> Result<LookupTable> {
@@ -306,6 +361,13 @@ impl ServerKey {
             noise_level: noise,
         })
     }
+}
+
+/// Two lookup tables on the lower half of a block, evaluated by one bootstrap.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TwoLookupTables {
+    pub(crate) tv: TestVector,
+    pub(crate) degrees: (u64, u64),
 }
 
 /// A lookup table on a whole block, with the largest value it outputs.

@@ -47,6 +47,33 @@ fn every_lut_on_the_whole_block() {
                 assert_eq!(out.noise_level(), 1);
             }
         }
+        // Two LUTs from one bootstrap on the lower half of the block.
+        let two = sk
+            .two_lookup_tables(|x| (3 * x + 1) % p, |x| p - 1 - x)
+            .unwrap();
+        for v in 0..p / 2 {
+            let ct = sk
+                .unchecked_scalar_add(&ck.encrypt(v % msg).unwrap(), v - v % msg)
+                .unwrap();
+            let (f, g) = sk.apply_two_lookup_tables(&ct, &two).unwrap();
+            assert_eq!(
+                ck.decrypt_with_carry(&f).unwrap(),
+                (3 * v + 1) % p,
+                "two LUTs f({v})"
+            );
+            assert_eq!(
+                ck.decrypt_with_carry(&g).unwrap(),
+                p - 1 - v,
+                "two LUTs g({v})"
+            );
+        }
+        let high = sk
+            .unchecked_scalar_add(&ck.encrypt(0).unwrap(), p / 2)
+            .unwrap();
+        assert!(matches!(
+            sk.apply_two_lookup_tables(&high, &two),
+            Err(Error::Budget(_))
+        ));
         assert!(matches!(
             sk.lookup_table(|x| x + p),
             Err(Error::OutOfRange(_))
