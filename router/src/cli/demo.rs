@@ -46,7 +46,7 @@ fn tfhe_demo() -> CliResult {
         sk.expanded_size() as f64 / 1e6
     );
     for gate in [Gate::Nand, Gate::And, Gate::Or, Gate::Xor] {
-        let mut line = format!("  {gate:<5?}");
+        let mut line = format!("  {:<5}", format!("{gate:?}"));
         let t = Instant::now();
         for (a, b) in [(false, false), (false, true), (true, false), (true, true)] {
             let out = sk.gate(gate, &ck.encrypt_bool(a)?, &ck.encrypt_bool(b)?)?;
