@@ -421,7 +421,7 @@ impl Ciphertext {
             let available = terms
                 .iter()
                 .all(|&t| rotation_element(&self.ctx, t).is_ok_and(|g| keys.get(g).is_some()));
-            if available && best.as_ref().map_or(true, |b| terms.len() < b.len()) {
+            if available && best.as_ref().is_none_or(|b| terms.len() < b.len()) {
                 best = Some(terms);
             }
         }

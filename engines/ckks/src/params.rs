@@ -112,7 +112,7 @@ impl CkksParameters {
         }
         let first = log_scale + integer_bits;
         let mut q_bits = vec![first];
-        q_bits.extend(std::iter::repeat(log_scale).take(depth));
+        q_bits.extend(std::iter::repeat_n(log_scale, depth));
         let p = first.max(log_scale);
         let params = CkksParameters::new(
             &format!("ckks-n{n}-depth{depth}-s{log_scale}"),

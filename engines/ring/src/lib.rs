@@ -16,6 +16,10 @@
 //! - Versioned serialization ([`Poly::to_bytes`], [`KeySwitchKey::to_bytes`])
 //!   with seed compression of the uniform half of keys.
 //!
+//! - [`lwe`]: LWE keys and ciphertexts modulo 2^64, sample extraction from
+//!   a GLWE/RLWE ciphertext, modulus switching and LWE key switching (TFHE and
+//!   engine transitions).
+//!
 //! Every public operation returns [`Result`]. With feature `parallel` (on by
 //! default) work is spread over limbs with rayon; results do not depend on the
 //! number of threads.
@@ -24,6 +28,7 @@ mod basis;
 mod conversion;
 mod error;
 mod keyswitch;
+pub mod lwe;
 mod par;
 mod poly;
 pub mod sampling;
@@ -35,6 +40,7 @@ pub use basis::{allocate_primes, digit_ranges, RnsBasis, MAX_PRIMES};
 pub use conversion::{BaseConverter, DivRound};
 pub use error::{Error, Result};
 pub use keyswitch::{Decomposition, KeySwitchContext, KeySwitchKey, SecretDistribution, SecretKey};
+pub use lwe::{LweCiphertext, LweKeySwitchKey, LweSecretKey, SwitchedLwe};
 pub use par::PARALLEL_MIN_VALUES;
 pub use poly::{galois_element, galois_permutation, Poly, Representation};
 pub use sampling::{NoiseDistribution, Prng, Seed};

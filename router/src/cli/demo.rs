@@ -22,7 +22,68 @@ pub fn run() -> CliResult {
     for bits in [50, 60] {
         negacyclic_product(4096, bits)?;
     }
-    bfv_demo()
+    bfv_demo()?;
+    tfhe_demo()
+}
+
+/// The TFHE engine: every boolean gate on every input, and an 8-bit
+/// comparison of encrypted integers (2_2 blocks), each checked.
+fn tfhe_demo() -> CliResult {
+    use triskel::tfhe::{ClientKey, Comparison, Gate, TfheParameters};
+    println!();
+    let params = TfheParameters::boolean();
+    let analysis = params.noise();
+    println!(
+        "TFHE boolean gates on {} (p_fail 2^{:.0} per gate), one key switch + bootstrap each:",
+        params.name, analysis.log2_failure
+    );
+    let t = Instant::now();
+    let ck = ClientKey::generate(&params)?;
+    let sk = ck.server_key()?;
+    println!(
+        "  keys: {:.2} s; server key {:.1} MB serialized (seed-compressed), {:.1} MB in memory",
+        t.elapsed().as_secs_f64(),
+        sk.compressed_size() as f64 / 1e6,
+        sk.expanded_size() as f64 / 1e6
+    );
+    for gate in [Gate::Nand, Gate::And, Gate::Or, Gate::Xor] {
+        let mut line = format!("  {:<5}", format!("{gate:?}"));
+        let t = Instant::now();
+        for (a, b) in [(false, false), (false, true), (true, false), (true, true)] {
+            let out = sk.gate(gate, &ck.encrypt_bool(a)?, &ck.encrypt_bool(b)?)?;
+            let got = ck.decrypt_bool(&out)?;
+            if got != gate.eval(a, b) {
+                return Err(format!("{gate:?}({a}, {b}) decrypted {got}").into());
+            }
+            line += &format!(" {}{}->{}", a as u8, b as u8, got as u8);
+        }
+        println!(
+            "{line}  ({:.1} ms per gate, all correct)",
+            ms(t.elapsed()) / 4.0
+        );
+    }
+    let params = TfheParameters::message_2_carry_2();
+    println!(
+        "TFHE 8-bit comparison on {} (4 blocks of 2 bits, p_fail 2^{:.0} per bootstrap):",
+        params.name,
+        params.noise().log2_failure
+    );
+    let ck = ClientKey::generate(&params)?;
+    let sk = ck.server_key()?;
+    for (x, y) in [(200u8, 13u8), (7, 7), (31, 250)] {
+        let t = Instant::now();
+        let gt = sk.compare(Comparison::Gt, &ck.encrypt_u8(x)?, &ck.encrypt_u8(y)?)?;
+        let got = ck.decrypt(&gt)? == 1;
+        println!(
+            "  {x:>3} > {y:>3}: {got:<5}  ({:.0} ms, correct: {})",
+            ms(t.elapsed()),
+            if got == (x > y) { "yes" } else { "NO" }
+        );
+        if got != (x > y) {
+            return Err("the encrypted comparison decrypted wrong".into());
+        }
+    }
+    Ok(())
 }
 
 /// The BFV engine: the biometric match on three parameter sets, multiply +

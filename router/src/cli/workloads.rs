@@ -48,8 +48,9 @@ pub struct Workload {
 /// Every workload, in report order.
 pub fn all() -> Vec<Workload> {
     use super::bfv_workloads as bfv;
-    use triskel::bfv::biometric::{self, MatchPrivacy};
     use super::ckks_workloads as ckks;
+    use super::tfhe_workloads as tfhe;
+    use triskel::bfv::biometric::{self, MatchPrivacy};
     use triskel::bfv::BfvParameters;
     use triskel::ckks::CkksParameters;
     vec![
@@ -103,6 +104,30 @@ pub fn all() -> Vec<Workload> {
             name: "ckks.mlp_64_4_1",
             run: || ckks::mlp_64_4_1(CkksParameters::n16384()),
         },
+        Workload {
+            name: "tfhe.gate_nand",
+            run: tfhe::gate_nand,
+        },
+        Workload {
+            name: "tfhe.pbs_2_2",
+            run: tfhe::pbs_2_2,
+        },
+        Workload {
+            name: "tfhe.uint8_gt",
+            run: tfhe::uint8_gt,
+        },
+        Workload {
+            name: "tfhe.uint8_add",
+            run: tfhe::uint8_add,
+        },
+        Workload {
+            name: "tfhe.uint64_add",
+            run: tfhe::uint64_add,
+        },
+        Workload {
+            name: "tfhe.uint64_mul",
+            run: tfhe::uint64_mul,
+        },
     ]
 }
 
@@ -131,7 +156,7 @@ pub fn bench(only: Option<&str>, json: bool, threads: usize) -> CliResult {
     // RNS limbs over every core. With K threads, K runs go side by side
     // (parallelism across ciphertexts, not inside one operation).
     rayon::ThreadPoolBuilder::new()
-        .num_threads(1)
+        .num_threads(threads)
         .build_global()?;
     let workloads = selected
         .iter()

@@ -1,0 +1,537 @@
+//! LWE ciphertexts and keys over the native torus Z_{2^64}, shared by the TFHE
+//! engine and the router's engine transitions.
+//!
+//! - [`LweSecretKey`]: small integer coefficients (binary for TFHE, ternary
+//!   for a key extracted from a BFV/CKKS secret), zeroized on drop.
+//! - [`LweCiphertext`]: (a, b) with phase b - <a, s> mod 2^64.
+//! - [`LweCiphertext::sample_extract`]: one coefficient of an RLWE/GLWE
+//!   ciphertext modulo a prime q as an LWE ciphertext, scaled to 2^64.
+//! - [`LweCiphertext::switch_modulus`]: rounding to a smaller power of two (the
+//!   2N of a blind rotation), optionally correcting the known mean of the
+//!   rounding error for binary keys.
+//! - [`LweKeySwitchKey`]: key switching with a signed, rounded gadget
+//!   decomposition; masks are regenerated from a seed.
+//!
+//! Arithmetic modulo 2^64 is plain wrapping u64 arithmetic: no reduction in
+//! the key-switching loop.
+
+use zeroize::{Zeroize, Zeroizing};
+
+use crate::error::{invalid, Error, Result};
+use crate::sampling::{Prng, Seed};
+use crate::serialize::Reader;
+
+/// 2^64 as a float, the scale of relative (torus) noise deviations.
+const TWO_POW_64: f64 = 18446744073709551616.0;
+
+/// n samples of a rounded Gaussian of deviation `sigma` (any size: used for
+/// torus noise of deviation up to 2^63), by the Box-Muller transform on
+/// 53-bit uniforms from the CSPRNG.
+pub fn sample_wide_gaussian(n: usize, sigma: f64, rng: &mut Prng) -> Result<Vec<i64>> {
+    if !(0.0..1e18).contains(&sigma) {
+        return invalid(format!("Gaussian deviation {sigma} out of range"));
+    }
+    let uniform = |rng: &mut Prng| ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+    let mut out = Vec::with_capacity(n + 1);
+    while out.len() < n {
+        let (u1, u2) = (uniform(rng), uniform(rng));
+        let r = sigma * (-2.0 * u1.ln()).sqrt();
+        let t = std::f64::consts::TAU * u2;
+        out.push((r * t.cos()).round() as i64);
+        out.push((r * t.sin()).round() as i64);
+    }
+    out.truncate(n);
+    Ok(out)
+}
+
+/// An LWE secret key: small signed integers, stored as their two's complement
+/// (so that wrapping arithmetic computes <a, s> mod 2^64). Never printed.
+pub struct LweSecretKey {
+    s: Zeroizing<Vec<u64>>,
+}
+
+impl std::fmt::Debug for LweSecretKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "LweSecretKey {{ dimension: {}, .. }}", self.s.len())
+    }
+}
+
+impl Clone for LweSecretKey {
+    fn clone(&self) -> Self {
+        LweSecretKey {
+            s: Zeroizing::new(self.s.to_vec()),
+        }
+    }
+}
+
+impl LweSecretKey {
+    /// A key of `n` coefficients uniform in {0, 1}.
+    pub fn binary(n: usize, rng: &mut Prng) -> LweSecretKey {
+        let mut s = Zeroizing::new(vec![0u64; n]);
+        let mut word = 0u64;
+        for (i, v) in s.iter_mut().enumerate() {
+            if i % 64 == 0 {
+                word = rng.next_u64();
+            }
+            *v = word & 1;
+            word >>= 1;
+        }
+        word.zeroize();
+        LweSecretKey { s }
+    }
+
+    /// A key with the given small coefficients, e.g. the concatenated
+    /// coefficients of the polynomials of a GLWE or RLWE secret key (the key
+    /// of [`LweCiphertext::sample_extract`]'s output).
+    pub fn from_coefficients(coeffs: &[i64]) -> LweSecretKey {
+        LweSecretKey {
+            s: Zeroizing::new(coeffs.iter().map(|&c| c as u64).collect()),
+        }
+    }
+
+    /// Number of coefficients.
+    pub fn dimension(&self) -> usize {
+        self.s.len()
+    }
+
+    /// Coefficients in two's complement (secret: callers must not log them).
+    pub fn coefficients(&self) -> &[u64] {
+        &self.s
+    }
+
+    /// A fresh encryption of the torus value `m` (a u64 read as m / 2^64) with
+    /// Gaussian noise of relative deviation `sigma` (deviation sigma * 2^64).
+    pub fn encrypt(&self, m: u64, sigma: f64, rng: &mut Prng) -> Result<LweCiphertext> {
+        let a: Vec<u64> = (0..self.s.len()).map(|_| rng.next_u64()).collect();
+        let e = Zeroizing::new(sample_wide_gaussian(1, sigma * TWO_POW_64, rng)?);
+        let b = dot(&a, &self.s).wrapping_add(m).wrapping_add(e[0] as u64);
+        Ok(LweCiphertext { a, b })
+    }
+
+    /// The phase b - <a, s> mod 2^64: message plus noise.
+    pub fn phase(&self, ct: &LweCiphertext) -> Result<u64> {
+        if ct.a.len() != self.s.len() {
+            return Err(dimension_mismatch(self.s.len(), ct.a.len()));
+        }
+        Ok(ct.b.wrapping_sub(dot(&ct.a, &self.s)))
+    }
+}
+
+fn dot(a: &[u64], s: &[u64]) -> u64 {
+    a.iter()
+        .zip(s)
+        .fold(0u64, |acc, (&x, &y)| acc.wrapping_add(x.wrapping_mul(y)))
+}
+
+fn dimension_mismatch(expected: usize, got: usize) -> Error {
+    Error::InvalidParameter(format!("LWE dimension {got} where {expected} is expected"))
+}
+
+/// An LWE ciphertext modulo 2^64: mask `a` and body `b`, phase b - <a, s>.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LweCiphertext {
+    /// The mask, one word per key coefficient.
+    pub a: Vec<u64>,
+    /// The body.
+    pub b: u64,
+}
+
+/// An LWE ciphertext rounded to modulus 2^log_modulus (values in [0, 2^log_modulus)).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SwitchedLwe {
+    /// log2 of the modulus.
+    pub log_modulus: u32,
+    /// The mask.
+    pub a: Vec<u64>,
+    /// The body.
+    pub b: u64,
+}
+
+impl LweCiphertext {
+    /// The noiseless encryption (0, m) of torus value m, of dimension n.
+    pub fn trivial(n: usize, m: u64) -> LweCiphertext {
+        LweCiphertext {
+            a: vec![0; n],
+            b: m,
+        }
+    }
+
+    /// Number of mask coefficients.
+    pub fn dimension(&self) -> usize {
+        self.a.len()
+    }
+
+    fn check_same(&self, other: &LweCiphertext) -> Result<()> {
+        if self.a.len() != other.a.len() {
+            return Err(dimension_mismatch(self.a.len(), other.a.len()));
+        }
+        Ok(())
+    }
+
+    /// self += other.
+    pub fn add_assign(&mut self, other: &LweCiphertext) -> Result<()> {
+        self.check_same(other)?;
+        self.a
+            .iter_mut()
+            .zip(&other.a)
+            .for_each(|(x, &y)| *x = x.wrapping_add(y));
+        self.b = self.b.wrapping_add(other.b);
+        Ok(())
+    }
+
+    /// self -= other.
+    pub fn sub_assign(&mut self, other: &LweCiphertext) -> Result<()> {
+        self.check_same(other)?;
+        self.a
+            .iter_mut()
+            .zip(&other.a)
+            .for_each(|(x, &y)| *x = x.wrapping_sub(y));
+        self.b = self.b.wrapping_sub(other.b);
+        Ok(())
+    }
+
+    /// self = -self.
+    pub fn neg_assign(&mut self) {
+        self.a.iter_mut().for_each(|x| *x = x.wrapping_neg());
+        self.b = self.b.wrapping_neg();
+    }
+
+    /// Adds the torus value m to the phase.
+    pub fn add_constant(&mut self, m: u64) {
+        self.b = self.b.wrapping_add(m);
+    }
+
+    /// Multiplies the phase by the integer k (mod 2^64).
+    pub fn mul_scalar_assign(&mut self, k: i64) {
+        let k = k as u64;
+        self.a.iter_mut().for_each(|x| *x = x.wrapping_mul(k));
+        self.b = self.b.wrapping_mul(k);
+    }
+
+    /// Sample extraction: coefficient `index` of the GLWE ciphertext
+    /// (masks A_1..A_k, body B) modulo the odd modulus q, in coefficient form,
+    /// whose phase is B - sum A_i S_i in Z_q[X]/(X^N + 1), as an LWE
+    /// ciphertext modulo 2^64 under the key made of the concatenated
+    /// coefficients of S_1..S_k. Each value v is scaled to round(v 2^64 / q):
+    /// the phase is scaled with it (plus at most 1/2 per term of rounding).
+    ///
+    /// An RLWE ciphertext (c0, c1) with phase c0 + c1 s passes mask -c1.
+    pub fn sample_extract(
+        masks: &[&[u64]],
+        body: &[u64],
+        q: u64,
+        index: usize,
+    ) -> Result<LweCiphertext> {
+        let n = body.len();
+        if q < 3 || q % 2 == 0 || n == 0 || index >= n {
+            return invalid(format!(
+                "sample extraction of coefficient {index} of degree {n} modulo {q}"
+            ));
+        }
+        if masks.iter().any(|m| m.len() != n) {
+            return invalid("GLWE polynomials of different degrees");
+        }
+        if body
+            .iter()
+            .chain(masks.iter().flat_map(|m| m.iter()))
+            .any(|&v| v >= q)
+        {
+            return invalid("GLWE coefficients not reduced modulo q");
+        }
+        let scale = |v: u64| ((((v as u128) << 64) + (q as u128 / 2)) / q as u128) as u64;
+        let mut a = Vec::with_capacity(masks.len() * n);
+        for mask in masks {
+            // (A S)[index] = sum_{j <= index} A[index - j] s_j - sum_{j > index} A[N + index - j] s_j.
+            for j in 0..n {
+                a.push(if j <= index {
+                    scale(mask[index - j])
+                } else {
+                    scale(mask[n + index - j]).wrapping_neg()
+                });
+            }
+        }
+        Ok(LweCiphertext {
+            a,
+            b: scale(body[index]),
+        })
+    }
+
+    /// Modulus switching to 2^log_modulus (1 <= log_modulus < 64): every
+    /// value rounded to the nearest multiple of 2^(64 - log_modulus).
+    ///
+    /// With `binary_key_mean`, for a key uniform in {0, 1}: the rounding
+    /// errors e_i of the mask are public and sum e_i s_i has mean (sum e_i) / 2,
+    /// which is added to the body before its own rounding. The error left is
+    /// e_b - sum e_i (s_i - 1/2), of variance 1/12 + n/48 instead of
+    /// 1/12 + n/24 (in units of the new modulus).
+    pub fn switch_modulus(&self, log_modulus: u32, binary_key_mean: bool) -> Result<SwitchedLwe> {
+        if !(1..64).contains(&log_modulus) {
+            return invalid(format!("modulus 2^{log_modulus} for LWE modulus switching"));
+        }
+        let shift = 64 - log_modulus;
+        let mask = (1u64 << log_modulus) - 1;
+        // Fixed point with `shift + 1` fractional bits, so half an error is exact.
+        let mut mean_correction: i128 = 0;
+        let a = self
+            .a
+            .iter()
+            .map(|&x| {
+                let rounded = (((x as u128) + (1u128 << (shift - 1))) >> shift) as u64;
+                if binary_key_mean {
+                    // e = rounded - x / 2^shift, in units of 2^-(shift + 1), halved.
+                    let e2 = ((rounded as i128) << (shift + 1)) - ((x as i128) << 1);
+                    mean_correction += e2 / 2;
+                }
+                rounded & mask
+            })
+            .collect();
+        let body_fixed = ((self.b as i128) << 1) + mean_correction;
+        // round(body_fixed / 2^(shift + 1)) by floor((x + half) / 2^(shift + 1)).
+        let b = ((body_fixed + (1i128 << shift)) >> (shift + 1)) as u64 & mask;
+        Ok(SwitchedLwe { log_modulus, a, b })
+    }
+
+    /// Appends the serialized body: n: u32 | a: n x u64 | b: u64.
+    pub fn write_body(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&(self.a.len() as u32).to_le_bytes());
+        for v in &self.a {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(&self.b.to_le_bytes());
+    }
+
+    /// Reads a body written by [`LweCiphertext::write_body`] of dimension `n`.
+    pub fn read_body(r: &mut Reader<'_>, n: usize) -> Result<LweCiphertext> {
+        let got = r.u32()? as usize;
+        if got != n {
+            return Err(Error::Malformed(format!(
+                "LWE dimension {got}, expected {n}"
+            )));
+        }
+        let raw = r.take(n * 8)?;
+        let a = raw
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8-byte chunk")))
+            .collect();
+        Ok(LweCiphertext { a, b: r.u64()? })
+    }
+}
+
+/// Signed, rounded gadget decomposition modulo 2^64: the closest multiple of
+/// 2^(64 - base_log levels) to x, as `levels` digits in [-B/2, B/2] (B =
+/// 2^base_log), most significant first, such that
+/// sum_j d_j 2^(64 - base_log (j + 1)) = that multiple (mod 2^64).
+pub fn decompose_torus(x: u64, base_log: u32, levels: u32, digits: &mut [i64]) {
+    let total = base_log * levels;
+    let shift = 64 - total;
+    let mut r = (x >> shift) + ((x >> (shift - 1)) & 1);
+    let base = 1u64 << base_log;
+    let half = base >> 1;
+    for d in digits[..levels as usize].iter_mut().rev() {
+        let v = r & (base - 1);
+        r >>= base_log;
+        // Branch-free signed digit: v >= B/2 becomes v - B with a carry.
+        let c = (v >= half) as u64;
+        *d = v as i64 - (c << base_log) as i64;
+        r += c;
+    }
+}
+
+/// acc -= d * row (mod 2^64), with AVX-512 64-bit multiplies when the CPU has them.
+fn sub_scaled(acc: &mut [u64], row: &[u64], d: u64) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx512dq") {
+        // SAFETY: the CPU supports AVX-512F/DQ (checked just above), the only
+        // requirement of the target-feature function.
+        unsafe { sub_scaled_avx512(acc, row, d) };
+        return;
+    }
+    sub_scaled_portable(acc, row, d);
+}
+
+#[inline(always)]
+fn sub_scaled_portable(acc: &mut [u64], row: &[u64], d: u64) {
+    acc.iter_mut()
+        .zip(row)
+        .for_each(|(x, &y)| *x = x.wrapping_sub(y.wrapping_mul(d)));
+}
+
+/// The same loop compiled for AVX-512 (vpmullq): the compiler vectorizes it.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq")]
+unsafe fn sub_scaled_avx512(acc: &mut [u64], row: &[u64], d: u64) {
+    sub_scaled_portable(acc, row, d)
+}
+
+/// An LWE key-switching key from an input key of dimension n_in to an output
+/// key of dimension n_out: for each input coefficient i and level j, an
+/// encryption of s_in[i] 2^(64 - base_log (j + 1)) under s_out. The masks come
+/// from `seed` (serialized keys store only the bodies).
+pub struct LweKeySwitchKey {
+    base_log: u32,
+    levels: u32,
+    input_dimension: usize,
+    output_dimension: usize,
+    seed: Seed,
+    /// (n_in x levels) rows of n_out mask words then the body.
+    rows: Vec<u64>,
+}
+
+impl std::fmt::Debug for LweKeySwitchKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "LweKeySwitchKey {{ {} -> {}, base 2^{} x {} levels }}",
+            self.input_dimension, self.output_dimension, self.base_log, self.levels
+        )
+    }
+}
+
+fn check_decomposition(base_log: u32, levels: u32) -> Result<()> {
+    if base_log == 0 || levels == 0 || base_log * levels >= 64 {
+        return invalid(format!(
+            "decomposition base 2^{base_log} with {levels} levels must use 1..63 bits"
+        ));
+    }
+    Ok(())
+}
+
+/// The masks of a seed-compressed key-switching key, row after row.
+fn ksk_masks(seed: Seed, rows: usize, n_out: usize) -> impl Iterator<Item = Vec<u64>> {
+    let mut rng = Prng::from_seed(seed);
+    (0..rows).map(move |_| (0..n_out).map(|_| rng.next_u64()).collect())
+}
+
+impl LweKeySwitchKey {
+    /// Generates the key from `input` to `output` with noise of relative
+    /// deviation `sigma`.
+    pub fn generate(
+        input: &LweSecretKey,
+        output: &LweSecretKey,
+        base_log: u32,
+        levels: u32,
+        sigma: f64,
+        rng: &mut Prng,
+    ) -> Result<LweKeySwitchKey> {
+        check_decomposition(base_log, levels)?;
+        let (n_in, n_out) = (input.dimension(), output.dimension());
+        let seed = rng.gen_seed();
+        let count = n_in * levels as usize;
+        let noise = Zeroizing::new(sample_wide_gaussian(count, sigma * TWO_POW_64, rng)?);
+        let mut rows = Vec::with_capacity(count * (n_out + 1));
+        for (r, a) in ksk_masks(seed, count, n_out).enumerate() {
+            let (i, j) = (r / levels as usize, r % levels as usize);
+            let gadget = 1u64 << (64 - base_log * (j as u32 + 1));
+            let m = input.s[i].wrapping_mul(gadget);
+            let b = dot(&a, &output.s)
+                .wrapping_add(m)
+                .wrapping_add(noise[r] as u64);
+            rows.extend_from_slice(&a);
+            rows.push(b);
+        }
+        Ok(LweKeySwitchKey {
+            base_log,
+            levels,
+            input_dimension: n_in,
+            output_dimension: n_out,
+            seed,
+            rows,
+        })
+    }
+
+    /// The input key's dimension.
+    pub fn input_dimension(&self) -> usize {
+        self.input_dimension
+    }
+
+    /// The output key's dimension.
+    pub fn output_dimension(&self) -> usize {
+        self.output_dimension
+    }
+
+    /// (base_log, levels) of the decomposition.
+    pub fn decomposition(&self) -> (u32, u32) {
+        (self.base_log, self.levels)
+    }
+
+    /// Bytes held in memory (expanded masks).
+    pub fn expanded_size(&self) -> usize {
+        self.rows.len() * 8
+    }
+
+    /// Switches `ct` (under the input key) to the output key: the phase is
+    /// kept up to the decomposition's rounding and the key's noise.
+    pub fn switch(&self, ct: &LweCiphertext) -> Result<LweCiphertext> {
+        if ct.a.len() != self.input_dimension {
+            return Err(dimension_mismatch(self.input_dimension, ct.a.len()));
+        }
+        let width = self.output_dimension + 1;
+        let levels = self.levels as usize;
+        let mut acc = vec![0u64; width];
+        acc[self.output_dimension] = ct.b;
+        let mut digits = vec![0i64; levels];
+        for (i, &a) in ct.a.iter().enumerate() {
+            decompose_torus(a, self.base_log, self.levels, &mut digits);
+            let block = &self.rows[i * levels * width..(i + 1) * levels * width];
+            for (row, &d) in block.chunks_exact(width).zip(&digits) {
+                sub_scaled(&mut acc, row, d as u64);
+            }
+        }
+        let b = acc.pop().unwrap_or(0);
+        Ok(LweCiphertext { a: acc, b })
+    }
+
+    /// Appends the seed-compressed body: base_log: u32 | levels: u32 | n_in:
+    /// u32 | n_out: u32 | seed | n_in x levels bodies (u64).
+    pub fn write_body(&self, out: &mut Vec<u8>) {
+        for v in [
+            self.base_log,
+            self.levels,
+            self.input_dimension as u32,
+            self.output_dimension as u32,
+        ] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(&self.seed);
+        let width = self.output_dimension + 1;
+        for row in self.rows.chunks_exact(width) {
+            out.extend_from_slice(&row[width - 1].to_le_bytes());
+        }
+    }
+
+    /// Reads a body written by [`LweKeySwitchKey::write_body`], which must
+    /// have exactly the expected shape; the masks are regenerated from the seed.
+    pub fn read_body(
+        r: &mut Reader<'_>,
+        base_log: u32,
+        levels: u32,
+        n_in: usize,
+        n_out: usize,
+    ) -> Result<LweKeySwitchKey> {
+        let got = [r.u32()?, r.u32()?, r.u32()?, r.u32()?];
+        if got != [base_log, levels, n_in as u32, n_out as u32] {
+            return Err(Error::Malformed(format!(
+                "key-switching key shape {got:?}, expected {:?}",
+                [base_log, levels, n_in as u32, n_out as u32]
+            )));
+        }
+        check_decomposition(base_log, levels)?;
+        let mut seed = [0u8; 32];
+        seed.copy_from_slice(r.take(32)?);
+        let count = n_in * levels as usize;
+        let bodies = r.take(count * 8)?;
+        let mut rows = Vec::with_capacity(count * (n_out + 1));
+        for (a, b) in ksk_masks(seed, count, n_out).zip(bodies.chunks_exact(8)) {
+            rows.extend_from_slice(&a);
+            rows.push(u64::from_le_bytes(b.try_into().expect("8-byte chunk")));
+        }
+        Ok(LweKeySwitchKey {
+            base_log,
+            levels,
+            input_dimension: n_in,
+            output_dimension: n_out,
+            seed,
+            rows,
+        })
+    }
+}

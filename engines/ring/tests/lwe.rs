@@ -1,0 +1,175 @@
+//! LWE pieces: encryption, sample extraction against a schoolbook negacyclic
+//! product, modulus switching error statistics, gadget decomposition, key
+//! switching and its serialization.
+
+use triskel_ring::lwe::{decompose_torus, sample_wide_gaussian};
+use triskel_ring::{LweCiphertext, LweKeySwitchKey, LweSecretKey, Prng, Reader};
+
+fn rng() -> Prng {
+    Prng::from_seed([7; 32])
+}
+
+/// Signed distance between two torus values.
+fn dist(x: u64, y: u64) -> i64 {
+    x.wrapping_sub(y) as i64
+}
+
+#[test]
+fn encrypt_then_phase_is_message_plus_small_noise() {
+    let mut r = rng();
+    let sk = LweSecretKey::binary(600, &mut r);
+    for m in [0u64, 1 << 60, u64::MAX - 5] {
+        let ct = sk.encrypt(m, 2f64.powi(-40), &mut r).unwrap();
+        assert!(dist(sk.phase(&ct).unwrap(), m).abs() < 1 << 28);
+    }
+    let other = LweSecretKey::binary(599, &mut r);
+    let ct = sk.encrypt(0, 0.0, &mut r).unwrap();
+    assert!(other.phase(&ct).is_err());
+}
+
+#[test]
+fn wide_gaussian_has_the_requested_deviation() {
+    let mut r = rng();
+    let sigma = 1e9;
+    let xs = sample_wide_gaussian(20000, sigma, &mut r).unwrap();
+    let var = xs.iter().map(|&x| (x as f64).powi(2)).sum::<f64>() / xs.len() as f64;
+    assert!((var.sqrt() / sigma - 1.0).abs() < 0.03, "{}", var.sqrt());
+    assert!(sample_wide_gaussian(1, f64::NAN, &mut r).is_err());
+}
+
+#[test]
+fn sample_extraction_matches_schoolbook_phase() {
+    let (q, n, k) = (1_125_899_906_826_241u64, 16usize, 2usize); // prime, 50 bits
+    let mut r = rng();
+    let s: Vec<Vec<i64>> = (0..k)
+        .map(|_| (0..n).map(|_| (r.next_u64() & 1) as i64).collect())
+        .collect();
+    let masks: Vec<Vec<u64>> = (0..k)
+        .map(|_| (0..n).map(|_| r.below(q).unwrap()).collect())
+        .collect();
+    let body: Vec<u64> = (0..n).map(|_| r.below(q).unwrap()).collect();
+    // Schoolbook phase B - sum A_i S_i in Z_q[X]/(X^n + 1).
+    let mut phase: Vec<i128> = body.iter().map(|&b| b as i128).collect();
+    for (a, si) in masks.iter().zip(&s) {
+        for i in 0..n {
+            for j in 0..n {
+                let prod = a[i] as i128 * si[j] as i128;
+                if i + j < n {
+                    phase[i + j] -= prod;
+                } else {
+                    phase[i + j - n] += prod;
+                }
+            }
+        }
+    }
+    let flat: Vec<i64> = s.concat();
+    let key = LweSecretKey::from_coefficients(&flat);
+    let mrefs: Vec<&[u64]> = masks.iter().map(|m| m.as_slice()).collect();
+    for idx in [0, 1, 7, n - 1] {
+        let ct = LweCiphertext::sample_extract(&mrefs, &body, q, idx).unwrap();
+        let want = phase[idx].rem_euclid(q as i128) as u128;
+        let want = (((want << 64) + q as u128 / 2) / q as u128) as u64;
+        // Each of the k n + 1 scaled terms is off by at most 1/2.
+        assert!(dist(key.phase(&ct).unwrap(), want).abs() <= (k * n) as i64 + 1);
+    }
+    assert!(LweCiphertext::sample_extract(&mrefs, &body, q, n).is_err());
+    assert!(LweCiphertext::sample_extract(&mrefs, &body, q + 1, 0).is_err());
+    let unreduced = vec![q; n];
+    assert!(LweCiphertext::sample_extract(&mrefs, &unreduced, q, 0).is_err());
+}
+
+/// Mean square of the modulus switching error, in units of the new modulus.
+fn switch_error_variance(binary_key_mean: bool) -> f64 {
+    let (n, log) = (512usize, 12u32);
+    let mut r = rng();
+    let sk = LweSecretKey::binary(n, &mut r);
+    let s = sk.coefficients().to_vec();
+    let trials = 3000;
+    let mut acc = 0.0;
+    for _ in 0..trials {
+        let ct = sk.encrypt(r.next_u64(), 0.0, &mut r).unwrap();
+        let exact = sk.phase(&ct).unwrap() as f64 / 2f64.powi(64 - log as i32);
+        let sw = ct.switch_modulus(log, binary_key_mean).unwrap();
+        let dot = sw.a.iter().zip(&s).map(|(&a, &k)| a * k).sum::<u64>();
+        let got = sw.b.wrapping_sub(dot) & ((1 << log) - 1);
+        let mut e = got as f64 - exact;
+        let m = (1u64 << log) as f64;
+        e -= (e / m).round() * m;
+        acc += e * e;
+    }
+    acc / trials as f64
+}
+
+#[test]
+fn modulus_switching_error_variance_matches_the_analysis() {
+    let n = 512.0;
+    let plain = switch_error_variance(false);
+    let centered = switch_error_variance(true);
+    let (want_plain, want_centered) = (1.0 / 12.0 + n / 24.0, 1.0 / 12.0 + n / 48.0);
+    assert!(
+        (plain / want_plain - 1.0).abs() < 0.12,
+        "{plain} vs {want_plain}"
+    );
+    assert!(
+        (centered / want_centered - 1.0).abs() < 0.12,
+        "{centered} vs {want_centered}"
+    );
+    assert!(LweCiphertext::trivial(4, 0)
+        .switch_modulus(64, false)
+        .is_err());
+}
+
+#[test]
+fn decomposition_reconstructs_the_rounded_value() {
+    let mut r = rng();
+    for (base_log, levels) in [(3u32, 5u32), (4, 4), (7, 2), (1, 20)] {
+        let total = base_log * levels;
+        let mut d = vec![0i64; levels as usize];
+        for x in (0..2000)
+            .map(|_| r.next_u64())
+            .chain([0, u64::MAX, 1 << 63])
+        {
+            decompose_torus(x, base_log, levels, &mut d);
+            let half = 1i64 << (base_log - 1);
+            assert!(d.iter().all(|&v| -half <= v && v < half), "{d:?}");
+            let back = d.iter().enumerate().fold(0u64, |acc, (j, &v)| {
+                acc.wrapping_add((v as u64).wrapping_mul(1 << (64 - base_log * (j as u32 + 1))))
+            });
+            assert!(
+                dist(x, back).unsigned_abs() <= 1 << (63 - total),
+                "{x} {back}"
+            );
+        }
+    }
+}
+
+#[test]
+fn key_switching_keeps_the_phase_and_round_trips() {
+    let mut r = rng();
+    let big = LweSecretKey::binary(1024, &mut r);
+    let small = LweSecretKey::binary(300, &mut r);
+    let ksk = LweKeySwitchKey::generate(&big, &small, 4, 4, 2f64.powi(-35), &mut r).unwrap();
+    let m = 3u64 << 60;
+    let ct = big.encrypt(m, 2f64.powi(-40), &mut r).unwrap();
+    let out = ksk.switch(&ct).unwrap();
+    assert_eq!(out.dimension(), 300);
+    // Rounding: 1024 * 2^-17 / 2; key noise: sqrt(1024 * 4 * 128 / 12) * 2^-35.
+    assert!(dist(small.phase(&out).unwrap(), m).abs() < 1 << 54);
+    assert!(ksk.switch(&LweCiphertext::trivial(3, 0)).is_err());
+
+    let mut bytes = Vec::new();
+    ksk.write_body(&mut bytes);
+    assert_eq!(bytes.len(), 16 + 32 + 1024 * 4 * 8);
+    let back = LweKeySwitchKey::read_body(&mut Reader::new(&bytes), 4, 4, 1024, 300).unwrap();
+    assert_eq!(back.switch(&ct).unwrap(), out);
+    assert!(LweKeySwitchKey::read_body(&mut Reader::new(&bytes), 3, 4, 1024, 300).is_err());
+    assert!(LweKeySwitchKey::read_body(&mut Reader::new(&bytes[..100]), 4, 4, 1024, 300).is_err());
+
+    let mut cbytes = Vec::new();
+    ct.write_body(&mut cbytes);
+    assert_eq!(
+        LweCiphertext::read_body(&mut Reader::new(&cbytes), 1024).unwrap(),
+        ct
+    );
+    assert!(LweCiphertext::read_body(&mut Reader::new(&cbytes), 1023).is_err());
+}

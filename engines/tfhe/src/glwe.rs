@@ -1,0 +1,421 @@
+//! GLWE and GGSW over the NTT prime q, the signed gadget decomposition, the
+//! external product and the CMux, all on `triskel-kernels` (NTT and
+//! element-wise products of the best backend for q).
+
+use rayon::prelude::*;
+use triskel_kernels::{add_assign, mul, mul_acc, ntt_primes, Modulus, NttPlan};
+use triskel_ring::lwe::sample_wide_gaussian;
+use triskel_ring::{Prng, Seed};
+use zeroize::Zeroizing;
+
+use crate::error::{Error, Result};
+
+/// Signed gadget decomposition modulo the prime q: x ~ sum_j d_j g_j with
+/// g_j = round(q / B^j), digits in [-B/2, B/2), from y = round(x B^l / q)
+/// computed in f64 without division (x times B^l / q, rounded).
+#[derive(Clone, Debug)]
+pub(crate) struct Decomposer {
+    base_log: u32,
+    levels: usize,
+    scale: f64,
+    q: u64,
+    gadget: Vec<u64>,
+}
+
+impl Decomposer {
+    pub(crate) fn new(q: u64, base_log: u32, levels: u32) -> Decomposer {
+        let scale = 2f64.powi((base_log * levels) as i32) / q as f64;
+        let gadget = (1..=levels)
+            .map(|j| (q + (1u64 << (base_log * j - 1))) >> (base_log * j))
+            .collect();
+        Decomposer {
+            base_log,
+            levels: levels as usize,
+            scale,
+            q,
+            gadget,
+        }
+    }
+
+    pub(crate) fn levels(&self) -> usize {
+        self.levels
+    }
+
+    /// g_1..g_l.
+    pub(crate) fn gadget(&self) -> &[u64] {
+        &self.gadget
+    }
+
+    /// Writes the l digit polynomials of `poly` (coefficients in [0, q)) into
+    /// `out` (l N words, digits reduced mod q), most significant first.
+    pub(crate) fn decompose(&self, poly: &[u64], out: &mut [u64]) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx512dq") {
+            // SAFETY: the CPU supports AVX-512F/DQ (checked just above), the
+            // only requirement of the target-feature function.
+            unsafe { self.decompose_avx512(poly, out) };
+            return;
+        }
+        self.decompose_portable(poly, out);
+    }
+
+    /// The same loop compiled for AVX-512 (the compiler vectorizes it).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512dq")]
+    unsafe fn decompose_avx512(&self, poly: &[u64], out: &mut [u64]) {
+        self.decompose_portable(poly, out)
+    }
+
+    #[inline(always)]
+    fn decompose_portable(&self, poly: &[u64], out: &mut [u64]) {
+        let n = poly.len();
+        let total = self.base_log as usize * self.levels;
+        let mask_total = (1u64 << total) - 1;
+        let base = 1u64 << self.base_log;
+        let (half, q_minus_base) = (base >> 1, self.q - base);
+        // Simple passes over the whole polynomial (vectorizable): y, kept in
+        // the level-0 block, loses one digit per pass from the least
+        // significant level up.
+        let (first, rest) = out[..self.levels * n].split_at_mut(n);
+        for (y, &x) in first.iter_mut().zip(poly) {
+            // round(x B^l / q): x < 2^52 is exact in f64 and the product's
+            // relative error 2^-53 moves y only at ties, which changes the
+            // rounding error by at most one unit of q / B^l.
+            *y = (x as f64 * self.scale + 0.5) as u64 & mask_total;
+        }
+        let signed_digit = |y: &mut u64| {
+            let v = *y & (base - 1);
+            let carry = (v >= half) as u64;
+            *y = (*y >> self.base_log) + carry;
+            // v - B carry, as a residue mod q: v + carry (q - B).
+            v + carry * q_minus_base
+        };
+        for level in rest.chunks_mut(n).rev() {
+            for (d, y) in level.iter_mut().zip(first.iter_mut()) {
+                *d = signed_digit(y);
+            }
+        }
+        for y in first.iter_mut() {
+            let mut t = *y;
+            *y = signed_digit(&mut t);
+        }
+    }
+}
+
+/// The NTT prime and plan, the decomposer, and the shape (k, N) of a GLWE.
+#[derive(Debug)]
+pub(crate) struct GlweContext {
+    pub(crate) k: usize,
+    pub(crate) n: usize,
+    pub(crate) modulus: Modulus,
+    pub(crate) plan: NttPlan,
+    pub(crate) decomposer: Decomposer,
+    /// Deviation of fresh GLWE noise (absolute, on q).
+    pub(crate) noise_std: f64,
+}
+
+impl GlweContext {
+    pub(crate) fn new(
+        k: usize,
+        n: usize,
+        modulus_bits: u32,
+        (base_log, levels): (u32, u32),
+        relative_noise_std: f64,
+    ) -> Result<GlweContext> {
+        let q = *ntt_primes(modulus_bits, n, 1)?
+            .first()
+            .ok_or_else(|| Error::InvalidParameters("no NTT prime".into()))?;
+        let modulus = Modulus::new(q)?;
+        let plan = NttPlan::new(n, &modulus)?;
+        Ok(GlweContext {
+            k,
+            n,
+            decomposer: Decomposer::new(q, base_log, levels),
+            noise_std: relative_noise_std * q as f64,
+            modulus,
+            plan,
+        })
+    }
+
+    pub(crate) fn q(&self) -> u64 {
+        self.modulus.value()
+    }
+
+    /// Words in one GLWE ciphertext: (k + 1) N.
+    pub(crate) fn glwe_len(&self) -> usize {
+        (self.k + 1) * self.n
+    }
+
+    /// Rows of a GGSW: (k + 1) l.
+    pub(crate) fn ggsw_rows(&self) -> usize {
+        (self.k + 1) * self.decomposer.levels()
+    }
+
+    /// Reduces a small signed integer mod q.
+    pub(crate) fn reduce_signed(&self, v: i64) -> u64 {
+        let q = self.q() as i64;
+        v.rem_euclid(q) as u64
+    }
+
+    /// A uniform GLWE mask (k polynomials, NTT form) of row `row` under `seed`.
+    pub(crate) fn uniform_mask(&self, seed: Seed, row: u64, out: &mut [u64]) -> Result<()> {
+        let mut rng = Prng::from_seed_stream(seed, row);
+        let q = self.q();
+        for v in out.iter_mut() {
+            *v = rng.below(q)?;
+        }
+        Ok(())
+    }
+}
+
+/// The GLWE secret key: k binary polynomials (also the big LWE key, their
+/// coefficients concatenated), kept in NTT form mod q too. Never printed.
+pub(crate) struct GlweSecretKey {
+    pub(crate) ntt: Zeroizing<Vec<u64>>,
+}
+
+impl GlweSecretKey {
+    /// The key whose coefficients (two's complement) are `coeffs`.
+    pub(crate) fn from_coefficients(ctx: &GlweContext, coeffs: &[u64]) -> Result<GlweSecretKey> {
+        let mut ntt = Zeroizing::new(
+            coeffs
+                .iter()
+                .map(|&c| ctx.reduce_signed(c as i64))
+                .collect::<Vec<_>>(),
+        );
+        for p in ntt.chunks_mut(ctx.n) {
+            ctx.plan.forward(p)?;
+        }
+        Ok(GlweSecretKey { ntt })
+    }
+
+    /// A GGSW encryption of the bit `bit` (NTT form, rows (r, j) at r l + j):
+    /// row (r, j) is a GLWE encryption of bit g_j (-S_r) for r < k and of
+    /// bit g_j for r = k, whose mask is row `first_row + r l + j` of `seed`
+    /// (so keys compress to their bodies) and noise comes from `noise_rng`.
+    pub(crate) fn encrypt_ggsw(
+        &self,
+        ctx: &GlweContext,
+        bit: u64,
+        seed: Seed,
+        first_row: u64,
+        noise_rng: &mut Prng,
+        out: &mut [u64],
+    ) -> Result<()> {
+        let (k, n, levels) = (ctx.k, ctx.n, ctx.decomposer.levels());
+        let m = &ctx.modulus;
+        for (row, chunk) in out.chunks_mut(ctx.glwe_len()).enumerate() {
+            let (target, j) = (row / levels, row % levels);
+            let value = ctx.decomposer.gadget()[j] * bit;
+            let (mask, body) = chunk.split_at_mut(k * n);
+            ctx.uniform_mask(seed, first_row + row as u64, mask)?;
+            let noise = Zeroizing::new(sample_wide_gaussian(n, ctx.noise_std, noise_rng)?);
+            for (b, &e) in body.iter_mut().zip(noise.iter()) {
+                *b = ctx.reduce_signed(e);
+            }
+            ctx.plan.forward(body)?;
+            for i in 0..k {
+                mul_acc(
+                    m,
+                    body,
+                    &mask[i * n..(i + 1) * n],
+                    &self.ntt[i * n..(i + 1) * n],
+                )?;
+            }
+            if target < k {
+                let s = &self.ntt[target * n..(target + 1) * n];
+                for (b, &si) in body.iter_mut().zip(s) {
+                    *b = m.sub_mod(*b, m.mul_mod(value, si));
+                }
+            } else {
+                body.iter_mut().for_each(|b| *b = m.add_mod(*b, value));
+            }
+        }
+        Ok(())
+    }
+
+    #[cfg(test)]
+    /// The phase B - sum A_i S_i (coefficient form, N words) of a GLWE
+    /// ciphertext in coefficient form.
+    pub(crate) fn phase(&self, ctx: &GlweContext, ct: &[u64]) -> Result<Vec<u64>> {
+        let (k, n) = (ctx.k, ctx.n);
+        let mut acc = vec![0u64; n];
+        let mut tmp = vec![0u64; n];
+        for i in 0..k {
+            tmp.copy_from_slice(&ct[i * n..(i + 1) * n]);
+            ctx.plan.forward(&mut tmp)?;
+            mul_acc(&ctx.modulus, &mut acc, &tmp, &self.ntt[i * n..(i + 1) * n])?;
+        }
+        ctx.plan.inverse(&mut acc)?;
+        let m = &ctx.modulus;
+        Ok(ct[k * n..]
+            .iter()
+            .zip(&acc)
+            .map(|(&b, &a)| m.sub_mod(b, a))
+            .collect())
+    }
+}
+
+/// out = X^shift * p in Z_q[X]/(X^N + 1), for shift in [0, 2N).
+pub(crate) fn rotate(m: &Modulus, p: &[u64], shift: usize, out: &mut [u64]) {
+    let q = m.value();
+    let n = p.len();
+    let (shift, negate) = if shift >= n {
+        (shift - n, true)
+    } else {
+        (shift, false)
+    };
+    // Coefficients that wrap past X^N change sign (once more if shift >= N).
+    let neg = |v: u64| if v == 0 { 0 } else { q - v };
+    let (low, high) = p.split_at(n - shift);
+    let (out_low, out_high) = out.split_at_mut(shift);
+    for (o, &v) in out_high.iter_mut().zip(low) {
+        *o = if negate { neg(v) } else { v };
+    }
+    for (o, &v) in out_low.iter_mut().zip(high) {
+        *o = if negate { v } else { neg(v) };
+    }
+}
+
+/// out = X^shift * p - p, for shift in [0, 2N).
+fn rotate_minus_one(m: &Modulus, p: &[u64], shift: usize, out: &mut [u64]) {
+    rotate(m, p, shift, out);
+    let q = m.value();
+    for (o, &v) in out.iter_mut().zip(p) {
+        let d = o.wrapping_sub(v);
+        *o = d.wrapping_add(q & 0u64.wrapping_sub((d >> 63) & 1));
+    }
+}
+
+/// Scratch space of one external product.
+pub(crate) struct Scratch {
+    digits: Vec<u64>,
+    out: Vec<u64>,
+    diff: Vec<u64>,
+}
+
+impl Scratch {
+    pub(crate) fn new(ctx: &GlweContext) -> Scratch {
+        Scratch {
+            digits: vec![0; ctx.ggsw_rows() * ctx.n],
+            out: vec![0; ctx.glwe_len()],
+            diff: vec![0; ctx.glwe_len()],
+        }
+    }
+}
+
+/// acc += GGSW (x) input: decompose each input polynomial, forward NTT the
+/// (k + 1) l digit polynomials, accumulate their products with the rows in the
+/// NTT domain, and run only k + 1 inverse transforms for the whole product.
+pub(crate) fn external_product_add(
+    ctx: &GlweContext,
+    ggsw: &[u64],
+    input: &[u64],
+    acc: &mut [u64],
+    digits: &mut [u64],
+    out: &mut [u64],
+) -> Result<()> {
+    let (k, n, levels) = (ctx.k, ctx.n, ctx.decomposer.levels());
+    let len = ctx.glwe_len();
+    for r in 0..=k {
+        let block = &mut digits[r * levels * n..(r + 1) * levels * n];
+        ctx.decomposer.decompose(&input[r * n..(r + 1) * n], block);
+        for d in block.chunks_mut(n) {
+            ctx.plan.forward(d)?;
+        }
+    }
+    let m = &ctx.modulus;
+    for c in 0..=k {
+        let o = &mut out[c * n..(c + 1) * n];
+        for (row, d) in digits.chunks(n).enumerate() {
+            let g = &ggsw[row * len + c * n..row * len + (c + 1) * n];
+            if row == 0 {
+                mul(m, o, d, g)?;
+            } else {
+                mul_acc(m, o, d, g)?;
+            }
+        }
+        ctx.plan.inverse(o)?;
+        add_assign(m, &mut acc[c * n..(c + 1) * n], o)?;
+    }
+    Ok(())
+}
+
+/// CMux(ggsw of bit s, acc, X^shift acc) in place: acc += GGSW (x) (X^shift acc - acc).
+pub(crate) fn cmux_rotate(
+    ctx: &GlweContext,
+    ggsw: &[u64],
+    shift: usize,
+    acc: &mut [u64],
+    s: &mut Scratch,
+) -> Result<()> {
+    let n = ctx.n;
+    let m = &ctx.modulus;
+    for (src, dst) in acc.chunks(n).zip(s.diff.chunks_mut(n)) {
+        rotate_minus_one(m, src, shift, dst);
+    }
+    external_product_add(ctx, ggsw, &s.diff, acc, &mut s.digits, &mut s.out)
+}
+
+/// Generates n GGSW encryptions of the key bits in parallel (rayon); each
+/// GGSW's noise comes from its own stream of a secret seed.
+pub(crate) fn generate_ggsws(
+    ctx: &GlweContext,
+    key: &GlweSecretKey,
+    bits: &[u64],
+    seed: Seed,
+    rng: &mut Prng,
+) -> Result<Vec<u64>> {
+    let per = ctx.ggsw_rows() * ctx.glwe_len();
+    let mut out = vec![0u64; bits.len() * per];
+    let noise_seed = Zeroizing::new(rng.gen_seed());
+    out.par_chunks_mut(per)
+        .zip(bits.par_iter())
+        .enumerate()
+        .try_for_each(|(i, (chunk, &bit))| {
+            let mut noise_rng = Prng::from_seed_stream(*noise_seed, i as u64);
+            let first_row = (i * ctx.ggsw_rows()) as u64;
+            key.encrypt_ggsw(ctx, bit, seed, first_row, &mut noise_rng, chunk)
+        })?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// sum_j d_j g_j is within q / (2 B^l) (rounding) plus the gadget's own
+    /// rounding (l B / 4) plus one unit at ties of x, for random and edge values.
+    #[test]
+    fn decomposition_reconstructs_within_its_precision() {
+        let q = ntt_primes(50, 2048, 1).unwrap()[0];
+        let mut rng = Prng::from_seed([5; 32]);
+        for (base_log, levels) in [(23u32, 1u32), (15, 2), (8, 3)] {
+            let d = Decomposer::new(q, base_log, levels);
+            let n = 64;
+            let mut xs: Vec<u64> = (0..n - 4).map(|_| rng.below(q).unwrap()).collect();
+            xs.extend([0, 1, q - 1, q / 2]);
+            let mut out = vec![0u64; levels as usize * n];
+            d.decompose(&xs, &mut out);
+            let b = 1i128 << base_log;
+            let step = q as f64 / 2f64.powi((base_log * levels) as i32);
+            let bound = step / 2.0 + step + (levels as i128 * b / 4) as f64;
+            for (i, &x) in xs.iter().enumerate() {
+                let mut sum: i128 = 0;
+                for j in 0..levels as usize {
+                    let v = out[j * n + i];
+                    let digit = if v > q / 2 {
+                        v as i128 - q as i128
+                    } else {
+                        v as i128
+                    };
+                    assert!(-b / 2 <= digit && digit < b / 2, "digit {digit}");
+                    sum += digit * d.gadget()[j] as i128;
+                }
+                let diff = (x as i128 - sum).rem_euclid(q as i128);
+                let diff = diff.min(q as i128 - diff) as f64;
+                assert!(diff <= bound, "x = {x}: off by {diff}, bound {bound}");
+            }
+        }
+    }
+}

@@ -1,0 +1,28 @@
+//! triskel-tfhe: the TFHE engine.
+//!
+//! Programmable bootstrapping over an NTT-friendly prime with the kernels of
+//! `triskel-kernels`; LWE pieces (ciphertexts, sample extraction, modulus and
+//! key switching) come from `triskel-ring`. See the crate README for the
+//! design and the noise analysis behind every parameter set.
+
+mod boolean;
+mod error;
+mod glwe;
+mod integer;
+mod keys;
+pub mod params;
+mod serialize;
+mod shortint;
+
+pub use boolean::{BoolCiphertext, Gate};
+pub use error::{Error, Result};
+pub use integer::{Bitwise, Comparison, RadixCiphertext};
+pub use keys::{ClientKey, ServerKey, TestVector};
+pub use params::{Encoding, NoiseAnalysis, TfheParameters};
+pub use serialize::FORMAT_VERSION;
+pub use shortint::{Ciphertext, LookupTable, TwoLookupTables};
+
+/// The README's Rust example runs as a doctest, so it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

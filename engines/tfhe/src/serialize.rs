@@ -1,0 +1,242 @@
+//! Versioned binary format of keys and ciphertexts.
+//!
+//! ```text
+//! header = "TRKT" | version: u8 (= 1) | kind: u8 | name length: u8 | parameter set name
+//! client = small key: n bytes (0/1) | big key: k N bytes (0/1)
+//! server = seed: 32 bytes | bodies: n (k+1) l N x u64 (NTT form, < q) | LWE key-switching key
+//! block  = degree: u64 | noise level: u64 | LWE ciphertext (k N + 1 words)
+//! bool   = LWE ciphertext
+//! ```
+//!
+//! Parameters are found by name among the named sets and checked, never taken
+//! from the bytes; the bootstrapping key's masks are regenerated from the seed.
+//! Loading checks every length and range (key bits, residues < q, degree,
+//! noise level at least a fresh encryption's) and rejects trailing bytes.
+
+use triskel_ring::{LweCiphertext, LweKeySwitchKey, LweSecretKey, Reader};
+
+use crate::boolean::BoolCiphertext;
+use crate::error::{Error, Result};
+use crate::glwe::GlweSecretKey;
+use crate::keys::{context, ClientKey, ServerKey};
+use crate::params::TfheParameters;
+use crate::shortint::{moduli, Ciphertext};
+
+const MAGIC: &[u8; 4] = b"TRKT";
+/// The format version written by this build.
+pub const FORMAT_VERSION: u8 = 1;
+const KIND_CLIENT: u8 = 1;
+const KIND_SERVER: u8 = 2;
+const KIND_BLOCK: u8 = 3;
+const KIND_BOOL: u8 = 4;
+
+fn malformed<T>(msg: impl Into<String>) -> Result<T> {
+    Err(Error::Malformed(msg.into()))
+}
+
+fn write_header(out: &mut Vec<u8>, kind: u8, params: &TfheParameters) {
+    out.extend_from_slice(MAGIC);
+    out.push(FORMAT_VERSION);
+    out.push(kind);
+    out.push(params.name.len() as u8);
+    out.extend_from_slice(params.name.as_bytes());
+}
+
+fn read_header(r: &mut Reader<'_>, kind: u8) -> Result<TfheParameters> {
+    if r.take(4)? != MAGIC {
+        return malformed("bad magic: not triskel TFHE data");
+    }
+    let version = r.u8()?;
+    if version != FORMAT_VERSION {
+        return Err(Error::UnsupportedVersion(version));
+    }
+    let got = r.u8()?;
+    if got != kind {
+        return malformed(format!("object kind {got} found, {kind} expected"));
+    }
+    let len = r.u8()? as usize;
+    let name = std::str::from_utf8(r.take(len)?).or_else(|_| malformed("parameter name"))?;
+    let params = TfheParameters::by_name(name).or_else(|e| malformed(e.to_string()))?;
+    params.check()?;
+    Ok(params)
+}
+
+fn expect_params(params: &TfheParameters, expected: &TfheParameters) -> Result<()> {
+    if params != expected {
+        return malformed(format!(
+            "data for {}, expected {}",
+            params.name, expected.name
+        ));
+    }
+    Ok(())
+}
+
+fn read_bits(r: &mut Reader<'_>, n: usize) -> Result<Vec<i64>> {
+    let raw = r.take(n)?;
+    if raw.iter().any(|&b| b > 1) {
+        return malformed("secret key coefficient not in {0, 1}");
+    }
+    Ok(raw.iter().map(|&b| b as i64).collect())
+}
+
+impl ClientKey {
+    /// Versioned bytes of the secret keys (secret: zeroized when dropped;
+    /// store them as such).
+    pub fn to_bytes(&self) -> zeroize::Zeroizing<Vec<u8>> {
+        // Sized once: no reallocation leaves a copy of the key behind.
+        let len = 7 + self.params.name.len() + self.small.dimension() + self.big.dimension();
+        let mut out = zeroize::Zeroizing::new(Vec::with_capacity(len));
+        write_header(&mut out, KIND_CLIENT, &self.params);
+        out.extend(self.small.coefficients().iter().map(|&c| c as u8));
+        out.extend(self.big.coefficients().iter().map(|&c| c as u8));
+        out
+    }
+
+    /// Loads [`ClientKey::to_bytes`] output.
+    pub fn from_bytes(bytes: &[u8]) -> Result<ClientKey> {
+        let mut r = Reader::new(bytes);
+        let params = read_header(&mut r, KIND_CLIENT)?;
+        let small = zeroize::Zeroizing::new(read_bits(&mut r, params.lwe_dimension)?);
+        let big = zeroize::Zeroizing::new(read_bits(
+            &mut r,
+            params.glwe_dimension * params.polynomial_size,
+        )?);
+        r.finish()?;
+        let ctx = context(&params)?;
+        let big = LweSecretKey::from_coefficients(&big);
+        let glwe = GlweSecretKey::from_coefficients(&ctx, big.coefficients())?;
+        Ok(ClientKey {
+            small: LweSecretKey::from_coefficients(&small),
+            params,
+            ctx,
+            glwe,
+            big,
+        })
+    }
+}
+
+impl ServerKey {
+    /// Versioned, seed-compressed bytes: the bootstrapping key's bodies and
+    /// seed, the key-switching key's bodies and seed.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        write_header(&mut out, KIND_SERVER, &self.params);
+        out.extend_from_slice(&self.bsk_seed);
+        let (k, n) = (self.ctx.k, self.ctx.n);
+        out.reserve(self.bsk.len() / (k + 1) * 8);
+        for row in self.bsk.chunks(self.ctx.glwe_len()) {
+            for v in &row[k * n..] {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+        self.ksk.write_body(&mut out);
+        out
+    }
+
+    /// Size of [`ServerKey::to_bytes`] output, in bytes.
+    pub fn compressed_size(&self) -> usize {
+        let p = &self.params;
+        let bodies = self.bsk.len() / (self.ctx.k + 1);
+        let ksk = p.glwe_dimension * p.polynomial_size * p.ks_levels as usize;
+        7 + p.name.len() + 32 + bodies * 8 + 16 + 32 + ksk * 8
+    }
+
+    /// Loads [`ServerKey::to_bytes`] output, regenerating every mask.
+    pub fn from_bytes(bytes: &[u8]) -> Result<ServerKey> {
+        let mut r = Reader::new(bytes);
+        let params = read_header(&mut r, KIND_SERVER)?;
+        let ctx = context(&params)?;
+        let mut bsk_seed = [0u8; 32];
+        bsk_seed.copy_from_slice(r.take(32)?);
+        let (k, n) = (ctx.k, ctx.n);
+        let rows = params.lwe_dimension * ctx.ggsw_rows();
+        let raw = r.take(rows * n * 8)?;
+        let q = ctx.q();
+        let mut bsk = vec![0u64; rows * ctx.glwe_len()];
+        for (i, (row, body)) in bsk
+            .chunks_mut(ctx.glwe_len())
+            .zip(raw.chunks_exact(n * 8))
+            .enumerate()
+        {
+            let (mask, dst) = row.split_at_mut(k * n);
+            ctx.uniform_mask(bsk_seed, i as u64, mask)?;
+            for (d, c) in dst.iter_mut().zip(body.chunks_exact(8)) {
+                *d = u64::from_le_bytes(c.try_into().expect("8-byte chunk"));
+                if *d >= q {
+                    return malformed("bootstrapping key residue not reduced");
+                }
+            }
+        }
+        let ksk = LweKeySwitchKey::read_body(
+            &mut r,
+            params.ks_base_log,
+            params.ks_levels,
+            k * n,
+            params.lwe_dimension,
+        )?;
+        r.finish()?;
+        Ok(ServerKey {
+            params,
+            ctx,
+            bsk_seed,
+            bsk,
+            ksk,
+        })
+    }
+}
+
+impl Ciphertext {
+    /// Versioned bytes of the block.
+    pub fn to_bytes(&self, params: &TfheParameters) -> Vec<u8> {
+        let mut out = Vec::new();
+        write_header(&mut out, KIND_BLOCK, params);
+        out.extend_from_slice(&self.degree.to_le_bytes());
+        out.extend_from_slice(&self.noise_level.to_le_bytes());
+        self.lwe.write_body(&mut out);
+        out
+    }
+
+    /// Loads a block of the parameter set `params`: the degree must fit the
+    /// block and the noise level is at least a fresh encryption's.
+    pub fn from_bytes(bytes: &[u8], params: &TfheParameters) -> Result<Ciphertext> {
+        let mut r = Reader::new(bytes);
+        expect_params(&read_header(&mut r, KIND_BLOCK)?, params)?;
+        let (msg, carry, max_noise) = moduli(params.encoding)?;
+        let degree = r.u64()?;
+        let noise_level = r.u64()?;
+        if degree >= msg * carry {
+            return malformed(format!("degree {degree} outside the block"));
+        }
+        if !(1..=max_noise).contains(&noise_level) {
+            return malformed(format!(
+                "noise level {noise_level} outside [1, {max_noise}]"
+            ));
+        }
+        let lwe = LweCiphertext::read_body(&mut r, params.glwe_dimension * params.polynomial_size)?;
+        r.finish()?;
+        Ok(Ciphertext {
+            lwe,
+            degree,
+            noise_level,
+        })
+    }
+}
+
+impl BoolCiphertext {
+    /// Versioned bytes of the boolean.
+    pub fn to_bytes(&self, params: &TfheParameters) -> Vec<u8> {
+        let mut out = Vec::new();
+        write_header(&mut out, KIND_BOOL, params);
+        self.lwe.write_body(&mut out);
+        out
+    }
+
+    /// Loads a boolean of the parameter set `params`.
+    pub fn from_bytes(bytes: &[u8], params: &TfheParameters) -> Result<BoolCiphertext> {
+        let mut r = Reader::new(bytes);
+        expect_params(&read_header(&mut r, KIND_BOOL)?, params)?;
+        let lwe = LweCiphertext::read_body(&mut r, params.glwe_dimension * params.polynomial_size)?;
+        r.finish()?;
+        Ok(BoolCiphertext { lwe })
+    }
+}

@@ -1,0 +1,378 @@
+//! Small-integer blocks: a message in [0, message_modulus) with carry space
+//! above it and a padding bit, m * 2^64 / (2 p) with p = message_modulus *
+//! carry_modulus. Each ciphertext tracks its degree (largest value it can
+//! hold) and noise level (sum of |coefficients| of bootstrapped outputs it is
+//! a combination of); operations that would exceed either return
+//! [`Error::Budget`] instead of decrypting wrongly.
+
+use rayon::prelude::*;
+use triskel_ring::LweCiphertext;
+
+use crate::error::{Error, Result};
+use crate::keys::{ClientKey, ServerKey, TestVector};
+use crate::params::Encoding;
+
+/// An encrypted block.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ciphertext {
+    pub(crate) lwe: LweCiphertext,
+    pub(crate) degree: u64,
+    pub(crate) noise_level: u64,
+}
+
+/// (message_modulus, carry_modulus, max_noise_level) of an integer set.
+pub(crate) fn moduli(encoding: Encoding) -> Result<(u64, u64, u64)> {
+    match encoding {
+        Encoding::Integer {
+            message_modulus,
+            carry_modulus,
+            max_noise_level,
+        } => Ok((message_modulus, carry_modulus, max_noise_level)),
+        Encoding::Boolean => Err(Error::Mismatch(
+            "boolean parameters used for integer blocks".into(),
+        )),
+    }
+}
+
+/// The torus step of one unit: 2^64 / (2 p).
+fn delta(p: u64) -> u64 {
+    (1u64 << 63) / p
+}
+
+impl Ciphertext {
+    /// The largest value the block can hold.
+    pub fn degree(&self) -> u64 {
+        self.degree
+    }
+
+    /// The noise level (1 after a bootstrap).
+    pub fn noise_level(&self) -> u64 {
+        self.noise_level
+    }
+
+    /// The underlying LWE ciphertext (under the big key).
+    pub fn lwe(&self) -> &LweCiphertext {
+        &self.lwe
+    }
+}
+
+impl ClientKey {
+    /// Encrypts m < message_modulus.
+    pub fn encrypt(&self, m: u64) -> Result<Ciphertext> {
+        let (msg, carry, _) = moduli(self.params.encoding)?;
+        if m >= msg {
+            return Err(Error::OutOfRange(format!("message {m} outside [0, {msg})")));
+        }
+        Ok(Ciphertext {
+            lwe: self.encrypt_torus(m * delta(msg * carry))?,
+            degree: m,
+            noise_level: 1,
+        })
+    }
+
+    /// Decrypts message and carry: the value in [0, message_modulus * carry_modulus).
+    pub fn decrypt_with_carry(&self, ct: &Ciphertext) -> Result<u64> {
+        let (msg, carry, _) = moduli(self.params.encoding)?;
+        let p = msg * carry;
+        let phase = self.phase(&ct.lwe)?;
+        // round(phase / delta) mod 2p, then drop the padding bit; delta is a
+        // power of two (p is), so shifts keep the secret phase off a divider.
+        let shift = delta(p).trailing_zeros();
+        let v = phase.wrapping_add(1 << (shift - 1)) >> shift;
+        Ok(v & (p - 1))
+    }
+
+    /// Decrypts the message (carries dropped).
+    pub fn decrypt(&self, ct: &Ciphertext) -> Result<u64> {
+        let (msg, _, _) = moduli(self.params.encoding)?;
+        Ok(self.decrypt_with_carry(ct)? % msg)
+    }
+
+    /// The noise of ct's phase around its decrypted value, relative to 2^64.
+    pub fn noise(&self, ct: &Ciphertext) -> Result<f64> {
+        let (msg, carry, _) = moduli(self.params.encoding)?;
+        let v = self.decrypt_with_carry(ct)?;
+        let phase = self.phase(&ct.lwe)?;
+        Ok(crate::keys::centered(
+            phase.wrapping_sub(v * delta(msg * carry)),
+        ))
+    }
+}
+
+impl ServerKey {
+    pub(crate) fn moduli(&self) -> Result<(u64, u64, u64)> {
+        moduli(self.params.encoding)
+    }
+
+    /// The lookup table of f on the whole block [0, p): f's outputs must be < p.
+    pub fn lookup_table(&self, f: impl Fn(u64) -> u64) -> Result<LookupTable> {
+        let (msg, carry, _) = self.moduli()?;
+        let p = msg * carry;
+        let outputs: Vec<u64> = (0..p).map(&f).collect();
+        if let Some(bad) = outputs.iter().find(|&&v| v >= p) {
+            return Err(Error::OutOfRange(format!(
+                "lookup table output {bad} outside [0, {p})"
+            )));
+        }
+        let torus: Vec<u64> = outputs.iter().map(|&v| v * delta(p)).collect();
+        Ok(LookupTable {
+            tv: self.test_vector(&torus)?,
+            degree: outputs.into_iter().max().unwrap_or(0),
+        })
+    }
+
+    /// f applied to the block (value and carries) by one bootstrap: the
+    /// result has noise level 1 and the LUT's degree.
+    pub fn apply_lookup_table(&self, ct: &Ciphertext, lut: &LookupTable) -> Result<Ciphertext> {
+        Ok(Ciphertext {
+            lwe: self.bootstrap(&ct.lwe, &lut.tv)?,
+            degree: lut.degree,
+            noise_level: 1,
+        })
+    }
+
+    /// Many LUT applications in parallel (rayon).
+    pub fn apply_lookup_tables(
+        &self,
+        cts: &[&Ciphertext],
+        luts: &[&LookupTable],
+    ) -> Result<Vec<Ciphertext>> {
+        let lwes: Vec<&LweCiphertext> = cts.iter().map(|c| &c.lwe).collect();
+        let tvs: Vec<&TestVector> = luts.iter().map(|l| &l.tv).collect();
+        Ok(self
+            .bootstrap_many(&lwes, &tvs)?
+            .into_iter()
+            .zip(luts)
+            .map(|(lwe, l)| Ciphertext {
+                lwe,
+                degree: l.degree,
+                noise_level: 1,
+            })
+            .collect())
+    }
+
+    /// Several LUTs of one block: one key switch and modulus switch shared by
+    /// all, the blind rotations in parallel.
+    pub fn apply_lookup_tables_shared(
+        &self,
+        ct: &Ciphertext,
+        luts: &[&LookupTable],
+    ) -> Result<Vec<Ciphertext>> {
+        let sw = self.switch_in(&ct.lwe)?;
+        luts.par_iter()
+            .map(|l| {
+                let acc = self.blind_rotate(&sw, &l.tv)?;
+                Ok(Ciphertext {
+                    lwe: self.extract(&acc)?,
+                    degree: l.degree,
+                    noise_level: 1,
+                })
+            })
+            .collect()
+    }
+
+    /// Two LUTs in one test vector, for blocks holding less than p / 2: f in
+    /// the lower half of the boxes, g in the upper half.
+    pub fn two_lookup_tables(
+        &self,
+        f: impl Fn(u64) -> u64,
+        g: impl Fn(u64) -> u64,
+    ) -> Result<TwoLookupTables> {
+        let (msg, carry, _) = self.moduli()?;
+        let p = msg * carry;
+        let half = p / 2;
+        let outputs: Vec<u64> = (0..p)
+            .map(|v| if v < half { f(v) } else { g(v - half) })
+            .collect();
+        if let Some(bad) = outputs.iter().find(|&&v| v >= p) {
+            return Err(Error::OutOfRange(format!(
+                "lookup table output {bad} outside [0, {p})"
+            )));
+        }
+        let torus: Vec<u64> = outputs.iter().map(|&v| v * delta(p)).collect();
+        let degree = |r: std::ops::Range<usize>| outputs[r].iter().copied().max().unwrap_or(0);
+        Ok(TwoLookupTables {
+            tv: self.test_vector(&torus)?,
+            degrees: (degree(0..half as usize), degree(half as usize..p as usize)),
+        })
+    }
+
+    /// (f(x), g(x)) for a block x < p / 2 from one key switch and one blind
+    /// rotation: coefficient 0 of the accumulator reads f(x), coefficient
+    /// N / 2 reads the box p / 2 further on, g(x).
+    pub fn apply_two_lookup_tables(
+        &self,
+        ct: &Ciphertext,
+        luts: &TwoLookupTables,
+    ) -> Result<(Ciphertext, Ciphertext)> {
+        let (msg, carry, _) = self.moduli()?;
+        if ct.degree >= msg * carry / 2 {
+            return Err(Error::Budget(format!(
+                "two LUTs in one bootstrap need a block below {}",
+                msg * carry / 2
+            )));
+        }
+        let acc = self.blind_rotate(&self.switch_in(&ct.lwe)?, &luts.tv)?;
+        let out = |index: usize, degree: u64| -> Result<Ciphertext> {
+            Ok(Ciphertext {
+                lwe: self.extract_at(&acc, index)?,
+                degree,
+                noise_level: 1,
+            })
+        };
+        Ok((
+            out(0, luts.degrees.0)?,
+            out(self.ctx.n / 2, luts.degrees.1)?,
+        ))
+    }
+
+    /// The LUT of f(a, b) for blocks packed as a * message_modulus + b
+    /// (a, b < message_modulus; needs carry_modulus >= message_modulus).
+    pub fn bivariate_lookup_table(&self, f: impl Fn(u64, u64) -> u64) -> Result<LookupTable> {
+        let (msg, carry, _) = self.moduli()?;
+        if carry < msg {
+            return Err(Error::InvalidParameters(
+                "bivariate lookup tables need carry_modulus >= message_modulus".into(),
+            ));
+        }
+        self.lookup_table(|x| f(x / msg, x % msg))
+    }
+
+    /// a * message_modulus + b for clean blocks (degree < message_modulus),
+    /// the input of a bivariate lookup table. An input whose noise level
+    /// would push the packing past the set's maximum is bootstrapped first.
+    pub fn pack(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
+        let (msg, _, max_noise) = self.moduli()?;
+        if a.degree >= msg || b.degree >= msg {
+            return Err(Error::Budget(
+                "packing needs clean blocks: propagate carries first".into(),
+            ));
+        }
+        let fits = |a: &Ciphertext, b: &Ciphertext| {
+            a.noise_level
+                .saturating_mul(msg)
+                .saturating_add(b.noise_level)
+                <= max_noise
+        };
+        let refresh = |c: &Ciphertext| -> Result<Ciphertext> {
+            self.apply_lookup_table(c, &self.lookup_table(|x| x % msg)?)
+        };
+        let a = if fits(a, b) { a.clone() } else { refresh(a)? };
+        let b = if fits(&a, b) { b.clone() } else { refresh(b)? };
+        self.unchecked_add(&self.unchecked_scalar_mul(&a, msg)?, &b)
+    }
+
+    /// A noiseless encryption of the constant m < p (degree m).
+    pub fn trivial(&self, m: u64) -> Result<Ciphertext> {
+        let (msg, carry, _) = self.moduli()?;
+        let p = msg * carry;
+        if m >= p {
+            return Err(Error::OutOfRange(format!("constant {m} outside [0, {p})")));
+        }
+        Ok(Ciphertext {
+            lwe: LweCiphertext::trivial(self.ctx.k * self.ctx.n, m * delta(p)),
+            degree: m,
+            noise_level: 0,
+        })
+    }
+
+    fn check_budget(&self, degree: u64, noise: u64) -> Result<()> {
+        let (msg, carry, max_noise) = self.moduli()?;
+        if degree >= msg * carry {
+            return Err(Error::Budget(format!(
+                "degree {degree} would overflow the carry space of {}",
+                msg * carry
+            )));
+        }
+        if noise > max_noise {
+            return Err(Error::Budget(format!(
+                "noise level {noise} above {max_noise}"
+            )));
+        }
+        Ok(())
+    }
+
+    /// a + b without a bootstrap (carries accumulate).
+    pub fn unchecked_add(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
+        let (degree, noise) = (a.degree + b.degree, a.noise_level + b.noise_level);
+        self.check_budget(degree, noise)?;
+        let mut lwe = a.lwe.clone();
+        lwe.add_assign(&b.lwe)?;
+        Ok(Ciphertext {
+            lwe,
+            degree,
+            noise_level: noise,
+        })
+    }
+
+    /// a + c for a constant c, without a bootstrap.
+    pub fn unchecked_scalar_add(&self, a: &Ciphertext, c: u64) -> Result<Ciphertext> {
+        let (msg, carry, _) = self.moduli()?;
+        let degree = a.degree.saturating_add(c);
+        self.check_budget(degree, a.noise_level)?;
+        let mut lwe = a.lwe.clone();
+        lwe.add_constant(c * delta(msg * carry));
+        Ok(Ciphertext {
+            lwe,
+            degree,
+            noise_level: a.noise_level,
+        })
+    }
+
+    /// a * c for a constant c, without a bootstrap.
+    pub fn unchecked_scalar_mul(&self, a: &Ciphertext, c: u64) -> Result<Ciphertext> {
+        let degree = a.degree.saturating_mul(c);
+        let noise = a.noise_level.saturating_mul(c);
+        self.check_budget(degree, noise)?;
+        let mut lwe = a.lwe.clone();
+        lwe.mul_scalar_assign(c as i64);
+        Ok(Ciphertext {
+            lwe,
+            degree,
+            noise_level: noise,
+        })
+    }
+
+    /// a - b + k * message_modulus-style correction: computes a - b + c where
+    /// c (a constant, a multiple of the message modulus at least b's degree)
+    /// keeps the value non-negative, without a bootstrap.
+    pub fn unchecked_sub_with_offset(
+        &self,
+        a: &Ciphertext,
+        b: &Ciphertext,
+        offset: u64,
+    ) -> Result<Ciphertext> {
+        if offset < b.degree {
+            return Err(Error::OutOfRange(format!(
+                "offset {offset} below the subtrahend's degree {}",
+                b.degree
+            )));
+        }
+        let (msg, carry, _) = self.moduli()?;
+        let degree = a.degree + offset;
+        let noise = a.noise_level + b.noise_level;
+        self.check_budget(degree, noise)?;
+        let mut lwe = a.lwe.clone();
+        lwe.sub_assign(&b.lwe)?;
+        lwe.add_constant(offset * delta(msg * carry));
+        Ok(Ciphertext {
+            lwe,
+            degree,
+            noise_level: noise,
+        })
+    }
+}
+
+/// Two lookup tables on the lower half of a block, evaluated by one bootstrap.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TwoLookupTables {
+    pub(crate) tv: TestVector,
+    pub(crate) degrees: (u64, u64),
+}
+
+/// A lookup table on a whole block, with the largest value it outputs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LookupTable {
+    pub(crate) tv: TestVector,
+    pub(crate) degree: u64,
+}

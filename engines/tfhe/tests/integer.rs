@@ -1,0 +1,139 @@
+//! Radix integers over 2_2 blocks against native u8/u16/u32/u64 arithmetic,
+//! on edges (0, max, carries across every block) and seeded random values.
+
+use triskel_ring::Prng;
+use triskel_tfhe::{Bitwise, ClientKey, Comparison, RadixCiphertext, ServerKey, TfheParameters};
+
+fn keys() -> (ClientKey, ServerKey) {
+    let mut rng = Prng::from_seed([6; 32]);
+    let ck = ClientKey::generate_with(&TfheParameters::message_2_carry_2(), &mut rng).unwrap();
+    let sk = ck.server_key_with(&mut rng).unwrap();
+    (ck, sk)
+}
+
+fn mask(bits: u32) -> u64 {
+    if bits == 64 {
+        u64::MAX
+    } else {
+        (1 << bits) - 1
+    }
+}
+
+#[test]
+fn u8_everything() {
+    let (ck, sk) = keys();
+    let mut rng = Prng::from_seed([8; 32]);
+    // Edges (zero, max, carries through every block) and a random pair.
+    let pairs = [
+        (255u64, 1u64),
+        (0x55, 0xaa),
+        (0, 255),
+        (rng.below(256).unwrap(), rng.below(256).unwrap()),
+    ];
+    let dec = |c: &RadixCiphertext| ck.decrypt_radix(c).unwrap();
+    for (k, (x, y)) in pairs.into_iter().enumerate() {
+        let (a, b) = (
+            ck.encrypt_u8(x as u8).unwrap(),
+            ck.encrypt_u8(y as u8).unwrap(),
+        );
+        assert_eq!(dec(&a), x);
+        assert_eq!(dec(&sk.add(&a, &b).unwrap()), (x + y) & 255, "{x} + {y}");
+        assert_eq!(
+            dec(&sk.sub(&a, &b).unwrap()),
+            x.wrapping_sub(y) & 255,
+            "{x} - {y}"
+        );
+        assert_eq!(dec(&sk.mul(&a, &b).unwrap()), (x * y) & 255, "{x} * {y}");
+        let ops = [
+            Comparison::Eq,
+            Comparison::Ne,
+            Comparison::Lt,
+            Comparison::Le,
+            Comparison::Gt,
+            Comparison::Ge,
+        ];
+        for op in &ops[k % 2 * 3..k % 2 * 3 + 3] {
+            let c = sk.compare(*op, &a, &b).unwrap();
+            assert_eq!(
+                ck.decrypt(&c).unwrap() == 1,
+                op.eval(x, y),
+                "{op:?} {x} {y}"
+            );
+        }
+        let (bw, f): (Bitwise, fn(u64, u64) -> u64) = match k % 3 {
+            0 => (Bitwise::And, |x, y| x & y),
+            1 => (Bitwise::Or, |x, y| x | y),
+            _ => (Bitwise::Xor, |x, y| x ^ y),
+        };
+        assert_eq!(dec(&sk.bitwise(bw, &a, &b).unwrap()), f(x, y));
+        if k < 2 {
+            assert_eq!(dec(&sk.neg(&a).unwrap()), x.wrapping_neg() & 255);
+            assert_eq!(dec(&sk.scalar_add(&a, 200).unwrap()), (x + 200) & 255);
+            assert_eq!(dec(&sk.scalar_sub(&a, 3).unwrap()), x.wrapping_sub(3) & 255);
+            assert_eq!(dec(&sk.scalar_mul(&a, 37).unwrap()), (x * 37) & 255);
+            assert_eq!(dec(&sk.min(&a, &b).unwrap()), x.min(y));
+            assert_eq!(dec(&sk.max(&a, &b).unwrap()), x.max(y));
+            assert_eq!(dec(&sk.bitnot(&a).unwrap()), !x & 255);
+            let s = [1u32, 6][k];
+            assert_eq!(dec(&sk.shl(&a, s).unwrap()), (x << s) & 255, "{x} << {s}");
+            assert_eq!(dec(&sk.shr(&a, s + 1).unwrap()), x >> (s + 1), "{x} >> {s}");
+            assert_eq!(
+                dec(&sk.rotate_left(&a, s + 2).unwrap()),
+                (x as u8).rotate_left(s + 2) as u64
+            );
+            assert_eq!(
+                dec(&sk.rotate_right(&a, s).unwrap()),
+                (x as u8).rotate_right(s) as u64
+            );
+        }
+    }
+    // A comparison result drives select; chained results stay usable.
+    let (a, b) = (ck.encrypt_u8(9).unwrap(), ck.encrypt_u8(200).unwrap());
+    let gt = sk.compare(Comparison::Gt, &a, &b).unwrap();
+    assert_eq!(dec(&sk.select(&gt, &a, &b).unwrap()), 200);
+    // A select's blocks (noise level 2) feed bivariate LUTs and arithmetic.
+    let m = sk.min(&a, &b).unwrap();
+    assert_eq!(dec(&sk.bitwise(Bitwise::Xor, &m, &b).unwrap()), 9 ^ 200);
+    assert_eq!(dec(&sk.sub(&m, &m).unwrap()), 0);
+    let sum = sk.add(&sk.add(&a, &b).unwrap(), &b).unwrap();
+    assert_eq!(dec(&sum), (9 + 400) & 255);
+    assert!(ck.encrypt_radix(256, 8).is_err());
+    assert!(sk.add(&a, &ck.encrypt_u16(1).unwrap()).is_err());
+}
+
+#[test]
+fn wider_integers_against_native() {
+    let (ck, sk) = keys();
+    let mut rng = Prng::from_seed([9; 32]);
+    for bits in [16u32, 32, 64] {
+        let m = mask(bits);
+        // Carries across every block (max + 1, 0 - max) and a random pair.
+        let cases = [(m, 1u64), (rng.next_u64() & m, rng.next_u64() & m)];
+        for (x, y) in cases {
+            let (a, b) = (
+                ck.encrypt_radix(x, bits).unwrap(),
+                ck.encrypt_radix(y, bits).unwrap(),
+            );
+            let dec = |c: &RadixCiphertext| ck.decrypt_radix(c).unwrap();
+            assert_eq!(
+                dec(&sk.add(&a, &b).unwrap()),
+                x.wrapping_add(y) & m,
+                "{bits}: {x} + {y}"
+            );
+            assert_eq!(
+                dec(&sk.sub(&b, &a).unwrap()),
+                y.wrapping_sub(x) & m,
+                "{bits}: {y} - {x}"
+            );
+            let lt = sk.compare(Comparison::Lt, &a, &b).unwrap();
+            assert_eq!(ck.decrypt(&lt).unwrap() == 1, x < y);
+            if bits == 16 && x != m {
+                assert_eq!(
+                    dec(&sk.mul(&a, &b).unwrap()),
+                    x.wrapping_mul(y) & m,
+                    "{x} * {y}"
+                );
+            }
+        }
+    }
+}

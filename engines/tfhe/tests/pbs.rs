@@ -1,0 +1,122 @@
+//! Programmable bootstrapping: several LUTs on every value of the whole block
+//! (message and carry) for the 1_1 and 2_2 sets; parameter checks.
+
+use triskel_ring::Prng;
+use triskel_tfhe::{ClientKey, Encoding, Error, TfheParameters};
+
+type Lut = Box<dyn Fn(u64) -> u64>;
+
+#[test]
+fn every_lut_on_the_whole_block() {
+    for params in [
+        TfheParameters::message_1_carry_1(),
+        TfheParameters::message_2_carry_2(),
+    ] {
+        let Encoding::Integer {
+            message_modulus: msg,
+            carry_modulus: carry,
+            ..
+        } = params.encoding
+        else {
+            unreachable!()
+        };
+        let p = msg * carry;
+        let mut rng = Prng::from_seed([1; 32]);
+        let ck = ClientKey::generate_with(&params, &mut rng).unwrap();
+        let sk = ck.server_key_with(&mut rng).unwrap();
+        let luts: [(&str, Lut); 3] = [
+            ("square + 1", Box::new(move |x| (x * x + 1) % p)),
+            ("carry", Box::new(move |x| x / msg)),
+            ("reverse", Box::new(move |x| p - 1 - x)),
+        ];
+        for v in 0..p {
+            // v = m + c with m a fresh message and c a constant (carries set).
+            let ct = sk
+                .unchecked_scalar_add(&ck.encrypt(v % msg).unwrap(), v - v % msg)
+                .unwrap();
+            assert_eq!(ck.decrypt_with_carry(&ct).unwrap(), v);
+            for (name, f) in &luts {
+                let lut = sk.lookup_table(f).unwrap();
+                let out = sk.apply_lookup_table(&ct, &lut).unwrap();
+                assert_eq!(
+                    ck.decrypt_with_carry(&out).unwrap(),
+                    f(v),
+                    "{} {name} {v}",
+                    params.name
+                );
+                assert_eq!(out.noise_level(), 1);
+            }
+        }
+        // Two LUTs from one bootstrap on the lower half of the block.
+        let two = sk
+            .two_lookup_tables(|x| (3 * x + 1) % p, |x| p - 1 - x)
+            .unwrap();
+        for v in 0..p / 2 {
+            let ct = sk
+                .unchecked_scalar_add(&ck.encrypt(v % msg).unwrap(), v - v % msg)
+                .unwrap();
+            let (f, g) = sk.apply_two_lookup_tables(&ct, &two).unwrap();
+            assert_eq!(
+                ck.decrypt_with_carry(&f).unwrap(),
+                (3 * v + 1) % p,
+                "two LUTs f({v})"
+            );
+            assert_eq!(
+                ck.decrypt_with_carry(&g).unwrap(),
+                p - 1 - v,
+                "two LUTs g({v})"
+            );
+        }
+        let high = sk
+            .unchecked_scalar_add(&ck.encrypt(0).unwrap(), p / 2)
+            .unwrap();
+        assert!(matches!(
+            sk.apply_two_lookup_tables(&high, &two),
+            Err(Error::Budget(_))
+        ));
+        assert!(matches!(
+            sk.lookup_table(|x| x + p),
+            Err(Error::OutOfRange(_))
+        ));
+        assert!(matches!(ck.encrypt(msg), Err(Error::OutOfRange(_))));
+    }
+}
+
+#[test]
+fn named_sets_are_secure_and_fail_at_most_2_pow_minus_128() {
+    for params in TfheParameters::all() {
+        params.check().unwrap();
+        let a = params.noise();
+        assert!(
+            a.log2_failure <= -128.0,
+            "{} {}",
+            params.name,
+            a.log2_failure
+        );
+        eprintln!(
+            "{}: ext 2^{:.1} br 2^{:.1} ks*(2N)^2 {:.2} ms {:.2} norm2 {} total {:.2} margin {} log2 p_fail {:.1}",
+            params.name,
+            a.external_product.log2(),
+            a.blind_rotation.log2(),
+            a.key_switch * (2.0 * params.polynomial_size as f64).powi(2),
+            a.modulus_switch,
+            a.input_norm2,
+            a.total,
+            a.margin,
+            a.log2_failure
+        );
+        let mut weaker = params.clone();
+        weaker.lwe_dimension -= 1;
+        assert!(weaker.check().is_err());
+        let mut weaker = params.clone();
+        weaker.lwe_noise_std /= 2.0;
+        assert!(weaker.check().is_err());
+        let mut weaker = params.clone();
+        weaker.glwe_noise_std = weaker.glwe_security.relative_std / 2.0;
+        assert!(weaker.check().is_err());
+        let mut noisy = params.clone();
+        noisy.ks_levels = 1;
+        assert!(noisy.check().is_err(), "{}", params.name);
+    }
+    assert!(TfheParameters::by_name("nope").is_err());
+}
