@@ -34,7 +34,7 @@ rows=()
 failed=0
 for t in "${targets[@]}"; do
     printf '\n== fuzz %s (%s s)\n' "$t" "$secs"
-    mkdir -p "artifacts/$t"
+    mkdir -p "artifacts/$t" "corpus/$t"
     before=$(find "artifacts/$t" -type f | wc -l)
     log=$(mktemp)
     set +e
