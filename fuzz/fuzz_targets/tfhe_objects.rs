@@ -30,7 +30,11 @@ fuzz_target!(|data: &[u8]| {
     match which % 4 {
         0 => {
             if let Ok(ck) = ClientKey::from_bytes(bytes) {
-                assert_eq!(&ck.to_bytes()[..], bytes, "client key encoding is canonical");
+                assert_eq!(
+                    &ck.to_bytes()[..],
+                    bytes,
+                    "client key encoding is canonical"
+                );
                 if let Ok(ct) = ck.encrypt_bool(true) {
                     assert!(ck.decrypt_bool(&ct).unwrap_or(true));
                 }

@@ -15,6 +15,60 @@ fn write(dir: &Path, target: &str, seeds: &[&[u8]]) -> std::io::Result<()> {
     Ok(())
 }
 
+/// `tag` followed by `bytes`: the multi-loader targets pick the loader by their first byte.
+fn tagged(tag: u8, bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len() + 1);
+    out.push(tag);
+    out.extend_from_slice(bytes);
+    out
+}
+
+/// Seeds for `ckks_objects` (tags: 0 parameters, 1 secret key, 2 public key,
+/// 5 ciphertext), on the target's own N = 8192 set. Relinearization and Galois
+/// keys are left out: at several MiB they would slow every execution.
+fn ckks_seeds(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
+    use triskel_ckks::{CkksContext, CkksParameters, Plaintext, SecretKey};
+    let mut seeds: Vec<Vec<u8>> = CkksParameters::named()
+        .iter()
+        .map(|p| tagged(0, &p.to_bytes()))
+        .collect();
+    let ctx = CkksContext::new(CkksParameters::n8192())?;
+    let sk = SecretKey::generate(&ctx)?;
+    let pk = sk.public_key()?;
+    let ct = pk.encrypt(&Plaintext::from_real(&ctx, &[0.5, -1.25, 3.0])?)?;
+    seeds.push(tagged(1, &sk.to_bytes()));
+    seeds.push(tagged(2, &pk.to_bytes()));
+    seeds.push(tagged(5, &ct.to_bytes()));
+    write(
+        dir,
+        "ckks_objects",
+        &seeds.iter().map(Vec::as_slice).collect::<Vec<_>>(),
+    )?;
+    Ok(())
+}
+
+/// Seeds for `tfhe_objects` (tags: 0 client key, 2 a 2_2 block, 3 a boolean).
+/// Server keys (tens of MiB) are left out.
+fn tfhe_seeds(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
+    use triskel_tfhe::{ClientKey, TfheParameters};
+    let boolean = ClientKey::generate(&TfheParameters::boolean())?;
+    let shortint = ClientKey::generate(&TfheParameters::message_2_carry_2())?;
+    let block = shortint.encrypt(3)?;
+    let bit = boolean.encrypt_bool(true)?;
+    let seeds = [
+        tagged(0, &boolean.to_bytes()),
+        tagged(0, &shortint.to_bytes()),
+        tagged(2, &block.to_bytes(shortint.parameters())),
+        tagged(3, &bit.to_bytes(boolean.parameters())),
+    ];
+    write(
+        dir,
+        "tfhe_objects",
+        &seeds.iter().map(Vec::as_slice).collect::<Vec<_>>(),
+    )?;
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "corpus".into()));
 
@@ -84,6 +138,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         &[&a.identity.public().to_bytes()],
     )?;
     write(&dir, "attest_secret_identity", &[&a.identity.to_bytes()])?;
+    ckks_seeds(&dir)?;
+    tfhe_seeds(&dir)?;
     println!("seeds written under {}", dir.display());
     Ok(())
 }
