@@ -1,10 +1,29 @@
-// Assembler macros shared by the NEON backend's .S files (included, not
+// Assembler macros shared by the AArch64 backends' .S files (included, not
 // assembled on its own).
 
 // x = x - m when x >= m (unsigned); t is scratch.
 .macro sub_if_ge x, m, t
     subs    \t, \x, \m
     csel    \x, \t, \x, hs
+.endm
+
+// One-constant Barrett setup for products modulo q (the argument is in
+// mulmod.S): from the triskel_modulus at \m, loads q into \q, sets \shr to
+// k - 2 (k = bit length of q), \mu to floor(2^(k+62) / q) and \z to clz(q);
+// \t0..\t2 are scratch.
+.macro barrett_setup m, z, q, shr, mu, t0, t1, t2
+    ldr     \q, [\m]
+    ldp     \t0, \t1, [\m, #8]     // floor(2^128/q): high, low words
+    clz     \z, \q                 // 64 - k, in [2, 62]
+    mov     \shr, #62
+    sub     \shr, \shr, \z
+    extr    \t1, \t0, \t1, #1      // floor(2^128/q) >> 1: low word ...
+    lsr     \t0, \t0, #1           // ... and high word
+    add     \t2, \z, #1            // right shift still to do: 65 - k, in [3, 63]
+    lsr     \t1, \t1, \t2
+    neg     \t2, \t2
+    lsl     \t0, \t0, \t2
+    orr     \mu, \t1, \t0
 .endm
 
 // Every entry point starts with a BTI landing pad (a hint: a no-op on CPUs
