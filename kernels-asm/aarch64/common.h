@@ -26,6 +26,37 @@
     orr     \mu, \t1, \t0
 .endm
 
+// Scalar NTT butterflies of the aarch64 backend (ntt.S), also interleaved
+// with vector ones by the sve backend. They read q and 2q from the register
+// aliases Q and TWOQ, which the including file defines (.req).
+// Cooley-Tukey (Harvey) butterfly, x, y in [0, 4q) -> [0, 4q):
+//   u = x mod 2q (one conditional subtraction of 2q)
+//   v = w*y - floor(w'*y / 2^64)*q  (mod 2^64), in [0, 2q)
+//   x = u + v,  y = u + 2q - v
+// l and h are scratch.
+.macro ct_bf x, y, w, ws, l, h
+    mul     \l, \y, \w
+    umulh   \h, \y, \ws
+    msub    \l, \h, Q, \l
+    sub_if_ge \x, TWOQ, \h
+    add     \y, \x, TWOQ
+    sub     \y, \y, \l
+    add     \x, \x, \l
+.endm
+
+// Gentleman-Sande (Harvey) butterfly, x, y in [0, 2q) -> [0, 2q):
+//   x = (x + y) mod 2q,  y = (x - y + 2q) * w  (Shoup, in [0, 2q))
+.macro gs_bf x, y, w, ws, l, h
+    add     \l, \x, \y
+    sub     \y, \x, \y
+    add     \y, \y, TWOQ
+    subs    \h, \l, TWOQ
+    csel    \x, \h, \l, hs
+    mul     \l, \y, \w
+    umulh   \h, \y, \ws
+    msub    \y, \h, Q, \l
+.endm
+
 // Every entry point starts with a BTI landing pad (a hint: a no-op on CPUs
 // without BTI), so a binary built with -mbranch-protection=bti keeps its
 // marking.

@@ -51,33 +51,8 @@
 Q       .req x3         // q
 TWOQ    .req x4         // 2q
 
-// Cooley-Tukey (Harvey) butterfly, x, y in [0, 4q) -> [0, 4q):
-//   u = x mod 2q (one conditional subtraction of 2q)
-//   v = w*y - floor(w'*y / 2^64)*q  (mod 2^64), in [0, 2q)
-//   x = u + v,  y = u + 2q - v
-// l and h are scratch.
-.macro ct_bf x, y, w, ws, l, h
-    mul     \l, \y, \w
-    umulh   \h, \y, \ws
-    msub    \l, \h, Q, \l
-    sub_if_ge \x, TWOQ, \h
-    add     \y, \x, TWOQ
-    sub     \y, \y, \l
-    add     \x, \x, \l
-.endm
-
-// Gentleman-Sande (Harvey) butterfly, x, y in [0, 2q) -> [0, 2q):
-//   x = (x + y) mod 2q,  y = (x - y + 2q) * w  (Shoup, in [0, 2q))
-.macro gs_bf x, y, w, ws, l, h
-    add     \l, \x, \y
-    sub     \y, \x, \y
-    add     \y, \y, TWOQ
-    subs    \h, \l, TWOQ
-    csel    \x, \h, \l, hs
-    mul     \l, \y, \w
-    umulh   \h, \y, \ws
-    msub    \y, \h, Q, \l
-.endm
+// The butterflies ct_bf and gs_bf are in common.h (the sve backend uses them
+// too); they read q and 2q from the aliases Q and TWOQ.
 
 // One stage with half-blocks of t >= 2 elements: x7 blocks from a (x1), their
 // (w, w') pairs from x5 + 16*x7 on, t in x6; \bf is the butterfly, applied

@@ -61,37 +61,95 @@
     sve_reduce \x, z30, \h
 .endm
 
-// Sets p0 (all lanes), z30 = q, z31 = 2q, x3 = VL in elements, x2 = n.
+// The scalar butterflies' q and 2q.
+Q       .req x21
+TWOQ    .req x22
+
+// Saves x19..x28; sets p0 (all lanes), z30 = Q = q, z31 = TWOQ = 2q,
+// x3 = VL in elements, x16 = VL + 2, x2 = n.
 .macro sve_ntt_setup
+    stp     x19, x20, [sp, #-80]!
+    stp     x21, x22, [sp, #16]
+    stp     x23, x24, [sp, #32]
+    stp     x25, x26, [sp, #48]
+    stp     x27, x28, [sp, #64]
     ptrue   p0.d
     ldr     x2, [x0]
-    ld1rd   z30.d, p0/z, [x0, #16]
-    ld1rd   z31.d, p0/z, [x0, #40]
+    ldr     Q, [x0, #16]
+    ldr     TWOQ, [x0, #40]
+    dup     z30.d, Q
+    dup     z31.d, TWOQ
     cntd    x3
+    add     x16, x3, #2
+.endm
+
+.macro sve_ntt_return
+    ldp     x21, x22, [sp, #16]
+    ldp     x23, x24, [sp, #32]
+    ldp     x25, x26, [sp, #48]
+    ldp     x27, x28, [sp, #64]
+    ldp     x19, x20, [sp], #80
+    ret
 .endm
 
 // One stage with t >= VL: m blocks (x7) of half-size t (x6), (w, w') pairs
-// from x5 + 16*m, data at x1. \bf is sve_ct or sve_gs.
-.macro sve_wide_stage bf
+// from x5 + 16*m, data at x1. \bf is sve_ct or sve_gs, \sbf the scalar
+// butterfly of the same kind (ct_bf or gs_bf). Each block is split: SVE
+// works from its front, one vector per step, while scalar butterflies on
+// two elements per step work from its back, so that the vector multiplier
+// and the integer multipliers run at the same time; the middle left over
+// (fewer than VL + 2 elements) takes vector steps while VL elements remain,
+// then scalar pairs. x16 = VL + 2.
+.macro sve_wide_stage bf, sbf
     add     x9, x5, x7, lsl #4
     mov     x10, x1
     mov     x11, x7
-2:  ld1rd   z28.d, p0/z, [x9]
+22:  ld1rd   z28.d, p0/z, [x9]
     ld1rd   z29.d, p0/z, [x9, #8]
-    add     x9, x9, #16
-    add     x14, x10, x6, lsl #3
-    mov     x12, #0
-3:  ld1d    z0.d, p0/z, [x10, x12, lsl #3]
+    ldp     x19, x20, [x9], #16
+    add     x14, x10, x6, lsl #3            // y half
+    add     x17, x14, x6, lsl #3            // end of y half: scalar y pointer
+    mov     x13, x14                        // end of x half: scalar x pointer
+    mov     x12, #0                         // vector index
+    mov     x15, x6                         // elements left in the half-block
+    b       24f
+23:  ld1d    z0.d, p0/z, [x10, x12, lsl #3]
+    ld1d    z1.d, p0/z, [x14, x12, lsl #3]
+    ldp     x23, x24, [x13, #-16]!
+    ldp     x25, x26, [x17, #-16]!
+    \bf     z0, z1, z28, z29, z2, z3
+    \sbf    x23, x25, x19, x20, x27, x28
+    \sbf    x24, x26, x19, x20, x27, x28
+    st1d    z0.d, p0, [x10, x12, lsl #3]
+    st1d    z1.d, p0, [x14, x12, lsl #3]
+    stp     x23, x24, [x13]
+    stp     x25, x26, [x17]
+    incd    x12
+24:  subs    x15, x15, x16
+    b.hs    23b
+    add     x15, x15, x16
+25:  cmp     x15, x3                         // the middle: vector steps ...
+    b.lo    26f
+    ld1d    z0.d, p0/z, [x10, x12, lsl #3]
     ld1d    z1.d, p0/z, [x14, x12, lsl #3]
     \bf     z0, z1, z28, z29, z2, z3
     st1d    z0.d, p0, [x10, x12, lsl #3]
     st1d    z1.d, p0, [x14, x12, lsl #3]
     incd    x12
-    cmp     x12, x6
-    b.lo    3b
-    add     x10, x14, x6, lsl #3
+    sub     x15, x15, x3
+    b       25b
+26:  cbz     x15, 27f                         // ... then scalar pairs
+    ldp     x23, x24, [x13, #-16]!
+    ldp     x25, x26, [x17, #-16]!
+    \sbf    x23, x25, x19, x20, x27, x28
+    \sbf    x24, x26, x19, x20, x27, x28
+    stp     x23, x24, [x13]
+    stp     x25, x26, [x17]
+    sub     x15, x15, #2
+    b       26b
+27:  add     x10, x14, x6, lsl #3
     subs    x11, x11, #1
-    b.ne    2b
+    b.ne    22b
 .endm
 
 // One stage with 2 <= t < VL (x6), m blocks (x7): VL butterflies per step,
@@ -119,7 +177,7 @@
     mov     x10, x1
     lsr     x11, x2, #1
     udiv    x11, x11, x3                    // steps: (n/2) / VL
-2:  ld1d    z28.d, p0/z, [x9, z23.d, lsl #3]
+32: ld1d    z28.d, p0/z, [x9, z23.d, lsl #3]
     ld1d    z29.d, p0/z, [x9, z24.d, lsl #3]
     ld1d    z0.d, p0/z, [x10, z21.d, lsl #3]
     ld1d    z1.d, p0/z, [x10, z22.d, lsl #3]
@@ -129,7 +187,7 @@
     add     x9, x9, x13
     add     x10, x10, x15
     subs    x11, x11, #1
-    b.ne    2b
+    b.ne    32b
 .endm
 
 // void triskel_sve_ntt_forward(const triskel_ntt_plan *plan, uint64_t *a)
@@ -144,7 +202,7 @@ func triskel_sve_ntt_forward
     b.eq    4f
     cmp     x6, x3
     b.lo    5f
-    sve_wide_stage sve_ct
+    sve_wide_stage sve_ct, ct_bf
     b       6f
 5:  sve_gather_stage sve_ct
 6:  lsl     x7, x7, #1
@@ -165,7 +223,7 @@ func triskel_sve_ntt_forward
     add     x12, x12, x13
     cmp     x12, x2
     b.lo    7b
-    ret
+    sve_ntt_return
 endfunc triskel_sve_ntt_forward
 
 // void triskel_sve_ntt_inverse(const triskel_ntt_plan *plan, uint64_t *a)
@@ -190,7 +248,7 @@ func triskel_sve_ntt_inverse
     lsr     x7, x8, #1                      // h (the stage's block count)
 1:  cmp     x6, x3
     b.lo    5f
-    sve_wide_stage sve_gs
+    sve_wide_stage sve_gs, gs_bf
     b       6f
 5:  sve_gather_stage sve_gs
 6:  lsl     x6, x6, #1
@@ -217,7 +275,7 @@ func triskel_sve_ntt_inverse
     incd    x12
     cmp     x12, x8
     b.lo    8b
-    ret
+    sve_ntt_return
 endfunc triskel_sve_ntt_inverse
 
 // Element-wise loop frame: x5 counts elements, p1 is the active predicate
