@@ -4,6 +4,7 @@
 # kernels-asm/aarch64 and runs it under qemu-aarch64:
 #   -cpu max (qemu's default)      every backend
 #   -cpu cortex-a72                ARMv8.0-A + NEON only: aarch64 and neon, no SVE
+#   -cpu neoverse-n1               neon, whose NTT interleaves scalar butterflies there
 #   -cpu max,sve128=on (256, 512)  the sve backend at each vector length
 # Every op, every size 2^10..2^17, every test prime the backend accepts,
 # random and edge inputs: the driver compares each backend with portable bit
@@ -68,6 +69,7 @@ fi
 qemu=(qemu-aarch64 -L "$SYSROOT")
 check "aarch64 sve neon" "" "${qemu[@]}"
 check "aarch64 neon" "" "${qemu[@]}" -cpu cortex-a72
+check "neon" "" "${qemu[@]}" -cpu neoverse-n1
 for vl in 128 256 512; do
     check "sve" "$vl" "${qemu[@]}" -cpu "max,sve$vl=on"
 done

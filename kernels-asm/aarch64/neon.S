@@ -22,7 +22,8 @@
 //   [0, 2n)    (C_i, C'_i) pairs, i = 0..n-1, for the stages with t >= 4
 //   [2n, 3n)   t = 2: per two blocks, C of each twice, then C' likewise (8 words)
 //   [3n, 4n)   t = 1: per four blocks, their C, then their C' (8 words)
-// then, at aux + 32n bytes: q, n^-1 as (C, C'), n^-1 * inv[1] as (C, C').
+// then, at aux + 32n bytes: q, n^-1 as (C, C'), n^-1 * inv[1] as (C, C'),
+// and the interleave word (see wide_stage).
 //
 // Addressing: loads and stores use separate pointers, each post-incremented,
 // so no load waits on a store's address update.
@@ -95,28 +96,101 @@
     b.ne    1b
 .endm
 
+// Scalar butterflies on 32-bit words, the same Montgomery products with the
+// integer multiplier: m = y*C' mod 2^32 (mul), y*C - m*q (smull, smsubl) is
+// a multiple of 2^32, its high word v = y*w mod q in (-q, q). Operands are
+// register numbers (w\x, x\x); C in w19, C' in w20, q in w21; \s, \t scratch.
+.macro sct x, y, s, t
+    mul     w\s, w\y, w20
+    smull   x\t, w\y, w19
+    smsubl  x\t, w\s, w21, x\t
+    asr     x\t, x\t, #32                   // v in (-q, q)
+    add     w\s, w\t, w21
+    cmp     w\t, #0
+    csel    w\t, w\s, w\t, lt               // v in [0, q)
+    subs    w\y, w\x, w\t                   // x - v, borrow when negative
+    add     w\s, w\y, w21
+    csel    w\y, w\y, w\s, hs
+    add     w\x, w\x, w\t                   // x + v < 2q
+    subs    w\s, w\x, w21
+    csel    w\x, w\s, w\x, hs
+.endm
+
+.macro sgs x, y, s, t
+    add     w\t, w\x, w\y                   // x + y < 2q
+    subs    w\y, w\x, w\y
+    add     w\s, w\y, w21
+    csel    w\y, w\y, w\s, hs               // x - y mod q
+    subs    w\s, w\t, w21
+    csel    w\x, w\s, w\t, hs               // x + y mod q
+    mul     w\s, w\y, w20
+    smull   x\t, w\y, w19
+    smsubl  x\t, w\s, w21, x\t
+    asr     x\t, x\t, #32
+    add     w\s, w\t, w21
+    cmp     w\t, #0
+    csel    w\y, w\s, w\t, lt
+.endm
+
 // Stage with t >= 4 (32-bit words, x6), m blocks (x7), (C, C') pairs from
-// x5 + 8*m: one twiddle pair per block, replicated with ld2r.
-.macro wide_stage bf
+// x5 + 8*m: one twiddle pair per block, replicated with ld2r. \bf is ct or
+// gs, \sbf the scalar sct or sgs. As in the sve backend, each half-block is
+// split when x3 is not 0: vector steps of four butterflies from its front,
+// scalar steps of two from its back, at the same time, so that the integer
+// multiplier works next to the vector one. That pays on Neoverse N1, whose
+// vector multiplies take two cycles each and whose integer pipes are idle;
+// on V1 and V2 the integer pipes become the bottleneck (ci/mca.sh), so
+// neon.c sets x3 (the plan's interleave word) for N1 only. What is left
+// takes vector steps, then at most one scalar pair.
+.macro wide_stage bf, sbf
     add     x9, x5, x7, lsl #3
     mov     x10, x1
     mov     x13, x1
     mov     x11, x7
-2:  ld2r    {v28.4s, v29.4s}, [x9], #8
-    add     x14, x10, x6, lsl #2
-    mov     x16, x14
-    lsr     x15, x6, #2
-3:  ldr     q0, [x10], #16
+22: ldp     w19, w20, [x9]
+    ld2r    {v28.4s, v29.4s}, [x9], #8
+    add     x14, x10, x6, lsl #2            // y half: vector loads ...
+    mov     x16, x14                        // ... and stores
+    mov     x22, x14                        // scalar x pointer: end of x half
+    add     x23, x14, x6, lsl #2            // scalar y pointer: end of y half
+    mov     x12, x23                        // the next block
+    mov     x15, x6                         // words left in the half-block
+    cbz     x3, 25f
+    b       24f
+23: ldr     q0, [x10], #16
+    ldr     q1, [x14], #16
+    ldp     w24, w25, [x22, #-8]!
+    ldp     w26, w27, [x23, #-8]!
+    \bf     v0, v1, v28, v29, v2, v3
+    \sbf    24, 26, 28, 17
+    \sbf    25, 27, 28, 17
+    str     q0, [x13], #16
+    str     q1, [x16], #16
+    stp     w24, w25, [x22]
+    stp     w26, w27, [x23]
+24: subs    x15, x15, #6
+    b.hs    23b
+    add     x15, x15, #6
+    b       25f
+27: ldr     q0, [x10], #16
     ldr     q1, [x14], #16
     \bf     v0, v1, v28, v29, v2, v3
     str     q0, [x13], #16
     str     q1, [x16], #16
-    subs    x15, x15, #1
-    b.ne    3b
-    mov     x10, x14
-    mov     x13, x14
+25: subs    x15, x15, #4
+    b.hs    27b
+    adds    x15, x15, #4                    // 0 or 2 left
+    b.eq    26f
+    ldp     w24, w25, [x22, #-8]!
+    ldp     w26, w27, [x23, #-8]!
+    \sbf    24, 26, 28, 17
+    \sbf    25, 27, 28, 17
+    stp     w24, w25, [x22]
+    stp     w26, w27, [x23]
+26: mov     x10, x12
+    mov     x13, x12
     subs    x11, x11, #1
-    b.ne    2b
+    b.ne    22b
 .endm
 
 // Stage with t = 2: ld2 on 64-bit units splits two blocks' x pairs from their
@@ -150,12 +224,29 @@
     b.ne    1b
 .endm
 
-// x2 = n, x5 = the tables of this direction, v30 = q.
+// Saves x19..x28; x2 = n, x5 = the tables of this direction, v30 = w21 = q,
+// x3 = the interleave word, x4 = the constants.
+.macro ntt_return
+    ldp     x21, x22, [sp, #16]
+    ldp     x23, x24, [sp, #32]
+    ldp     x25, x26, [sp, #48]
+    ldp     x27, x28, [sp, #64]
+    ldp     x19, x20, [sp], #80
+    ret
+.endm
+
 .macro ntt_setup inverse
+    stp     x19, x20, [sp, #-80]!
+    stp     x21, x22, [sp, #16]
+    stp     x23, x24, [sp, #32]
+    stp     x25, x26, [sp, #48]
+    stp     x27, x28, [sp, #64]
+    ldr     w21, [x0, #16]
     ldr     x2, [x0]
     ldr     x5, [x0, #120]
     add     x4, x5, x2, lsl #5              // constants at aux + 32n bytes
     ld1r    {v30.4s}, [x4]
+    ldr     w3, [x4, #20]
     .if \inverse
     add     x5, x5, x2, lsl #4
     .endif
@@ -168,14 +259,14 @@ func triskel_neon_ntt_forward
     mov     x6, x2                          // t = n
     mov     x7, #1                          // m = 1
 4:  lsr     x6, x6, #1
-    wide_stage ct
+    wide_stage ct, sct
     lsl     x7, x7, #1
     cmp     x6, #4
     b.hi    4b
     t2_stage ct
     t1_stage ct
     unpack
-    ret
+    ntt_return
 endfunc triskel_neon_ntt_forward
 
 // void triskel_neon_ntt_inverse(const triskel_ntt_plan *plan, uint64_t *a)
@@ -188,7 +279,7 @@ func triskel_neon_ntt_inverse
     lsr     x7, x2, #3                      // h
 4:  cmp     x7, #1
     b.eq    5f
-    wide_stage gs
+    wide_stage gs, sgs
     lsl     x6, x6, #1
     lsr     x7, x7, #1
     b       4b
@@ -217,7 +308,7 @@ func triskel_neon_ntt_inverse
     subs    x15, x15, #1
     b.ne    6b
     unpack
-    ret
+    ntt_return
 endfunc triskel_neon_ntt_inverse
 
 // Element-wise products. Setup from the triskel_modulus at \m: v30 = q,

@@ -2,6 +2,7 @@
  * 32-bit NEON lanes, kernels in kernels-asm/aarch64/neon.S (whose header
  * describes the Montgomery products and the table layout built here). */
 #include <stdlib.h>
+#include <sys/auxv.h>
 
 #include "aarch64.h"
 
@@ -12,6 +13,19 @@ static uint32_t inverse_mod_2_32(uint32_t q) {
     uint32_t x = q; /* correct to 3 bits */
     for (int i = 0; i < 4; i++) x *= 2 - q * x;
     return x;
+}
+
+/* True on Arm Neoverse N1 (Graviton2), where the NTT's wide stages pay for
+ * interleaving scalar butterflies with the vector ones (neon.S, wide_stage).
+ * MIDR_EL1 is readable from user space when the kernel says so (HWCAP_CPUID:
+ * it emulates the read). */
+static int neon_interleave(void) {
+    const unsigned long hwcap_cpuid = 1ul << 11;
+    if ((getauxval(AT_HWCAP) & hwcap_cpuid) == 0) return 0;
+    uint64_t midr;
+    __asm__ volatile("mrs %0, midr_el1" : "=r"(midr));
+    const uint64_t implementer = (midr >> 24) & 0xff, part = (midr >> 4) & 0xfff;
+    return implementer == 0x41 && part == 0xd0c;
 }
 
 static int neon_plan_aux_init(triskel_ntt_plan *plan) {
@@ -48,6 +62,7 @@ static int neon_plan_aux_init(triskel_ntt_plan *plan) {
     constants[2] = constants[1] * q_inv;
     constants[3] = MONT(plan->n_inv_w);
     constants[4] = constants[3] * q_inv;
+    constants[5] = (uint32_t)neon_interleave();
 #undef MONT
     plan->aux = aux;
     return 0;
