@@ -19,7 +19,7 @@ defines=()
 if [ ${#asm[@]} -gt 0 ]; then
     case "$ARCH" in
         x86_64) defines=(-DTRISKEL_HAVE_AVX512 -DTRISKEL_HAVE_AVX512IFMA) ;;
-        aarch64) defines=(-DTRISKEL_HAVE_NEON) ;;
+        aarch64) defines=(-DTRISKEL_HAVE_AARCH64 -DTRISKEL_HAVE_SVE -DTRISKEL_HAVE_NEON) ;;
     esac
 fi
 "$CC" -O2 -std=c11 -Wall -Wextra -Werror -Ikernels-c/include -Ikernels-c/src "${defines[@]}" \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every test of triskel: formatting, lints, fresh bindings, the C kernel
-# driver (native, and NEON under qemu when ci/neon.sh exists), the Rust tests
+# driver (native, and the AArch64 backends under qemu), the Rust tests
 # in release mode. Installs what it needs (Debian/Ubuntu packages) when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -60,7 +60,10 @@ runnable_backends() {
             if has avx512f avx512dq bmi2; then echo avx512; fi
             if has avx512f avx512dq avx512ifma bmi2; then echo avx512ifma; fi
             ;;
-        aarch64) echo neon ;;
+        aarch64)
+            echo aarch64 neon
+            if grep -qw sve /proc/cpuinfo; then echo sve; fi
+            ;;
     esac
 }
 TRISKEL_EXPECT_BACKENDS=$(runnable_backends | tr '\n' ' ')
@@ -93,10 +96,8 @@ printf '%s\n' "$package_log" | grep -E '^ *Packaged' || true
 step "landing pads and GNU property notes in the $(uname -m) assembly"
 ci/asm-landing-pads.sh
 
-if [ -x ci/neon.sh ]; then
-    step "NEON kernels under qemu-aarch64"
-    ci/neon.sh
-fi
+step "AArch64 kernels (aarch64, sve at 128/256/512 bits, neon) under qemu-aarch64"
+ci/aarch64.sh
 
 # The workflow files, when actionlint is installed (on PATH or by go install).
 actionlint=$(command -v actionlint || true)

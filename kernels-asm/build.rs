@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 fn backends_of(arch: &str) -> &'static [&'static str] {
     match arch {
         "x86_64" => &["avx512", "avx512ifma"],
-        "aarch64" => &["neon"],
+        "aarch64" => &["aarch64", "sve", "neon"],
         _ => &[],
     }
 }

@@ -1,10 +1,60 @@
-// Assembler macros shared by the NEON backend's .S files (included, not
+// Assembler macros shared by the AArch64 backends' .S files (included, not
 // assembled on its own).
 
 // x = x - m when x >= m (unsigned); t is scratch.
 .macro sub_if_ge x, m, t
     subs    \t, \x, \m
     csel    \x, \t, \x, hs
+.endm
+
+// One-constant Barrett setup for products modulo q (the argument is in
+// mulmod.S): from the triskel_modulus at \m, loads q into \q, sets \shr to
+// k - 2 (k = bit length of q), \mu to floor(2^(k+62) / q) and \z to clz(q);
+// \t0..\t2 are scratch.
+.macro barrett_setup m, z, q, shr, mu, t0, t1, t2
+    ldr     \q, [\m]
+    ldp     \t0, \t1, [\m, #8]     // floor(2^128/q): high, low words
+    clz     \z, \q                 // 64 - k, in [2, 62]
+    mov     \shr, #62
+    sub     \shr, \shr, \z
+    extr    \t1, \t0, \t1, #1      // floor(2^128/q) >> 1: low word ...
+    lsr     \t0, \t0, #1           // ... and high word
+    add     \t2, \z, #1            // right shift still to do: 65 - k, in [3, 63]
+    lsr     \t1, \t1, \t2
+    neg     \t2, \t2
+    lsl     \t0, \t0, \t2
+    orr     \mu, \t1, \t0
+.endm
+
+// Scalar NTT butterflies of the aarch64 backend (ntt.S), also interleaved
+// with vector ones by the sve backend. They read q and 2q from the register
+// aliases Q and TWOQ, which the including file defines (.req).
+// Cooley-Tukey (Harvey) butterfly, x, y in [0, 4q) -> [0, 4q):
+//   u = x mod 2q (one conditional subtraction of 2q)
+//   v = w*y - floor(w'*y / 2^64)*q  (mod 2^64), in [0, 2q)
+//   x = u + v,  y = u + 2q - v
+// l and h are scratch.
+.macro ct_bf x, y, w, ws, l, h
+    mul     \l, \y, \w
+    umulh   \h, \y, \ws
+    msub    \l, \h, Q, \l
+    sub_if_ge \x, TWOQ, \h
+    add     \y, \x, TWOQ
+    sub     \y, \y, \l
+    add     \x, \x, \l
+.endm
+
+// Gentleman-Sande (Harvey) butterfly, x, y in [0, 2q) -> [0, 2q):
+//   x = (x + y) mod 2q,  y = (x - y + 2q) * w  (Shoup, in [0, 2q))
+.macro gs_bf x, y, w, ws, l, h
+    add     \l, \x, \y
+    sub     \y, \x, \y
+    add     \y, \y, TWOQ
+    subs    \h, \l, TWOQ
+    csel    \x, \h, \l, hs
+    mul     \l, \y, \w
+    umulh   \h, \y, \ws
+    msub    \y, \h, Q, \l
 .endm
 
 // Every entry point starts with a BTI landing pad (a hint: a no-op on CPUs

@@ -1,4 +1,4 @@
-// triskel NEON backend: element-wise products modulo q < 2^62 for AArch64.
+// triskel aarch64 backend (scalar): element-wise products modulo q < 2^62.
 //
 // mul, mul_acc: Barrett with one 64-bit constant derived per call.
 //   Let k = bit length of q (2 <= k <= 62), x = a*b (+ c) < q^2 < 2^(2k).
@@ -30,24 +30,6 @@ SHR     .req x9         // k - 2
 SHL     .req x10        // 64 - (k - 2), as a shift amount mod 64
 MU      .req x11
 
-// Sets Q, SHR, SHL, MU from the triskel_modulus at \m and leaves
-// clz(q) in \z; clobbers x6, x7, x12.
-.macro barrett_setup m, z
-    ldr     Q, [\m]
-    ldp     x6, x7, [\m, #8]        // floor(2^128/q): high, low words
-    clz     \z, Q                   // 64 - k, in [2, 62]
-    mov     SHR, #62
-    sub     SHR, SHR, \z
-    neg     SHL, SHR
-    extr    x7, x6, x7, #1          // floor(2^128/q) >> 1: low word ...
-    lsr     x6, x6, #1              // ... and high word
-    add     x12, \z, #1             // right shift still to do: 65 - k, in [3, 63]
-    lsr     x7, x7, x12
-    neg     x12, x12
-    lsl     x6, x6, x12
-    orr     MU, x7, x6
-.endm
-
 // r = a * b (+ c when \acc) mod q into \lo; \a, \b, \t clobbered (\t holds
 // c on entry when \acc). \twice: a second conditional subtraction (needed
 // only for 62-bit q).
@@ -74,11 +56,15 @@ MU      .req x11
 1:  ldp     x6, x7, [x1], #16
     ldp     x12, x14, [x2], #16
     .if \acc
-    ldp     x15, x16, [x0]
-    .endif
+    ldp     x15, x16, [x0], #16     // the load advances acc: the store
+    .endif                          // below then waits on nothing
     barrett x4, x6, x12, x15, \twice, \acc
     barrett x17, x7, x14, x16, \twice, \acc
+    .if \acc
+    stp     x4, x17, [x0, #-16]
+    .else
     stp     x4, x17, [x0], #16
+    .endif
     subs    x13, x13, #1
     b.ne    1b
 .endm
@@ -86,7 +72,8 @@ MU      .req x11
 // Whole kernel: out/acc x0, a x1, b x2, len x3, m x4. The last element of an
 // odd len always gets two subtractions (the second is a no-op below 62 bits).
 .macro barrett_func acc
-    barrett_setup x4, x8
+    barrett_setup x4, x8, Q, SHR, MU, x6, x7, x12
+    neg     SHL, SHR
     lsr     x13, x3, #1
     cbz     x13, 8f
     cmp     x8, #2                  // 62-bit q?
@@ -105,17 +92,17 @@ MU      .req x11
 9:  ret
 .endm
 
-// void triskel_neon_mul(uint64_t *out, const uint64_t *a, const uint64_t *b,
+// void triskel_aarch64_mul(uint64_t *out, const uint64_t *a, const uint64_t *b,
 //                       size_t len, const triskel_modulus *m)
-func triskel_neon_mul
+func triskel_aarch64_mul
     barrett_func 0
-endfunc triskel_neon_mul
+endfunc triskel_aarch64_mul
 
-// void triskel_neon_mul_acc(uint64_t *acc, const uint64_t *a, const uint64_t *b,
+// void triskel_aarch64_mul_acc(uint64_t *acc, const uint64_t *a, const uint64_t *b,
 //                           size_t len, const triskel_modulus *m)
-func triskel_neon_mul_acc
+func triskel_aarch64_mul_acc
     barrett_func 1
-endfunc triskel_neon_mul_acc
+endfunc triskel_aarch64_mul_acc
 
 // r = a * s mod q into \a (Shoup: s in x2, s' in x3, q in x6); \t clobbered.
 .macro shoup_mul a, t
@@ -125,9 +112,9 @@ endfunc triskel_neon_mul_acc
     sub_if_ge \a, x6, \t
 .endm
 
-// void triskel_neon_mul_scalar(uint64_t *out, const uint64_t *a, uint64_t s,
+// void triskel_aarch64_mul_scalar(uint64_t *out, const uint64_t *a, uint64_t s,
 //                              uint64_t s_shoup, size_t len, const triskel_modulus *m)
-func triskel_neon_mul_scalar
+func triskel_aarch64_mul_scalar
     ldr     x6, [x5]
     lsr     x7, x4, #1
     cbz     x7, 8f
@@ -142,6 +129,6 @@ func triskel_neon_mul_scalar
     shoup_mul x12, x14
     str     x12, [x0]
 9:  ret
-endfunc triskel_neon_mul_scalar
+endfunc triskel_aarch64_mul_scalar
 
     .section .note.GNU-stack, "", %progbits

@@ -1,4 +1,4 @@
-// triskel NEON backend: negacyclic NTT for AArch64, q < 2^62.
+// triskel aarch64 backend (scalar): negacyclic NTT for AArch64, q < 2^62.
 // ARMv8.0-A + Advanced SIMD only (tested under qemu-aarch64 -cpu cortex-a72).
 //
 // Scheme: the Shoup products are scalar mul/umulh/msub, and so is the rest of
@@ -36,6 +36,10 @@
 //   bring v into a vector register, a cross-domain move that costs more than
 //   the one instruction it saves; the 3 multiplies stay. So: scalar.
 //
+// Addressing: the loads post-increment and the stores use a negative offset,
+// so no load waits on the address update of a store (static analysers, and
+// some cores, otherwise chain every iteration through the store).
+//
 // Value ranges as in portable.c: forward in [0, 4q), inverse in [0, 2q),
 // fully reduced on the way out, so results are bit-identical to portable.
 
@@ -47,33 +51,8 @@
 Q       .req x3         // q
 TWOQ    .req x4         // 2q
 
-// Cooley-Tukey (Harvey) butterfly, x, y in [0, 4q) -> [0, 4q):
-//   u = x mod 2q (one conditional subtraction of 2q)
-//   v = w*y - floor(w'*y / 2^64)*q  (mod 2^64), in [0, 2q)
-//   x = u + v,  y = u + 2q - v
-// l and h are scratch.
-.macro ct_bf x, y, w, ws, l, h
-    mul     \l, \y, \w
-    umulh   \h, \y, \ws
-    msub    \l, \h, Q, \l
-    sub_if_ge \x, TWOQ, \h
-    add     \y, \x, TWOQ
-    sub     \y, \y, \l
-    add     \x, \x, \l
-.endm
-
-// Gentleman-Sande (Harvey) butterfly, x, y in [0, 2q) -> [0, 2q):
-//   x = (x + y) mod 2q,  y = (x - y + 2q) * w  (Shoup, in [0, 2q))
-.macro gs_bf x, y, w, ws, l, h
-    add     \l, \x, \y
-    sub     \y, \x, \y
-    add     \y, \y, TWOQ
-    subs    \h, \l, TWOQ
-    csel    \x, \h, \l, hs
-    mul     \l, \y, \w
-    umulh   \h, \y, \ws
-    msub    \y, \h, Q, \l
-.endm
+// The butterflies ct_bf and gs_bf are in common.h (the sve backend uses them
+// too); they read q and 2q from the aliases Q and TWOQ.
 
 // One stage with half-blocks of t >= 2 elements: x7 blocks from a (x1), their
 // (w, w') pairs from x5 + 16*x7 on, t in x6; \bf is the butterfly, applied
@@ -85,12 +64,12 @@ TWOQ    .req x4         // 2q
 2:  ldp     x12, x13, [x9], #16
     add     x14, x10, x6, lsl #3    // y half of the block
     mov     x15, x6                 // butterflies left in the block
-3:  ldp     x16, x17, [x10]
-    ldp     x19, x20, [x14]
+3:  ldp     x16, x17, [x10], #16
+    ldp     x19, x20, [x14], #16
     \bf     x16, x19, x12, x13, x21, x22
     \bf     x17, x20, x12, x13, x23, x24
-    stp     x16, x17, [x10], #16
-    stp     x19, x20, [x14], #16
+    stp     x16, x17, [x10, #-16]
+    stp     x19, x20, [x14, #-16]
     subs    x15, x15, #2
     b.ne    3b
     mov     x10, x14                // the next block starts after this y half
@@ -110,9 +89,9 @@ TWOQ    .req x4         // 2q
     ldp     x19, x20, [sp], #48
 .endm
 
-// void triskel_neon_ntt_forward(const triskel_ntt_plan *plan, uint64_t *a)
+// void triskel_aarch64_ntt_forward(const triskel_ntt_plan *plan, uint64_t *a)
 // Natural order in, bit-reversed out, every value fully reduced.
-func triskel_neon_ntt_forward
+func triskel_aarch64_ntt_forward
     save_regs
     ldr     x2, [x0]                // n
     ldr     Q, [x0, #16]
@@ -132,19 +111,19 @@ func triskel_neon_ntt_forward
     add     x9, x5, x8, lsl #4      // &aux[n/2]
     mov     x10, x1
     mov     x11, x8
-4:  ldp     x16, x19, [x10]
+4:  ldp     x16, x19, [x10], #16
     ldp     x12, x13, [x9], #16
     ct_bf   x16, x19, x12, x13, x21, x22
     sub_if_ge x16, TWOQ, x21
     sub_if_ge x19, TWOQ, x22
     sub_if_ge x16, Q, x21
     sub_if_ge x19, Q, x22
-    stp     x16, x19, [x10], #16
+    stp     x16, x19, [x10, #-16]
     subs    x11, x11, #1
     b.ne    4b
     restore_regs
     ret
-endfunc triskel_neon_ntt_forward
+endfunc triskel_aarch64_ntt_forward
 
 // Last inverse stage: x, y in [0, 2q) ->
 //   x = (x + y) * n^-1 mod q,  y = (x - y + 2q) * (n^-1 * inv[1]) mod q.
@@ -166,9 +145,9 @@ NIWS    .req x2
     sub_if_ge \y, Q, \h
 .endm
 
-// void triskel_neon_ntt_inverse(const triskel_ntt_plan *plan, uint64_t *a)
+// void triskel_aarch64_ntt_inverse(const triskel_ntt_plan *plan, uint64_t *a)
 // Bit-reversed in, natural order out, times n^-1, every value fully reduced.
-func triskel_neon_ntt_inverse
+func triskel_aarch64_ntt_inverse
     save_regs
     ldr     x2, [x0]                // n
     ldr     Q, [x0, #16]
@@ -180,10 +159,10 @@ func triskel_neon_ntt_inverse
     add     x9, x5, x8, lsl #4      // &iaux[n/2]
     mov     x10, x1
     mov     x11, x8
-4:  ldp     x16, x19, [x10]
+4:  ldp     x16, x19, [x10], #16
     ldp     x12, x13, [x9], #16
     gs_bf   x16, x19, x12, x13, x21, x22
-    stp     x16, x19, [x10], #16
+    stp     x16, x19, [x10, #-16]
     subs    x11, x11, #1
     b.ne    4b
     // Stages h = n/4, .., 2 (t = 2, .., n/8 doubling): two butterflies per step.
@@ -200,16 +179,16 @@ func triskel_neon_ntt_inverse
     mov     x10, x1
     add     x14, x1, x8, lsl #3
     lsr     x11, x8, #1
-5:  ldp     x16, x17, [x10]
-    ldp     x19, x20, [x14]
+5:  ldp     x16, x17, [x10], #16
+    ldp     x19, x20, [x14], #16
     gs_last x16, x19, x21, x22
     gs_last x17, x20, x23, x24
-    stp     x16, x17, [x10], #16
-    stp     x19, x20, [x14], #16
+    stp     x16, x17, [x10, #-16]
+    stp     x19, x20, [x14, #-16]
     subs    x11, x11, #1
     b.ne    5b
     restore_regs
     ret
-endfunc triskel_neon_ntt_inverse
+endfunc triskel_aarch64_ntt_inverse
 
     .section .note.GNU-stack, "", %progbits

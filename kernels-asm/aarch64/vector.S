@@ -1,4 +1,5 @@
-// triskel NEON backend: element-wise add, sub, negate modulo q < 2^62.
+// triskel aarch64 backend: element-wise add, sub, negate modulo q < 2^62
+// (shared by the aarch64, sve and neon backends' tables).
 // No products, so these are vector code: four residues (two 2 x 64-bit
 // registers) per step, unaligned ld1/st1, a scalar loop for the last len % 4.
 // out may alias an input exactly: each step loads before it stores.
@@ -63,11 +64,11 @@
     sub_if_ge x7, x5, x8
 .endm
 
-// void triskel_neon_add(uint64_t *out, const uint64_t *a, const uint64_t *b,
+// void triskel_aarch64_add(uint64_t *out, const uint64_t *a, const uint64_t *b,
 //                       size_t len, const triskel_modulus *m)
-func triskel_neon_add
+func triskel_aarch64_add
     elementwise add_vec, add_one
-endfunc triskel_neon_add
+endfunc triskel_aarch64_add
 
 // a - b, plus q when b > a.
 .macro sub_vec
@@ -86,11 +87,11 @@ endfunc triskel_neon_add
     csel    x7, x7, x8, hs
 .endm
 
-// void triskel_neon_sub(uint64_t *out, const uint64_t *a, const uint64_t *b,
+// void triskel_aarch64_sub(uint64_t *out, const uint64_t *a, const uint64_t *b,
 //                       size_t len, const triskel_modulus *m)
-func triskel_neon_sub
+func triskel_aarch64_sub
     elementwise sub_vec, sub_one
-endfunc triskel_neon_sub
+endfunc triskel_aarch64_sub
 
 // q - a, or 0 when a = 0.
 .macro neg_vec
@@ -107,10 +108,10 @@ endfunc triskel_neon_sub
     csel    x7, x8, xzr, ne
 .endm
 
-// void triskel_neon_neg(uint64_t *out, const uint64_t *a, size_t len,
+// void triskel_aarch64_neg(uint64_t *out, const uint64_t *a, size_t len,
 //                       const triskel_modulus *m)
-func triskel_neon_neg
+func triskel_aarch64_neg
     elementwise neg_vec, neg_one, 1
-endfunc triskel_neon_neg
+endfunc triskel_aarch64_neg
 
     .section .note.GNU-stack, "", %progbits

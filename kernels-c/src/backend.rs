@@ -14,7 +14,12 @@ pub enum Backend {
     Avx512,
     /// AVX-512 IFMA (52-bit multiply-add) assembly, primes below 2^50.
     Avx512Ifma,
-    /// AArch64 NEON assembly, primes below 2^62.
+    /// AArch64 assembly with scalar products (`mul`/`umulh`) and NEON
+    /// add/sub/neg, primes below 2^62.
+    Aarch64,
+    /// AArch64 SVE assembly, 64-bit lanes at any vector length, primes below 2^62.
+    Sve,
+    /// AArch64 NEON assembly, four 32-bit lanes, primes below 2^31.
     Neon,
 }
 
@@ -49,18 +54,24 @@ pub(crate) struct Kernels {
 
 impl Backend {
     /// Every backend, in ABI id order.
-    pub const ALL: [Backend; 4] = [
+    pub const ALL: [Backend; 6] = [
         Backend::Portable,
         Backend::Avx512,
         Backend::Avx512Ifma,
+        Backend::Aarch64,
+        Backend::Sve,
         Backend::Neon,
     ];
 
-    /// Preference order of automatic selection: fastest first.
-    const PREFERENCE: [Backend; 4] = [
+    /// Preference order of automatic selection: fastest first. A backend
+    /// with a narrower modulus range comes first, so a prime it accepts
+    /// gets it (neon for primes below 2^31).
+    const PREFERENCE: [Backend; 6] = [
         Backend::Avx512Ifma,
         Backend::Avx512,
         Backend::Neon,
+        Backend::Sve,
+        Backend::Aarch64,
         Backend::Portable,
     ];
 
@@ -69,6 +80,8 @@ impl Backend {
             Backend::Portable => ffi::TRISKEL_BACKEND_PORTABLE,
             Backend::Avx512 => ffi::TRISKEL_BACKEND_AVX512,
             Backend::Avx512Ifma => ffi::TRISKEL_BACKEND_AVX512IFMA,
+            Backend::Aarch64 => ffi::TRISKEL_BACKEND_AARCH64,
+            Backend::Sve => ffi::TRISKEL_BACKEND_SVE,
             Backend::Neon => ffi::TRISKEL_BACKEND_NEON,
         }
     }
@@ -79,6 +92,8 @@ impl Backend {
             Backend::Portable => "portable",
             Backend::Avx512 => "avx512",
             Backend::Avx512Ifma => "avx512ifma",
+            Backend::Aarch64 => "aarch64",
+            Backend::Sve => "sve",
             Backend::Neon => "neon",
         }
     }
@@ -122,7 +137,10 @@ impl Backend {
                     && std::arch::is_x86_feature_detected!("bmi2")
             }
             #[cfg(target_arch = "aarch64")]
-            Backend::Neon => std::arch::is_aarch64_feature_detected!("neon"),
+            Backend::Aarch64 | Backend::Neon => std::arch::is_aarch64_feature_detected!("neon"),
+            // HWCAP_SVE, through the standard library's detection.
+            #[cfg(target_arch = "aarch64")]
+            Backend::Sve => std::arch::is_aarch64_feature_detected!("sve"),
             #[allow(unreachable_patterns)]
             _ => false,
         }
@@ -157,6 +175,7 @@ impl Backend {
         match self.table() {
             Some(t) => t.max_modulus_bits,
             None if self == Backend::Avx512Ifma => 50,
+            None if self == Backend::Neon => 31,
             None => crate::MAX_MODULUS_BITS,
         }
     }
@@ -190,8 +209,9 @@ impl Backend {
 
     /// The resolved kernels (missing ones from portable), if compiled in.
     pub(crate) fn kernels(self) -> Option<&'static Kernels> {
-        static KERNELS: OnceLock<[Option<Kernels>; 4]> = OnceLock::new();
-        KERNELS.get_or_init(|| Backend::ALL.map(resolve))[self.id() as usize].as_ref()
+        static KERNELS: OnceLock<[Option<Kernels>; Backend::ALL.len()]> = OnceLock::new();
+        // ALL lists the variants in declaration order, so the discriminant indexes it.
+        KERNELS.get_or_init(|| Backend::ALL.map(resolve))[self as usize].as_ref()
     }
 }
 

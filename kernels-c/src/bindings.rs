@@ -10,8 +10,11 @@ pub const TRISKEL_MAX_MODULUS_BITS: u32 = 62;
 pub const TRISKEL_BACKEND_PORTABLE: u32 = 0;
 pub const TRISKEL_BACKEND_AVX512: u32 = 1;
 pub const TRISKEL_BACKEND_AVX512IFMA: u32 = 2;
-pub const TRISKEL_BACKEND_NEON: u32 = 3;
-pub const TRISKEL_BACKEND_COUNT: u32 = 4;
+pub const TRISKEL_BACKEND_AARCH64: u32 = 3;
+pub const TRISKEL_BACKEND_AVX2: u32 = 4;
+pub const TRISKEL_BACKEND_SVE: u32 = 5;
+pub const TRISKEL_BACKEND_NEON: u32 = 6;
+pub const TRISKEL_BACKEND_COUNT: u32 = 7;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct triskel_modulus {

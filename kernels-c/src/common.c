@@ -16,6 +16,14 @@ const triskel_backend *triskel_backend_get(uint32_t id) {
     case TRISKEL_BACKEND_AVX512IFMA:
         return &triskel_avx512ifma_backend;
 #endif
+#ifdef TRISKEL_HAVE_AARCH64
+    case TRISKEL_BACKEND_AARCH64:
+        return &triskel_aarch64_backend;
+#endif
+#ifdef TRISKEL_HAVE_SVE
+    case TRISKEL_BACKEND_SVE:
+        return &triskel_sve_backend;
+#endif
 #ifdef TRISKEL_HAVE_NEON
     case TRISKEL_BACKEND_NEON:
         return &triskel_neon_backend;

@@ -85,7 +85,7 @@ impl fmt::Display for Error {
             }
             Error::UnknownBackend(name) => write!(
                 f,
-                "unknown kernel backend {name:?} (expected one of: portable, avx512, avx512ifma, neon)"
+                "unknown kernel backend {name:?} (expected one of: portable, avx512, avx512ifma, aarch64, sve, neon)"
             ),
             Error::BackendUnavailable { backend, reason } => {
                 write!(f, "kernel backend {backend} cannot run here: {reason}")

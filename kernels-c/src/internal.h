@@ -23,6 +23,12 @@ extern const triskel_backend triskel_avx512_backend;
 #ifdef TRISKEL_HAVE_AVX512IFMA
 extern const triskel_backend triskel_avx512ifma_backend;
 #endif
+#ifdef TRISKEL_HAVE_AARCH64
+extern const triskel_backend triskel_aarch64_backend;
+#endif
+#ifdef TRISKEL_HAVE_SVE
+extern const triskel_backend triskel_sve_backend;
+#endif
 #ifdef TRISKEL_HAVE_NEON
 extern const triskel_backend triskel_neon_backend;
 #endif

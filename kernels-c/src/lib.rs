@@ -3,7 +3,8 @@
 //!
 //! The kernels are written once per backend behind one C ABI
 //! (`include/triskel_kernels.h`): a portable C reference, hand-written
-//! AVX-512 / AVX-512 IFMA assembly on x86-64 and NEON assembly on AArch64.
+//! AVX-512 / AVX-512 IFMA assembly on x86-64 and scalar, SVE and NEON
+//! assembly on AArch64.
 //! Every backend produces bit-identical results; this crate picks the best
 //! one the CPU can run for each modulus ([`select_backend`]) and wraps the
 //! kernels in a safe API:
@@ -17,7 +18,7 @@
 //! Every function that takes user input returns [`Result`]; wrong lengths,
 //! non-prime or NTT-unfriendly moduli are errors, never panics.
 //!
-//! The environment variable `TRISKEL_KERNELS=<portable|avx512|avx512ifma|neon>`
+//! The environment variable `TRISKEL_KERNELS=<portable|avx512|avx512ifma|aarch64|sve|neon>`
 //! forces one backend for every modulus (an error if the CPU cannot run it).
 
 #[rustfmt::skip]

@@ -9,6 +9,17 @@
 
 #include "triskel_kernels.h"
 
+#if defined(__aarch64__)
+#include <sys/auxv.h>
+#include <sys/prctl.h>
+#ifndef HWCAP_SVE
+#define HWCAP_SVE (1 << 22)
+#endif
+#ifndef PR_SVE_GET_VL
+#define PR_SVE_GET_VL 51
+#endif
+#endif
+
 typedef unsigned __int128 u128;
 
 static int passed, failed;
@@ -43,8 +54,11 @@ static int runnable(uint32_t id) {
                __builtin_cpu_supports("avx512ifma") && __builtin_cpu_supports("bmi2");
 #endif
 #if defined(__aarch64__)
+    case TRISKEL_BACKEND_AARCH64:
     case TRISKEL_BACKEND_NEON:
         return 1;
+    case TRISKEL_BACKEND_SVE:
+        return (getauxval(AT_HWCAP) & HWCAP_SVE) != 0;
 #endif
     default:
         return 0;
@@ -210,14 +224,35 @@ static void check_against_portable(const triskel_backend *be, uint64_t q) {
     }
 }
 
+/* True when `name` is an element of the comma-separated `list`. */
+static int listed(const char *list, const char *name) {
+    const size_t len = strlen(name);
+    for (const char *p = list; *p != '\0';) {
+        const char *end = strchr(p, ',');
+        size_t item = end ? (size_t)(end - p) : strlen(p);
+        if (item == len && strncmp(p, name, len) == 0) return 1;
+        if (end == NULL) break;
+        p = end + 1;
+    }
+    return 0;
+}
+
 int main(void) {
-    static const int bits[] = {20, 30, 50, 51, 60, 62};
+    static const int bits[] = {20, 30, 31, 50, 51, 60, 62};
+#if defined(__aarch64__)
+    /* ci/aarch64.sh checks that each SVE vector length it asks for was run. */
+    if (runnable(TRISKEL_BACKEND_SVE))
+        printf("sve vector length: %d bits\n", (prctl(PR_SVE_GET_VL) & 0xffff) * 8);
+#endif
     for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++) check_portable(friendly_prime(bits[i]));
     const uint64_t hard = hard_barrett_prime();
     check_portable(hard);
+    /* TRISKEL_DRIVER_ONLY=name[,name]: check only those backends (ci/aarch64.sh
+     * runs each SVE vector length for the sve backend alone). */
+    const char *only = getenv("TRISKEL_DRIVER_ONLY");
     for (uint32_t id = 1; id < TRISKEL_BACKEND_COUNT; id++) {
         const triskel_backend *be = triskel_backend_get(id);
-        if (be == NULL) continue;
+        if (be == NULL || (only != NULL && !listed(only, be->name))) continue;
         if (!runnable(id)) {
             printf("skip %s: this CPU cannot run it\n", be->name);
             continue;

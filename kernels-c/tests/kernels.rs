@@ -342,12 +342,19 @@ fn dispatch_lists_and_selects_usable_backends() {
             if Backend::Avx512Ifma.is_usable() && q < 1 << 50 {
                 assert_eq!(chosen, Backend::Avx512Ifma);
             }
+            // On AArch64: neon for primes below 2^31, then sve, then aarch64.
+            if Backend::Neon.is_usable() && q < 1 << 31 {
+                assert_eq!(chosen, Backend::Neon);
+            } else if Backend::Sve.is_usable() && !Backend::Avx512.is_usable() {
+                assert_eq!(chosen, Backend::Sve);
+            }
         }
     }
 }
 
 /// Every SIMD backend equals portable bit for bit with the largest primes it
-/// accepts (2^50 - small for avx512ifma, 2^62 - small for avx512 and neon),
+/// accepts (2^31 - small for neon, 2^50 - small for avx512ifma, 2^62 - small
+/// for avx512, aarch64 and sve),
 /// on random data and on the edge values 0, 1, q - 1, at two sizes.
 #[test]
 fn top_of_range_primes_match_portable() {

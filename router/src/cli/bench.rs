@@ -19,7 +19,7 @@ pub enum BenchCommand {
         /// Bit size of the prime modulus (the largest NTT-friendly prime of that size is used).
         #[arg(long, default_value_t = 50)]
         bits: u32,
-        /// Only this backend (portable, avx512, avx512ifma, neon); default: every
+        /// Only this backend (portable, avx512, avx512ifma, aarch64, sve, neon); default: every
         /// usable one, or the one TRISKEL_KERNELS forces.
         #[arg(long)]
         backend: Option<String>,
