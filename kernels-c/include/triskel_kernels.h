@@ -1,6 +1,6 @@
 /*
  * triskel kernel ABI: the one contract every backend (portable C, AVX-512,
- * AVX-512 IFMA, NEON) implements with bit-identical results.
+ * AVX-512 IFMA, AVX2, NEON) implements with bit-identical results.
  *
  * Conventions
  * - All data are arrays of uint64_t residues modulo a prime q < 2^62.
@@ -40,7 +40,8 @@ extern "C" {
 #define TRISKEL_BACKEND_AVX512 1
 #define TRISKEL_BACKEND_AVX512IFMA 2
 #define TRISKEL_BACKEND_NEON 3
-#define TRISKEL_BACKEND_COUNT 4
+#define TRISKEL_BACKEND_AVX2 4
+#define TRISKEL_BACKEND_COUNT 7
 
 /* A modulus with its precomputed reduction constants (filled by
  * triskel_modulus_init; the layout is fixed because assembly reads it). */

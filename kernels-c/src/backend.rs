@@ -16,6 +16,8 @@ pub enum Backend {
     Avx512Ifma,
     /// AArch64 NEON assembly, primes below 2^62.
     Neon,
+    /// AVX2 assembly (four 64-bit lanes, x86-64 without AVX-512), primes below 2^62.
+    Avx2,
 }
 
 /// The operations of the kernel ABI, in the order [`Backend::native_ops`] reports them.
@@ -49,17 +51,19 @@ pub(crate) struct Kernels {
 
 impl Backend {
     /// Every backend, in ABI id order.
-    pub const ALL: [Backend; 4] = [
+    pub const ALL: [Backend; 5] = [
         Backend::Portable,
         Backend::Avx512,
         Backend::Avx512Ifma,
         Backend::Neon,
+        Backend::Avx2,
     ];
 
     /// Preference order of automatic selection: fastest first.
-    const PREFERENCE: [Backend; 4] = [
+    const PREFERENCE: [Backend; 5] = [
         Backend::Avx512Ifma,
         Backend::Avx512,
+        Backend::Avx2,
         Backend::Neon,
         Backend::Portable,
     ];
@@ -70,6 +74,7 @@ impl Backend {
             Backend::Avx512 => ffi::TRISKEL_BACKEND_AVX512,
             Backend::Avx512Ifma => ffi::TRISKEL_BACKEND_AVX512IFMA,
             Backend::Neon => ffi::TRISKEL_BACKEND_NEON,
+            Backend::Avx2 => ffi::TRISKEL_BACKEND_AVX2,
         }
     }
 
@@ -80,6 +85,7 @@ impl Backend {
             Backend::Avx512 => "avx512",
             Backend::Avx512Ifma => "avx512ifma",
             Backend::Neon => "neon",
+            Backend::Avx2 => "avx2",
         }
     }
 
@@ -119,6 +125,12 @@ impl Backend {
                 std::arch::is_x86_feature_detected!("avx512f")
                     && std::arch::is_x86_feature_detected!("avx512dq")
                     && std::arch::is_x86_feature_detected!("avx512ifma")
+                    && std::arch::is_x86_feature_detected!("bmi2")
+            }
+            // BMI2 for the shifts of the Barrett setup.
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 => {
+                std::arch::is_x86_feature_detected!("avx2")
                     && std::arch::is_x86_feature_detected!("bmi2")
             }
             #[cfg(target_arch = "aarch64")]
@@ -190,8 +202,9 @@ impl Backend {
 
     /// The resolved kernels (missing ones from portable), if compiled in.
     pub(crate) fn kernels(self) -> Option<&'static Kernels> {
-        static KERNELS: OnceLock<[Option<Kernels>; 4]> = OnceLock::new();
-        KERNELS.get_or_init(|| Backend::ALL.map(resolve))[self.id() as usize].as_ref()
+        static KERNELS: OnceLock<[Option<Kernels>; Backend::ALL.len()]> = OnceLock::new();
+        let index = Backend::ALL.iter().position(|&b| b == self)?;
+        KERNELS.get_or_init(|| Backend::ALL.map(resolve))[index].as_ref()
     }
 }
 

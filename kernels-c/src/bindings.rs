@@ -11,7 +11,8 @@ pub const TRISKEL_BACKEND_PORTABLE: u32 = 0;
 pub const TRISKEL_BACKEND_AVX512: u32 = 1;
 pub const TRISKEL_BACKEND_AVX512IFMA: u32 = 2;
 pub const TRISKEL_BACKEND_NEON: u32 = 3;
-pub const TRISKEL_BACKEND_COUNT: u32 = 4;
+pub const TRISKEL_BACKEND_AVX2: u32 = 4;
+pub const TRISKEL_BACKEND_COUNT: u32 = 7;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct triskel_modulus {

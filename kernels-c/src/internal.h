@@ -23,6 +23,9 @@ extern const triskel_backend triskel_avx512_backend;
 #ifdef TRISKEL_HAVE_AVX512IFMA
 extern const triskel_backend triskel_avx512ifma_backend;
 #endif
+#ifdef TRISKEL_HAVE_AVX2
+extern const triskel_backend triskel_avx2_backend;
+#endif
 #ifdef TRISKEL_HAVE_NEON
 extern const triskel_backend triskel_neon_backend;
 #endif

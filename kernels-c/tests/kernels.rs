@@ -290,6 +290,7 @@ fn cpu_can_run(b: Backend, flags: &[String]) -> bool {
         "portable" => true,
         "avx512" => has(&["avx512f", "avx512dq", "bmi2"]),
         "avx512ifma" => has(&["avx512f", "avx512dq", "avx512ifma", "bmi2"]),
+        "avx2" => has(&["avx2", "bmi2"]),
         _ => false,
     }
 }

@@ -1,5 +1,5 @@
-/* The two x86-64 backends' tables and plan tables. The kernels themselves are
- * in kernels-asm/x86_64/ (ifma.S, avx512.S, sharing common.inc).
+/* The x86-64 backends' tables and plan tables. The kernels themselves are
+ * in kernels-asm/x86_64/ (ifma.S, avx512.S, sharing common.inc; avx2.S).
  *
  * plan->aux points to an x86_aux. For the three in-register NTT stages
  * (distances 4, 2, 1) the assembly reads, per group of 16 coefficients,
@@ -113,4 +113,23 @@ const triskel_backend triskel_avx512_backend = {
     .mul = triskel_avx512_mul,
     .mul_scalar = triskel_avx512_mul_scalar,
     .mul_acc = triskel_avx512_mul_acc,
+};
+
+/* The avx2 kernels (kernels-asm/x86_64/avx2.S) read the portable plan
+ * tables only: no aux tables. */
+DECLARE_KERNELS(triskel_avx2)
+
+const triskel_backend triskel_avx2_backend = {
+    .name = "avx2",
+    .max_modulus_bits = 62,
+    .plan_aux_init = NULL,
+    .plan_aux_free = NULL,
+    .ntt_forward = triskel_avx2_ntt_forward,
+    .ntt_inverse = triskel_avx2_ntt_inverse,
+    .add = triskel_avx2_add,
+    .sub = triskel_avx2_sub,
+    .neg = triskel_avx2_neg,
+    .mul = triskel_avx2_mul,
+    .mul_scalar = triskel_avx2_mul_scalar,
+    .mul_acc = triskel_avx2_mul_acc,
 };
