@@ -1,5 +1,10 @@
-/* triskel avx2 backend (AVX2 + BMI2, no AVX-512): primes q < 2^62, four
+/* triskel avx2 backend (AVX2, FMA, BMI2; no AVX-512): primes q < 2^62, four
  * 64-bit lanes per ymm.
+ *
+ * Two arithmetics: for q < 2^50 the NTT, mul and mul_acc run in double
+ * precision with FMA (exact, see the FMA sections below: about a third of
+ * the instructions); for larger q, and for add/sub/neg/mul_scalar, 64-bit
+ * integer lanes:
  *
  * AVX2 has no 64-bit multiply, unsigned 64-bit min or compare, so:
  * - products are built from 32-bit limbs with vpmuludq (low 32 bits of each
@@ -122,14 +127,14 @@
 .endm
 
 /* One radix-2 stage of distance t >= 4 (r10 = t, r9 = number of blocks m,
- * twiddle of block i at [rdx + 8*(m + i)], companion at [r14 + ...]) over
+ * twiddle of block i at [rdx + 8*(m + i)], companion (or w/q) at [r14 + ...]) over
  * the array at rsi. Clobbers rax, rbx, r11, r12. */
-.macro STAGE butterfly
+.macro STAGE butterfly, twiddle=TW_BCAST
         lea     r12, [r10 * 8]          // t in bytes
         mov     rax, rsi                // x of block i
         xor     r11, r11                // i
 91:     lea     rbx, [r9 + r11]
-        TW_BCAST rdx+rbx*8, r14+rbx*8
+        \twiddle rdx+rbx*8, r14+rbx*8
         lea     rbx, [rax + r12]        // end of the x half
 92:     vmovdqu ymm0, [rax]
         vmovdqu ymm1, [rax + r12]
@@ -143,6 +148,52 @@
         inc     r11
         cmp     r11, r9
         jb      91b
+.endm
+
+/* The stages with t >= 4 of a forward transform of size n = rcx: t = n/2
+ * down to 4, m = n/(2t) blocks; leaves r9 = n/4. */
+.macro FORWARD_STAGES butterfly, twiddle
+        mov     r9, 1                   // m
+        mov     r10, rcx
+        shr     r10, 1                  // t
+93:     cmp     r10, 4
+        jb      94f
+        STAGE   \butterfly, \twiddle
+        shl     r9, 1
+        shr     r10, 1
+        jmp     93b
+94:
+.endm
+
+/* The middle stages of an inverse transform: t = 4 .. n/4 (the last one,
+ * t = n/2, carries n^-1 and is the caller's). */
+.macro INVERSE_STAGES butterfly, twiddle=TW_BCAST
+        mov     r9, rcx
+        shr     r9, 3                   // m
+        mov     r10, 4                  // t
+93:     cmp     r9, 2
+        jb      94f
+        STAGE   \butterfly, \twiddle
+        shr     r9, 1
+        shl     r10, 1
+        jmp     93b
+94:
+.endm
+
+.macro SAVE_REGS
+        push    rbx
+        push    r12
+        push    r13
+        push    r14
+.endm
+
+.macro RESTORE_REGS_RET
+        vzeroupper
+        pop     r14
+        pop     r13
+        pop     r12
+        pop     rbx
+        ret
 .endm
 
 /* ymm2 = [e0 e1 e4 e5], ymm3 = [e2 e3 e6 e7] from ymm0 = [e0..e3],
@@ -206,26 +257,17 @@
 
 /* void triskel_avx2_ntt_forward(const triskel_ntt_plan *plan (rdi), uint64_t *a (rsi)) */
 FUNC triskel_avx2_ntt_forward
-        push    rbx
-        push    r12
-        push    r13
-        push    r14
+        cmp     qword ptr [rdi + 120], 0
+        jne     triskel_avx2_fma_ntt_forward
+        SAVE_REGS
         SETUP_MOD rdi + 16
         mov     rcx, [rdi]              // n
         mov     rdx, [rdi + 56]         // fwd
         mov     r14, [rdi + 64]         // fwd_shoup
-        mov     r9, 1                   // m
-        mov     r10, rcx
-        shr     r10, 1                  // t
-1:      cmp     r10, 4
-        jb      2f
-        STAGE   BF_FWD
-        shl     r9, 1
-        shr     r10, 1
-        jmp     1b
+        FORWARD_STAGES BF_FWD, TW_BCAST
         // t = 2 (twiddles fwd[n/4 + 2g], fwd[n/4 + 2g + 1] for group g of 8)
         // and t = 1 (fwd[n/2 + 4g .. n/2 + 4g + 3]), then the full reduction.
-2:      GROUPS_BEGIN
+        GROUPS_BEGIN
 3:      vmovdqu ymm0, [rax]
         vmovdqu ymm1, [rax + 32]
         SPLIT_HALVES
@@ -241,20 +283,14 @@ FUNC triskel_avx2_ntt_forward
         JOIN_PAIRS
         JOIN_HALVES
         GROUPS_NEXT 3b
-        vzeroupper
-        pop     r14
-        pop     r13
-        pop     r12
-        pop     rbx
-        ret
+        RESTORE_REGS_RET
 ENDFUNC triskel_avx2_ntt_forward
 
 /* void triskel_avx2_ntt_inverse(const triskel_ntt_plan *plan (rdi), uint64_t *a (rsi)) */
 FUNC triskel_avx2_ntt_inverse
-        push    rbx
-        push    r12
-        push    r13
-        push    r14
+        cmp     qword ptr [rdi + 120], 0
+        jne     triskel_avx2_fma_ntt_inverse
+        SAVE_REGS
         push    rbp
         mov     rbp, rsp
         sub     rsp, 128
@@ -280,18 +316,10 @@ FUNC triskel_avx2_ntt_inverse
         JOIN_HALVES
         GROUPS_NEXT 1b
         // Middle stages t = 4 .. n/4: m = n/(2t) blocks, twiddle inv[m + i].
-        mov     r9, rcx
-        shr     r9, 3                   // m
-        mov     r10, 4                  // t
-2:      cmp     r9, 2
-        jb      3f
-        STAGE   BF_INV
-        shr     r9, 1
-        shl     r10, 1
-        jmp     2b
+        INVERSE_STAGES BF_INV
         // Last stage (t = n/2) with n^-1 folded in, fully reduced; the
         // second twiddle (n^-1 * inv[1]) is read from the stack.
-3:      TW_BCAST rdi+104, rdi+112
+        TW_BCAST rdi+104, rdi+112
         vmovdqa [rsp], ymm8
         vmovdqa [rsp + 32], ymm9
         vmovdqa [rsp + 64], ymm10
@@ -323,6 +351,193 @@ FUNC triskel_avx2_ntt_inverse
         pop     rbx
         ret
 ENDFUNC triskel_avx2_ntt_inverse
+
+/* The NTT in double precision for q < 2^50 (the plan then has an avx2_aux,
+ * kernels-c/src/x86_64/backends.c): coefficients are held as doubles, exact
+ * integers of magnitude below 2^51, in the array itself between the first
+ * and the last pass. With w (exact) and wq = w/q (rounded) per twiddle:
+ *     h = round(y * wq)         (|y| < 2^51: off y*w/q by at most 1/2 + 1/2)
+ *     H = fl(h*q), L = h*q - H  (exact, FMA)
+ *     r = fma(y, w, -H) - L     (y*w - H = r + L is an integer below 2^52,
+ *                               so both steps are exact)
+ * gives r = y*w - h*q exactly, |r| <= q. x is brought to |x| <= q/2 the same
+ * way with 1/q, so every value stays within [-2q, 2q] (< 2^51). Rounding to
+ * an integer adds and subtracts 1.5 * 2^52. Per 4 butterflies: 3 mul, 3 FMA,
+ * 7 add/sub, against 9 vpmuludq and 21 other ops in the integer path.
+ *
+ * Registers: ymm8 = w, ymm9 = wq, ymm11 = 2^52 (whose bits also convert
+ * integers below 2^52 to and from doubles), ymm13 = 1.5 * 2^52,
+ * ymm14 = 1/q, ymm15 = q, ymm4..6 temporaries. */
+        .section .rodata
+        .balign 8
+.Lround_magic:
+        .double 6755399441055744.0      // 1.5 * 2^52
+.Ltwo52:
+        .quad   0x4330000000000000      // 2^52
+.Lone:
+        .double 1.0
+        .text
+
+.macro FMA_SETUP aux
+        vbroadcastsd ymm15, qword ptr [\aux + 32]
+        vbroadcastsd ymm14, qword ptr [\aux + 40]
+        vbroadcastsd ymm13, qword ptr [rip + .Lround_magic]
+        vbroadcastsd ymm11, qword ptr [rip + .Ltwo52]
+.endm
+
+/* dst = src * w mod q, |dst| <= q, for |src| < 2^51 (dst may be src; W and
+ * WQ may be memory). Clobbers ymm4, ymm5. */
+.macro FMUL dst, src, W=ymm8, WQ=ymm9
+        vmulpd  ymm4, \src, \WQ
+        vaddpd  ymm4, ymm4, ymm13
+        vsubpd  ymm4, ymm4, ymm13       // h
+        vmulpd  ymm5, ymm4, ymm15       // H
+        vfmsub213pd ymm4, ymm15, ymm5   // L = h*q - H
+        vfmsub231pd ymm5, \src, \W      // y*w - H
+        vsubpd  \dst, ymm5, ymm4
+.endm
+
+/* x = x - round(x/q)*q, |x| <= q/2 after. Clobbers ymm4. */
+.macro FRED x
+        vmulpd  ymm4, \x, ymm14
+        vaddpd  ymm4, ymm4, ymm13
+        vsubpd  ymm4, ymm4, ymm13
+        vfnmadd231pd \x, ymm4, ymm15
+.endm
+
+/* x to [0, q) and to its integer bits. Clobbers ymm4. */
+.macro FTO_INT x
+        FRED    \x
+        vxorpd  ymm4, ymm4, ymm4
+        vcmppd  ymm4, \x, ymm4, 1       // x < 0
+        vandpd  ymm4, ymm4, ymm15
+        vaddpd  \x, \x, ymm4
+        vaddpd  \x, \x, ymm11
+        vpxor   \x, \x, ymm11
+.endm
+
+/* Integers below 2^52 to doubles. */
+.macro FROM_INT x
+        vpor    \x, \x, ymm11
+        vsubpd  \x, \x, ymm11
+.endm
+
+/* Cooley-Tukey: v = y*w, x reduced; x = x + v, y = x - v (|.| <= 3q/2 + 1). */
+.macro FBF_FWD x, y
+        FMUL    ymm6, \y
+        FRED    \x
+        vsubpd  \y, \x, ymm6
+        vaddpd  \x, \x, ymm6
+.endm
+
+/* Gentleman-Sande: x = x + y reduced, y = (x - y) * w. */
+.macro FBF_INV x, y
+        vsubpd  ymm6, \x, \y
+        vaddpd  \x, \x, \y
+        FRED    \x
+        FMUL    \y, ymm6
+.endm
+
+.macro FTW_BCAST w, wq
+        vbroadcastsd ymm8, qword ptr [\w]
+        vbroadcastsd ymm9, qword ptr [\wq]
+.endm
+.macro FTW_T2
+        vpermq  ymm8, [r8], 0x50
+        vpermq  ymm9, [r11], 0x50
+.endm
+.macro FTW_T1
+        vmovupd ymm8, [r12]
+        vmovupd ymm9, [r13]
+.endm
+
+/* (plan rdi, a rsi), reached by a jump from triskel_avx2_ntt_forward */
+        .balign 32
+triskel_avx2_fma_ntt_forward:
+        SAVE_REGS
+        mov     r8, [rdi + 120]         // aux
+        FMA_SETUP r8
+        mov     rcx, [rdi]              // n
+        mov     rdx, [r8]               // w
+        mov     r14, [r8 + 8]           // w/q
+        // The input to doubles.
+        mov     rax, rsi
+        lea     rbx, [rsi + rcx * 8]
+1:      vmovdqu ymm0, [rax]
+        FROM_INT ymm0
+        vmovupd [rax], ymm0
+        add     rax, 32
+        cmp     rax, rbx
+        jb      1b
+        FORWARD_STAGES FBF_FWD, FTW_BCAST
+        // t = 2 and t = 1 in registers (as in the integer path), then the
+        // reduction to [0, q) and back to integers.
+        GROUPS_BEGIN
+4:      vmovupd ymm0, [rax]
+        vmovupd ymm1, [rax + 32]
+        SPLIT_HALVES
+        FTW_T2
+        FBF_FWD ymm2, ymm3
+        SPLIT_PAIRS
+        FTW_T1
+        FBF_FWD ymm0, ymm1
+        FTO_INT ymm0
+        FTO_INT ymm1
+        JOIN_PAIRS
+        JOIN_HALVES
+        GROUPS_NEXT 4b
+        RESTORE_REGS_RET
+
+/* (plan rdi, a rsi), reached by a jump from triskel_avx2_ntt_inverse */
+        .balign 32
+triskel_avx2_fma_ntt_inverse:
+        SAVE_REGS
+        mov     r8, [rdi + 120]         // aux
+        FMA_SETUP r8
+        mov     rcx, [rdi]              // n
+        mov     rdx, [r8 + 16]          // w
+        mov     r14, [r8 + 24]          // w/q
+        // t = 1 and t = 2 in registers, from integers.
+        mov     r9, rcx
+        shr     r9, 2
+        GROUPS_BEGIN
+1:      vmovdqu ymm0, [rax]
+        vmovdqu ymm1, [rax + 32]
+        FROM_INT ymm0
+        FROM_INT ymm1
+        SPLIT_HALVES
+        SPLIT_PAIRS
+        FTW_T1
+        FBF_INV ymm0, ymm1
+        JOIN_PAIRS
+        FTW_T2
+        FBF_INV ymm2, ymm3
+        JOIN_HALVES
+        GROUPS_NEXT 1b
+        INVERSE_STAGES FBF_INV, FTW_BCAST
+        // Last stage with n^-1 folded in, to [0, q) and integers.
+        mov     r8, [rdi + 120]
+        vbroadcastsd ymm8, qword ptr [r8 + 48]      // n^-1
+        vbroadcastsd ymm9, qword ptr [r8 + 56]      // n^-1 / q
+        vbroadcastsd ymm10, qword ptr [r8 + 64]     // n^-1 * inv[1]
+        vbroadcastsd ymm12, qword ptr [r8 + 72]     // n^-1 * inv[1] / q
+        lea     r12, [rcx * 4]          // n/2 in bytes
+        mov     rax, rsi
+        lea     rbx, [rsi + r12]
+4:      vmovupd ymm0, [rax]
+        vmovupd ymm1, [rax + r12]
+        vaddpd  ymm2, ymm0, ymm1
+        vsubpd  ymm3, ymm0, ymm1
+        FMUL    ymm0, ymm2
+        FMUL    ymm1, ymm3, ymm10, ymm12
+        FTO_INT ymm0
+        FTO_INT ymm1
+        vmovdqu [rax], ymm0
+        vmovdqu [rax + r12], ymm1
+        add     rax, 32
+        cmp     rax, rbx
+        jb      4b
+        RESTORE_REGS_RET
 
 /* Element-wise loop: ymm0 = a[i] (rsi), ymm1 = b[i] (rdx) when nsrc >= 2,
  * ymm2 = out[i] (rdi) when nsrc == 3; the body leaves the result in ymm0,
@@ -476,6 +691,63 @@ ENDFUNC triskel_avx2_ntt_inverse
         SUB_IF_GE ymm0, ymm15
 .endm
 
+/* mul and mul_acc for q < 2^50 in double precision: H = fl(a*b),
+ * L = a*b - H (FMA, exact), h = round(H / q) (within 1 of a*b/q: the
+ * relative errors of H, 1/q and the product are 2^-53 each, a*b/q < 2^50),
+ * r = (H - h*q) + L = a*b - h*q (FMA, exact: |r| < q), plus q when
+ * negative. ymm15 = q, ymm14 = 1/q (one division per call, none per
+ * element), ymm13 = 1.5 * 2^52, ymm11 = 2^52. */
+.macro FMOD_SETUP m
+        vcvtsi2sd xmm15, xmm15, qword ptr [\m]
+        vmovsd  xmm14, qword ptr [rip + .Lone]
+        vdivsd  xmm14, xmm14, xmm15
+        vbroadcastsd ymm15, xmm15
+        vbroadcastsd ymm14, xmm14
+        vbroadcastsd ymm13, qword ptr [rip + .Lround_magic]
+        vbroadcastsd ymm11, qword ptr [rip + .Ltwo52]
+.endm
+
+/* x = x + q when x < 0 (clobbers ymm4). */
+.macro FADD_IF_NEG x
+        vxorpd  ymm4, ymm4, ymm4
+        vcmppd  ymm4, \x, ymm4, 1
+        vandpd  ymm4, ymm4, ymm15
+        vaddpd  \x, \x, ymm4
+.endm
+
+/* ymm0 = ymm0 * ymm1 mod q as a double in (-q, q) (clobbers ymm1, ymm3, ymm4) */
+.macro FPRODUCT
+        FROM_INT ymm0
+        FROM_INT ymm1
+        vmulpd  ymm3, ymm0, ymm1        // H
+        vfmsub213pd ymm0, ymm1, ymm3    // L
+        vmulpd  ymm4, ymm3, ymm14
+        vaddpd  ymm4, ymm4, ymm13
+        vsubpd  ymm4, ymm4, ymm13       // h
+        vfnmadd231pd ymm3, ymm4, ymm15  // H - h*q
+        vaddpd  ymm0, ymm0, ymm3
+.endm
+
+.macro BODY_FMUL
+        FPRODUCT
+        FADD_IF_NEG ymm0
+        vaddpd  ymm0, ymm0, ymm11
+        vpxor   ymm0, ymm0, ymm11
+.endm
+
+/* r + acc in (-q, 2q): minus q when >= q, plus q when negative. */
+.macro BODY_FMUL_ACC
+        FPRODUCT
+        FROM_INT ymm2
+        vaddpd  ymm0, ymm0, ymm2
+        vcmppd  ymm4, ymm0, ymm15, 13   // >= q
+        vandpd  ymm4, ymm4, ymm15
+        vsubpd  ymm0, ymm0, ymm4
+        FADD_IF_NEG ymm0
+        vaddpd  ymm0, ymm0, ymm11
+        vpxor   ymm0, ymm0, ymm11
+.endm
+
 /* (out rdi, a rsi, b rdx, len rcx, m r8) */
 FUNC triskel_avx2_add
         SETUP_MOD r8
@@ -496,16 +768,26 @@ ENDFUNC triskel_avx2_neg
 
 /* (out rdi, a rsi, b rdx, len rcx, m r8) */
 FUNC triskel_avx2_mul
+        mov     rax, [r8]
+        shr     rax, 50
+        jz      8f
         SETUP_MOD r8
         BARRETT_SETUP r8
         ELEMENTWISE BODY_MUL, 2, rcx
+8:      FMOD_SETUP r8
+        ELEMENTWISE BODY_FMUL, 2, rcx
 ENDFUNC triskel_avx2_mul
 
 /* (acc rdi, a rsi, b rdx, len rcx, m r8) */
 FUNC triskel_avx2_mul_acc
+        mov     rax, [r8]
+        shr     rax, 50
+        jz      8f
         SETUP_MOD r8
         BARRETT_SETUP r8
         ELEMENTWISE BODY_MUL_ACC, 3, rcx
+8:      FMOD_SETUP r8
+        ELEMENTWISE BODY_FMUL_ACC, 3, rcx
 ENDFUNC triskel_avx2_mul_acc
 
 /* (out rdi, a rsi, s rdx, s_shoup rcx, len r8, m r9) */

@@ -16,7 +16,7 @@ pub enum Backend {
     Avx512Ifma,
     /// AArch64 NEON assembly, primes below 2^62.
     Neon,
-    /// AVX2 assembly (four 64-bit lanes, x86-64 without AVX-512), primes below 2^62.
+    /// AVX2 + FMA assembly (four 64-bit lanes, x86-64 without AVX-512), primes below 2^62.
     Avx2,
 }
 
@@ -127,10 +127,12 @@ impl Backend {
                     && std::arch::is_x86_feature_detected!("avx512ifma")
                     && std::arch::is_x86_feature_detected!("bmi2")
             }
-            // BMI2 for the shifts of the Barrett setup.
+            // FMA for the double-precision paths (q < 2^50), BMI2 for the
+            // shifts of the Barrett setup.
             #[cfg(target_arch = "x86_64")]
             Backend::Avx2 => {
                 std::arch::is_x86_feature_detected!("avx2")
+                    && std::arch::is_x86_feature_detected!("fma")
                     && std::arch::is_x86_feature_detected!("bmi2")
             }
             #[cfg(target_arch = "aarch64")]

@@ -115,15 +115,71 @@ const triskel_backend triskel_avx512_backend = {
     .mul_acc = triskel_avx512_mul_acc,
 };
 
-/* The avx2 kernels (kernels-asm/x86_64/avx2.S) read the portable plan
- * tables only: no aux tables. */
+/* The avx2 NTT (kernels-asm/x86_64/avx2.S) runs in double precision for
+ * q < 2^50 from these tables (layout fixed: the assembly reads it), and in
+ * 32-bit-limb integer arithmetic from the portable tables otherwise (aux
+ * stays NULL). Each twiddle w comes with w / q rounded to a double. */
+typedef struct avx2_aux {
+    double *fwd_w, *fwd_wq;  /* offsets 0, 8 */
+    double *inv_w, *inv_wq;  /* offsets 16, 24 */
+    double q, q_inv;         /* offsets 32, 40 */
+    double n_inv, n_inv_q;   /* offsets 48, 56 */
+    double n_inv_w, n_inv_wq; /* offsets 64, 72 */
+} avx2_aux;
+
+enum { AVX2_FMA_MAX_BITS = 50 };
+
+static void avx2_aux_free(triskel_ntt_plan *p) {
+    avx2_aux *aux = p->aux;
+    if (aux == NULL) return;
+    free(aux->fwd_w);
+    free(aux->fwd_wq);
+    free(aux->inv_w);
+    free(aux->inv_wq);
+    free(aux);
+    p->aux = NULL;
+}
+
+static int avx2_tables(const triskel_ntt_plan *p, const uint64_t *w, double **w_out,
+                       double **wq_out) {
+    const double q = (double)p->modulus.q;
+    *w_out = aligned_alloc(32, p->n * sizeof(double));
+    *wq_out = aligned_alloc(32, p->n * sizeof(double));
+    if (*w_out == NULL || *wq_out == NULL) return -1;
+    for (uint64_t i = 0; i < p->n; i++) {
+        (*w_out)[i] = (double)w[i];
+        (*wq_out)[i] = (double)w[i] / q;
+    }
+    return 0;
+}
+
+static int avx2_aux_init(triskel_ntt_plan *p) {
+    const uint64_t q = p->modulus.q;
+    if ((q >> AVX2_FMA_MAX_BITS) != 0) return 0;
+    avx2_aux *aux = calloc(1, sizeof *aux);
+    if (aux == NULL) return -1;
+    p->aux = aux;
+    if (avx2_tables(p, p->fwd, &aux->fwd_w, &aux->fwd_wq) != 0 ||
+        avx2_tables(p, p->inv, &aux->inv_w, &aux->inv_wq) != 0) {
+        avx2_aux_free(p);
+        return -1;
+    }
+    aux->q = (double)q;
+    aux->q_inv = 1.0 / (double)q;
+    aux->n_inv = (double)p->n_inv;
+    aux->n_inv_q = (double)p->n_inv / (double)q;
+    aux->n_inv_w = (double)p->n_inv_w;
+    aux->n_inv_wq = (double)p->n_inv_w / (double)q;
+    return 0;
+}
+
 DECLARE_KERNELS(triskel_avx2)
 
 const triskel_backend triskel_avx2_backend = {
     .name = "avx2",
     .max_modulus_bits = 62,
-    .plan_aux_init = NULL,
-    .plan_aux_free = NULL,
+    .plan_aux_init = avx2_aux_init,
+    .plan_aux_free = avx2_aux_free,
     .ntt_forward = triskel_avx2_ntt_forward,
     .ntt_inverse = triskel_avx2_ntt_inverse,
     .add = triskel_avx2_add,
