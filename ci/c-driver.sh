@@ -18,7 +18,7 @@ arch_c=(kernels-c/src/"$ARCH"/*.c)
 defines=()
 if [ ${#asm[@]} -gt 0 ]; then
     case "$ARCH" in
-        x86_64) defines=(-DTRISKEL_HAVE_AVX512 -DTRISKEL_HAVE_AVX512IFMA) ;;
+        x86_64) defines=(-DTRISKEL_HAVE_AVX512 -DTRISKEL_HAVE_AVX512IFMA -DTRISKEL_HAVE_AVX2) ;;
         aarch64) defines=(-DTRISKEL_HAVE_AARCH64 -DTRISKEL_HAVE_SVE -DTRISKEL_HAVE_NEON) ;;
     esac
 fi

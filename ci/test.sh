@@ -59,6 +59,7 @@ runnable_backends() {
             has() { for f; do [[ $flags == *" $f "* ]] || return 1; done; }
             if has avx512f avx512dq bmi2; then echo avx512; fi
             if has avx512f avx512dq avx512ifma bmi2; then echo avx512ifma; fi
+            if has avx2 fma bmi2; then echo avx2; fi
             ;;
         aarch64)
             echo aarch64 neon

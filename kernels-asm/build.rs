@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 /// The backends each architecture's folder implements.
 fn backends_of(arch: &str) -> &'static [&'static str] {
     match arch {
-        "x86_64" => &["avx512", "avx512ifma"],
+        "x86_64" => &["avx512", "avx512ifma", "avx2"],
         "aarch64" => &["aarch64", "sve", "neon"],
         _ => &[],
     }

@@ -34,9 +34,7 @@
         vpbroadcastq \C, \s
 .endm
 
-.macro TW_LOAD off
-        vmovdqa64 zmm20, [r13+\off]
-        vmovdqa64 zmm21, [r13+\off+64]
+.macro TW_HI
 .endm
 
 .macro SHOUP dst, src, W, C, CH

@@ -21,6 +21,8 @@ pub enum Backend {
     Sve,
     /// AArch64 NEON assembly, four 32-bit lanes, primes below 2^31.
     Neon,
+    /// AVX2 + FMA assembly (four 64-bit lanes, x86-64 without AVX-512), primes below 2^62.
+    Avx2,
 }
 
 /// The operations of the kernel ABI, in the order [`Backend::native_ops`] reports them.
@@ -53,22 +55,24 @@ pub(crate) struct Kernels {
 }
 
 impl Backend {
-    /// Every backend, in ABI id order.
-    pub const ALL: [Backend; 6] = [
+    /// Every backend, in declaration order (not id order: avx2 came later).
+    pub const ALL: [Backend; 7] = [
         Backend::Portable,
         Backend::Avx512,
         Backend::Avx512Ifma,
         Backend::Aarch64,
         Backend::Sve,
         Backend::Neon,
+        Backend::Avx2,
     ];
 
     /// Preference order of automatic selection: fastest first. A backend
     /// with a narrower modulus range comes first, so a prime it accepts
     /// gets it (neon for primes below 2^31).
-    const PREFERENCE: [Backend; 6] = [
+    const PREFERENCE: [Backend; 7] = [
         Backend::Avx512Ifma,
         Backend::Avx512,
+        Backend::Avx2,
         Backend::Neon,
         Backend::Sve,
         Backend::Aarch64,
@@ -83,6 +87,7 @@ impl Backend {
             Backend::Aarch64 => ffi::TRISKEL_BACKEND_AARCH64,
             Backend::Sve => ffi::TRISKEL_BACKEND_SVE,
             Backend::Neon => ffi::TRISKEL_BACKEND_NEON,
+            Backend::Avx2 => ffi::TRISKEL_BACKEND_AVX2,
         }
     }
 
@@ -95,6 +100,7 @@ impl Backend {
             Backend::Aarch64 => "aarch64",
             Backend::Sve => "sve",
             Backend::Neon => "neon",
+            Backend::Avx2 => "avx2",
         }
     }
 
@@ -134,6 +140,14 @@ impl Backend {
                 std::arch::is_x86_feature_detected!("avx512f")
                     && std::arch::is_x86_feature_detected!("avx512dq")
                     && std::arch::is_x86_feature_detected!("avx512ifma")
+                    && std::arch::is_x86_feature_detected!("bmi2")
+            }
+            // FMA for the double-precision paths (q < 2^50), BMI2 for the
+            // shifts of the Barrett setup.
+            #[cfg(target_arch = "x86_64")]
+            Backend::Avx2 => {
+                std::arch::is_x86_feature_detected!("avx2")
+                    && std::arch::is_x86_feature_detected!("fma")
                     && std::arch::is_x86_feature_detected!("bmi2")
             }
             #[cfg(target_arch = "aarch64")]
@@ -210,8 +224,8 @@ impl Backend {
     /// The resolved kernels (missing ones from portable), if compiled in.
     pub(crate) fn kernels(self) -> Option<&'static Kernels> {
         static KERNELS: OnceLock<[Option<Kernels>; Backend::ALL.len()]> = OnceLock::new();
-        // ALL lists the variants in declaration order, so the discriminant indexes it.
-        KERNELS.get_or_init(|| Backend::ALL.map(resolve))[self as usize].as_ref()
+        let index = Backend::ALL.iter().position(|&b| b == self)?;
+        KERNELS.get_or_init(|| Backend::ALL.map(resolve))[index].as_ref()
     }
 }
 

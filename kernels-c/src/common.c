@@ -24,6 +24,10 @@ const triskel_backend *triskel_backend_get(uint32_t id) {
     case TRISKEL_BACKEND_SVE:
         return &triskel_sve_backend;
 #endif
+#ifdef TRISKEL_HAVE_AVX2
+    case TRISKEL_BACKEND_AVX2:
+        return &triskel_avx2_backend;
+#endif
 #ifdef TRISKEL_HAVE_NEON
     case TRISKEL_BACKEND_NEON:
         return &triskel_neon_backend;

@@ -44,6 +44,7 @@ pub fn cpu_features() -> Vec<&'static str> {
         }
         probe!(
             "avx2",
+            "fma",
             "bmi2",
             "avx512f",
             "avx512dq",

@@ -29,6 +29,9 @@ extern const triskel_backend triskel_aarch64_backend;
 #ifdef TRISKEL_HAVE_SVE
 extern const triskel_backend triskel_sve_backend;
 #endif
+#ifdef TRISKEL_HAVE_AVX2
+extern const triskel_backend triskel_avx2_backend;
+#endif
 #ifdef TRISKEL_HAVE_NEON
 extern const triskel_backend triskel_neon_backend;
 #endif

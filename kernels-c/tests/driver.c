@@ -52,6 +52,9 @@ static int runnable(uint32_t id) {
     case TRISKEL_BACKEND_AVX512IFMA:
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
                __builtin_cpu_supports("avx512ifma") && __builtin_cpu_supports("bmi2");
+    case TRISKEL_BACKEND_AVX2:
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+               __builtin_cpu_supports("bmi2");
 #endif
 #if defined(__aarch64__)
     case TRISKEL_BACKEND_AARCH64:

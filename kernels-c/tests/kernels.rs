@@ -290,6 +290,7 @@ fn cpu_can_run(b: Backend, flags: &[String]) -> bool {
         "portable" => true,
         "avx512" => has(&["avx512f", "avx512dq", "bmi2"]),
         "avx512ifma" => has(&["avx512f", "avx512dq", "avx512ifma", "bmi2"]),
+        "avx2" => has(&["avx2", "fma", "bmi2"]),
         _ => false,
     }
 }
@@ -354,7 +355,8 @@ fn dispatch_lists_and_selects_usable_backends() {
 
 /// Every SIMD backend equals portable bit for bit with the largest primes it
 /// accepts (2^31 - small for neon, 2^50 - small for avx512ifma, 2^62 - small
-/// for avx512, aarch64 and sve),
+/// for avx512, avx2, aarch64 and sve; also 2^50 - small for avx2, the top of its
+/// double-precision range),
 /// on random data and on the edge values 0, 1, q - 1, at two sizes.
 #[test]
 fn top_of_range_primes_match_portable() {
@@ -362,8 +364,14 @@ fn top_of_range_primes_match_portable() {
         .into_iter()
         .filter(|&b| b != Backend::Portable)
     {
-        let bits = backend.max_modulus_bits();
-        for n in [4096usize, 1 << 17] {
+        let mut tops = vec![backend.max_modulus_bits()];
+        if backend == Backend::Avx2 {
+            tops.push(50);
+        }
+        for (bits, n) in tops
+            .into_iter()
+            .flat_map(|bits| [(bits, 4096usize), (bits, 1 << 17)])
+        {
             for q in ntt_primes(bits, n, 2).unwrap() {
                 let (fast, slow) = (
                     Modulus::with_backend(q, backend).unwrap(),

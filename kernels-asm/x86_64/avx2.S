@@ -1,0 +1,804 @@
+/* triskel avx2 backend (AVX2, FMA, BMI2; no AVX-512): primes q < 2^62, four
+ * 64-bit lanes per ymm.
+ *
+ * Two arithmetics: for q < 2^50 the NTT, mul and mul_acc run in double
+ * precision with FMA (exact, see the FMA sections below: about a third of
+ * the instructions); for larger q, and for add/sub/neg/mul_scalar, 64-bit
+ * integer lanes:
+ *
+ * AVX2 has no 64-bit multiply, unsigned 64-bit min or compare, so:
+ * - products are built from 32-bit limbs with vpmuludq (low 32 bits of each
+ *   lane times low 32 bits), x = x1*2^32 + x0;
+ * - "subtract k when x >= k" for x < 2k, k < 2^63 is d = x - k, which is
+ *   below 2^63 when x >= k and wraps to at least 2^64 - k > 2^63 otherwise,
+ *   so d's sign bit picks x or d (vblendvpd).
+ *
+ * Products by a known constant w (twiddles, scalars) use the 64-bit Shoup
+ * companion c = floor(w * 2^64 / q). For x < 4q:
+ *     h = c1*x1 + (c0*x1 >> 32) + (c1*x0 >> 32)
+ * is floor(c*x / 2^64) minus 0, 1 or 2 (the low halves of the cross
+ * products and c0*x0 are left out), and
+ *     r = x*w - h*q mod 2^64
+ *       = w0*x0 - h0*q0 + ((w0*x1 + w1*x0 - h0*q1 - h1*q0) << 32)
+ * is in [0, 4q); one conditional subtraction of 2q brings it to [0, 2q).
+ * 9 vpmuludq + 12 shifts/adds + 3 for the correction.
+ *
+ * Products of two variables (mul, mul_acc): the 128-bit a*b from four
+ * vpmuludq, Barrett with L = bit length of q, mu = floor(2^(L + 63) / q)
+ * (from the modulus' floor(2^128 / q)): c1 = (a*b) >> (L - 1) < 2^63,
+ * h = floor(c1 * mu / 2^64) or one less, r = a*b - h*q mod 2^64 in [0, 4q),
+ * then conditional subtractions of 2q and q.
+ *
+ * The NTT runs the portable algorithm stage by stage (same tables, no plan
+ * tables of its own): stages with distance t >= 4 broadcast one twiddle per
+ * block; the two stages t = 2 and t = 1 run on 8 coefficients held in two
+ * registers, rearranged with vperm2i128 and vpunpck{l,h}qdq so that the
+ * t = 1 twiddles are 4 consecutive table entries and the t = 2 ones two
+ * entries each repeated (vpermq).
+ *
+ * Registers: ymm0..3 data, ymm4..7 and ymm12 temporaries, ymm8..11 the
+ * twiddle (w, w1, c, c1), ymm13 = 2q, ymm14 = q1 (in the low half of each
+ * lane), ymm15 = q.
+ */
+        .intel_syntax noprefix
+
+#include "entry.inc"
+
+        .section .rodata
+        .balign 32
+.Llanes:
+        .quad 0, 1, 2, 3
+        .text
+
+/* ymm15 = q, ymm14 = q >> 32 (low dword of each lane), ymm13 = 2q */
+.macro SETUP_MOD m
+        vpbroadcastq ymm15, qword ptr [\m]
+        vpbroadcastd ymm14, dword ptr [\m+4]
+        vpbroadcastq ymm13, qword ptr [\m+24]
+.endm
+
+/* x = x - k when x >= k, for x < 2k and k < 2^63. Clobbers ymm4. */
+.macro SUB_IF_GE x, k
+        vpsubq  ymm4, \x, \k
+        vblendvpd \x, ymm4, \x, ymm4
+.endm
+
+/* The twiddle at [w] with its companion at [c], broadcast to every lane:
+ * ymm8 = w, ymm9 = w >> 32, ymm10 = c, ymm11 = c >> 32 (the high dword
+ * broadcast serves as well: vpmuludq reads only the low dword). */
+.macro TW_BCAST w, c
+        vpbroadcastq ymm8, qword ptr [\w]
+        vpbroadcastd ymm9, dword ptr [\w+4]
+        vpbroadcastq ymm10, qword ptr [\c]
+        vpbroadcastd ymm11, dword ptr [\c+4]
+.endm
+
+/* ymm8..11 from a vector of twiddles in ymm8 and of companions in ymm10. */
+.macro TW_SPLIT
+        vpsrlq  ymm9, ymm8, 32
+        vpsrlq  ymm11, ymm10, 32
+.endm
+
+/* dst = src * w mod q in [0, 2q) for src < 4q (dst may be src); the twiddle
+ * operands W, WH, C, CH may be memory. Clobbers ymm4..7. */
+.macro SHOUP dst, src, W=ymm8, WH=ymm9, C=ymm10, CH=ymm11
+        vpsrlq  ymm4, \src, 32
+        vpmuludq ymm5, ymm4, \C
+        vpmuludq ymm6, \src, \CH
+        vpmuludq ymm7, ymm4, \CH
+        vpsrlq  ymm5, ymm5, 32
+        vpsrlq  ymm6, ymm6, 32
+        vpaddq  ymm7, ymm7, ymm5
+        vpaddq  ymm7, ymm7, ymm6        // h
+        vpmuludq ymm5, ymm4, \W
+        vpmuludq ymm6, \src, \WH
+        vpmuludq \dst, \src, \W
+        vpaddq  ymm5, ymm5, ymm6        // w0*x1 + w1*x0
+        vpsrlq  ymm4, ymm7, 32
+        vpmuludq ymm6, ymm7, ymm14
+        vpmuludq ymm4, ymm4, ymm15
+        vpmuludq ymm7, ymm7, ymm15
+        vpsubq  ymm5, ymm5, ymm6
+        vpsubq  ymm5, ymm5, ymm4
+        vpsllq  ymm5, ymm5, 32
+        vpsubq  \dst, \dst, ymm7
+        vpaddq  \dst, \dst, ymm5        // [0, 4q)
+        SUB_IF_GE \dst, ymm13
+.endm
+
+/* Forward (Cooley-Tukey, Harvey) on x, y in [0, 4q):
+ * u = x reduced to [0, 2q), v = y*w in [0, 2q); x = u + v, y = u + 2q - v. */
+.macro BF_FWD x, y
+        SHOUP   \y, \y
+        SUB_IF_GE \x, ymm13
+        vpaddq  ymm12, \x, ymm13
+        vpaddq  \x, \x, \y
+        vpsubq  \y, ymm12, \y
+.endm
+
+/* Inverse (Gentleman-Sande) on x, y in [0, 2q):
+ * x = x + y reduced to [0, 2q), y = (x - y + 2q) * w in [0, 2q). */
+.macro BF_INV x, y
+        vpsubq  ymm12, \x, \y
+        vpaddq  ymm12, ymm12, ymm13
+        vpaddq  \x, \x, \y
+        SUB_IF_GE \x, ymm13
+        SHOUP   \y, ymm12
+.endm
+
+/* One radix-2 stage of distance t >= 4 (r10 = t, r9 = number of blocks m,
+ * twiddle of block i at [rdx + 8*(m + i)], companion (or w/q) at [r14 + ...]) over
+ * the array at rsi. Clobbers rax, rbx, r11, r12. */
+.macro STAGE butterfly, twiddle=TW_BCAST
+        lea     r12, [r10 * 8]          // t in bytes
+        mov     rax, rsi                // x of block i
+        xor     r11, r11                // i
+91:     lea     rbx, [r9 + r11]
+        \twiddle rdx+rbx*8, r14+rbx*8
+        lea     rbx, [rax + r12]        // end of the x half
+92:     vmovdqu ymm0, [rax]
+        vmovdqu ymm1, [rax + r12]
+        \butterfly ymm0, ymm1
+        vmovdqu [rax], ymm0
+        vmovdqu [rax + r12], ymm1
+        add     rax, 32
+        cmp     rax, rbx
+        jb      92b
+        add     rax, r12                // skip the y half
+        inc     r11
+        cmp     r11, r9
+        jb      91b
+.endm
+
+/* The stages with t >= 4 of a forward transform of size n = rcx: t = n/2
+ * down to 4, m = n/(2t) blocks; leaves r9 = n/4. */
+.macro FORWARD_STAGES butterfly, twiddle
+        mov     r9, 1                   // m
+        mov     r10, rcx
+        shr     r10, 1                  // t
+93:     cmp     r10, 4
+        jb      94f
+        STAGE   \butterfly, \twiddle
+        shl     r9, 1
+        shr     r10, 1
+        jmp     93b
+94:
+.endm
+
+/* The middle stages of an inverse transform: t = 4 .. n/4 (the last one,
+ * t = n/2, carries n^-1 and is the caller's). */
+.macro INVERSE_STAGES butterfly, twiddle=TW_BCAST
+        mov     r9, rcx
+        shr     r9, 3                   // m
+        mov     r10, 4                  // t
+93:     cmp     r9, 2
+        jb      94f
+        STAGE   \butterfly, \twiddle
+        shr     r9, 1
+        shl     r10, 1
+        jmp     93b
+94:
+.endm
+
+.macro SAVE_REGS
+        push    rbx
+        push    r12
+        push    r13
+        push    r14
+.endm
+
+.macro RESTORE_REGS_RET
+        vzeroupper
+        pop     r14
+        pop     r13
+        pop     r12
+        pop     rbx
+        ret
+.endm
+
+/* ymm2 = [e0 e1 e4 e5], ymm3 = [e2 e3 e6 e7] from ymm0 = [e0..e3],
+ * ymm1 = [e4..e7], and the same map back from ymm2, ymm3 to ymm0, ymm1. */
+.macro SPLIT_HALVES
+        vperm2i128 ymm2, ymm0, ymm1, 0x20
+        vperm2i128 ymm3, ymm0, ymm1, 0x31
+.endm
+.macro JOIN_HALVES
+        vperm2i128 ymm0, ymm2, ymm3, 0x20
+        vperm2i128 ymm1, ymm2, ymm3, 0x31
+.endm
+/* ymm0 = [e0 e2 e4 e6], ymm1 = [e1 e3 e5 e7] from ymm2 = [e0 e1 e4 e5],
+ * ymm3 = [e2 e3 e6 e7], and the same map back. */
+.macro SPLIT_PAIRS
+        vpunpcklqdq ymm0, ymm2, ymm3
+        vpunpckhqdq ymm1, ymm2, ymm3
+.endm
+.macro JOIN_PAIRS
+        vpunpcklqdq ymm2, ymm0, ymm1
+        vpunpckhqdq ymm3, ymm0, ymm1
+.endm
+
+        .text
+
+/* The two in-register stages walk groups of 8 coefficients (rax, up to
+ * rbx) with r9 = n/4: the t = 2 twiddles of group g at r8 = &w[n/4 + 2g]
+ * (companions at r11), the t = 1 ones at r12 = &w[n/2 + 4g] (r13). */
+.macro GROUPS_BEGIN
+        lea     r8, [rdx + r9 * 8]
+        lea     r11, [r14 + r9 * 8]
+        lea     r12, [rdx + rcx * 4]
+        lea     r13, [r14 + rcx * 4]
+        lea     rbx, [rsi + rcx * 8]
+        mov     rax, rsi
+.endm
+/* Stores ymm0, ymm1 and moves to the next group, back to \loop if any. */
+.macro GROUPS_NEXT loop
+        vmovdqu [rax], ymm0
+        vmovdqu [rax + 32], ymm1
+        add     r8, 16
+        add     r11, 16
+        add     r12, 32
+        add     r13, 32
+        add     rax, 64
+        cmp     rax, rbx
+        jb      \loop
+.endm
+/* Twiddles of the t = 2 stage: [w[2g], w[2g], w[2g+1], w[2g+1]]. */
+.macro TW_T2
+        vpermq  ymm8, [r8], 0x50
+        vpermq  ymm10, [r11], 0x50
+        TW_SPLIT
+.endm
+/* Twiddles of the t = 1 stage: w[4g .. 4g + 3]. */
+.macro TW_T1
+        vmovdqu ymm8, [r12]
+        vmovdqu ymm10, [r13]
+        TW_SPLIT
+.endm
+
+/* void triskel_avx2_ntt_forward(const triskel_ntt_plan *plan (rdi), uint64_t *a (rsi)) */
+FUNC triskel_avx2_ntt_forward
+        cmp     qword ptr [rdi + 120], 0
+        jne     triskel_avx2_fma_ntt_forward
+        SAVE_REGS
+        SETUP_MOD rdi + 16
+        mov     rcx, [rdi]              // n
+        mov     rdx, [rdi + 56]         // fwd
+        mov     r14, [rdi + 64]         // fwd_shoup
+        FORWARD_STAGES BF_FWD, TW_BCAST
+        // t = 2 (twiddles fwd[n/4 + 2g], fwd[n/4 + 2g + 1] for group g of 8)
+        // and t = 1 (fwd[n/2 + 4g .. n/2 + 4g + 3]), then the full reduction.
+        GROUPS_BEGIN
+3:      vmovdqu ymm0, [rax]
+        vmovdqu ymm1, [rax + 32]
+        SPLIT_HALVES
+        TW_T2
+        BF_FWD  ymm2, ymm3
+        SPLIT_PAIRS
+        TW_T1
+        BF_FWD  ymm0, ymm1
+        SUB_IF_GE ymm0, ymm13
+        SUB_IF_GE ymm1, ymm13
+        SUB_IF_GE ymm0, ymm15
+        SUB_IF_GE ymm1, ymm15
+        JOIN_PAIRS
+        JOIN_HALVES
+        GROUPS_NEXT 3b
+        RESTORE_REGS_RET
+ENDFUNC triskel_avx2_ntt_forward
+
+/* void triskel_avx2_ntt_inverse(const triskel_ntt_plan *plan (rdi), uint64_t *a (rsi)) */
+FUNC triskel_avx2_ntt_inverse
+        cmp     qword ptr [rdi + 120], 0
+        jne     triskel_avx2_fma_ntt_inverse
+        SAVE_REGS
+        push    rbp
+        mov     rbp, rsp
+        sub     rsp, 128
+        and     rsp, -32
+        SETUP_MOD rdi + 16
+        mov     rcx, [rdi]              // n
+        mov     rdx, [rdi + 72]         // inv
+        mov     r14, [rdi + 80]         // inv_shoup
+        // t = 1 (inv[n/2 + 4g .. + 3]) and t = 2 (inv[n/4 + 2g], repeated)
+        // on groups of 8.
+        mov     r9, rcx
+        shr     r9, 2                   // n/4
+        GROUPS_BEGIN
+1:      vmovdqu ymm0, [rax]
+        vmovdqu ymm1, [rax + 32]
+        SPLIT_HALVES
+        SPLIT_PAIRS
+        TW_T1
+        BF_INV  ymm0, ymm1
+        JOIN_PAIRS
+        TW_T2
+        BF_INV  ymm2, ymm3
+        JOIN_HALVES
+        GROUPS_NEXT 1b
+        // Middle stages t = 4 .. n/4: m = n/(2t) blocks, twiddle inv[m + i].
+        INVERSE_STAGES BF_INV
+        // Last stage (t = n/2) with n^-1 folded in, fully reduced; the
+        // second twiddle (n^-1 * inv[1]) is read from the stack.
+        TW_BCAST rdi+104, rdi+112
+        vmovdqa [rsp], ymm8
+        vmovdqa [rsp + 32], ymm9
+        vmovdqa [rsp + 64], ymm10
+        vmovdqa [rsp + 96], ymm11
+        TW_BCAST rdi+88, rdi+96
+        lea     r12, [rcx * 4]          // n/2 in bytes
+        mov     rax, rsi
+        lea     rbx, [rsi + r12]
+4:      vmovdqu ymm0, [rax]
+        vmovdqu ymm1, [rax + r12]
+        vpaddq  ymm2, ymm0, ymm1
+        vpsubq  ymm3, ymm0, ymm1
+        vpaddq  ymm3, ymm3, ymm13
+        SHOUP   ymm0, ymm2
+        SHOUP   ymm1, ymm3, [rsp], [rsp+32], [rsp+64], [rsp+96]
+        SUB_IF_GE ymm0, ymm15
+        SUB_IF_GE ymm1, ymm15
+        vmovdqu [rax], ymm0
+        vmovdqu [rax + r12], ymm1
+        add     rax, 32
+        cmp     rax, rbx
+        jb      4b
+        vzeroupper
+        mov     rsp, rbp
+        pop     rbp
+        pop     r14
+        pop     r13
+        pop     r12
+        pop     rbx
+        ret
+ENDFUNC triskel_avx2_ntt_inverse
+
+/* The NTT in double precision for q < 2^50 (the plan then has an avx2_aux,
+ * kernels-c/src/x86_64/backends.c): coefficients are held as doubles, exact
+ * integers of magnitude below 2^51, in the array itself between the first
+ * and the last pass. With w (exact) and wq = w/q (rounded) per twiddle:
+ *     h = round(y * wq)         (|y| < 2^51: off y*w/q by at most 1/2 + 1/2)
+ *     H = fl(h*q), L = h*q - H  (exact, FMA)
+ *     r = fma(y, w, -H) - L     (y*w - H = r + L is an integer below 2^52,
+ *                               so both steps are exact)
+ * gives r = y*w - h*q exactly, |r| <= q. x is brought to |x| <= q/2 the same
+ * way with 1/q, so every value stays within [-2q, 2q] (< 2^51). Rounding to
+ * an integer adds and subtracts 1.5 * 2^52. Per 4 butterflies: 3 mul, 3 FMA,
+ * 7 add/sub, against 9 vpmuludq and 21 other ops in the integer path.
+ *
+ * Registers: ymm8 = w, ymm9 = wq, ymm11 = 2^52 (whose bits also convert
+ * integers below 2^52 to and from doubles), ymm13 = 1.5 * 2^52,
+ * ymm14 = 1/q, ymm15 = q, ymm4..6 temporaries. */
+        .section .rodata
+        .balign 8
+.Lround_magic:
+        .double 6755399441055744.0      // 1.5 * 2^52
+.Ltwo52:
+        .quad   0x4330000000000000      // 2^52
+.Lone:
+        .double 1.0
+        .text
+
+.macro FMA_SETUP aux
+        vbroadcastsd ymm15, qword ptr [\aux + 32]
+        vbroadcastsd ymm14, qword ptr [\aux + 40]
+        vbroadcastsd ymm13, qword ptr [rip + .Lround_magic]
+        vbroadcastsd ymm11, qword ptr [rip + .Ltwo52]
+.endm
+
+/* dst = src * w mod q, |dst| <= q, for |src| < 2^51 (dst may be src; W and
+ * WQ may be memory). Clobbers ymm4, ymm5. */
+.macro FMUL dst, src, W=ymm8, WQ=ymm9
+        vmulpd  ymm4, \src, \WQ
+        vaddpd  ymm4, ymm4, ymm13
+        vsubpd  ymm4, ymm4, ymm13       // h
+        vmulpd  ymm5, ymm4, ymm15       // H
+        vfmsub213pd ymm4, ymm15, ymm5   // L = h*q - H
+        vfmsub231pd ymm5, \src, \W      // y*w - H
+        vsubpd  \dst, ymm5, ymm4
+.endm
+
+/* x = x - round(x/q)*q, |x| <= q/2 after. Clobbers ymm4. */
+.macro FRED x
+        vmulpd  ymm4, \x, ymm14
+        vaddpd  ymm4, ymm4, ymm13
+        vsubpd  ymm4, ymm4, ymm13
+        vfnmadd231pd \x, ymm4, ymm15
+.endm
+
+/* x to [0, q) and to its integer bits. Clobbers ymm4. */
+.macro FTO_INT x
+        FRED    \x
+        vxorpd  ymm4, ymm4, ymm4
+        vcmppd  ymm4, \x, ymm4, 1       // x < 0
+        vandpd  ymm4, ymm4, ymm15
+        vaddpd  \x, \x, ymm4
+        vaddpd  \x, \x, ymm11
+        vpxor   \x, \x, ymm11
+.endm
+
+/* Integers below 2^52 to doubles. */
+.macro FROM_INT x
+        vpor    \x, \x, ymm11
+        vsubpd  \x, \x, ymm11
+.endm
+
+/* Cooley-Tukey: v = y*w, x reduced; x = x + v, y = x - v (|.| <= 3q/2 + 1). */
+.macro FBF_FWD x, y
+        FMUL    ymm6, \y
+        FRED    \x
+        vsubpd  \y, \x, ymm6
+        vaddpd  \x, \x, ymm6
+.endm
+
+/* Gentleman-Sande: x = x + y reduced, y = (x - y) * w. */
+.macro FBF_INV x, y
+        vsubpd  ymm6, \x, \y
+        vaddpd  \x, \x, \y
+        FRED    \x
+        FMUL    \y, ymm6
+.endm
+
+.macro FTW_BCAST w, wq
+        vbroadcastsd ymm8, qword ptr [\w]
+        vbroadcastsd ymm9, qword ptr [\wq]
+.endm
+.macro FTW_T2
+        vpermq  ymm8, [r8], 0x50
+        vpermq  ymm9, [r11], 0x50
+.endm
+.macro FTW_T1
+        vmovupd ymm8, [r12]
+        vmovupd ymm9, [r13]
+.endm
+
+/* (plan rdi, a rsi), reached by a jump from triskel_avx2_ntt_forward */
+        .balign 32
+triskel_avx2_fma_ntt_forward:
+        SAVE_REGS
+        mov     r8, [rdi + 120]         // aux
+        FMA_SETUP r8
+        mov     rcx, [rdi]              // n
+        mov     rdx, [r8]               // w
+        mov     r14, [r8 + 8]           // w/q
+        // The input to doubles.
+        mov     rax, rsi
+        lea     rbx, [rsi + rcx * 8]
+1:      vmovdqu ymm0, [rax]
+        FROM_INT ymm0
+        vmovupd [rax], ymm0
+        add     rax, 32
+        cmp     rax, rbx
+        jb      1b
+        FORWARD_STAGES FBF_FWD, FTW_BCAST
+        // t = 2 and t = 1 in registers (as in the integer path), then the
+        // reduction to [0, q) and back to integers.
+        GROUPS_BEGIN
+4:      vmovupd ymm0, [rax]
+        vmovupd ymm1, [rax + 32]
+        SPLIT_HALVES
+        FTW_T2
+        FBF_FWD ymm2, ymm3
+        SPLIT_PAIRS
+        FTW_T1
+        FBF_FWD ymm0, ymm1
+        FTO_INT ymm0
+        FTO_INT ymm1
+        JOIN_PAIRS
+        JOIN_HALVES
+        GROUPS_NEXT 4b
+        RESTORE_REGS_RET
+
+/* (plan rdi, a rsi), reached by a jump from triskel_avx2_ntt_inverse */
+        .balign 32
+triskel_avx2_fma_ntt_inverse:
+        SAVE_REGS
+        mov     r8, [rdi + 120]         // aux
+        FMA_SETUP r8
+        mov     rcx, [rdi]              // n
+        mov     rdx, [r8 + 16]          // w
+        mov     r14, [r8 + 24]          // w/q
+        // t = 1 and t = 2 in registers, from integers.
+        mov     r9, rcx
+        shr     r9, 2
+        GROUPS_BEGIN
+1:      vmovdqu ymm0, [rax]
+        vmovdqu ymm1, [rax + 32]
+        FROM_INT ymm0
+        FROM_INT ymm1
+        SPLIT_HALVES
+        SPLIT_PAIRS
+        FTW_T1
+        FBF_INV ymm0, ymm1
+        JOIN_PAIRS
+        FTW_T2
+        FBF_INV ymm2, ymm3
+        JOIN_HALVES
+        GROUPS_NEXT 1b
+        INVERSE_STAGES FBF_INV, FTW_BCAST
+        // Last stage with n^-1 folded in, to [0, q) and integers.
+        mov     r8, [rdi + 120]
+        vbroadcastsd ymm8, qword ptr [r8 + 48]      // n^-1
+        vbroadcastsd ymm9, qword ptr [r8 + 56]      // n^-1 / q
+        vbroadcastsd ymm10, qword ptr [r8 + 64]     // n^-1 * inv[1]
+        vbroadcastsd ymm12, qword ptr [r8 + 72]     // n^-1 * inv[1] / q
+        lea     r12, [rcx * 4]          // n/2 in bytes
+        mov     rax, rsi
+        lea     rbx, [rsi + r12]
+4:      vmovupd ymm0, [rax]
+        vmovupd ymm1, [rax + r12]
+        vaddpd  ymm2, ymm0, ymm1
+        vsubpd  ymm3, ymm0, ymm1
+        FMUL    ymm0, ymm2
+        FMUL    ymm1, ymm3, ymm10, ymm12
+        FTO_INT ymm0
+        FTO_INT ymm1
+        vmovdqu [rax], ymm0
+        vmovdqu [rax + r12], ymm1
+        add     rax, 32
+        cmp     rax, rbx
+        jb      4b
+        RESTORE_REGS_RET
+
+/* Element-wise loop: ymm0 = a[i] (rsi), ymm1 = b[i] (rdx) when nsrc >= 2,
+ * ymm2 = out[i] (rdi) when nsrc == 3; the body leaves the result in ymm0,
+ * stored to out[i]; it may clobber ymm1..7 and ymm12. The tail (len mod 4)
+ * uses masked loads and stores (vpmaskmovq: lanes past the end are neither
+ * read nor written). Clobbers rax, r10, r11. */
+.macro TAIL_MASK reg
+        vmovq   xmm\reg, r11
+        vpbroadcastq ymm\reg, xmm\reg
+        vpcmpgtq ymm\reg, ymm\reg, [rip + .Llanes]
+.endm
+
+.macro ELEMENTWISE body, nsrc, len
+        xor     r10, r10
+        mov     r11, \len
+        and     r11, -4
+        shl     r11, 3
+        cmp     r10, r11
+        jae     2f
+1:      vmovdqu ymm0, [rsi + r10]
+.if \nsrc >= 2
+        vmovdqu ymm1, [rdx + r10]
+.endif
+.if \nsrc >= 3
+        vmovdqu ymm2, [rdi + r10]
+.endif
+        \body
+        vmovdqu [rdi + r10], ymm0
+        add     r10, 32
+        cmp     r10, r11
+        jb      1b
+2:      mov     r11, \len
+        and     r11, 3
+        jz      3f
+        TAIL_MASK 3
+        vpmaskmovq ymm0, ymm3, [rsi + r10]
+.if \nsrc >= 2
+        vpmaskmovq ymm1, ymm3, [rdx + r10]
+.endif
+.if \nsrc >= 3
+        vpmaskmovq ymm2, ymm3, [rdi + r10]
+.endif
+        \body
+        TAIL_MASK 1
+        vpmaskmovq [rdi + r10], ymm1, ymm0
+3:      vzeroupper
+        ret
+.endm
+
+.macro BODY_ADD
+        vpaddq  ymm0, ymm0, ymm1
+        SUB_IF_GE ymm0, ymm15
+.endm
+
+/* a - b, plus q when negative (|a - b| < q < 2^62: the sign bit tells). */
+.macro BODY_SUB
+        vpsubq  ymm3, ymm0, ymm1
+        vpaddq  ymm5, ymm3, ymm15
+        vblendvpd ymm0, ymm3, ymm5, ymm3
+.endm
+
+.macro BODY_NEG
+        vpxor   ymm3, ymm3, ymm3
+        vpcmpeqq ymm3, ymm3, ymm0
+        vpsubq  ymm0, ymm15, ymm0
+        vpandn  ymm0, ymm3, ymm0
+.endm
+
+.macro BODY_MUL_SCALAR
+        SHOUP   ymm0, ymm0
+        SUB_IF_GE ymm0, ymm15
+.endm
+
+/* Barrett constants of the modulus at [m] (clobbers rax, r9, r10, r11):
+ * xmm9 = L - 1, xmm8 = 65 - L, ymm11 = mu = floor(2^128 / q) >> (65 - L),
+ * ymm10 = mu >> 32, ymm12 = 2^32 - 1 in each lane. */
+.macro BARRETT_SETUP m
+        bsr     rax, [\m]
+        inc     rax                     // L
+        lea     r10, [rax - 1]
+        vmovq   xmm9, r10
+        mov     r10, 65
+        sub     r10, rax                // s = 65 - L, 3..63
+        vmovq   xmm8, r10
+        mov     r11, [\m + 16]
+        shrx    r11, r11, r10
+        mov     rax, 64
+        sub     rax, r10
+        mov     r9, [\m + 8]
+        shlx    r9, r9, rax
+        or      r11, r9
+        vmovq   xmm11, r11
+        vpbroadcastq ymm11, xmm11
+        shr     r11, 32
+        vmovq   xmm10, r11
+        vpbroadcastq ymm10, xmm10
+        vpcmpeqd ymm12, ymm12, ymm12
+        vpsrlq  ymm12, ymm12, 32
+.endm
+
+/* ymm0 = ymm0 * ymm1 mod q (temporaries ymm1, ymm3..7) */
+.macro BODY_MUL
+        vpsrlq  ymm3, ymm0, 32
+        vpsrlq  ymm4, ymm1, 32
+        vpmuludq ymm5, ymm0, ymm1       // a0*b0
+        vpmuludq ymm6, ymm0, ymm4       // a0*b1
+        vpmuludq ymm7, ymm3, ymm1       // a1*b0
+        vpmuludq ymm3, ymm3, ymm4       // a1*b1
+        vpsrlq  ymm4, ymm5, 32
+        vpand   ymm1, ymm6, ymm12
+        vpaddq  ymm4, ymm4, ymm1
+        vpand   ymm1, ymm7, ymm12
+        vpaddq  ymm4, ymm4, ymm1        // middle column, < 3 * 2^32
+        vpsrlq  ymm6, ymm6, 32
+        vpsrlq  ymm7, ymm7, 32
+        vpaddq  ymm3, ymm3, ymm6
+        vpaddq  ymm3, ymm3, ymm7
+        vpsrlq  ymm1, ymm4, 32
+        vpaddq  ymm3, ymm3, ymm1        // high word of a*b
+        vpsllq  ymm4, ymm4, 32
+        vpand   ymm5, ymm5, ymm12
+        vpor    ymm4, ymm4, ymm5        // low word of a*b
+        vpsllq  ymm3, ymm3, xmm8
+        vpsrlq  ymm5, ymm4, xmm9
+        vpor    ymm3, ymm3, ymm5        // c1 = a*b >> (L - 1)
+        vpsrlq  ymm5, ymm3, 32
+        vpmuludq ymm6, ymm5, ymm11      // mu0*c1_1
+        vpmuludq ymm7, ymm3, ymm10      // mu1*c1_0
+        vpmuludq ymm5, ymm5, ymm10      // mu1*c1_1
+        vpand   ymm1, ymm6, ymm12
+        vpaddq  ymm1, ymm1, ymm7
+        vpsrlq  ymm1, ymm1, 32
+        vpsrlq  ymm6, ymm6, 32
+        vpaddq  ymm5, ymm5, ymm6
+        vpaddq  ymm5, ymm5, ymm1        // h
+        vpsrlq  ymm6, ymm5, 32
+        vpmuludq ymm7, ymm5, ymm14      // h0*q1
+        vpmuludq ymm6, ymm6, ymm15      // h1*q0
+        vpmuludq ymm5, ymm5, ymm15      // h0*q0
+        vpaddq  ymm6, ymm6, ymm7
+        vpsllq  ymm6, ymm6, 32
+        vpaddq  ymm5, ymm5, ymm6        // low word of h*q
+        vpsubq  ymm0, ymm4, ymm5        // [0, 4q)
+        SUB_IF_GE ymm0, ymm13
+        SUB_IF_GE ymm0, ymm15
+.endm
+
+.macro BODY_MUL_ACC
+        BODY_MUL
+        vpaddq  ymm0, ymm0, ymm2
+        SUB_IF_GE ymm0, ymm15
+.endm
+
+/* mul and mul_acc for q < 2^50 in double precision: H = fl(a*b),
+ * L = a*b - H (FMA, exact), h = round(H / q) (within 1 of a*b/q: the
+ * relative errors of H, 1/q and the product are 2^-53 each, a*b/q < 2^50),
+ * r = (H - h*q) + L = a*b - h*q (FMA, exact: |r| < q), plus q when
+ * negative. ymm15 = q, ymm14 = 1/q (one division per call, none per
+ * element), ymm13 = 1.5 * 2^52, ymm11 = 2^52. */
+.macro FMOD_SETUP m
+        vcvtsi2sd xmm15, xmm15, qword ptr [\m]
+        vmovsd  xmm14, qword ptr [rip + .Lone]
+        vdivsd  xmm14, xmm14, xmm15
+        vbroadcastsd ymm15, xmm15
+        vbroadcastsd ymm14, xmm14
+        vbroadcastsd ymm13, qword ptr [rip + .Lround_magic]
+        vbroadcastsd ymm11, qword ptr [rip + .Ltwo52]
+.endm
+
+/* x = x + q when x < 0 (clobbers ymm4). */
+.macro FADD_IF_NEG x
+        vxorpd  ymm4, ymm4, ymm4
+        vcmppd  ymm4, \x, ymm4, 1
+        vandpd  ymm4, ymm4, ymm15
+        vaddpd  \x, \x, ymm4
+.endm
+
+/* ymm0 = ymm0 * ymm1 mod q as a double in (-q, q) (clobbers ymm1, ymm3, ymm4) */
+.macro FPRODUCT
+        FROM_INT ymm0
+        FROM_INT ymm1
+        vmulpd  ymm3, ymm0, ymm1        // H
+        vfmsub213pd ymm0, ymm1, ymm3    // L
+        vmulpd  ymm4, ymm3, ymm14
+        vaddpd  ymm4, ymm4, ymm13
+        vsubpd  ymm4, ymm4, ymm13       // h
+        vfnmadd231pd ymm3, ymm4, ymm15  // H - h*q
+        vaddpd  ymm0, ymm0, ymm3
+.endm
+
+.macro BODY_FMUL
+        FPRODUCT
+        FADD_IF_NEG ymm0
+        vaddpd  ymm0, ymm0, ymm11
+        vpxor   ymm0, ymm0, ymm11
+.endm
+
+/* r + acc in (-q, 2q): minus q when >= q, plus q when negative. */
+.macro BODY_FMUL_ACC
+        FPRODUCT
+        FROM_INT ymm2
+        vaddpd  ymm0, ymm0, ymm2
+        vcmppd  ymm4, ymm0, ymm15, 13   // >= q
+        vandpd  ymm4, ymm4, ymm15
+        vsubpd  ymm0, ymm0, ymm4
+        FADD_IF_NEG ymm0
+        vaddpd  ymm0, ymm0, ymm11
+        vpxor   ymm0, ymm0, ymm11
+.endm
+
+/* (out rdi, a rsi, b rdx, len rcx, m r8) */
+FUNC triskel_avx2_add
+        SETUP_MOD r8
+        ELEMENTWISE BODY_ADD, 2, rcx
+ENDFUNC triskel_avx2_add
+
+/* (out rdi, a rsi, b rdx, len rcx, m r8) */
+FUNC triskel_avx2_sub
+        SETUP_MOD r8
+        ELEMENTWISE BODY_SUB, 2, rcx
+ENDFUNC triskel_avx2_sub
+
+/* (out rdi, a rsi, len rdx, m rcx) */
+FUNC triskel_avx2_neg
+        SETUP_MOD rcx
+        ELEMENTWISE BODY_NEG, 1, rdx
+ENDFUNC triskel_avx2_neg
+
+/* (out rdi, a rsi, b rdx, len rcx, m r8) */
+FUNC triskel_avx2_mul
+        mov     rax, [r8]
+        shr     rax, 50
+        jz      8f
+        SETUP_MOD r8
+        BARRETT_SETUP r8
+        ELEMENTWISE BODY_MUL, 2, rcx
+8:      FMOD_SETUP r8
+        ELEMENTWISE BODY_FMUL, 2, rcx
+ENDFUNC triskel_avx2_mul
+
+/* (acc rdi, a rsi, b rdx, len rcx, m r8) */
+FUNC triskel_avx2_mul_acc
+        mov     rax, [r8]
+        shr     rax, 50
+        jz      8f
+        SETUP_MOD r8
+        BARRETT_SETUP r8
+        ELEMENTWISE BODY_MUL_ACC, 3, rcx
+8:      FMOD_SETUP r8
+        ELEMENTWISE BODY_FMUL_ACC, 3, rcx
+ENDFUNC triskel_avx2_mul_acc
+
+/* (out rdi, a rsi, s rdx, s_shoup rcx, len r8, m r9) */
+FUNC triskel_avx2_mul_scalar
+        SETUP_MOD r9
+        vmovq   xmm8, rdx
+        vpbroadcastq ymm8, xmm8
+        vmovq   xmm10, rcx
+        vpbroadcastq ymm10, xmm10
+        TW_SPLIT
+        ELEMENTWISE BODY_MUL_SCALAR, 1, r8
+ENDFUNC triskel_avx2_mul_scalar
+
+        .section .note.GNU-stack, "", @progbits
