@@ -36,8 +36,10 @@
         vpbroadcastq \CH, \s
 .endm
 
-.macro TW_HI
-        vpsrlq  zmm19, zmm21, 32
+.macro TW_LOAD off
+        vmovdqa64 zmm20, [r13+\off]
+        vmovdqa64 zmm21, [r13+\off+64]
+        vpsrlq  zmm19, zmmword ptr [r13+\off+64], 32
 .endm
 
 /* dst = floor(C*src / 2^64) or one less; C = CH*2^32 + low half of C */

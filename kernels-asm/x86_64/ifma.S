@@ -34,7 +34,9 @@
         vpbroadcastq \C, \s
 .endm
 
-.macro TW_HI
+.macro TW_LOAD off
+        vmovdqa64 zmm20, [r13+\off]
+        vmovdqa64 zmm21, [r13+\off+64]
 .endm
 
 .macro SHOUP dst, src, W, C, CH

@@ -1,43 +1,63 @@
 /* The x86-64 backends' tables and plan tables. The kernels themselves are
  * in kernels-asm/x86_64/ (ifma.S, avx512.S, sharing common.inc; avx2.S).
  *
- * plan->aux points to an x86_aux: the Shoup companions of the forward and
- * inverse twiddles shifted right by `shift` (12 for IFMA's 52-bit
- * companions, 0 for AVX-512F), one per twiddle, in the plan's order. The
- * three in-register NTT stages (distances 4, 2, 1) expand them, with the
- * plan's twiddles, to their lanes (kernels-asm/x86_64/common.inc). */
+ * plan->aux points to an x86_aux. For the three in-register NTT stages
+ * (distances 4, 2, 1) the assembly reads, per group of 16 coefficients,
+ * 3 stages x {8 twiddles, 8 companions}, one per lane, in the order the
+ * stages run (forward: t = 4, 2, 1; inverse: t = 1, 2, 4). Companions are
+ * the 64-bit Shoup companions shifted right by `shift`: 12 for IFMA (52-bit
+ * companions), 0 for AVX-512F. The other stages read the portable tables. */
 #include <stdlib.h>
 
 #include "internal.h"
 
 typedef struct x86_aux {
-    uint64_t *fwd_comp; /* offset 0 */
-    uint64_t *inv_comp; /* offset 8 */
+    uint64_t *fwd_tail; /* offset 0 */
+    uint64_t *inv_tail; /* offset 8 */
 } x86_aux;
 
-static uint64_t *shifted_copy(const uint64_t *src, uint64_t n, unsigned shift) {
-    uint64_t *dst = aligned_alloc(64, n * sizeof(uint64_t));
-    if (dst == NULL) return NULL;
-    for (uint64_t i = 0; i < n; i++) dst[i] = src[i] >> shift;
-    return dst;
+enum { GROUP = 16, LANES = 8, STAGE_WORDS = 2 * LANES, GROUP_WORDS = 3 * STAGE_WORDS };
+
+/* Fills the lanes of one stage of one group: lane k of distance t uses
+ * twiddle index (n / (2t)) + (16 / (2t)) * g + k / t. */
+static void fill_stage(uint64_t *dst, const uint64_t *w, const uint64_t *w_shoup, uint64_t n,
+                       uint64_t g, uint64_t t, unsigned shift) {
+    const uint64_t base = n / (2 * t) + (GROUP / (2 * t)) * g;
+    for (uint64_t k = 0; k < LANES; k++) {
+        dst[k] = w[base + k / t];
+        dst[LANES + k] = w_shoup[base + k / t] >> shift;
+    }
+}
+
+static uint64_t *build_tail(const triskel_ntt_plan *p, const uint64_t *w, const uint64_t *w_shoup,
+                            const uint64_t order[3], unsigned shift) {
+    const uint64_t groups = p->n / GROUP;
+    uint64_t *tail = aligned_alloc(64, groups * GROUP_WORDS * sizeof(uint64_t));
+    if (tail == NULL) return NULL;
+    for (uint64_t g = 0; g < groups; g++)
+        for (int s = 0; s < 3; s++)
+            fill_stage(tail + g * GROUP_WORDS + s * STAGE_WORDS, w, w_shoup, p->n, g, order[s],
+                       shift);
+    return tail;
 }
 
 static void x86_aux_free(triskel_ntt_plan *p) {
     x86_aux *aux = p->aux;
     if (aux == NULL) return;
-    free(aux->fwd_comp);
-    free(aux->inv_comp);
+    free(aux->fwd_tail);
+    free(aux->inv_tail);
     free(aux);
     p->aux = NULL;
 }
 
 static int x86_aux_init(triskel_ntt_plan *p, unsigned shift) {
+    static const uint64_t fwd_order[3] = {4, 2, 1}, inv_order[3] = {1, 2, 4};
     x86_aux *aux = calloc(1, sizeof *aux);
     if (aux == NULL) return -1;
     p->aux = aux;
-    aux->fwd_comp = shifted_copy(p->fwd_shoup, p->n, shift);
-    aux->inv_comp = shifted_copy(p->inv_shoup, p->n, shift);
-    if (aux->fwd_comp == NULL || aux->inv_comp == NULL) {
+    aux->fwd_tail = build_tail(p, p->fwd, p->fwd_shoup, fwd_order, shift);
+    aux->inv_tail = build_tail(p, p->inv, p->inv_shoup, inv_order, shift);
+    if (aux->fwd_tail == NULL || aux->inv_tail == NULL) {
         x86_aux_free(p);
         return -1;
     }
