@@ -55,7 +55,8 @@ work = os.environ["WORK"]
 # backend, object, kernel, function, innermost loop (1-based, address order,
 # or "umulh": the first one with a umulh), work per iteration ("VL": one
 # butterfly or element per 64-bit SVE lane; "VL+2": the NTT stages' vector of
-# butterflies plus the two scalar ones interleaved with it), modulus bits.
+# butterflies or products plus the two scalar ones interleaved with it),
+# modulus bits.
 LOOPS = [
     ("portable", "portable-{cpu}", "ntt_forward", "portable_ntt_forward", "umulh", 1, 62),
     ("portable", "portable-{cpu}", "ntt_inverse", "portable_ntt_inverse", "umulh", 1, 62),
@@ -67,8 +68,8 @@ LOOPS = [
     ("aarch64", "mulmod", "mul_acc", "triskel_aarch64_mul_acc", 1, 2, 62),
     ("sve", "sve", "ntt_forward", "triskel_sve_ntt_forward", 1, "VL+2", 62),
     ("sve", "sve", "ntt_inverse", "triskel_sve_ntt_inverse", 2, "VL+2", 62),
-    ("sve", "sve", "mul", "triskel_sve_mul", 1, "VL", 62),
-    ("sve", "sve", "mul_acc", "triskel_sve_mul_acc", 1, "VL", 62),
+    ("sve", "sve", "mul", "triskel_sve_mul", 1, "VL+2", 62),
+    ("sve", "sve", "mul_acc", "triskel_sve_mul_acc", 1, "VL+2", 62),
     # neon's NTT stages interleave scalar butterflies on N1 only (neon.S):
     # there the mixed loop (4 + 2 butterflies), elsewhere the vector loop.
     ("neon", "neon", "ntt_forward", "triskel_neon_ntt_forward", {"N1": 2, "*": 3}, {"N1": 6, "*": 4}, 31),

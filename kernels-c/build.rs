@@ -55,6 +55,7 @@ fn main() {
         .into_iter()
         .chain(sources_in(&root.join("src"), "h"))
         .chain(arch_c)
+        .chain(sources_in(&root.join("src").join(&arch), "h"))
     {
         println!("cargo:rerun-if-changed={}", file.display());
     }

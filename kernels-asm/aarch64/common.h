@@ -26,6 +26,29 @@
     orr     \mu, \t1, \t0
 .endm
 
+// Scalar one-constant Barrett product (mulmod.S; reads the aliases Q, SHR =
+// k - 2, SHL = -(k - 2) mod 64 and MU set up by barrett_setup):
+// r = a * b (+ c when \acc) mod q into \lo; \a, \b, \t clobbered (\t holds
+// c on entry when \acc). \twice: a second conditional subtraction (needed
+// only for 62-bit q).
+.macro barrett lo, a, b, t, twice, acc
+    mul     \lo, \a, \b
+    umulh   \a, \a, \b
+    .if \acc
+    adds    \lo, \lo, \t
+    cinc    \a, \a, hs
+    .endif
+    lsr     \b, \lo, SHR
+    lsl     \a, \a, SHL
+    orr     \b, \b, \a
+    umulh   \b, \b, MU
+    msub    \lo, \b, Q, \lo
+    sub_if_ge \lo, Q, \t
+    .if \twice
+    sub_if_ge \lo, Q, \t
+    .endif
+.endm
+
 // Scalar NTT butterflies of the aarch64 backend (ntt.S), also interleaved
 // with vector ones by the sve backend. They read q and 2q from the register
 // aliases Q and TWOQ, which the including file defines (.req).

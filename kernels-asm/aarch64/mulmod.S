@@ -30,26 +30,8 @@ SHR     .req x9         // k - 2
 SHL     .req x10        // 64 - (k - 2), as a shift amount mod 64
 MU      .req x11
 
-// r = a * b (+ c when \acc) mod q into \lo; \a, \b, \t clobbered (\t holds
-// c on entry when \acc). \twice: a second conditional subtraction (needed
-// only for 62-bit q).
-.macro barrett lo, a, b, t, twice, acc
-    mul     \lo, \a, \b
-    umulh   \a, \a, \b
-    .if \acc
-    adds    \lo, \lo, \t
-    cinc    \a, \a, hs
-    .endif
-    lsr     \b, \lo, SHR
-    lsl     \a, \a, SHL
-    orr     \b, \b, \a
-    umulh   \b, \b, MU
-    msub    \lo, \b, Q, \lo
-    sub_if_ge \lo, Q, \t
-    .if \twice
-    sub_if_ge \lo, Q, \t
-    .endif
-.endm
+// The scalar Barrett product `barrett` is in common.h (the sve backend
+// interleaves it with vector products).
 
 // Pairs loop: out/acc x0, a x1, b x2, pair count x13.
 .macro barrett_pairs acc, twice

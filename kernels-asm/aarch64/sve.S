@@ -338,8 +338,9 @@ func triskel_sve_neg
 endfunc triskel_sve_neg
 
 // One-constant Barrett as in mulmod.S: z30 = q, z25 = k - 2, z26 = 64 - (k - 2),
-// z27 = mu. r = a*b (+ c) mod q into z0; z1 (b) and z2, z3 clobbered.
-.macro barrett_body acc
+// z27 = mu. r = a*b (+ c) mod q into z0; z1 (b) and z2, z3 clobbered. p1
+// selects the lanes loaded and stored.
+.macro barrett_body acc, twice
     ld1d    z0.d, p1/z, [x1, x5, lsl #3]
     ld1d    z1.d, p1/z, [x2, x5, lsl #3]
     movprfx z2, z0
@@ -358,31 +359,79 @@ endfunc triskel_sve_neg
     umulh   z3.d, p0/m, z3.d, z27.d         // quotient estimate
     mls     z2.d, p0/m, z3.d, z30.d
     sve_reduce z2, z30, z3
-    sve_reduce z2, z30, z3                  // the second only matters for 62-bit q
+    .if \twice                              // only 62-bit q needs a second one
+    sve_reduce z2, z30, z3
+    .endif
     st1d    z2.d, p1, [x0, x5, lsl #3]
 .endm
 
-.macro barrett_func acc
-    ptrue   p0.d
-    barrett_setup x4, x8, x6, x9, x11, x7, x10, x12
-    dup     z30.d, x6
-    dup     z25.d, x9
-    mov     x10, #64
-    sub     x10, x10, x9
-    dup     z26.d, x10
-    dup     z27.d, x11
-    mov     z24.d, #1
+// The scalar Barrett of common.h, on these registers.
+    .unreq  Q
+Q       .req x6
+SHR     .req x9
+SHL     .req x10
+MU      .req x11
+
+// The loops of barrett_func; \twice: the second conditional subtraction.
+.macro barrett_loop acc, twice
+    b       2f
+1:  barrett_body \acc, \twice
+    ldp     x13, x14, [x15, #-16]!
+    ldp     x16, x17, [x7, #-16]!
     .if \acc
-    sve_loop x3, barrett_body_acc
+    ldp     x21, x22, [x12, #-16]!
     .else
-    sve_loop x3, barrett_body_mul
+    sub     x12, x12, #16
     .endif
+    barrett x19, x13, x16, x21, \twice, \acc
+    barrett x20, x14, x17, x22, \twice, \acc
+    stp     x19, x20, [x12]
+    incd    x5
+2:  subs    x23, x23, x24
+    b.hs    1b
+    add     x23, x23, x24
+    add     x23, x23, x5                    // end of the middle
+3:  whilelo p1.d, x5, x23
+    b.none  9f
+    barrett_body \acc, \twice
+    incd    x5
+    b       3b
 .endm
-.macro barrett_body_mul
-    barrett_body 0
-.endm
-.macro barrett_body_acc
-    barrett_body 1
+
+// mul / mul_acc: out x0, a x1, b x2, len x3, m x4. As in the NTT, each
+// vector step of VL elements from the front runs next to two scalar
+// products from the back (the integer multipliers are otherwise idle); the
+// middle left over (fewer than VL + 2) takes predicated vector steps.
+.macro barrett_func acc
+    stp     x19, x20, [sp, #-48]!
+    stp     x21, x22, [sp, #16]
+    stp     x23, x24, [sp, #32]
+    ptrue   p0.d
+    ptrue   p1.d
+    barrett_setup x4, x8, Q, SHR, MU, x7, x10, x12
+    neg     SHL, SHR
+    dup     z30.d, Q
+    dup     z25.d, SHR
+    mov     x12, #64
+    sub     x12, x12, SHR
+    dup     z26.d, x12
+    dup     z27.d, MU
+    mov     z24.d, #1
+    add     x15, x1, x3, lsl #3             // scalar pointers: the ends of a, b, out
+    add     x7, x2, x3, lsl #3
+    add     x12, x0, x3, lsl #3
+    mov     x5, #0
+    mov     x23, x3                         // elements left
+    cntd    x24
+    add     x24, x24, #2                    // VL + 2 per step
+    cmp     x8, #2                          // 62-bit q?
+    b.eq    5f
+    barrett_loop \acc, 0
+5:  barrett_loop \acc, 1
+9:  ldp     x21, x22, [sp, #16]
+    ldp     x23, x24, [sp, #32]
+    ldp     x19, x20, [sp], #48
+    ret
 .endm
 
 // void triskel_sve_mul(uint64_t *out, const uint64_t *a, const uint64_t *b,

@@ -176,9 +176,44 @@ fn forward_evaluates_at_odd_powers_of_psi_in_bit_reversed_order() {
     }
 }
 
+/// Element-wise products modulo primes that are not NTT-friendly, on every
+/// backend that takes them: the smallest (2, the one even prime, which has no
+/// inverse modulo 2^32 for neon's Montgomery products, and 3) and the top of
+/// neon's range (2^31 - 1).
+#[test]
+fn elementwise_products_with_tiny_and_edge_primes() {
+    for q in [2u64, 3, 5, 65537, (1 << 31) - 1] {
+        let a: Vec<u64> = (0..37u64).map(|i| (i * 0x9e37_79b9) % q).collect();
+        let b: Vec<u64> = (0..37u64).map(|i| (q - 1 - i % q) % q).collect();
+        let mulmod = |x: u64, y: u64| (x as u128 * y as u128 % q as u128) as u64;
+        for m in moduli(q) {
+            let mut out = vec![0u64; a.len()];
+            mul(&m, &mut out, &a, &b).unwrap();
+            let want: Vec<u64> = a.iter().zip(&b).map(|(&x, &y)| mulmod(x, y)).collect();
+            assert_eq!(out, want, "mul q={q} {:?}", m.backend());
+            mul_acc(&m, &mut out, &a, &a).unwrap();
+            let want: Vec<u64> = want
+                .iter()
+                .zip(&a)
+                .map(|(&c, &x)| (c + mulmod(x, x)) % q)
+                .collect();
+            assert_eq!(out, want, "mul_acc q={q} {:?}", m.backend());
+            mul_scalar(&m, &mut out, &a, q - 1).unwrap();
+            let want: Vec<u64> = a.iter().map(|&x| mulmod(x, q - 1)).collect();
+            assert_eq!(out, want, "mul_scalar q={q} {:?}", m.backend());
+        }
+    }
+}
+
 #[test]
 fn primes_are_ntt_friendly_and_exact_size() {
-    for (bits, n) in [(20, 1024), (50, 4096), (61, 65536), (62, 1 << 17)] {
+    for (bits, n) in [
+        (20, 1024),
+        (31, 1 << 17),
+        (50, 4096),
+        (61, 65536),
+        (62, 1 << 17),
+    ] {
         let primes = ntt_primes(bits, n, 3).unwrap();
         assert_eq!(primes.len(), 3);
         assert!(primes.windows(2).all(|w| w[0] > w[1]));
