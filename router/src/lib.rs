@@ -1,13 +1,13 @@
 //! triskel: fully homomorphic encryption on hand-written SIMD kernels.
 //!
-//! This crate is the public face of the project. Today it offers the kernel
-//! layer ([`kernels`]: NTT and modular vector arithmetic with run-time backend
-//! dispatch), the BFV engine ([`bfv`]), the CKKS engine ([`ckks`]), the TFHE
-//! engine ([`tfhe`]: gates, programmable bootstrapping, radix integers),
-//! attestation of results with three post-quantum signature families
-//! ([`attest`]) and the measurement helpers behind `triskel bench`. The
-//! router that picks
-//! an engine per operation are not built yet.
+//! This crate is the public face of the project: the kernel layer
+//! ([`kernels`]), the engines ([`bfv`], [`ckks`], [`tfhe`]), attestation
+//! ([`attest`]) and the router. A caller records encrypted work as a
+//! [`Program`] (a DAG of operations on values of a [`Kind`]); the planner
+//! ([`plan()`]) picks an engine per operation by capability first and by the
+//! [`CostModel`] second, and the smallest secure parameter set of each engine
+//! that fits its part; a [`Session`] runs the plan with lazily generated keys
+//! and decrypts the outputs for the key holder.
 
 pub use triskel_attest as attest;
 pub use triskel_bfv as bfv;
@@ -15,7 +15,14 @@ pub use triskel_ckks as ckks;
 pub use triskel_kernels as kernels;
 pub use triskel_tfhe as tfhe;
 
+mod error;
 pub mod measure;
+mod program;
+
+pub use error::{Error, Result};
+pub use program::{
+    Cmp, Kind, Node, Op, Program, Scalar, Value, MAX_DEGREE, MAX_LEN, MAX_NODES, MAX_SIGNED_BOUND,
+};
 
 /// The README's Rust examples run as doctests, so they stay true.
 #[cfg(doctest)]
