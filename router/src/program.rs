@@ -268,7 +268,7 @@ fn grow(op: &str, f: impl FnOnce() -> Option<u64>) -> Result<u64> {
         Some(b) if b <= MAX_SIGNED_BOUND => Ok(b),
         _ => op_err(
             op,
-            format!("the result's bound exceeds 2^40 (declare inputs with smaller bounds)"),
+            "the result's bound exceeds 2^40 (declare inputs with smaller bounds)",
         ),
     }
 }
@@ -383,7 +383,7 @@ impl Program {
                     return op_err(name, format!("length {len} is outside 1..={MAX_LEN}"));
                 }
                 match *kind {
-                    Kind::Modular { modulus, .. } if modulus < 2 || modulus >= 1 << 40 => {
+                    Kind::Modular { modulus, .. } if !(2..1 << 40).contains(&modulus) => {
                         op_err(name, format!("modulus {modulus} is outside 2..2^40"))
                     }
                     Kind::Signed { bound, .. } if bound == 0 || bound > MAX_SIGNED_BOUND => {
