@@ -51,7 +51,8 @@ from_engine!(
     triskel_bfv::Error => "bfv",
     triskel_ckks::Error => "ckks",
     triskel_tfhe::Error => "tfhe",
-    triskel_attest::Error => "attest"
+    triskel_attest::Error => "attest",
+    triskel_kernels::Error => "kernels"
 );
 
 /// Results of the router.

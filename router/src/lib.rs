@@ -15,11 +15,19 @@ pub use triskel_ckks as ckks;
 pub use triskel_kernels as kernels;
 pub use triskel_tfhe as tfhe;
 
+pub mod bridge;
+pub mod calibrate;
+mod cost;
 mod error;
+mod exec;
 pub mod measure;
+mod plan;
 mod program;
 
+pub use cost::{cache_path, machine, CostModel};
 pub use error::{Error, Result};
+pub use exec::{attest_outputs, output_bytes, route, verify_output, Outputs, PlainValue, Session};
+pub use plan::{plan, BfvEncoding, BfvPart, Engine, Packing, Placement, Plan, Step, StepKind};
 pub use program::{
     Cmp, Kind, Node, Op, Program, Scalar, Value, MAX_DEGREE, MAX_LEN, MAX_NODES, MAX_SIGNED_BOUND,
 };

@@ -25,6 +25,8 @@ enum Command {
         #[command(subcommand)]
         what: cli::bench::BenchCommand,
     },
+    /// Measures engine primitives on this machine and caches the router's cost model.
+    Calibrate,
     /// Runs what triskel can do, checks every result and prints timings.
     Demo,
     /// Post-quantum attestation of results (ML-DSA + Falcon + SLH-DSA).
@@ -40,6 +42,7 @@ fn main() {
         Command::Info => cli::info::run(),
         Command::Bench { what } => cli::bench::run(what),
         Command::Demo => cli::demo::run(),
+        Command::Calibrate => cli::calibrate::run(),
         Command::Attest { what } => attest_cli::run(what),
     };
     if let Err(e) = result {

@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod bfv_workloads;
+pub mod calibrate;
 pub mod ckks_workloads;
 pub mod demo;
 pub mod info;
