@@ -23,6 +23,7 @@ mod exec;
 pub mod measure;
 mod plan;
 mod program;
+mod serial;
 
 pub use cost::{cache_path, machine, CostModel};
 pub use error::{Error, Result};
@@ -31,6 +32,7 @@ pub use plan::{plan, BfvEncoding, BfvPart, Engine, Packing, Placement, Plan, Ste
 pub use program::{
     Cmp, Kind, Node, Op, Program, Scalar, Value, MAX_DEGREE, MAX_LEN, MAX_NODES, MAX_SIGNED_BOUND,
 };
+pub use serial::PROGRAM_FORMAT_VERSION;
 
 /// The README's Rust examples run as doctests, so they stay true.
 #[cfg(doctest)]

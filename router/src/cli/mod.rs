@@ -5,7 +5,10 @@ pub mod bfv_workloads;
 pub mod calibrate;
 pub mod ckks_workloads;
 pub mod demo;
+pub mod explain;
 pub mod info;
+pub mod programs;
+pub mod router_demo;
 pub mod tfhe_workloads;
 pub mod workloads;
 
