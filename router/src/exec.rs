@@ -79,6 +79,7 @@ pub struct Session {
     bfv: HashMap<String, BfvKeys>,
     ckks: HashMap<String, CkksKeys>,
     tfhe: Option<TfheKeys>,
+    record_sizes: bool,
 }
 
 fn input_err<T>(msg: String) -> Result<T> {
@@ -180,7 +181,51 @@ impl Session {
             bfv: HashMap::new(),
             ckks: HashMap::new(),
             tfhe: None,
+            record_sizes: false,
         }
+    }
+
+    /// Whether runs record serialized sizes of ciphertexts and evaluation
+    /// keys in the plan's steps (serializing costs time, outside the
+    /// measured step times).
+    pub fn record_sizes(&mut self, on: bool) {
+        self.record_sizes = on;
+    }
+
+    /// Serialized bytes of a value.
+    fn value_bytes(&self, v: &Val) -> Result<usize> {
+        Ok(match v {
+            Val::Bfv(c) => c.to_bytes().len(),
+            Val::Ckks(c, _) => c.to_bytes().len(),
+            Val::Radix(r) => {
+                let params = self.tfhe_part()?.ck.parameters();
+                r.iter()
+                    .flat_map(|x| x.blocks())
+                    .map(|b| b.to_bytes(params).len())
+                    .sum()
+            }
+            Val::Bits(b) => {
+                let params = self.tfhe_part()?.ck.parameters();
+                b.iter().map(|x| x.to_bytes(params).len()).sum()
+            }
+        })
+    }
+
+    /// Serialized bytes of the evaluation keys a key generation step made.
+    fn key_bytes(&self, plan: &Plan, engine: Engine, part: usize) -> Result<usize> {
+        Ok(match engine {
+            Engine::Bfv => {
+                let k = self.bfv_part(plan, part)?;
+                k.rk.as_ref().map_or(0, |r| r.to_bytes().len())
+                    + k.gk.as_ref().map_or(0, |g| g.to_bytes().len())
+            }
+            Engine::Ckks => {
+                let k = self.ckks_part(plan)?;
+                k.rk.as_ref().map_or(0, |r| r.to_bytes().len())
+                    + k.gk.as_ref().map_or(0, |g| g.to_bytes().len())
+            }
+            Engine::Tfhe => self.tfhe_part()?.sk.compressed_size(),
+        })
     }
 
     pub fn costs(&self) -> &CostModel {
@@ -222,6 +267,17 @@ impl Session {
                 }
             }
             plan.steps[k].measured_ns = Some(start.elapsed().as_nanos() as f64);
+            if self.record_sizes {
+                plan.steps[k].bytes = match plan.steps[k].kind {
+                    StepKind::Keygen(engine, part) => Some(self.key_bytes(plan, engine, part)?),
+                    StepKind::Encrypt(i)
+                    | StepKind::Op(i)
+                    | StepKind::Transition { node: i, .. } => {
+                        vals[i].as_ref().map(|v| self.value_bytes(v)).transpose()?
+                    }
+                    StepKind::Decrypt(_) => None,
+                };
+            }
         }
         Ok(Outputs { values: outputs })
     }

@@ -113,6 +113,10 @@ pub struct Step {
     pub label: String,
     pub predicted_ns: f64,
     pub measured_ns: Option<f64>,
+    /// After a run with sizes recorded ([`crate::Session::record_sizes`]):
+    /// serialized bytes of the step's ciphertext, or of the evaluation keys
+    /// a key generation step made.
+    pub bytes: Option<usize>,
 }
 
 /// CKKS layout of a node's value: vectors are packed periodically over all
@@ -948,6 +952,7 @@ fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
         label,
         predicted_ns,
         measured_ns: None,
+        bytes: None,
     };
     for (k, part) in plan.bfv.iter().enumerate() {
         let rotations = bfv_rotations(plan, k).len() as f64;

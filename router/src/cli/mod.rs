@@ -1,6 +1,7 @@
 //! Subcommands of the `triskel` program.
 
 pub mod bench;
+pub mod bench_engines;
 pub mod bfv_workloads;
 pub mod calibrate;
 pub mod ckks_workloads;
