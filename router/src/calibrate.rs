@@ -72,6 +72,12 @@ pub fn calibrate(mut progress: impl FnMut(&str)) -> Result<CostModel> {
         put(
             "bfv",
             &set,
+            "encode",
+            time("encode", || Ok(bfv::Plaintext::from_slots(&ctx, &values)?))?,
+        );
+        put(
+            "bfv",
+            &set,
             "encrypt",
             time("encrypt", || Ok(sk.encrypt(&pt)?))?,
         );
@@ -119,6 +125,12 @@ pub fn calibrate(mut progress: impl FnMut(&str)) -> Result<CostModel> {
         let values: Vec<f64> = (0..ctx.slots()).map(|i| (i as f64 * 0.01).sin()).collect();
         let pt = ckks::Plaintext::from_real(&ctx, &values)?;
         let x = pk.encrypt(&pt)?;
+        put(
+            "ckks",
+            &set,
+            "encode",
+            time("encode", || Ok(ckks::Plaintext::from_real(&ctx, &values)?))?,
+        );
         put(
             "ckks",
             &set,

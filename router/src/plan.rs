@@ -645,19 +645,32 @@ fn len_of(p: &Program, k: u32) -> usize {
 /// Primitive counts shared by BFV and CKKS: `tree` rotations (and
 /// additions) of a reduction, `mask` extra plaintext products.
 fn rlwe_counts(op: &Op, tree: f64, mask: f64) -> Vec<(&'static str, f64)> {
+    // Plaintext vectors (inputs, added constants, weights, masks) are encoded first.
     match op {
-        Op::Input { .. } => vec![("encrypt", 1.0)],
-        Op::Add(..) | Op::Sub(..) | Op::AddScalar(..) | Op::Compare(..) => vec![("add", 1.0)],
+        Op::Input { .. } => vec![("encode", 1.0), ("encrypt", 1.0)],
+        Op::Add(..) | Op::Sub(..) | Op::Compare(..) => vec![("add", 1.0)],
+        Op::AddScalar(..) => vec![("encode", 1.0), ("add", 1.0)],
         Op::MulScalar(..) => vec![("mul_plain", 1.0)],
         Op::Mul(..) => vec![("mul_relin", 1.0)],
         Op::Dot(..) => vec![
             ("mul_relin", 1.0),
+            ("encode", mask),
             ("mul_plain", mask),
             ("rotate", tree),
             ("add", tree),
         ],
-        Op::DotPlain(..) => vec![("mul_plain", 1.0), ("rotate", tree), ("add", tree)],
-        Op::Sum(..) => vec![("mul_plain", mask), ("rotate", tree), ("add", tree)],
+        Op::DotPlain(..) => vec![
+            ("encode", 1.0),
+            ("mul_plain", 1.0),
+            ("rotate", tree),
+            ("add", tree),
+        ],
+        Op::Sum(..) => vec![
+            ("encode", mask),
+            ("mul_plain", mask),
+            ("rotate", tree),
+            ("add", tree),
+        ],
         _ => vec![],
     }
 }
@@ -671,6 +684,7 @@ fn bfv_counts(p: &Program, i: usize) -> Vec<(&'static str, f64)> {
             vec![
                 ("mul_relin", (d - 1.0).max(0.0)),
                 ("mul_plain", 1.0),
+                ("encode", d.max(1.0)),
                 ("add", d.max(1.0)),
             ]
         }
@@ -972,7 +986,8 @@ fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
         ));
     }
     if let Some(set) = &plan.ckks {
-        let mut rotations = 0.0;
+        // The linear transforms' diagonals are encoded with the keys.
+        let (mut rotations, mut encodes) = (0.0, 0.0);
         for (i, node) in p.nodes.iter().enumerate() {
             match &node.op {
                 Op::Sum(a) | Op::Dot(a, _) | Op::DotPlain(a, _)
@@ -984,7 +999,9 @@ fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
                     let dim = plan.packing[*x as usize]
                         .period
                         .max(rows.len().next_power_of_two());
-                    rotations += matvec_shape(rows, dim).0 as f64;
+                    let (r, products, _) = matvec_shape(rows, dim);
+                    rotations += r as f64;
+                    encodes += products as f64;
                 }
                 _ => {}
             }
@@ -992,7 +1009,11 @@ fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
         let ns = costs.predict(
             "ckks",
             set.name(),
-            &[("keygen", 1.0), ("galois_key", rotations)],
+            &[
+                ("keygen", 1.0),
+                ("galois_key", rotations),
+                ("encode", encodes),
+            ],
         )?;
         steps.push(step(
             StepKind::Keygen(Engine::Ckks, 0),
