@@ -757,6 +757,18 @@ impl Session {
                         .collect::<std::result::Result<_, _>>()?,
                 )
             }
+            Op::Argmax(a) => {
+                let xs = radix(a)?;
+                let first = xs.first().ok_or_else(|| wrong("argmax"))?;
+                let zero = sk.scalar_mul(first, 0)?;
+                let (mut best, mut index) = (first.clone(), zero.clone());
+                for (i, x) in xs.iter().enumerate().skip(1) {
+                    let gt = sk.compare(tfhe::Comparison::Gt, x, &best)?;
+                    best = sk.select(&gt, x, &best)?;
+                    index = sk.select(&gt, &sk.scalar_add(&zero, i as u64)?, &index)?;
+                }
+                Val::Radix(vec![index])
+            }
             op => return Err(wrong(op.name())),
         };
         Ok(out)

@@ -744,6 +744,15 @@ fn tfhe_counts(p: &Program, i: usize) -> Vec<(&'static str, f64)> {
             ]
         }
         Op::Select { a, .. } => vec![("select8", len * width(operand_kind(*a)))],
+        Op::Argmax(a) => {
+            // Per challenger: a comparison, two selects (value, index), an index constant.
+            let (l, w) = (len_of(p, *a) as f64 - 1.0, width(operand_kind(*a)));
+            vec![
+                ("compare8", l * w),
+                ("select8", 2.0 * l * w),
+                ("scalar_add8", l * w),
+            ]
+        }
         _ => vec![],
     }
 }

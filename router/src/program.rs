@@ -175,6 +175,8 @@ pub enum Op {
         a: u32,
         b: u32,
     },
+    /// Index of the largest value (the first one on ties).
+    Argmax(u32),
 }
 
 impl Op {
@@ -196,6 +198,7 @@ impl Op {
             Op::Compare(..) => "compare",
             Op::CompareScalar(..) => "compare_scalar",
             Op::Select { .. } => "select",
+            Op::Argmax(..) => "argmax",
         }
     }
 
@@ -214,6 +217,7 @@ impl Op {
             | Op::MulScalar(a, _)
             | Op::DotPlain(a, _)
             | Op::Sum(a)
+            | Op::Argmax(a)
             | Op::Polynomial(a, _)
             | Op::CompareScalar(a, _, _) => vec![a],
             Op::Chebyshev { x, .. } | Op::MatVec { x, .. } => vec![x],
@@ -582,6 +586,18 @@ impl Program {
                     ),
                 }
             }
+            &Op::Argmax(a) => match self.kind_of(a) {
+                Kind::Uint { len, bits } if bits >= 64 || len as u64 <= 1 << bits => {
+                    Ok(Kind::Uint { len: 1, bits })
+                }
+                k => op_err(
+                    name,
+                    format!(
+                        "takes u8..u64 values whose indices fit their width, not {}",
+                        k.describe()
+                    ),
+                ),
+            },
         }
     }
 
@@ -692,6 +708,12 @@ impl Program {
     /// Element-wise `a >= threshold`.
     pub fn threshold(&mut self, a: Value, threshold: Scalar) -> Result<Value> {
         self.compare_scalar(a, Cmp::Ge, threshold)
+    }
+
+    /// The index of the largest value (the first on ties), as a value of
+    /// the vector's width.
+    pub fn argmax(&mut self, a: Value) -> Result<Value> {
+        self.unary("argmax", a, Op::Argmax)
     }
 
     /// Element-wise `if cond then a else b`.

@@ -15,6 +15,7 @@
 //!   11 matvec        x:u32 rows:u32 cols:u32 f64*(rows*cols, row-major)
 //!   13 compare_scalar a:u32 scalar cmp
 //!   14 select        cond:u32 a:u32 b:u32
+//!   15 argmax        a:u32
 //! kind     = 0 modular len:u32 modulus:u64 | 1 signed len:u32 bound:u64
 //!          | 2 real len:u32 | 3 uint len:u32 bits:u8 | 4 bit len:u32
 //! scalar   = 0 i64 | 1 f64
@@ -242,8 +243,12 @@ impl Program {
                     w.u32(*a as usize);
                     w.scalars(v);
                 }
-                Op::Sum(a) => {
-                    w.u8(8);
+                Op::Sum(a) | Op::Argmax(a) => {
+                    w.u8(if matches!(node.op, Op::Sum(..)) {
+                        8
+                    } else {
+                        15
+                    });
                     w.u32(*a as usize);
                 }
                 Op::Chebyshev { x, coeffs, lo, hi } => {
@@ -339,6 +344,7 @@ impl Program {
                 }
                 12 => Op::Compare(r.u32()?, r.u32()?, r.cmp()?),
                 13 => Op::CompareScalar(r.u32()?, r.scalar()?, r.cmp()?),
+                15 => Op::Argmax(r.u32()?),
                 14 => Op::Select {
                     cond: r.u32()?,
                     a: r.u32()?,
@@ -405,6 +411,8 @@ mod tests {
         let g = p.compare(u, Cmp::Le, u).unwrap();
         let sel = p.select(g, u, u).unwrap();
         let ms = p.mul_scalar(sel, Scalar::Int(3)).unwrap();
+        let am = p.argmax(ms).unwrap();
+        p.output("am", am).unwrap();
         for (n, v) in [("t", t), ("ys", ys), ("s", s), ("pr", pr), ("ms", ms)] {
             p.output(n, v).unwrap();
         }

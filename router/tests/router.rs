@@ -459,3 +459,25 @@ fn the_bfv_to_tfhe_transition_is_a_named_seam_until_built() {
         "{err}"
     );
 }
+
+#[test]
+fn argmax_runs_on_tfhe_and_keeps_the_first_maximum() {
+    let mut p = Program::new();
+    let v = p.input("v", Kind::Uint { len: 3, bits: 8 }).unwrap();
+    let i = p.argmax(v).unwrap();
+    p.output("i", i).unwrap();
+    let mut plan = plan_of(&p);
+    assert_eq!(plan.placements[i.index()], Placement::Tfhe);
+    let mut session = Session::with_costs(costs());
+    let out = session
+        .run(
+            &mut plan,
+            &BTreeMap::from([("v".to_string(), ints(&[17, 250, 250]))]),
+        )
+        .unwrap();
+    assert_eq!(out.get("i"), Some(&ints(&[1])));
+    // An index must fit the values' width.
+    let mut p = Program::new();
+    let v = p.input("v", Kind::Uint { len: 257, bits: 8 }).unwrap();
+    assert!(matches!(p.argmax(v), Err(Error::Program { op, .. }) if op == "argmax"));
+}
