@@ -671,7 +671,12 @@ impl Session {
             Val::Radix(v) => Ok(v),
             _ => Err(wrong(node.op.name())),
         };
-        let word = |c: &Scalar| int(c) as u64;
+        // Constants of u8..u64 arithmetic wrap modulo 2^bits.
+        let bits = match node.kind {
+            Kind::Uint { bits, .. } => bits,
+            _ => 64,
+        };
+        let word = |c: &Scalar| (int(c) as u64) & (u64::MAX >> (64 - bits));
         let zip = |a: &u32,
                    b: &u32,
                    f: &dyn Fn(

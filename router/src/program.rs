@@ -558,6 +558,13 @@ impl Program {
             &Op::CompareScalar(a, s, _) => match self.kind_of(a) {
                 k @ (Kind::Uint { len, .. } | Kind::Signed { len, .. }) => {
                     scalar_fits(k, s)?;
+                    // Unsigned comparisons take constants of the values' width
+                    // (a wrapped constant would change the comparison's meaning).
+                    if let (Kind::Uint { bits, .. }, Scalar::Int(c)) = (k, s) {
+                        if c < 0 || (bits < 64 && c >= 1i64 << bits) {
+                            return op_err(name, format!("constant {c} is outside u{bits}"));
+                        }
+                    }
                     Ok(Kind::Bit { len })
                 }
                 k => op_err(
@@ -779,6 +786,14 @@ mod tests {
         assert_eq!(err_op(p.matvec(&[vec![1.0; 4]], u)), "matvec");
         assert_eq!(err_op(p.dot_plain(x, &[Scalar::Real(1.0)])), "dot_plain");
         assert_eq!(err_op(p.select(u, u, u)), "select");
+        assert_eq!(
+            err_op(p.compare_scalar(u, Cmp::Lt, Scalar::Int(256))),
+            "compare_scalar"
+        );
+        assert_eq!(
+            err_op(p.compare_scalar(u, Cmp::Lt, Scalar::Int(-1))),
+            "compare_scalar"
+        );
         assert_eq!(err_op(p.input("x", Kind::Real { len: 1 })), "input");
         assert_eq!(
             err_op(p.input("z", Kind::Uint { len: 1, bits: 7 })),

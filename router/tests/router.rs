@@ -461,11 +461,13 @@ fn the_bfv_to_tfhe_transition_is_a_named_seam_until_built() {
 }
 
 #[test]
-fn argmax_runs_on_tfhe_and_keeps_the_first_maximum() {
+fn argmax_and_thresholds_run_on_tfhe() {
     let mut p = Program::new();
     let v = p.input("v", Kind::Uint { len: 3, bits: 8 }).unwrap();
     let i = p.argmax(v).unwrap();
     p.output("i", i).unwrap();
+    let big = p.threshold(v, Scalar::Int(100)).unwrap();
+    p.output("big", big).unwrap();
     let mut plan = plan_of(&p);
     assert_eq!(plan.placements[i.index()], Placement::Tfhe);
     let mut session = Session::with_costs(costs());
@@ -476,6 +478,10 @@ fn argmax_runs_on_tfhe_and_keeps_the_first_maximum() {
         )
         .unwrap();
     assert_eq!(out.get("i"), Some(&ints(&[1])));
+    assert_eq!(
+        out.get("big"),
+        Some(&PlainValue::Bits(vec![false, true, true]))
+    );
     // An index must fit the values' width.
     let mut p = Program::new();
     let v = p.input("v", Kind::Uint { len: 257, bits: 8 }).unwrap();
