@@ -7,7 +7,13 @@
 //! ([`plan()`]) picks an engine per operation by capability first and by the
 //! [`CostModel`] second, and the smallest secure parameter set of each engine
 //! that fits its part; a [`Session`] runs the plan with lazily generated keys
-//! and decrypts the outputs for the key holder.
+//! and decrypts the outputs for the key holder; [`attest_outputs`] signs each
+//! output with the plan and a context. Programs serialize
+//! ([`Program::to_bytes`], validated by [`Program::from_bytes`]).
+//!
+//! Not built: lookup tables as an operation, CKKS -> TFHE and TFHE -> BFV/CKKS
+//! transitions, key-holder round trips; the BFV -> TFHE transition is the
+//! seam [`bridge::run_bfv_to_tfhe`] (an `Unsupported` error until wired in).
 
 pub use triskel_attest as attest;
 pub use triskel_bfv as bfv;
