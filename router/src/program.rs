@@ -151,9 +151,9 @@ pub enum Op {
     DotPlain(u32, Vec<Scalar>),
     /// Sum of all values of a vector.
     Sum(u32),
-    /// sum_i coeffs[i] x^i, element-wise.
+    /// sum_i coeffs_i x^i, element-wise.
     Polynomial(u32, Vec<Scalar>),
-    /// sum_i coeffs[i] T_i((2x - lo - hi) / (hi - lo)), element-wise (reals).
+    /// sum_i coeffs_i T_i((2x - lo - hi) / (hi - lo)), element-wise (reals).
     Chebyshev {
         x: u32,
         coeffs: Vec<f64>,
@@ -679,7 +679,7 @@ impl Program {
         self.unary("sum", a, Op::Sum)
     }
 
-    /// sum_i coeffs[i] x^i element-wise.
+    /// sum_i coeffs_i x^i element-wise.
     pub fn polynomial(&mut self, a: Value, coeffs: &[Scalar]) -> Result<Value> {
         self.unary("polynomial", a, |a| Op::Polynomial(a, coeffs.to_vec()))
     }
