@@ -1,13 +1,19 @@
 //! triskel: fully homomorphic encryption on hand-written SIMD kernels.
 //!
-//! This crate is the public face of the project. Today it offers the kernel
-//! layer ([`kernels`]: NTT and modular vector arithmetic with run-time backend
-//! dispatch), the BFV engine ([`bfv`]), the CKKS engine ([`ckks`]), the TFHE
-//! engine ([`tfhe`]: gates, programmable bootstrapping, radix integers),
-//! attestation of results with three post-quantum signature families
-//! ([`attest`]) and the measurement helpers behind `triskel bench`. The
-//! router that picks
-//! an engine per operation are not built yet.
+//! This crate is the public face of the project: the kernel layer
+//! ([`kernels`]), the engines ([`bfv`], [`ckks`], [`tfhe`]), attestation
+//! ([`attest`]) and the router. A caller records encrypted work as a
+//! [`Program`] (a DAG of operations on values of a [`Kind`]); the planner
+//! ([`plan()`]) picks an engine per operation by capability first and by the
+//! [`CostModel`] second, and the smallest secure parameter set of each engine
+//! that fits its part; a [`Session`] runs the plan with lazily generated keys
+//! and decrypts the outputs for the key holder; [`attest_outputs`] signs each
+//! output with the plan and a context. Programs serialize
+//! ([`Program::to_bytes`], validated by [`Program::from_bytes`]).
+//!
+//! Not built: lookup tables as an operation, CKKS -> TFHE and TFHE -> BFV/CKKS
+//! transitions, key-holder round trips; the BFV -> TFHE transition is the
+//! seam [`bridge::run_bfv_to_tfhe`] (an `Unsupported` error until wired in).
 
 pub use triskel_attest as attest;
 pub use triskel_bfv as bfv;
@@ -15,7 +21,24 @@ pub use triskel_ckks as ckks;
 pub use triskel_kernels as kernels;
 pub use triskel_tfhe as tfhe;
 
+pub mod bridge;
+pub mod calibrate;
+mod cost;
+mod error;
+mod exec;
 pub mod measure;
+mod plan;
+mod program;
+mod serial;
+
+pub use cost::{cache_path, machine, CostModel};
+pub use error::{Error, Result};
+pub use exec::{attest_outputs, output_bytes, route, verify_output, Outputs, PlainValue, Session};
+pub use plan::{plan, BfvEncoding, BfvPart, Engine, Packing, Placement, Plan, Step, StepKind};
+pub use program::{
+    Cmp, Kind, Node, Op, Program, Scalar, Value, MAX_DEGREE, MAX_LEN, MAX_NODES, MAX_SIGNED_BOUND,
+};
+pub use serial::PROGRAM_FORMAT_VERSION;
 
 /// The README's Rust examples run as doctests, so they stay true.
 #[cfg(doctest)]

@@ -25,6 +25,10 @@ enum Command {
         #[command(subcommand)]
         what: cli::bench::BenchCommand,
     },
+    /// The router's plans of the demo programs: engine, parameter set and predicted time per step.
+    Explain,
+    /// Measures engine primitives on this machine and caches the router's cost model.
+    Calibrate,
     /// Runs what triskel can do, checks every result and prints timings.
     Demo,
     /// Post-quantum attestation of results (ML-DSA + Falcon + SLH-DSA).
@@ -40,6 +44,8 @@ fn main() {
         Command::Info => cli::info::run(),
         Command::Bench { what } => cli::bench::run(what),
         Command::Demo => cli::demo::run(),
+        Command::Calibrate => cli::calibrate::run(),
+        Command::Explain => cli::explain::run(),
         Command::Attest { what } => attest_cli::run(what),
     };
     if let Err(e) = result {

@@ -117,3 +117,26 @@ fn ckks_workload_json_is_verified_and_threads_report_throughput() {
     }
     assert!(w["workloads_per_second"].as_f64().unwrap() > 0.0);
 }
+
+#[test]
+fn explain_prints_the_plans_of_the_demo_programs() {
+    let dir = std::env::temp_dir().join(format!("triskel-explain-{}", std::process::id()));
+    let (ok, out, err) = triskel(
+        &["explain"],
+        &[("TRISKEL_CACHE_DIR", dir.to_str().unwrap())],
+    );
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("built-in table"),
+        "no cache in a fresh directory: {out}"
+    );
+    for needle in [
+        "bfv-n8192",
+        "transition bfv -> tfhe",
+        "ckks-n16384",
+        "v2 = compare(v0, v1) -> 1 bits",
+        "TFHE_MESSAGE_2_CARRY_2_2M128",
+    ] {
+        assert!(out.contains(needle), "{needle} missing from\n{out}");
+    }
+}

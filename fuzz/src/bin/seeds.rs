@@ -140,6 +140,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     write(&dir, "attest_secret_identity", &[&a.identity.to_bytes()])?;
     ckks_seeds(&dir)?;
     tfhe_seeds(&dir)?;
+    write(&dir, "router_program", &[&router_program()?.to_bytes()])?;
     println!("seeds written under {}", dir.display());
     Ok(())
+}
+
+/// A program touching every engine: a threshold on a BFV dot product, a
+/// CKKS layer with an activation, a TFHE comparison and select.
+fn router_program() -> triskel::Result<triskel::Program> {
+    use triskel::{Cmp, Kind, Program, Scalar};
+    let mut p = Program::new();
+    let x = p.input("x", Kind::Signed { len: 4, bound: 100 })?;
+    let d = p.dot_plain(x, &[Scalar::Int(1), Scalar::Int(-2), Scalar::Int(3), Scalar::Int(4)])?;
+    let t = p.threshold(d, Scalar::Int(10))?;
+    let r = p.input("r", Kind::Real { len: 4 })?;
+    let h = p.matvec(&[vec![0.5, -0.5, 0.25, 1.0]], r)?;
+    let a = p.chebyshev(h, &[0.5, 0.3, 0.0, -0.1], -4.0, 4.0)?;
+    let u = p.input("u", Kind::Uint { len: 2, bits: 8 })?;
+    let g = p.compare_scalar(u, Cmp::Gt, Scalar::Int(7))?;
+    let s = p.select(g, u, u)?;
+    p.output("t", t)?;
+    p.output("a", a)?;
+    p.output("s", s)?;
+    Ok(p)
 }

@@ -1,4 +1,4 @@
-//! `triskel bench kernels` and `triskel bench workloads`.
+//! `triskel bench kernels`, `triskel bench workloads` and `triskel bench engines`.
 
 use std::time::Duration;
 
@@ -26,6 +26,18 @@ pub enum BenchCommand {
         /// Print one JSON object (the format of DESIGN.md, "Bench output").
         #[arg(long)]
         json: bool,
+    },
+    /// The same operations on every engine that can do them, through the router.
+    Engines {
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+        /// Print CSV.
+        #[arg(long, conflicts_with = "json")]
+        csv: bool,
+        /// Also the slow TFHE rows (dot products, polynomial, chains: minutes).
+        #[arg(long)]
+        full: bool,
     },
     /// End-to-end workloads with per-stage medians and a correctness check.
     Workloads {
@@ -55,6 +67,7 @@ pub fn run(cmd: BenchCommand) -> CliResult {
             json,
             threads,
         } => workloads::bench(only.as_deref(), json, threads),
+        BenchCommand::Engines { json, csv, full } => super::bench_engines::run(json, csv, full),
     }
 }
 

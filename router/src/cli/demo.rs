@@ -19,6 +19,7 @@ pub fn run() -> CliResult {
         names(&kernels::available_backends())
     );
     println!();
+    super::router_demo::run()?;
     for bits in [50, 60] {
         negacyclic_product(4096, bits)?;
     }

@@ -1,10 +1,15 @@
 //! Subcommands of the `triskel` program.
 
 pub mod bench;
+pub mod bench_engines;
 pub mod bfv_workloads;
+pub mod calibrate;
 pub mod ckks_workloads;
 pub mod demo;
+pub mod explain;
 pub mod info;
+pub mod programs;
+pub mod router_demo;
 pub mod tfhe_workloads;
 pub mod workloads;
 

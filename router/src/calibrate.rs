@@ -1,0 +1,224 @@
+//! `triskel calibrate`: measures the primitives of every named set the
+//! planner can pick (and the NTT of the kernel backend in use) on this
+//! machine, for the cost model.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use triskel_bfv as bfv;
+use triskel_ckks as ckks;
+use triskel_tfhe as tfhe;
+
+use crate::cost::{machine, CostModel};
+use crate::error::{Error, Result};
+use crate::measure::median;
+use crate::plan::tfhe_set;
+
+/// Median wall time of `f` in ns: one run, then four more when it is below
+/// 50 ms (slow primitives are timed once: the model needs their order of
+/// magnitude, not their third digit).
+fn time<T>(what: &str, mut f: impl FnMut() -> Result<T>) -> Result<f64> {
+    let mut once = || -> Result<f64> {
+        let t = Instant::now();
+        std::hint::black_box(f().map_err(|e| Error::Engine(format!("calibrating {what}: {e}")))?);
+        Ok(t.elapsed().as_nanos().max(1) as f64)
+    };
+    let first = once()?;
+    if first > 50e6 {
+        return Ok(first);
+    }
+    let mut v = vec![first];
+    for _ in 0..4 {
+        v.push(once()?);
+    }
+    Ok(median(&mut v))
+}
+
+/// Measures the cost table; `progress` hears each set's name as it starts.
+pub fn calibrate(mut progress: impl FnMut(&str)) -> Result<CostModel> {
+    let mut costs = BTreeMap::new();
+    let mut put = |engine: &str, set: &str, primitive: &str, ns: f64| {
+        costs.insert(format!("{engine}/{set}/{primitive}"), ns);
+    };
+    progress("kernels");
+    let (cpu, backend) = machine();
+    for n in [4096usize, 16384] {
+        let q = triskel_kernels::ntt_primes(50, n, 1)?[0];
+        let m = triskel_kernels::Modulus::new(q)?;
+        let plan = triskel_kernels::NttPlan::new(n, &m)?;
+        let mut a: Vec<u64> = (0..n as u64).map(|i| i * 7919 % q).collect();
+        let ns = time("ntt_forward", || Ok(plan.forward(&mut a)?))?;
+        put("kernels", &backend, &format!("ntt_forward_{n}"), ns);
+    }
+    for base in bfv::BfvParameters::named() {
+        progress(base.name());
+        let set = base.name().to_string();
+        let ctx = bfv::BfvContext::new(base)?;
+        let t = Instant::now();
+        let sk = bfv::SecretKey::generate(&ctx)?;
+        let (pk, rk) = (sk.public_key()?, sk.relin_key()?);
+        put("bfv", &set, "keygen", t.elapsed().as_nanos() as f64);
+        put(
+            "bfv",
+            &set,
+            "galois_key",
+            time("galois_key", || Ok(sk.galois_keys(&[1], false)?))?,
+        );
+        let gk = sk.galois_keys(&[1], false)?;
+        let values: Vec<u64> = (0..ctx.n() as u64).map(|i| i % 1000).collect();
+        let pt = bfv::Plaintext::from_slots(&ctx, &values)?;
+        let scalar = bfv::Plaintext::from_coeffs(&ctx, &[3])?;
+        let x = pk.encrypt(&pt)?;
+        put(
+            "bfv",
+            &set,
+            "encode",
+            time("encode", || Ok(bfv::Plaintext::from_slots(&ctx, &values)?))?,
+        );
+        put(
+            "bfv",
+            &set,
+            "encrypt",
+            time("encrypt", || Ok(sk.encrypt(&pt)?))?,
+        );
+        put("bfv", &set, "add", time("add", || Ok(x.add(&x)?))?);
+        put(
+            "bfv",
+            &set,
+            "mul_plain",
+            time("mul_plain", || Ok(x.mul_plain(&scalar)?))?,
+        );
+        put(
+            "bfv",
+            &set,
+            "mul_relin",
+            time("mul_relin", || Ok(x.mul(&x)?.relinearize(&rk)?))?,
+        );
+        put(
+            "bfv",
+            &set,
+            "rotate",
+            time("rotate", || Ok(x.rotate_rows(1, &gk)?))?,
+        );
+        put(
+            "bfv",
+            &set,
+            "decrypt",
+            time("decrypt", || Ok(sk.decrypt(&x)?))?,
+        );
+    }
+    for base in ckks::CkksParameters::named() {
+        progress(base.name());
+        let set = base.name().to_string();
+        let ctx = ckks::CkksContext::new(base)?;
+        let t = Instant::now();
+        let sk = ckks::SecretKey::generate(&ctx)?;
+        let (pk, rk) = (sk.public_key()?, sk.relin_key()?);
+        put("ckks", &set, "keygen", t.elapsed().as_nanos() as f64);
+        put(
+            "ckks",
+            &set,
+            "galois_key",
+            time("galois_key", || Ok(sk.galois_keys(&[1], false)?))?,
+        );
+        let gk = sk.galois_keys(&[1], false)?;
+        let values: Vec<f64> = (0..ctx.slots()).map(|i| (i as f64 * 0.01).sin()).collect();
+        let pt = ckks::Plaintext::from_real(&ctx, &values)?;
+        let x = pk.encrypt(&pt)?;
+        put(
+            "ckks",
+            &set,
+            "encode",
+            time("encode", || Ok(ckks::Plaintext::from_real(&ctx, &values)?))?,
+        );
+        put(
+            "ckks",
+            &set,
+            "encrypt",
+            time("encrypt", || Ok(sk.encrypt(&pt)?))?,
+        );
+        put("ckks", &set, "add", time("add", || Ok(x.add(&x)?))?);
+        put(
+            "ckks",
+            &set,
+            "mul_plain",
+            time("mul_plain", || Ok(x.mul_plain(&pt)?.rescale()?))?,
+        );
+        put(
+            "ckks",
+            &set,
+            "mul_relin",
+            time("mul_relin", || Ok(x.mul_relin_rescale(&x, &rk)?))?,
+        );
+        put(
+            "ckks",
+            &set,
+            "rotate",
+            time("rotate", || Ok(x.rotate(1, &gk)?))?,
+        );
+        put(
+            "ckks",
+            &set,
+            "decrypt",
+            time("decrypt", || Ok(sk.decrypt_real(&x)?))?,
+        );
+    }
+    let params = tfhe_set();
+    progress(params.name);
+    let set = params.name;
+    let t = Instant::now();
+    let ck = tfhe::ClientKey::generate(&params)?;
+    let sk = ck.server_key()?;
+    put("tfhe", set, "keygen", t.elapsed().as_nanos() as f64);
+    put(
+        "tfhe",
+        set,
+        "encrypt_block",
+        time("encrypt_block", || Ok(ck.encrypt(1)?))?,
+    );
+    let block = ck.encrypt(1)?;
+    put(
+        "tfhe",
+        set,
+        "decrypt_block",
+        time("decrypt_block", || Ok(ck.decrypt(&block)?))?,
+    );
+    let lut = sk.lookup_table(|x| x)?;
+    put(
+        "tfhe",
+        set,
+        "pbs",
+        time("pbs", || Ok(sk.apply_lookup_table(&block, &lut)?))?,
+    );
+    let (a, b) = (ck.encrypt_u8(200)?, ck.encrypt_u8(77)?);
+    put("tfhe", set, "add8", time("add8", || Ok(sk.add(&a, &b)?))?);
+    put(
+        "tfhe",
+        set,
+        "scalar_add8",
+        time("scalar_add8", || Ok(sk.scalar_add(&a, 9)?))?,
+    );
+    put(
+        "tfhe",
+        set,
+        "scalar_mul8",
+        time("scalar_mul8", || Ok(sk.scalar_mul(&a, 37)?))?,
+    );
+    put("tfhe", set, "mul8", time("mul8", || Ok(sk.mul(&a, &b)?))?);
+    put(
+        "tfhe",
+        set,
+        "compare8",
+        time("compare8", || {
+            Ok(sk.compare(tfhe::Comparison::Gt, &a, &b)?)
+        })?,
+    );
+    let cond = sk.compare(tfhe::Comparison::Gt, &a, &b)?;
+    put(
+        "tfhe",
+        set,
+        "select8",
+        time("select8", || Ok(sk.select(&cond, &a, &b)?))?,
+    );
+    Ok(CostModel::from_costs(&cpu, &backend, costs))
+}

@@ -1,0 +1,903 @@
+//! Running a plan: keys generated lazily (only the engines, relinearization
+//! and rotations the plan needs, kept in the session for later runs with the
+//! same sets), inputs encrypted, every step through the engines' public
+//! APIs and timed, outputs decrypted for the key holder, and per-output
+//! attestation of the result, the plan and the caller's context.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+use std::time::Instant;
+
+use triskel_attest::{Identity, PublicIdentity, Record, Route, Verified};
+use triskel_bfv as bfv;
+use triskel_ckks as ckks;
+use triskel_tfhe as tfhe;
+
+use crate::bridge::{run_bfv_to_tfhe, BfvToTfhe};
+use crate::cost::CostModel;
+use crate::error::{Error, Result};
+use crate::plan::{
+    bfv_rotations, ckks_polynomial, plan, BfvEncoding, Engine, Placement, Plan, StepKind,
+};
+use crate::program::{Cmp, Kind, Op, Program, Scalar};
+
+/// Plain values going in and coming out.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PlainValue {
+    /// Integers of `Modular`, `Signed` and `Uint` kinds.
+    Ints(Vec<i128>),
+    Reals(Vec<f64>),
+    Bits(Vec<bool>),
+}
+
+/// Decrypted outputs, in the program's output order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outputs {
+    pub values: Vec<(String, PlainValue)>,
+}
+
+impl Outputs {
+    /// The output named `name`.
+    pub fn get(&self, name: &str) -> Option<&PlainValue> {
+        self.values.iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+}
+
+struct BfvKeys {
+    ctx: Arc<bfv::BfvContext>,
+    sk: bfv::SecretKey,
+    rk: Option<bfv::RelinKey>,
+    gk: Option<bfv::GaloisKeys>,
+    rotations: Vec<i64>,
+}
+
+struct CkksKeys {
+    ctx: Arc<ckks::CkksContext>,
+    sk: ckks::SecretKey,
+    rk: Option<ckks::RelinKey>,
+    gk: Option<ckks::GaloisKeys>,
+    rotations: BTreeSet<i64>,
+}
+
+struct TfheKeys {
+    ck: tfhe::ClientKey,
+    sk: tfhe::ServerKey,
+}
+
+/// Values during a run.
+enum Val {
+    Bfv(bfv::Ciphertext),
+    /// A CKKS ciphertext and its packing period.
+    Ckks(ckks::Ciphertext, usize),
+    Radix(Vec<tfhe::RadixCiphertext>),
+    Bits(Vec<tfhe::Ciphertext>),
+}
+
+/// A key holder's session: the cost model and the keys made so far.
+pub struct Session {
+    costs: CostModel,
+    bfv: HashMap<String, BfvKeys>,
+    ckks: HashMap<String, CkksKeys>,
+    tfhe: Option<TfheKeys>,
+    record_sizes: bool,
+}
+
+fn input_err<T>(msg: String) -> Result<T> {
+    Err(Error::Input(msg))
+}
+
+fn wrong(op: &str) -> Error {
+    Error::Engine(format!(
+        "{op}: operand of an unexpected engine (a planner bug)"
+    ))
+}
+
+fn int(s: &Scalar) -> i64 {
+    match *s {
+        Scalar::Int(i) => i,
+        Scalar::Real(r) => r as i64,
+    }
+}
+
+fn real(s: &Scalar) -> f64 {
+    match *s {
+        Scalar::Real(r) => r,
+        Scalar::Int(i) => i as f64,
+    }
+}
+
+fn tfhe_cmp(c: Cmp) -> tfhe::Comparison {
+    match c {
+        Cmp::Eq => tfhe::Comparison::Eq,
+        Cmp::Ne => tfhe::Comparison::Ne,
+        Cmp::Lt => tfhe::Comparison::Lt,
+        Cmp::Le => tfhe::Comparison::Le,
+        Cmp::Gt => tfhe::Comparison::Gt,
+        Cmp::Ge => tfhe::Comparison::Ge,
+    }
+}
+
+/// Checks run-time inputs against the program's declarations: every input
+/// present once with its kind's length and range, nothing else.
+fn check_inputs(p: &Program, inputs: &BTreeMap<String, PlainValue>) -> Result<()> {
+    let mut declared = 0;
+    for node in &p.nodes {
+        let Op::Input { name, kind } = &node.op else {
+            continue;
+        };
+        declared += 1;
+        let Some(v) = inputs.get(name) else {
+            return input_err(format!("input {name:?} is missing"));
+        };
+        let len = kind.len();
+        let ok = match (kind, v) {
+            (Kind::Real { .. }, PlainValue::Reals(r)) => {
+                r.len() == len && r.iter().all(|x| x.is_finite())
+            }
+            (Kind::Bit { .. }, PlainValue::Bits(b)) => b.len() == len,
+            (Kind::Modular { modulus, .. }, PlainValue::Ints(v)) => {
+                v.len() == len && v.iter().all(|&x| (0..*modulus as i128).contains(&x))
+            }
+            (Kind::Signed { bound, .. }, PlainValue::Ints(v)) => {
+                v.len() == len && v.iter().all(|&x| x.unsigned_abs() <= *bound as u128)
+            }
+            (Kind::Uint { bits, .. }, PlainValue::Ints(v)) => {
+                v.len() == len && v.iter().all(|&x| x >= 0 && (x as u128) < 1u128 << bits)
+            }
+            _ => false,
+        };
+        if !ok {
+            return input_err(format!(
+                "input {name:?} must be {} in range",
+                kind.describe()
+            ));
+        }
+    }
+    if inputs.len() != declared {
+        return input_err(format!(
+            "{} values given for {declared} declared inputs",
+            inputs.len()
+        ));
+    }
+    Ok(())
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Session::new()
+    }
+}
+
+impl Session {
+    /// A session with the cached cost model of this machine (or the built-in one).
+    pub fn new() -> Session {
+        Session::with_costs(CostModel::load().0)
+    }
+
+    /// A session with a given cost model.
+    pub fn with_costs(costs: CostModel) -> Session {
+        Session {
+            costs,
+            bfv: HashMap::new(),
+            ckks: HashMap::new(),
+            tfhe: None,
+            record_sizes: false,
+        }
+    }
+
+    /// Whether runs record serialized sizes of ciphertexts and evaluation
+    /// keys in the plan's steps (serializing costs time, outside the
+    /// measured step times).
+    pub fn record_sizes(&mut self, on: bool) {
+        self.record_sizes = on;
+    }
+
+    /// Serialized bytes of a value.
+    fn value_bytes(&self, v: &Val) -> Result<usize> {
+        Ok(match v {
+            Val::Bfv(c) => c.to_bytes().len(),
+            Val::Ckks(c, _) => c.to_bytes().len(),
+            Val::Radix(r) => {
+                let params = self.tfhe_part()?.ck.parameters();
+                r.iter()
+                    .flat_map(|x| x.blocks())
+                    .map(|b| b.to_bytes(params).len())
+                    .sum()
+            }
+            Val::Bits(b) => {
+                let params = self.tfhe_part()?.ck.parameters();
+                b.iter().map(|x| x.to_bytes(params).len()).sum()
+            }
+        })
+    }
+
+    /// Serialized bytes of the evaluation keys a key generation step made.
+    fn key_bytes(&self, plan: &Plan, engine: Engine, part: usize) -> Result<usize> {
+        Ok(match engine {
+            Engine::Bfv => {
+                let k = self.bfv_part(plan, part)?;
+                k.rk.as_ref().map_or(0, |r| r.to_bytes().len())
+                    + k.gk.as_ref().map_or(0, |g| g.to_bytes().len())
+            }
+            Engine::Ckks => {
+                let k = self.ckks_part(plan)?;
+                k.rk.as_ref().map_or(0, |r| r.to_bytes().len())
+                    + k.gk.as_ref().map_or(0, |g| g.to_bytes().len())
+            }
+            Engine::Tfhe => self.tfhe_part()?.sk.compressed_size(),
+        })
+    }
+
+    pub fn costs(&self) -> &CostModel {
+        &self.costs
+    }
+
+    /// Plans `program` with this session's cost model.
+    pub fn plan(&self, program: &Program) -> Result<Plan> {
+        plan(program, &self.costs)
+    }
+
+    /// Runs `plan` on `inputs` (checked first: nothing runs on bad inputs),
+    /// records each step's measured time in the plan and returns the
+    /// decrypted outputs.
+    pub fn run(
+        &mut self,
+        plan: &mut Plan,
+        inputs: &BTreeMap<String, PlainValue>,
+    ) -> Result<Outputs> {
+        check_inputs(&plan.program, inputs)?;
+        let mut vals: Vec<Option<Val>> = (0..plan.program.nodes.len()).map(|_| None).collect();
+        let mut outputs = Vec::new();
+        let mut ckks_transforms: HashMap<usize, ckks::LinearTransform> = HashMap::new();
+        for k in 0..plan.steps.len() {
+            let start = Instant::now();
+            match plan.steps[k].kind.clone() {
+                StepKind::Keygen(Engine::Bfv, part) => self.bfv_keys(plan, part)?,
+                StepKind::Keygen(Engine::Ckks, _) => ckks_transforms = self.ckks_keys(plan)?,
+                StepKind::Keygen(Engine::Tfhe, _) => self.tfhe_keys()?,
+                StepKind::Encrypt(i) => vals[i] = Some(self.encrypt(plan, i, inputs)?),
+                StepKind::Op(i) | StepKind::Transition { node: i, .. } => {
+                    let v = self.op(plan, i, &vals, &ckks_transforms)?;
+                    vals[i] = Some(v);
+                }
+                StepKind::Decrypt(o) => {
+                    let (name, i) = plan.program.outputs[o].clone();
+                    let v = vals[i as usize].as_ref().ok_or_else(|| wrong("output"))?;
+                    outputs.push((name, self.decrypt(plan, i as usize, v)?));
+                }
+            }
+            plan.steps[k].measured_ns = Some(start.elapsed().as_nanos() as f64);
+            if self.record_sizes {
+                plan.steps[k].bytes = match plan.steps[k].kind {
+                    StepKind::Keygen(engine, part) => Some(self.key_bytes(plan, engine, part)?),
+                    StepKind::Encrypt(i)
+                    | StepKind::Op(i)
+                    | StepKind::Transition { node: i, .. } => {
+                        vals[i].as_ref().map(|v| self.value_bytes(v)).transpose()?
+                    }
+                    StepKind::Decrypt(_) => None,
+                };
+            }
+        }
+        Ok(Outputs { values: outputs })
+    }
+
+    fn bfv_keys(&mut self, plan: &Plan, part: usize) -> Result<()> {
+        let params = &plan.bfv[part].params;
+        let rotations = bfv_rotations(plan, part);
+        let needs_relin = plan.program.nodes.iter().enumerate().any(|(i, n)| {
+            plan.placements[i] == Placement::Bfv(part)
+                && matches!(&n.op, Op::Mul(..) | Op::Dot(..) | Op::Polynomial(_, _))
+        });
+        if let Some(k) = self.bfv.get(params.name()) {
+            if k.rotations == rotations && (k.rk.is_some() || !needs_relin) {
+                return Ok(());
+            }
+        }
+        let ctx = bfv::BfvContext::new(params.clone())?;
+        let sk = bfv::SecretKey::generate(&ctx)?;
+        let rk = needs_relin.then(|| sk.relin_key()).transpose()?;
+        let gk = (!rotations.is_empty())
+            .then(|| sk.galois_keys(&rotations, false))
+            .transpose()?;
+        self.bfv.insert(
+            params.name().to_string(),
+            BfvKeys {
+                ctx,
+                sk,
+                rk,
+                gk,
+                rotations,
+            },
+        );
+        Ok(())
+    }
+
+    /// CKKS keys and the linear transforms (their rotations decide the Galois keys).
+    fn ckks_keys(&mut self, plan: &Plan) -> Result<HashMap<usize, ckks::LinearTransform>> {
+        let params = plan.ckks.as_ref().ok_or_else(|| wrong("keygen"))?;
+        let ctx = match self.ckks.get(params.name()) {
+            Some(k) => k.ctx.clone(),
+            None => ckks::CkksContext::new(params.clone())?,
+        };
+        let mut transforms = HashMap::new();
+        let mut rotations = BTreeSet::new();
+        let mut needs_relin = false;
+        for (i, node) in plan.program.nodes.iter().enumerate() {
+            if plan.placements[i] != Placement::Ckks {
+                continue;
+            }
+            let period = |a: &u32| plan.packing[*a as usize].period;
+            match &node.op {
+                Op::Sum(a) | Op::Dot(a, _) | Op::DotPlain(a, _) => {
+                    let mut s = 1;
+                    while s < period(a) {
+                        rotations.insert(s as i64);
+                        s *= 2;
+                    }
+                }
+                Op::MatVec { x, rows } => {
+                    let dim = period(x).max(rows.len().next_power_of_two());
+                    let level = ctx.max_level() - plan.packing[*x as usize].depth;
+                    let lt = ckks::LinearTransform::new(&ctx, rows, dim, level)?;
+                    rotations.extend(lt.rotation_steps());
+                    transforms.insert(i, lt);
+                }
+                _ => {}
+            }
+            needs_relin |= matches!(
+                &node.op,
+                Op::Mul(..) | Op::Dot(..) | Op::Polynomial(..) | Op::Chebyshev { .. }
+            );
+        }
+        if let Some(k) = self.ckks.get(params.name()) {
+            if rotations.is_subset(&k.rotations) && (k.rk.is_some() || !needs_relin) {
+                return Ok(transforms);
+            }
+        }
+        let sk = ckks::SecretKey::generate(&ctx)?;
+        let rk = needs_relin.then(|| sk.relin_key()).transpose()?;
+        let steps: Vec<i64> = rotations.iter().copied().collect();
+        let gk = (!steps.is_empty())
+            .then(|| sk.galois_keys(&steps, false))
+            .transpose()?;
+        self.ckks.insert(
+            params.name().to_string(),
+            CkksKeys {
+                ctx,
+                sk,
+                rk,
+                gk,
+                rotations,
+            },
+        );
+        Ok(transforms)
+    }
+
+    fn tfhe_keys(&mut self) -> Result<()> {
+        if self.tfhe.is_none() {
+            let ck = tfhe::ClientKey::generate(&crate::plan::tfhe_set())?;
+            let sk = ck.server_key()?;
+            self.tfhe = Some(TfheKeys { ck, sk });
+        }
+        Ok(())
+    }
+
+    fn bfv_part(&self, plan: &Plan, part: usize) -> Result<&BfvKeys> {
+        self.bfv
+            .get(plan.bfv[part].params.name())
+            .ok_or_else(|| wrong("bfv keys"))
+    }
+
+    fn ckks_part(&self, plan: &Plan) -> Result<&CkksKeys> {
+        let name = plan.ckks.as_ref().map_or("", |p| p.name());
+        self.ckks.get(name).ok_or_else(|| wrong("ckks keys"))
+    }
+
+    fn tfhe_part(&self) -> Result<&TfheKeys> {
+        self.tfhe.as_ref().ok_or_else(|| wrong("tfhe keys"))
+    }
+
+    /// A BFV plaintext of `values` (slots 0..len or coefficients 0..len).
+    fn bfv_plain(&self, plan: &Plan, part: usize, values: &[i128]) -> Result<bfv::Plaintext> {
+        let k = self.bfv_part(plan, part)?;
+        let t = k.ctx.plain_modulus() as i128;
+        let reduced: Vec<u64> = values.iter().map(|v| v.rem_euclid(t) as u64).collect();
+        Ok(match plan.bfv[part].encoding {
+            BfvEncoding::Slots => bfv::Plaintext::from_slots(&k.ctx, &reduced)?,
+            BfvEncoding::Coefficients => bfv::Plaintext::from_coeffs(&k.ctx, &reduced)?,
+        })
+    }
+
+    /// A CKKS plaintext of `values` repeated with `period` (zeros in
+    /// len..period) at `level` and `scale`.
+    fn ckks_plain(
+        &self,
+        plan: &Plan,
+        values: &[f64],
+        period: usize,
+        level: usize,
+        scale: f64,
+    ) -> Result<ckks::Plaintext> {
+        let k = self.ckks_part(plan)?;
+        let mut padded = values.to_vec();
+        padded.resize(period, 0.0);
+        let packed = ckks::LinearTransform::pack(&padded, period, k.ctx.slots());
+        Ok(ckks::Plaintext::encode_real(&k.ctx, &packed, level, scale)?)
+    }
+
+    fn encrypt(&self, plan: &Plan, i: usize, inputs: &BTreeMap<String, PlainValue>) -> Result<Val> {
+        let Op::Input { name, kind } = &plan.program.nodes[i].op else {
+            return Err(wrong("input"));
+        };
+        let value = &inputs[name];
+        match (plan.placements[i], value) {
+            (Placement::Bfv(part), PlainValue::Ints(v)) => {
+                let pt = self.bfv_plain(plan, part, v)?;
+                Ok(Val::Bfv(self.bfv_part(plan, part)?.sk.encrypt(&pt)?))
+            }
+            (Placement::Ckks, PlainValue::Reals(v)) => {
+                let k = self.ckks_part(plan)?;
+                let period = plan.packing[i].period;
+                let pt =
+                    self.ckks_plain(plan, v, period, k.ctx.max_level(), k.ctx.default_scale())?;
+                Ok(Val::Ckks(k.sk.encrypt(&pt)?, period))
+            }
+            (Placement::Tfhe, PlainValue::Ints(v)) => {
+                let (ck, bits) = (
+                    &self.tfhe_part()?.ck,
+                    match kind {
+                        Kind::Uint { bits, .. } => *bits,
+                        _ => return Err(wrong("input")),
+                    },
+                );
+                Ok(Val::Radix(
+                    v.iter()
+                        .map(|&x| ck.encrypt_radix(x as u64, bits))
+                        .collect::<std::result::Result<_, _>>()?,
+                ))
+            }
+            (Placement::Tfhe, PlainValue::Bits(b)) => {
+                let ck = &self.tfhe_part()?.ck;
+                Ok(Val::Bits(
+                    b.iter()
+                        .map(|&x| ck.encrypt(x as u64))
+                        .collect::<std::result::Result<_, _>>()?,
+                ))
+            }
+            _ => Err(wrong("input")),
+        }
+    }
+
+    fn op(
+        &self,
+        plan: &Plan,
+        i: usize,
+        vals: &[Option<Val>],
+        transforms: &HashMap<usize, ckks::LinearTransform>,
+    ) -> Result<Val> {
+        let node = &plan.program.nodes[i];
+        let get = |k: &u32| {
+            vals[*k as usize]
+                .as_ref()
+                .ok_or_else(|| wrong(node.op.name()))
+        };
+        match plan.placements[i] {
+            Placement::Bfv(part) => self.bfv_op(plan, part, i, &get),
+            Placement::Ckks => self.ckks_op(plan, i, &get, transforms),
+            Placement::Tfhe => self.tfhe_op(plan, i, &get),
+            Placement::BfvToTfhe(part) => {
+                let keys = self.bfv_part(plan, part)?;
+                let t = self.tfhe_part()?;
+                let bfv_of = |k: &u32| match get(k)? {
+                    Val::Bfv(c) => Ok(c),
+                    _ => Err(wrong("transition")),
+                };
+                let (input, cmp, constant) = match &node.op {
+                    Op::Compare(a, b, cmp) => (bfv_of(a)?.sub(bfv_of(b)?)?, *cmp, 0),
+                    Op::CompareScalar(a, c, cmp) => (bfv_of(a)?.clone(), *cmp, int(c)),
+                    _ => return Err(wrong("transition")),
+                };
+                let bits = run_bfv_to_tfhe(&BfvToTfhe {
+                    input: &input,
+                    count: node.kind.len(),
+                    cmp,
+                    constant,
+                    bfv_secret: &keys.sk,
+                    tfhe_client: &t.ck,
+                    tfhe_server: &t.sk,
+                })?;
+                Ok(Val::Bits(bits))
+            }
+        }
+    }
+
+    fn bfv_op<'v>(
+        &self,
+        plan: &Plan,
+        part: usize,
+        i: usize,
+        get: &dyn Fn(&u32) -> Result<&'v Val>,
+    ) -> Result<Val> {
+        let node = &plan.program.nodes[i];
+        let keys = self.bfv_part(plan, part)?;
+        let ct = |k: &u32| match get(k)? {
+            Val::Bfv(c) => Ok(c),
+            _ => Err(wrong(node.op.name())),
+        };
+        let rk = || keys.rk.as_ref().ok_or_else(|| wrong("relinearization key"));
+        let mul = |a: &bfv::Ciphertext, b: &bfv::Ciphertext| -> Result<bfv::Ciphertext> {
+            Ok(a.mul(b)?.relinearize(rk()?)?)
+        };
+        let t = keys.ctx.plain_modulus() as i128;
+        let constant = |c: &Scalar| {
+            bfv::Plaintext::from_coeffs(&keys.ctx, &[(int(c) as i128).rem_euclid(t) as u64])
+        };
+        let repeat =
+            |c: &Scalar, len: usize| self.bfv_plain(plan, part, &vec![int(c) as i128; len]);
+        let tree = |mut x: bfv::Ciphertext, len: usize| -> Result<bfv::Ciphertext> {
+            let mut s = len.next_power_of_two() / 2;
+            while s >= 1 {
+                let gk = keys.gk.as_ref().ok_or_else(|| wrong("galois keys"))?;
+                x = x.add(&x.rotate_rows(s as i64, gk)?)?;
+                s /= 2;
+            }
+            Ok(x)
+        };
+        let len = |k: &u32| plan.program.nodes[*k as usize].kind.len();
+        let out = match &node.op {
+            Op::Add(a, b) => ct(a)?.add(ct(b)?)?,
+            Op::Sub(a, b) => ct(a)?.sub(ct(b)?)?,
+            Op::Mul(a, b) => mul(ct(a)?, ct(b)?)?,
+            Op::AddScalar(a, c) => ct(a)?.add_plain(&repeat(c, len(a))?)?,
+            Op::MulScalar(a, c) => ct(a)?.mul_plain(&constant(c)?)?,
+            Op::Dot(a, b) => tree(mul(ct(a)?, ct(b)?)?, len(a))?,
+            Op::DotPlain(a, w) => {
+                let w: Vec<i128> = w.iter().map(|s| int(s) as i128).collect();
+                tree(ct(a)?.mul_plain(&self.bfv_plain(plan, part, &w)?)?, len(a))?
+            }
+            Op::Sum(a) => tree(ct(a)?.clone(), len(a))?,
+            Op::Polynomial(a, cs) => {
+                let x = ct(a)?;
+                let top = cs.last().ok_or_else(|| wrong("polynomial"))?;
+                // Horner; degree 0 is x * 0 + c0.
+                let lead = if cs.len() == 1 { Scalar::Int(0) } else { *top };
+                let mut acc = x.mul_plain(&constant(&lead)?)?;
+                for (k, c) in cs.iter().enumerate().rev().skip(usize::from(cs.len() > 1)) {
+                    acc = acc.add_plain(&repeat(c, len(a))?)?;
+                    if k > 0 {
+                        acc = mul(&acc, x)?;
+                    }
+                }
+                acc
+            }
+            op => return Err(wrong(op.name())),
+        };
+        Ok(Val::Bfv(out))
+    }
+
+    fn ckks_op<'v>(
+        &self,
+        plan: &Plan,
+        i: usize,
+        get: &dyn Fn(&u32) -> Result<&'v Val>,
+        transforms: &HashMap<usize, ckks::LinearTransform>,
+    ) -> Result<Val> {
+        let node = &plan.program.nodes[i];
+        let keys = self.ckks_part(plan)?;
+        let ct = |k: &u32| match get(k)? {
+            Val::Ckks(c, p) => Ok((c, *p)),
+            _ => Err(wrong(node.op.name())),
+        };
+        let rk = || keys.rk.as_ref().ok_or_else(|| wrong("relinearization key"));
+        let gk = || keys.gk.as_ref().ok_or_else(|| wrong("galois keys"));
+        let len = |k: &u32| plan.program.nodes[*k as usize].kind.len();
+        // A product with a plaintext of `values` at scale q_level, rescaled: one level.
+        let mul_plain =
+            |c: &ckks::Ciphertext, values: &[f64], period: usize| -> Result<ckks::Ciphertext> {
+                let q = keys.ctx.prime(c.level())? as f64;
+                let pt = self.ckks_plain(plan, values, period, c.level(), q)?;
+                Ok(c.mul_plain(&pt)?.rescale()?)
+            };
+        let sum = |c: ckks::Ciphertext, period: usize| -> Result<ckks::Ciphertext> {
+            if period == 1 {
+                return Ok(c);
+            }
+            Ok(c.slot_sum(period, gk()?)?)
+        };
+        let mask = |c: ckks::Ciphertext, n: usize, period: usize| -> Result<ckks::Ciphertext> {
+            if plan.packing[i].mask_operand {
+                return mul_plain(&c, &vec![1.0; n], period);
+            }
+            Ok(c)
+        };
+        let period = plan.packing[i].period;
+        let out = match &node.op {
+            Op::Add(a, b) => ct(a)?.0.add(ct(b)?.0)?,
+            Op::Sub(a, b) => ct(a)?.0.sub(ct(b)?.0)?,
+            Op::Mul(a, b) => ct(a)?.0.mul_relin_rescale(ct(b)?.0, rk()?)?,
+            Op::AddScalar(a, c) => {
+                let (x, p) = ct(a)?;
+                x.add_plain(&self.ckks_plain(
+                    plan,
+                    &vec![real(c); len(a)],
+                    p,
+                    x.level(),
+                    x.scale(),
+                )?)?
+            }
+            Op::MulScalar(a, c) => ct(a)?.0.mul_const_rescale(real(c))?,
+            Op::Dot(a, b) => {
+                let (x, p) = ct(a)?;
+                sum(mask(x.mul_relin_rescale(ct(b)?.0, rk()?)?, len(a), p)?, p)?
+            }
+            Op::DotPlain(a, w) => {
+                let (x, p) = ct(a)?;
+                let w: Vec<f64> = w.iter().map(real).collect();
+                sum(mul_plain(x, &w, p)?, p)?
+            }
+            Op::Sum(a) => {
+                let (x, p) = ct(a)?;
+                sum(mask(x.clone(), len(a), p)?, p)?
+            }
+            op @ (Op::Polynomial(a, _) | Op::Chebyshev { x: a, .. }) => {
+                let poly = ckks_polynomial(op)?.ok_or_else(|| wrong("polynomial"))?;
+                poly.evaluate(ct(a)?.0, rk()?)?
+            }
+            Op::MatVec { x, .. } => {
+                let lt = transforms.get(&i).ok_or_else(|| wrong("matvec"))?;
+                if lt.output_period() != period {
+                    return Err(Error::Engine(format!(
+                        "matvec: the transform's output period {} differs from the planned {period}",
+                        lt.output_period()
+                    )));
+                }
+                lt.apply(ct(x)?.0, gk()?)?
+            }
+            op => return Err(wrong(op.name())),
+        };
+        Ok(Val::Ckks(out, period))
+    }
+
+    fn tfhe_op<'v>(
+        &self,
+        plan: &Plan,
+        i: usize,
+        get: &dyn Fn(&u32) -> Result<&'v Val>,
+    ) -> Result<Val> {
+        let node = &plan.program.nodes[i];
+        let sk = &self.tfhe_part()?.sk;
+        let radix = |k: &u32| match get(k)? {
+            Val::Radix(v) => Ok(v),
+            _ => Err(wrong(node.op.name())),
+        };
+        // Constants of u8..u64 arithmetic wrap modulo 2^bits.
+        let bits = match node.kind {
+            Kind::Uint { bits, .. } => bits,
+            _ => 64,
+        };
+        let word = |c: &Scalar| (int(c) as u64) & (u64::MAX >> (64 - bits));
+        let zip = |a: &u32,
+                   b: &u32,
+                   f: &dyn Fn(
+            &tfhe::RadixCiphertext,
+            &tfhe::RadixCiphertext,
+        ) -> tfhe::Result<tfhe::RadixCiphertext>|
+         -> Result<Vec<tfhe::RadixCiphertext>> {
+            Ok(radix(a)?
+                .iter()
+                .zip(radix(b)?)
+                .map(|(x, y)| f(x, y))
+                .collect::<std::result::Result<_, _>>()?)
+        };
+        let map = |a: &u32,
+                   f: &dyn Fn(&tfhe::RadixCiphertext) -> tfhe::Result<tfhe::RadixCiphertext>|
+         -> Result<Vec<tfhe::RadixCiphertext>> {
+            Ok(radix(a)?
+                .iter()
+                .map(f)
+                .collect::<std::result::Result<_, _>>()?)
+        };
+        let total = |terms: Vec<tfhe::RadixCiphertext>| -> Result<Vec<tfhe::RadixCiphertext>> {
+            let mut it = terms.into_iter();
+            let first = it.next().ok_or_else(|| wrong("sum"))?;
+            Ok(vec![it.try_fold(first, |acc, x| sk.add(&acc, &x))?])
+        };
+        let out = match &node.op {
+            Op::Add(a, b) => Val::Radix(zip(a, b, &|x, y| sk.add(x, y))?),
+            Op::Sub(a, b) => Val::Radix(zip(a, b, &|x, y| sk.sub(x, y))?),
+            Op::Mul(a, b) => Val::Radix(zip(a, b, &|x, y| sk.mul(x, y))?),
+            Op::AddScalar(a, c) => Val::Radix(map(a, &|x| sk.scalar_add(x, word(c)))?),
+            Op::MulScalar(a, c) => Val::Radix(map(a, &|x| sk.scalar_mul(x, word(c)))?),
+            Op::Dot(a, b) => Val::Radix(total(zip(a, b, &|x, y| sk.mul(x, y))?)?),
+            Op::DotPlain(a, w) => {
+                let terms = radix(a)?
+                    .iter()
+                    .zip(w)
+                    .map(|(x, c)| sk.scalar_mul(x, word(c)))
+                    .collect::<std::result::Result<_, _>>()?;
+                Val::Radix(total(terms)?)
+            }
+            Op::Sum(a) => Val::Radix(total(radix(a)?.clone())?),
+            Op::Polynomial(a, cs) => {
+                let top = cs.last().ok_or_else(|| wrong("polynomial"))?;
+                Val::Radix(map(a, &|x| {
+                    let lead = if cs.len() == 1 { 0 } else { word(top) };
+                    let mut acc = sk.scalar_mul(x, lead)?;
+                    for (k, c) in cs.iter().enumerate().rev().skip(usize::from(cs.len() > 1)) {
+                        acc = sk.scalar_add(&acc, word(c))?;
+                        if k > 0 {
+                            acc = sk.mul(&acc, x)?;
+                        }
+                    }
+                    Ok(acc)
+                })?)
+            }
+            Op::Compare(a, b, cmp) => Val::Bits(
+                radix(a)?
+                    .iter()
+                    .zip(radix(b)?)
+                    .map(|(x, y)| sk.compare(tfhe_cmp(*cmp), x, y))
+                    .collect::<std::result::Result<_, _>>()?,
+            ),
+            Op::CompareScalar(a, c, cmp) => Val::Bits(
+                radix(a)?
+                    .iter()
+                    .map(|x| {
+                        // The constant as a ciphertext of x's width: x * 0 + c.
+                        let k = sk.scalar_add(&sk.scalar_mul(x, 0)?, word(c))?;
+                        sk.compare(tfhe_cmp(*cmp), x, &k)
+                    })
+                    .collect::<std::result::Result<_, _>>()?,
+            ),
+            Op::Select { cond, a, b } => {
+                let Val::Bits(conds) = get(cond)? else {
+                    return Err(wrong("select"));
+                };
+                Val::Radix(
+                    conds
+                        .iter()
+                        .zip(radix(a)?.iter().zip(radix(b)?))
+                        .map(|(c, (x, y))| sk.select(c, x, y))
+                        .collect::<std::result::Result<_, _>>()?,
+                )
+            }
+            Op::Argmax(a) => {
+                let xs = radix(a)?;
+                let first = xs.first().ok_or_else(|| wrong("argmax"))?;
+                let zero = sk.scalar_mul(first, 0)?;
+                let (mut best, mut index) = (first.clone(), zero.clone());
+                for (i, x) in xs.iter().enumerate().skip(1) {
+                    let gt = sk.compare(tfhe::Comparison::Gt, x, &best)?;
+                    best = sk.select(&gt, x, &best)?;
+                    index = sk.select(&gt, &sk.scalar_add(&zero, i as u64)?, &index)?;
+                }
+                Val::Radix(vec![index])
+            }
+            op => return Err(wrong(op.name())),
+        };
+        Ok(out)
+    }
+
+    fn decrypt(&self, plan: &Plan, i: usize, v: &Val) -> Result<PlainValue> {
+        let kind = plan.program.nodes[i].kind;
+        let len = kind.len();
+        Ok(match (v, plan.placements[i]) {
+            (Val::Bfv(c), Placement::Bfv(part)) => {
+                let keys = self.bfv_part(plan, part)?;
+                let pt = keys.sk.decrypt(c)?;
+                let t = keys.ctx.plain_modulus() as i128;
+                let raw: Vec<u64> = match plan.bfv[part].encoding {
+                    BfvEncoding::Slots => pt.to_slots()?,
+                    BfvEncoding::Coefficients => pt.coeffs().to_vec(),
+                };
+                let centred = matches!(kind, Kind::Signed { .. });
+                PlainValue::Ints(
+                    raw[..len]
+                        .iter()
+                        .map(|&x| {
+                            let x = x as i128;
+                            if centred && x > t / 2 {
+                                x - t
+                            } else {
+                                x
+                            }
+                        })
+                        .collect(),
+                )
+            }
+            (Val::Ckks(c, _), _) => {
+                PlainValue::Reals(self.ckks_part(plan)?.sk.decrypt_real(c)?[..len].to_vec())
+            }
+            (Val::Radix(r), _) => {
+                let ck = &self.tfhe_part()?.ck;
+                PlainValue::Ints(
+                    r.iter()
+                        .map(|x| Ok(ck.decrypt_radix(x)? as i128))
+                        .collect::<Result<_>>()?,
+                )
+            }
+            (Val::Bits(b), _) => {
+                let ck = &self.tfhe_part()?.ck;
+                PlainValue::Bits(
+                    b.iter()
+                        .map(|x| Ok(ck.decrypt(x)? == 1))
+                        .collect::<Result<_>>()?,
+                )
+            }
+            _ => return Err(wrong("output")),
+        })
+    }
+}
+
+/// The bytes attestation commits to for one output: the output's name and
+/// its values, length-prefixed, little-endian (reals as IEEE-754 bits).
+pub fn output_bytes(name: &str, value: &PlainValue) -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(&(name.len() as u64).to_le_bytes());
+    out.extend_from_slice(name.as_bytes());
+    let (tag, count) = match value {
+        PlainValue::Ints(v) => (1u8, v.len()),
+        PlainValue::Reals(v) => (2, v.len()),
+        PlainValue::Bits(v) => (3, v.len()),
+    };
+    out.push(tag);
+    out.extend_from_slice(&(count as u64).to_le_bytes());
+    match value {
+        PlainValue::Ints(v) => v
+            .iter()
+            .for_each(|x| out.extend_from_slice(&x.to_le_bytes())),
+        PlainValue::Reals(v) => v
+            .iter()
+            .for_each(|x| out.extend_from_slice(&x.to_bits().to_le_bytes())),
+        PlainValue::Bits(v) => out.extend(v.iter().map(|&b| b as u8)),
+    }
+    out
+}
+
+/// The attestation route of a plan: its engines and its canonical
+/// description (sets, placements, transitions, key-holder round trips).
+pub fn route(plan: &Plan) -> Route {
+    let engines: Vec<&str> = plan.engines().iter().map(|e| e.name()).collect();
+    Route::new(engines.join("+"), plan.route())
+}
+
+/// One attestation record per output, binding its bytes, the plan and `context`.
+pub fn attest_outputs(
+    identity: &Identity,
+    plan: &Plan,
+    outputs: &Outputs,
+    context: &[u8],
+) -> Result<Vec<Record>> {
+    let route = route(plan);
+    outputs
+        .values
+        .iter()
+        .map(|(name, v)| {
+            Ok(triskel_attest::attest(
+                identity,
+                &output_bytes(name, v),
+                &route,
+                context,
+            )?)
+        })
+        .collect()
+}
+
+/// Verifies one output's record against the plan and context.
+pub fn verify_output(
+    public: &PublicIdentity,
+    plan: &Plan,
+    name: &str,
+    value: &PlainValue,
+    context: &[u8],
+    record: &Record,
+) -> Result<Verified> {
+    Ok(triskel_attest::verify(
+        public,
+        &output_bytes(name, value),
+        &route(plan),
+        context,
+        record,
+    )?)
+}

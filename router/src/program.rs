@@ -1,0 +1,815 @@
+//! Programs: encrypted inputs by kind and the operations on them, recorded as
+//! a DAG (every operation reads only values recorded before it, so a program
+//! is acyclic by construction). Shapes and kinds are checked as each
+//! operation is recorded; the error names the operation.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::error::{Error, Result};
+
+/// Most values in one vector, and most nodes in one program: bounds that
+/// keep a program (and a loaded one) small.
+pub const MAX_LEN: usize = 1 << 15;
+/// Most nodes in a program.
+pub const MAX_NODES: usize = 1 << 16;
+/// Highest polynomial degree.
+pub const MAX_DEGREE: usize = 63;
+/// Largest bound of a signed value: products stay exact in i64 arithmetic
+/// and below every BFV plaintext modulus the planner can pick.
+pub const MAX_SIGNED_BOUND: u64 = 1 << 40;
+
+/// What an encrypted value holds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Kind {
+    /// `len` integers modulo a prime `modulus` (exact, wraps around).
+    Modular { len: usize, modulus: u64 },
+    /// `len` signed integers, each of absolute value at most `bound` (exact).
+    Signed { len: usize, bound: u64 },
+    /// `len` real numbers (approximate).
+    Real { len: usize },
+    /// `len` unsigned integers of `bits` bits (8, 16, 32 or 64; wraps around).
+    Uint { len: usize, bits: u32 },
+    /// `len` bits (results of comparisons).
+    Bit { len: usize },
+}
+
+impl Kind {
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        match *self {
+            Kind::Modular { len, .. }
+            | Kind::Signed { len, .. }
+            | Kind::Real { len }
+            | Kind::Uint { len, .. }
+            | Kind::Bit { len } => len,
+        }
+    }
+
+    /// Never true for a value of a program (lengths are at least 1).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn with_len(self, len: usize) -> Kind {
+        match self {
+            Kind::Modular { modulus, .. } => Kind::Modular { len, modulus },
+            Kind::Signed { bound, .. } => Kind::Signed { len, bound },
+            Kind::Real { .. } => Kind::Real { len },
+            Kind::Uint { bits, .. } => Kind::Uint { len, bits },
+            Kind::Bit { .. } => Kind::Bit { len },
+        }
+    }
+
+    fn same_shape(&self, other: &Kind) -> bool {
+        match (self, other) {
+            (Kind::Signed { len: a, .. }, Kind::Signed { len: b, .. }) => a == b,
+            _ => self == other,
+        }
+    }
+
+    fn is_integer(&self) -> bool {
+        !matches!(self, Kind::Real { .. })
+    }
+
+    /// The kind's name in messages.
+    pub fn describe(&self) -> String {
+        match *self {
+            Kind::Modular { len, modulus } => format!("{len} integers mod {modulus}"),
+            Kind::Signed { len, bound } => format!("{len} signed integers |v| <= {bound}"),
+            Kind::Real { len } => format!("{len} reals"),
+            Kind::Uint { len, bits } => format!("{len} u{bits}"),
+            Kind::Bit { len } => format!("{len} bits"),
+        }
+    }
+}
+
+/// A constant operand: integers for integer kinds, reals for real ones.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scalar {
+    /// An integer (for `Uint`, taken modulo 2^bits).
+    Int(i64),
+    /// A finite real.
+    Real(f64),
+}
+
+/// Comparisons.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cmp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl Cmp {
+    /// The comparison on plain integers.
+    pub fn eval(self, a: i128, b: i128) -> bool {
+        match self {
+            Cmp::Eq => a == b,
+            Cmp::Ne => a != b,
+            Cmp::Lt => a < b,
+            Cmp::Le => a <= b,
+            Cmp::Gt => a > b,
+            Cmp::Ge => a >= b,
+        }
+    }
+}
+
+/// A handle to a value of one program (typed by its [`Kind`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Value {
+    pub(crate) program: u64,
+    pub(crate) id: u32,
+}
+
+impl Value {
+    /// The value's index in its program.
+    pub fn index(&self) -> usize {
+        self.id as usize
+    }
+}
+
+/// One recorded operation. Operands are indices of earlier nodes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    /// An encrypted input supplied at run time under `name`.
+    Input {
+        name: String,
+        kind: Kind,
+    },
+    Add(u32, u32),
+    Sub(u32, u32),
+    /// Element-wise product.
+    Mul(u32, u32),
+    AddScalar(u32, Scalar),
+    MulScalar(u32, Scalar),
+    /// Inner product of two encrypted vectors.
+    Dot(u32, u32),
+    /// Inner product with plaintext weights.
+    DotPlain(u32, Vec<Scalar>),
+    /// Sum of all values of a vector.
+    Sum(u32),
+    /// sum_i coeffs_i x^i, element-wise.
+    Polynomial(u32, Vec<Scalar>),
+    /// sum_i coeffs_i T_i((2x - lo - hi) / (hi - lo)), element-wise (reals).
+    Chebyshev {
+        x: u32,
+        coeffs: Vec<f64>,
+        lo: f64,
+        hi: f64,
+    },
+    /// Matrix (rows of plaintext reals) times an encrypted real vector.
+    MatVec {
+        x: u32,
+        rows: Vec<Vec<f64>>,
+    },
+    /// Element-wise comparison of two encrypted vectors.
+    Compare(u32, u32, Cmp),
+    /// Element-wise comparison with a constant (a threshold is `Ge`).
+    CompareScalar(u32, Scalar, Cmp),
+    /// Element-wise `if cond then a else b`.
+    Select {
+        cond: u32,
+        a: u32,
+        b: u32,
+    },
+    /// Index of the largest value (the first one on ties).
+    Argmax(u32),
+}
+
+impl Op {
+    /// The operation's name in plans and errors.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Op::Input { .. } => "input",
+            Op::Add(..) => "add",
+            Op::Sub(..) => "sub",
+            Op::Mul(..) => "mul",
+            Op::AddScalar(..) => "add_scalar",
+            Op::MulScalar(..) => "mul_scalar",
+            Op::Dot(..) => "dot",
+            Op::DotPlain(..) => "dot_plain",
+            Op::Sum(..) => "sum",
+            Op::Polynomial(..) => "polynomial",
+            Op::Chebyshev { .. } => "chebyshev",
+            Op::MatVec { .. } => "matvec",
+            Op::Compare(..) => "compare",
+            Op::CompareScalar(..) => "compare_scalar",
+            Op::Select { .. } => "select",
+            Op::Argmax(..) => "argmax",
+        }
+    }
+
+    /// The encrypted operands.
+    pub fn operands(&self) -> Vec<u32> {
+        match *self {
+            Op::Input { .. } => vec![],
+            Op::Add(a, b)
+            | Op::Sub(a, b)
+            | Op::Mul(a, b)
+            | Op::Dot(a, b)
+            | Op::Compare(a, b, _) => {
+                vec![a, b]
+            }
+            Op::AddScalar(a, _)
+            | Op::MulScalar(a, _)
+            | Op::DotPlain(a, _)
+            | Op::Sum(a)
+            | Op::Argmax(a)
+            | Op::Polynomial(a, _)
+            | Op::CompareScalar(a, _, _) => vec![a],
+            Op::Chebyshev { x, .. } | Op::MatVec { x, .. } => vec![x],
+            Op::Select { cond, a, b } => vec![cond, a, b],
+        }
+    }
+}
+
+/// A node: the operation and the kind of the value it produces.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    pub op: Op,
+    pub kind: Kind,
+}
+
+/// A program under construction or loaded: nodes in order and named outputs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Program {
+    pub(crate) tag: u64,
+    pub(crate) nodes: Vec<Node>,
+    pub(crate) outputs: Vec<(String, u32)>,
+}
+
+impl Default for Program {
+    fn default() -> Self {
+        Program::new()
+    }
+}
+
+static NEXT_TAG: AtomicU64 = AtomicU64::new(1);
+
+fn op_err<T>(op: &str, msg: impl Into<String>) -> Result<T> {
+    Err(Error::Program {
+        op: op.to_string(),
+        msg: msg.into(),
+    })
+}
+
+fn check_name(op: &str, name: &str) -> Result<()> {
+    if name.is_empty() || name.len() > 64 || !name.bytes().all(|b| b.is_ascii_graphic()) {
+        return op_err(
+            op,
+            format!("name {name:?}: 1..=64 printable ASCII characters"),
+        );
+    }
+    Ok(())
+}
+
+/// Applies `f` to a signed bound, refusing results above [`MAX_SIGNED_BOUND`].
+fn grow(op: &str, f: impl FnOnce() -> Option<u64>) -> Result<u64> {
+    match f() {
+        Some(b) if b <= MAX_SIGNED_BOUND => Ok(b),
+        _ => op_err(
+            op,
+            "the result's bound exceeds 2^40 (declare inputs with smaller bounds)",
+        ),
+    }
+}
+
+impl Program {
+    /// An empty program.
+    pub fn new() -> Program {
+        Program {
+            tag: NEXT_TAG.fetch_add(1, Ordering::Relaxed),
+            nodes: Vec::new(),
+            outputs: Vec::new(),
+        }
+    }
+
+    /// The nodes in order.
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    /// The named outputs (name, node index).
+    pub fn outputs(&self) -> impl Iterator<Item = (&str, usize)> {
+        self.outputs.iter().map(|(n, i)| (n.as_str(), *i as usize))
+    }
+
+    /// The kind of a value.
+    pub fn kind(&self, v: Value) -> Result<Kind> {
+        Ok(self.nodes[self.check(v, "kind")? as usize].kind)
+    }
+
+    fn check(&self, v: Value, op: &str) -> Result<u32> {
+        if v.program != self.tag || v.id as usize >= self.nodes.len() {
+            return op_err(op, "the value belongs to another program");
+        }
+        Ok(v.id)
+    }
+
+    fn kind_of(&self, id: u32) -> Kind {
+        self.nodes[id as usize].kind
+    }
+
+    fn push(&mut self, op: Op, kind: Kind) -> Result<Value> {
+        if self.nodes.len() >= MAX_NODES {
+            return op_err(
+                op.name(),
+                format!("a program has at most {MAX_NODES} nodes"),
+            );
+        }
+        self.nodes.push(Node { op, kind });
+        Ok(Value {
+            program: self.tag,
+            id: self.nodes.len() as u32 - 1,
+        })
+    }
+
+    /// Records `op` after checking it against the earlier nodes; used by the
+    /// builder methods and by the loader, so both check the same rules.
+    pub(crate) fn record(&mut self, op: Op) -> Result<Value> {
+        let name = op.name();
+        for id in op.operands() {
+            if id as usize >= self.nodes.len() {
+                return op_err(name, format!("operand {id} is not an earlier value"));
+            }
+        }
+        let kind = self.result_kind(&op)?;
+        self.push(op, kind)
+    }
+
+    fn result_kind(&self, op: &Op) -> Result<Kind> {
+        let name = op.name();
+        let same = |a: u32, b: u32| -> Result<(Kind, Kind)> {
+            let (ka, kb) = (self.kind_of(a), self.kind_of(b));
+            if !ka.same_shape(&kb) {
+                return op_err(
+                    name,
+                    format!("operands differ: {} and {}", ka.describe(), kb.describe()),
+                );
+            }
+            Ok((ka, kb))
+        };
+        let not_bit = |k: Kind| -> Result<Kind> {
+            if let Kind::Bit { .. } = k {
+                return op_err(name, "arithmetic on bits is not supported (use select)");
+            }
+            Ok(k)
+        };
+        let scalar_fits = |k: Kind, s: Scalar| -> Result<()> {
+            match (k.is_integer(), s) {
+                (true, Scalar::Int(_)) => Ok(()),
+                (false, Scalar::Real(r)) if r.is_finite() => Ok(()),
+                _ => op_err(
+                    name,
+                    format!("constant {s:?} does not fit {}", k.describe()),
+                ),
+            }
+        };
+        let abs = |s: Scalar| match s {
+            Scalar::Int(i) => i.unsigned_abs(),
+            Scalar::Real(_) => 0,
+        };
+        match op {
+            Op::Input { name: n, kind } => {
+                check_name(name, n)?;
+                if self
+                    .nodes
+                    .iter()
+                    .any(|nd| matches!(&nd.op, Op::Input { name: m, .. } if m == n))
+                {
+                    return op_err(name, format!("input {n:?} is declared twice"));
+                }
+                let len = kind.len();
+                if !(1..=MAX_LEN).contains(&len) {
+                    return op_err(name, format!("length {len} is outside 1..={MAX_LEN}"));
+                }
+                match *kind {
+                    Kind::Modular { modulus, .. } if !(2..1 << 40).contains(&modulus) => {
+                        op_err(name, format!("modulus {modulus} is outside 2..2^40"))
+                    }
+                    Kind::Signed { bound, .. } if bound == 0 || bound > MAX_SIGNED_BOUND => {
+                        op_err(name, format!("bound {bound} is outside 1..=2^40"))
+                    }
+                    Kind::Uint { bits, .. } if !matches!(bits, 8 | 16 | 32 | 64) => {
+                        op_err(name, format!("{bits}-bit integers: 8, 16, 32 or 64 bits"))
+                    }
+                    k => Ok(k),
+                }
+            }
+            &Op::Add(a, b) | &Op::Sub(a, b) => {
+                let (ka, kb) = same(a, b)?;
+                match (not_bit(ka)?, kb) {
+                    (Kind::Signed { len, bound: x }, Kind::Signed { bound: y, .. }) => {
+                        Ok(Kind::Signed {
+                            len,
+                            bound: grow(name, || x.checked_add(y))?,
+                        })
+                    }
+                    (k, _) => Ok(k),
+                }
+            }
+            &Op::Mul(a, b) => {
+                let (ka, kb) = same(a, b)?;
+                match (not_bit(ka)?, kb) {
+                    (Kind::Signed { len, bound: x }, Kind::Signed { bound: y, .. }) => {
+                        Ok(Kind::Signed {
+                            len,
+                            bound: grow(name, || x.checked_mul(y))?,
+                        })
+                    }
+                    (k, _) => Ok(k),
+                }
+            }
+            &Op::AddScalar(a, s) | &Op::MulScalar(a, s) => {
+                let k = not_bit(self.kind_of(a))?;
+                scalar_fits(k, s)?;
+                match k {
+                    Kind::Signed { len, bound } => {
+                        let c = abs(s);
+                        let b = if matches!(op, Op::AddScalar(..)) {
+                            grow(name, || bound.checked_add(c))?
+                        } else {
+                            grow(name, || bound.checked_mul(c))?.max(1)
+                        };
+                        Ok(Kind::Signed { len, bound: b })
+                    }
+                    k => Ok(k),
+                }
+            }
+            &Op::Dot(a, b) => {
+                let (ka, kb) = same(a, b)?;
+                match (not_bit(ka)?, kb) {
+                    (Kind::Signed { len, bound: x }, Kind::Signed { bound: y, .. }) => {
+                        let b = grow(name, || x.checked_mul(y)?.checked_mul(len as u64))?;
+                        Ok(Kind::Signed { len: 1, bound: b })
+                    }
+                    (k, _) => Ok(k.with_len(1)),
+                }
+            }
+            Op::DotPlain(a, w) => {
+                let k = not_bit(self.kind_of(*a))?;
+                if w.len() != k.len() {
+                    return op_err(name, format!("{} weights for {}", w.len(), k.describe()));
+                }
+                for &s in w {
+                    scalar_fits(k, s)?;
+                }
+                match k {
+                    Kind::Signed { bound, .. } => {
+                        let b = grow(name, || {
+                            w.iter().try_fold(0u64, |acc, &s| {
+                                acc.checked_add(bound.checked_mul(abs(s))?)
+                            })
+                        })?;
+                        Ok(Kind::Signed {
+                            len: 1,
+                            bound: b.max(1),
+                        })
+                    }
+                    k => Ok(k.with_len(1)),
+                }
+            }
+            &Op::Sum(a) => match not_bit(self.kind_of(a))? {
+                Kind::Signed { len, bound } => Ok(Kind::Signed {
+                    len: 1,
+                    bound: grow(name, || bound.checked_mul(len as u64))?,
+                }),
+                k => Ok(k.with_len(1)),
+            },
+            Op::Polynomial(a, coeffs) => {
+                let k = not_bit(self.kind_of(*a))?;
+                if coeffs.is_empty() || coeffs.len() > MAX_DEGREE + 1 {
+                    return op_err(
+                        name,
+                        format!("{} coefficients: degree 0..={MAX_DEGREE}", coeffs.len()),
+                    );
+                }
+                for &s in coeffs {
+                    scalar_fits(k, s)?;
+                }
+                match k {
+                    Kind::Signed { len, bound } => {
+                        // sum |c_i| bound^i, by Horner on the bounds.
+                        let b = grow(name, || {
+                            coeffs.iter().rev().try_fold(0u64, |acc, &c| {
+                                acc.checked_mul(bound)?.checked_add(abs(c))
+                            })
+                        })?;
+                        Ok(Kind::Signed {
+                            len,
+                            bound: b.max(1),
+                        })
+                    }
+                    k => Ok(k),
+                }
+            }
+            Op::Chebyshev { x, coeffs, lo, hi } => {
+                let k = self.kind_of(*x);
+                if !matches!(k, Kind::Real { .. }) {
+                    return op_err(name, format!("needs reals, not {}", k.describe()));
+                }
+                if coeffs.is_empty()
+                    || coeffs.len() > MAX_DEGREE + 1
+                    || !(lo.is_finite() && hi.is_finite() && lo < hi)
+                    || coeffs.iter().any(|c| !c.is_finite())
+                {
+                    return op_err(
+                        name,
+                        "1..=64 finite coefficients on a finite interval lo < hi",
+                    );
+                }
+                Ok(k)
+            }
+            Op::MatVec { x, rows } => {
+                let k = self.kind_of(*x);
+                if !matches!(k, Kind::Real { .. }) {
+                    return op_err(
+                        name,
+                        format!(
+                            "needs reals, not {} (integer matrix products are not built)",
+                            k.describe()
+                        ),
+                    );
+                }
+                if rows.is_empty() || rows.len() > MAX_LEN {
+                    return op_err(name, format!("{} rows: 1..={MAX_LEN}", rows.len()));
+                }
+                if rows.iter().any(|r| r.len() != k.len()) {
+                    return op_err(name, format!("every row needs {} columns", k.len()));
+                }
+                if rows.iter().flatten().any(|v| !v.is_finite()) {
+                    return op_err(name, "matrix entries must be finite");
+                }
+                Ok(Kind::Real { len: rows.len() })
+            }
+            &Op::Compare(a, b, _) => {
+                let (ka, _) = same(a, b)?;
+                match ka {
+                    Kind::Uint { len, .. } | Kind::Signed { len, .. } => Ok(Kind::Bit { len }),
+                    k => op_err(
+                        name,
+                        format!("compares u8..u64 or signed integers, not {}", k.describe()),
+                    ),
+                }
+            }
+            &Op::CompareScalar(a, s, _) => match self.kind_of(a) {
+                k @ (Kind::Uint { len, .. } | Kind::Signed { len, .. }) => {
+                    scalar_fits(k, s)?;
+                    // Unsigned comparisons take constants of the values' width
+                    // (a wrapped constant would change the comparison's meaning).
+                    if let (Kind::Uint { bits, .. }, Scalar::Int(c)) = (k, s) {
+                        if c < 0 || (bits < 64 && c >= 1i64 << bits) {
+                            return op_err(name, format!("constant {c} is outside u{bits}"));
+                        }
+                    }
+                    Ok(Kind::Bit { len })
+                }
+                k => op_err(
+                    name,
+                    format!("compares u8..u64 or signed integers, not {}", k.describe()),
+                ),
+            },
+            &Op::Select { cond, a, b } => {
+                let (ka, _) = same(a, b)?;
+                let kc = self.kind_of(cond);
+                if kc != (Kind::Bit { len: ka.len() }) {
+                    return op_err(
+                        name,
+                        format!(
+                            "the condition must be {} bits, not {}",
+                            ka.len(),
+                            kc.describe()
+                        ),
+                    );
+                }
+                match ka {
+                    Kind::Uint { .. } => Ok(ka),
+                    k => op_err(
+                        name,
+                        format!("selects between u8..u64 values, not {}", k.describe()),
+                    ),
+                }
+            }
+            &Op::Argmax(a) => match self.kind_of(a) {
+                Kind::Uint { len, bits } if bits >= 64 || len as u64 <= 1 << bits => {
+                    Ok(Kind::Uint { len: 1, bits })
+                }
+                k => op_err(
+                    name,
+                    format!(
+                        "takes u8..u64 values whose indices fit their width, not {}",
+                        k.describe()
+                    ),
+                ),
+            },
+        }
+    }
+
+    /// Declares an encrypted input named `name` of kind `kind`.
+    pub fn input(&mut self, name: &str, kind: Kind) -> Result<Value> {
+        self.record(Op::Input {
+            name: name.to_string(),
+            kind,
+        })
+    }
+
+    /// Marks `v` as an output under `name`: it is decrypted for the key holder.
+    pub fn output(&mut self, name: &str, v: Value) -> Result<()> {
+        let id = self.check(v, "output")?;
+        check_name("output", name)?;
+        if self.outputs.iter().any(|(n, _)| n == name) {
+            return op_err("output", format!("output {name:?} is declared twice"));
+        }
+        self.outputs.push((name.to_string(), id));
+        Ok(())
+    }
+
+    fn unary(&mut self, name: &str, a: Value, f: impl FnOnce(u32) -> Op) -> Result<Value> {
+        let a = self.check(a, name)?;
+        self.record(f(a))
+    }
+
+    fn binary(
+        &mut self,
+        name: &str,
+        a: Value,
+        b: Value,
+        f: impl FnOnce(u32, u32) -> Op,
+    ) -> Result<Value> {
+        let (a, b) = (self.check(a, name)?, self.check(b, name)?);
+        self.record(f(a, b))
+    }
+
+    pub fn add(&mut self, a: Value, b: Value) -> Result<Value> {
+        self.binary("add", a, b, Op::Add)
+    }
+
+    pub fn sub(&mut self, a: Value, b: Value) -> Result<Value> {
+        self.binary("sub", a, b, Op::Sub)
+    }
+
+    /// Element-wise product.
+    pub fn mul(&mut self, a: Value, b: Value) -> Result<Value> {
+        self.binary("mul", a, b, Op::Mul)
+    }
+
+    pub fn add_scalar(&mut self, a: Value, c: Scalar) -> Result<Value> {
+        self.unary("add_scalar", a, |a| Op::AddScalar(a, c))
+    }
+
+    pub fn mul_scalar(&mut self, a: Value, c: Scalar) -> Result<Value> {
+        self.unary("mul_scalar", a, |a| Op::MulScalar(a, c))
+    }
+
+    /// Inner product of two encrypted vectors.
+    pub fn dot(&mut self, a: Value, b: Value) -> Result<Value> {
+        self.binary("dot", a, b, Op::Dot)
+    }
+
+    /// Inner product with plaintext weights.
+    pub fn dot_plain(&mut self, a: Value, weights: &[Scalar]) -> Result<Value> {
+        self.unary("dot_plain", a, |a| Op::DotPlain(a, weights.to_vec()))
+    }
+
+    /// Sum of a vector's values.
+    pub fn sum(&mut self, a: Value) -> Result<Value> {
+        self.unary("sum", a, Op::Sum)
+    }
+
+    /// sum_i coeffs_i x^i element-wise.
+    pub fn polynomial(&mut self, a: Value, coeffs: &[Scalar]) -> Result<Value> {
+        self.unary("polynomial", a, |a| Op::Polynomial(a, coeffs.to_vec()))
+    }
+
+    /// A Chebyshev series on [lo, hi] element-wise (activations on reals).
+    pub fn chebyshev(&mut self, a: Value, coeffs: &[f64], lo: f64, hi: f64) -> Result<Value> {
+        self.unary("chebyshev", a, |x| Op::Chebyshev {
+            x,
+            coeffs: coeffs.to_vec(),
+            lo,
+            hi,
+        })
+    }
+
+    /// `rows` (plaintext) times the encrypted real vector `a`.
+    pub fn matvec(&mut self, rows: &[Vec<f64>], a: Value) -> Result<Value> {
+        self.unary("matvec", a, |x| Op::MatVec {
+            x,
+            rows: rows.to_vec(),
+        })
+    }
+
+    /// Element-wise comparison: bits.
+    pub fn compare(&mut self, a: Value, cmp: Cmp, b: Value) -> Result<Value> {
+        self.binary("compare", a, b, |a, b| Op::Compare(a, b, cmp))
+    }
+
+    /// Element-wise comparison with a constant: bits.
+    pub fn compare_scalar(&mut self, a: Value, cmp: Cmp, c: Scalar) -> Result<Value> {
+        self.unary("compare_scalar", a, |a| Op::CompareScalar(a, c, cmp))
+    }
+
+    /// Element-wise `a >= threshold`.
+    pub fn threshold(&mut self, a: Value, threshold: Scalar) -> Result<Value> {
+        self.compare_scalar(a, Cmp::Ge, threshold)
+    }
+
+    /// The index of the largest value (the first on ties), as a value of
+    /// the vector's width.
+    pub fn argmax(&mut self, a: Value) -> Result<Value> {
+        self.unary("argmax", a, Op::Argmax)
+    }
+
+    /// Element-wise `if cond then a else b`.
+    pub fn select(&mut self, cond: Value, a: Value, b: Value) -> Result<Value> {
+        let c = self.check(cond, "select")?;
+        self.binary("select", a, b, |a, b| Op::Select { cond: c, a, b })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err_op(r: Result<Value>) -> String {
+        match r {
+            Err(Error::Program { op, .. }) => op,
+            other => panic!("expected a program error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn kinds_flow_through_operations() {
+        let mut p = Program::new();
+        let x = p.input("x", Kind::Signed { len: 4, bound: 10 }).unwrap();
+        let y = p.input("y", Kind::Signed { len: 4, bound: 3 }).unwrap();
+        let s = p.add(x, y).unwrap();
+        assert_eq!(p.kind(s).unwrap(), Kind::Signed { len: 4, bound: 13 });
+        let m = p.mul(x, y).unwrap();
+        assert_eq!(p.kind(m).unwrap(), Kind::Signed { len: 4, bound: 30 });
+        let d = p.dot(x, y).unwrap();
+        assert_eq!(p.kind(d).unwrap(), Kind::Signed { len: 1, bound: 120 });
+        let poly = p
+            .polynomial(x, &[Scalar::Int(7), Scalar::Int(5), Scalar::Int(-2)])
+            .unwrap();
+        assert_eq!(
+            p.kind(poly).unwrap(),
+            Kind::Signed {
+                len: 4,
+                bound: 7 + 50 + 200
+            }
+        );
+        let t = p.threshold(d, Scalar::Int(5)).unwrap();
+        assert_eq!(p.kind(t).unwrap(), Kind::Bit { len: 1 });
+        let r = p.input("r", Kind::Real { len: 8 }).unwrap();
+        let h = p.matvec(&vec![vec![0.5; 8]; 3], r).unwrap();
+        assert_eq!(p.kind(h).unwrap(), Kind::Real { len: 3 });
+    }
+
+    #[test]
+    fn shape_and_kind_errors_name_the_operation() {
+        let mut p = Program::new();
+        let x = p.input("x", Kind::Real { len: 4 }).unwrap();
+        let y = p.input("y", Kind::Real { len: 5 }).unwrap();
+        let u = p.input("u", Kind::Uint { len: 4, bits: 8 }).unwrap();
+        assert_eq!(err_op(p.add(x, y)), "add");
+        assert_eq!(err_op(p.mul(x, u)), "mul");
+        assert_eq!(err_op(p.add_scalar(u, Scalar::Real(0.5))), "add_scalar");
+        assert_eq!(
+            err_op(p.compare_scalar(x, Cmp::Gt, Scalar::Real(0.0))),
+            "compare_scalar"
+        );
+        assert_eq!(err_op(p.matvec(&[vec![1.0; 3]], x)), "matvec");
+        assert_eq!(err_op(p.matvec(&[vec![1.0; 4]], u)), "matvec");
+        assert_eq!(err_op(p.dot_plain(x, &[Scalar::Real(1.0)])), "dot_plain");
+        assert_eq!(err_op(p.select(u, u, u)), "select");
+        assert_eq!(
+            err_op(p.compare_scalar(u, Cmp::Lt, Scalar::Int(256))),
+            "compare_scalar"
+        );
+        assert_eq!(
+            err_op(p.compare_scalar(u, Cmp::Lt, Scalar::Int(-1))),
+            "compare_scalar"
+        );
+        assert_eq!(err_op(p.input("x", Kind::Real { len: 1 })), "input");
+        assert_eq!(
+            err_op(p.input("z", Kind::Uint { len: 1, bits: 7 })),
+            "input"
+        );
+        let big = p
+            .input(
+                "b",
+                Kind::Signed {
+                    len: 2,
+                    bound: 1 << 30,
+                },
+            )
+            .unwrap();
+        assert_eq!(err_op(p.mul(big, big)), "mul");
+        let mut other = Program::new();
+        assert_eq!(err_op(other.sum(x)), "sum");
+    }
+}

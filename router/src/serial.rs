@@ -1,0 +1,483 @@
+//! Programs as bytes, so that a client can build one and a server run it.
+//!
+//! Format version 1, little-endian throughout:
+//!
+//! ```text
+//! program  = "TRSKPRG" version:u8(=1) nodes:u32 node* outputs:u32 output*
+//! node     = tag:u8 fields            (tags below; operands are u32 indices
+//!                                      of earlier nodes)
+//!   0 input          name kind
+//!   1 add / 2 sub / 3 mul / 6 dot / 12 compare(+cmp)   a:u32 b:u32
+//!   4 add_scalar / 5 mul_scalar                        a:u32 scalar
+//!   7 dot_plain / 9 polynomial                         a:u32 count:u32 scalar*
+//!   8 sum                                              a:u32
+//!   10 chebyshev     x:u32 lo:f64 hi:f64 count:u32 f64*
+//!   11 matvec        x:u32 rows:u32 cols:u32 f64*(rows*cols, row-major)
+//!   13 compare_scalar a:u32 scalar cmp
+//!   14 select        cond:u32 a:u32 b:u32
+//!   15 argmax        a:u32
+//! kind     = 0 modular len:u32 modulus:u64 | 1 signed len:u32 bound:u64
+//!          | 2 real len:u32 | 3 uint len:u32 bits:u8 | 4 bit len:u32
+//! scalar   = 0 i64 | 1 f64
+//! cmp      = 0 eq | 1 ne | 2 lt | 3 le | 4 gt | 5 ge
+//! name     = len:u8 bytes (1..=64 printable ASCII)
+//! output   = name node:u32
+//! ```
+//!
+//! Loading is validation: every count is checked against the bytes left
+//! before anything is allocated, and every node is recorded through the same
+//! checks as the builder (operands must be earlier nodes, so a loaded program
+//! is acyclic; kinds, shapes, bounds and names as when built). Trailing bytes
+//! are an error. The encoding is canonical: an accepted program re-encodes to
+//! the same bytes.
+
+use crate::error::{Error, Result};
+use crate::program::{Cmp, Kind, Op, Program, Scalar, MAX_NODES};
+
+const MAGIC: &[u8; 7] = b"TRSKPRG";
+/// The format version written and read.
+pub const PROGRAM_FORMAT_VERSION: u8 = 1;
+
+const CMPS: [Cmp; 6] = [Cmp::Eq, Cmp::Ne, Cmp::Lt, Cmp::Le, Cmp::Gt, Cmp::Ge];
+
+fn bad<T>(msg: impl Into<String>) -> Result<T> {
+    Err(Error::Format(msg.into()))
+}
+
+struct Writer(Vec<u8>);
+
+impl Writer {
+    fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
+    fn u32(&mut self, v: usize) {
+        self.0.extend_from_slice(&(v as u32).to_le_bytes());
+    }
+    fn u64(&mut self, v: u64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn f64(&mut self, v: f64) {
+        self.u64(v.to_bits());
+    }
+    fn name(&mut self, s: &str) {
+        self.u8(s.len() as u8);
+        self.0.extend_from_slice(s.as_bytes());
+    }
+    fn scalar(&mut self, s: &Scalar) {
+        match *s {
+            Scalar::Int(i) => {
+                self.u8(0);
+                self.u64(i as u64);
+            }
+            Scalar::Real(r) => {
+                self.u8(1);
+                self.f64(r);
+            }
+        }
+    }
+    fn scalars(&mut self, v: &[Scalar]) {
+        self.u32(v.len());
+        v.iter().for_each(|s| self.scalar(s));
+    }
+    fn cmp(&mut self, c: Cmp) {
+        self.u8(CMPS.iter().position(|&x| x == c).unwrap_or(0) as u8);
+    }
+    fn kind(&mut self, k: &Kind) {
+        match *k {
+            Kind::Modular { len, modulus } => {
+                self.u8(0);
+                self.u32(len);
+                self.u64(modulus);
+            }
+            Kind::Signed { len, bound } => {
+                self.u8(1);
+                self.u32(len);
+                self.u64(bound);
+            }
+            Kind::Real { len } => {
+                self.u8(2);
+                self.u32(len);
+            }
+            Kind::Uint { len, bits } => {
+                self.u8(3);
+                self.u32(len);
+                self.u8(bits as u8);
+            }
+            Kind::Bit { len } => {
+                self.u8(4);
+                self.u32(len);
+            }
+        }
+    }
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize) -> Result<&[u8]> {
+        if self.0.len() < n {
+            return bad(format!(
+                "truncated: {n} bytes needed, {} left",
+                self.0.len()
+            ));
+        }
+        let (head, tail) = self.0.split_at(n);
+        self.0 = tail;
+        Ok(head)
+    }
+    fn u8(&mut self) -> Result<u8> {
+        Ok(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Result<u32> {
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().expect("4 bytes"),
+        ))
+    }
+    fn u64(&mut self) -> Result<u64> {
+        Ok(u64::from_le_bytes(
+            self.take(8)?.try_into().expect("8 bytes"),
+        ))
+    }
+    fn f64(&mut self) -> Result<f64> {
+        Ok(f64::from_bits(self.u64()?))
+    }
+    /// A count of items of at least `item` bytes each, checked against the
+    /// bytes left (so no allocation exceeds the input's size).
+    fn count(&mut self, item: usize) -> Result<usize> {
+        let n = self.u32()? as usize;
+        if n.saturating_mul(item) > self.0.len() {
+            return bad(format!("count {n} exceeds the bytes left"));
+        }
+        Ok(n)
+    }
+    fn len(&mut self) -> Result<usize> {
+        Ok(self.u32()? as usize)
+    }
+    fn name(&mut self) -> Result<String> {
+        let n = self.u8()? as usize;
+        String::from_utf8(self.take(n)?.to_vec())
+            .map_err(|_| Error::Format("name is not UTF-8".into()))
+    }
+    fn scalar(&mut self) -> Result<Scalar> {
+        match self.u8()? {
+            0 => Ok(Scalar::Int(self.u64()? as i64)),
+            1 => Ok(Scalar::Real(self.f64()?)),
+            t => bad(format!("scalar tag {t}")),
+        }
+    }
+    fn scalars(&mut self) -> Result<Vec<Scalar>> {
+        let n = self.count(9)?;
+        (0..n).map(|_| self.scalar()).collect()
+    }
+    fn f64s(&mut self, n: usize) -> Result<Vec<f64>> {
+        if n.saturating_mul(8) > self.0.len() {
+            return bad(format!("{n} reals exceed the bytes left"));
+        }
+        (0..n).map(|_| self.f64()).collect()
+    }
+    fn cmp(&mut self) -> Result<Cmp> {
+        let t = self.u8()? as usize;
+        CMPS.get(t)
+            .copied()
+            .ok_or_else(|| Error::Format(format!("comparison tag {t}")))
+    }
+    fn kind(&mut self) -> Result<Kind> {
+        Ok(match self.u8()? {
+            0 => Kind::Modular {
+                len: self.len()?,
+                modulus: self.u64()?,
+            },
+            1 => Kind::Signed {
+                len: self.len()?,
+                bound: self.u64()?,
+            },
+            2 => Kind::Real { len: self.len()? },
+            3 => Kind::Uint {
+                len: self.len()?,
+                bits: self.u8()? as u32,
+            },
+            4 => Kind::Bit { len: self.len()? },
+            t => return bad(format!("kind tag {t}")),
+        })
+    }
+}
+
+impl Program {
+    /// The program's bytes (format above).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut w = Writer(MAGIC.to_vec());
+        w.u8(PROGRAM_FORMAT_VERSION);
+        w.u32(self.nodes.len());
+        for node in &self.nodes {
+            match &node.op {
+                Op::Input { name, kind } => {
+                    w.u8(0);
+                    w.name(name);
+                    w.kind(kind);
+                }
+                &Op::Add(a, b) | &Op::Sub(a, b) | &Op::Mul(a, b) | &Op::Dot(a, b) => {
+                    w.u8(match node.op {
+                        Op::Add(..) => 1,
+                        Op::Sub(..) => 2,
+                        Op::Mul(..) => 3,
+                        _ => 6,
+                    });
+                    w.u32(a as usize);
+                    w.u32(b as usize);
+                }
+                Op::AddScalar(a, s) | Op::MulScalar(a, s) => {
+                    w.u8(if matches!(node.op, Op::AddScalar(..)) {
+                        4
+                    } else {
+                        5
+                    });
+                    w.u32(*a as usize);
+                    w.scalar(s);
+                }
+                Op::DotPlain(a, v) | Op::Polynomial(a, v) => {
+                    w.u8(if matches!(node.op, Op::DotPlain(..)) {
+                        7
+                    } else {
+                        9
+                    });
+                    w.u32(*a as usize);
+                    w.scalars(v);
+                }
+                Op::Sum(a) | Op::Argmax(a) => {
+                    w.u8(if matches!(node.op, Op::Sum(..)) {
+                        8
+                    } else {
+                        15
+                    });
+                    w.u32(*a as usize);
+                }
+                Op::Chebyshev { x, coeffs, lo, hi } => {
+                    w.u8(10);
+                    w.u32(*x as usize);
+                    w.f64(*lo);
+                    w.f64(*hi);
+                    w.u32(coeffs.len());
+                    coeffs.iter().for_each(|&c| w.f64(c));
+                }
+                Op::MatVec { x, rows } => {
+                    w.u8(11);
+                    w.u32(*x as usize);
+                    w.u32(rows.len());
+                    w.u32(rows.first().map_or(0, Vec::len));
+                    rows.iter().flatten().for_each(|&v| w.f64(v));
+                }
+                &Op::Compare(a, b, c) => {
+                    w.u8(12);
+                    w.u32(a as usize);
+                    w.u32(b as usize);
+                    w.cmp(c);
+                }
+                Op::CompareScalar(a, s, c) => {
+                    w.u8(13);
+                    w.u32(*a as usize);
+                    w.scalar(s);
+                    w.cmp(*c);
+                }
+                &Op::Select { cond, a, b } => {
+                    w.u8(14);
+                    w.u32(cond as usize);
+                    w.u32(a as usize);
+                    w.u32(b as usize);
+                }
+            }
+        }
+        w.u32(self.outputs.len());
+        for (name, v) in &self.outputs {
+            w.name(name);
+            w.u32(*v as usize);
+        }
+        w.0
+    }
+
+    /// Loads and validates a program (see the module documentation).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Program> {
+        let mut r = Reader(bytes);
+        if r.take(MAGIC.len())? != MAGIC {
+            return bad("not a triskel program (magic)");
+        }
+        let version = r.u8()?;
+        if version != PROGRAM_FORMAT_VERSION {
+            return bad(format!(
+                "format version {version}; this build reads {PROGRAM_FORMAT_VERSION}"
+            ));
+        }
+        let count = r.count(5)?;
+        if count > MAX_NODES {
+            return bad(format!("{count} nodes; at most {MAX_NODES}"));
+        }
+        let mut p = Program::new();
+        for _ in 0..count {
+            let op = match r.u8()? {
+                0 => Op::Input {
+                    name: r.name()?,
+                    kind: r.kind()?,
+                },
+                1 => Op::Add(r.u32()?, r.u32()?),
+                2 => Op::Sub(r.u32()?, r.u32()?),
+                3 => Op::Mul(r.u32()?, r.u32()?),
+                4 => Op::AddScalar(r.u32()?, r.scalar()?),
+                5 => Op::MulScalar(r.u32()?, r.scalar()?),
+                6 => Op::Dot(r.u32()?, r.u32()?),
+                7 => Op::DotPlain(r.u32()?, r.scalars()?),
+                8 => Op::Sum(r.u32()?),
+                9 => Op::Polynomial(r.u32()?, r.scalars()?),
+                10 => {
+                    let (x, lo, hi) = (r.u32()?, r.f64()?, r.f64()?);
+                    let n = r.count(8)?;
+                    Op::Chebyshev {
+                        x,
+                        coeffs: r.f64s(n)?,
+                        lo,
+                        hi,
+                    }
+                }
+                11 => {
+                    let (x, rows, cols) = (r.u32()?, r.len()?, r.len()?);
+                    let all = r.f64s(rows.saturating_mul(cols))?;
+                    let rows = all.chunks(cols.max(1)).map(<[f64]>::to_vec).collect();
+                    Op::MatVec { x, rows }
+                }
+                12 => Op::Compare(r.u32()?, r.u32()?, r.cmp()?),
+                13 => Op::CompareScalar(r.u32()?, r.scalar()?, r.cmp()?),
+                15 => Op::Argmax(r.u32()?),
+                14 => Op::Select {
+                    cond: r.u32()?,
+                    a: r.u32()?,
+                    b: r.u32()?,
+                },
+                t => return bad(format!("operation tag {t}")),
+            };
+            if matches!(&op, Op::MatVec { rows, .. } if rows.is_empty()) {
+                return bad("matvec: a matrix without entries");
+            }
+            p.record(op)?;
+        }
+        let outputs = r.count(6)?;
+        for _ in 0..outputs {
+            let name = r.name()?;
+            let id = r.u32()?;
+            if id as usize >= p.nodes.len() {
+                return bad(format!(
+                    "output {name:?} names value {id}, which does not exist"
+                ));
+            }
+            let v = crate::program::Value { program: p.tag, id };
+            p.output(&name, v)?;
+        }
+        if !r.0.is_empty() {
+            return bad(format!("{} trailing bytes", r.0.len()));
+        }
+        Ok(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Program {
+        let mut p = Program::new();
+        let x = p.input("x", Kind::Signed { len: 3, bound: 9 }).unwrap();
+        let y = p
+            .input(
+                "y",
+                Kind::Modular {
+                    len: 2,
+                    modulus: 65537,
+                },
+            )
+            .unwrap();
+        let r = p.input("r", Kind::Real { len: 4 }).unwrap();
+        let u = p.input("u", Kind::Uint { len: 2, bits: 16 }).unwrap();
+        let d = p
+            .dot_plain(x, &[Scalar::Int(1), Scalar::Int(-2), Scalar::Int(3)])
+            .unwrap();
+        let t = p.threshold(d, Scalar::Int(4)).unwrap();
+        let yy = p.mul(y, y).unwrap();
+        let ys = p.add_scalar(yy, Scalar::Int(5)).unwrap();
+        let m = p
+            .matvec(&[vec![0.5, 1.0, -1.0, 2.0], vec![0.0; 4]], r)
+            .unwrap();
+        let c = p.chebyshev(m, &[0.5, 0.25], -2.0, 2.0).unwrap();
+        let s = p.sum(c).unwrap();
+        let pr = p
+            .polynomial(r, &[Scalar::Real(1.0), Scalar::Real(-0.5)])
+            .unwrap();
+        let g = p.compare(u, Cmp::Le, u).unwrap();
+        let sel = p.select(g, u, u).unwrap();
+        let ms = p.mul_scalar(sel, Scalar::Int(3)).unwrap();
+        let am = p.argmax(ms).unwrap();
+        p.output("am", am).unwrap();
+        for (n, v) in [("t", t), ("ys", ys), ("s", s), ("pr", pr), ("ms", ms)] {
+            p.output(n, v).unwrap();
+        }
+        p
+    }
+
+    fn same(a: &Program, b: &Program) -> bool {
+        a.nodes == b.nodes && a.outputs == b.outputs
+    }
+
+    #[test]
+    fn programs_round_trip_byte_for_byte() {
+        let p = sample();
+        let bytes = p.to_bytes();
+        let q = Program::from_bytes(&bytes).unwrap();
+        assert!(same(&p, &q));
+        assert_eq!(q.to_bytes(), bytes);
+    }
+
+    #[test]
+    fn malformed_bytes_are_refused() {
+        let bytes = sample().to_bytes();
+        for cut in 0..bytes.len() {
+            assert!(Program::from_bytes(&bytes[..cut]).is_err(), "prefix {cut}");
+        }
+        let mut long = bytes.clone();
+        long.push(0);
+        assert!(Program::from_bytes(&long).is_err());
+        let mut version = bytes.clone();
+        version[7] = 2;
+        assert!(
+            matches!(Program::from_bytes(&version), Err(Error::Format(m)) if m.contains("version"))
+        );
+        // An operand that is not an earlier node (a cycle or a forward
+        // reference): node 4 (dot_plain) pointing at itself.
+        let mut p = Program::new();
+        let x = p.input("x", Kind::Real { len: 2 }).unwrap();
+        let s = p.sum(x).unwrap();
+        p.output("s", s).unwrap();
+        let mut b = p.to_bytes();
+        let sum_operand = b.len() - 4 - 1 - 1 - 4 - 4;
+        b[sum_operand..sum_operand + 4].copy_from_slice(&1u32.to_le_bytes());
+        assert!(matches!(Program::from_bytes(&b), Err(Error::Program { op, .. }) if op == "sum"));
+        // Huge counts are refused before any allocation.
+        let mut huge = MAGIC.to_vec();
+        huge.push(PROGRAM_FORMAT_VERSION);
+        huge.extend_from_slice(&u32::MAX.to_le_bytes());
+        assert!(Program::from_bytes(&huge).is_err());
+        // A loaded kind is checked as a built one: 7-bit integers.
+        let mut p = Program::new();
+        let u = p.input("u", Kind::Uint { len: 1, bits: 8 }).unwrap();
+        p.output("u", u).unwrap();
+        let mut b = p.to_bytes();
+        let bits_at = 7 + 1 + 4 + 1 + 1 + 1 + 1 + 4;
+        assert_eq!(b[bits_at], 8);
+        b[bits_at] = 7;
+        assert!(matches!(Program::from_bytes(&b), Err(Error::Program { op, .. }) if op == "input"));
+        // Non-finite reals never load.
+        let mut p = Program::new();
+        let r = p.input("r", Kind::Real { len: 1 }).unwrap();
+        let m = p.mul_scalar(r, Scalar::Real(2.0)).unwrap();
+        p.output("m", m).unwrap();
+        let mut b = p.to_bytes();
+        let real_at = b.len() - 4 - (1 + 1) - 4 - 8;
+        b[real_at..real_at + 8].copy_from_slice(&f64::NAN.to_bits().to_le_bytes());
+        assert!(Program::from_bytes(&b).is_err());
+    }
+}

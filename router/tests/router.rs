@@ -1,0 +1,489 @@
+//! The router: engine and parameter choice over a table of programs (with a
+//! fixed cost table), refusals before any work, and end-to-end runs that
+//! decrypt and compare with the plaintext computation.
+
+use std::collections::BTreeMap;
+
+use triskel::{
+    attest_outputs, verify_output, Cmp, CostModel, Engine, Error, Kind, Placement, PlainValue,
+    Plan, Program, Scalar, Session, StepKind,
+};
+
+fn costs() -> CostModel {
+    CostModel::builtin()
+}
+
+fn plan_of(p: &Program) -> Plan {
+    triskel::plan(p, &costs()).expect("plans")
+}
+
+fn refused_at(p: &Program, costs: &CostModel) -> String {
+    match triskel::plan(p, costs) {
+        Err(Error::Refused { op, .. }) => op,
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+/// (engine, parameter set) of the step computing output 0.
+fn output_route(plan: &Plan) -> (Engine, String) {
+    let (_, v) = plan.program.outputs().next().unwrap();
+    let step = plan
+        .steps
+        .iter()
+        .find(
+            |s| matches!(s.kind, StepKind::Op(i) | StepKind::Transition { node: i, .. } if i == v),
+        )
+        .unwrap();
+    (step.engine, step.params.clone())
+}
+
+fn signed(p: &mut Program, name: &str, len: usize, bound: u64) -> triskel::Value {
+    p.input(name, Kind::Signed { len, bound }).unwrap()
+}
+
+fn mul_chain(kind: Kind, depth: usize) -> Program {
+    let mut p = Program::new();
+    let x = p.input("x", kind).unwrap();
+    let mut v = x;
+    for _ in 0..depth {
+        v = p.mul(v, x).unwrap();
+    }
+    let out = p.add(v, x).unwrap();
+    p.output("y", out).unwrap();
+    p
+}
+
+#[test]
+fn capability_rules_pick_the_engine_and_the_smallest_set_that_fits() {
+    let real = Kind::Real { len: 8 };
+    let int = Kind::Signed { len: 8, bound: 10 };
+    let cases: Vec<(Program, Engine, &str)> = vec![
+        (mul_chain(real, 0), Engine::Ckks, "ckks-n8192"),
+        (mul_chain(real, 3), Engine::Ckks, "ckks-n8192-d3"),
+        (mul_chain(real, 5), Engine::Ckks, "ckks-n16384"),
+        (mul_chain(real, 12), Engine::Ckks, "ckks-n32768"),
+        (mul_chain(int, 0), Engine::Bfv, "bfv-n4096-shallow"),
+        (mul_chain(int, 1), Engine::Bfv, "bfv-n4096"),
+        (
+            mul_chain(Kind::Uint { len: 1, bits: 8 }, 1),
+            Engine::Tfhe,
+            "TFHE_MESSAGE_2_CARRY_2_2M128",
+        ),
+    ];
+    for (p, engine, set) in cases {
+        let plan = plan_of(&p);
+        let (e, s) = output_route(&plan);
+        assert_eq!(e, engine, "{}", plan.explain());
+        assert!(
+            s.starts_with(set) && !s[set.len()..].starts_with("-d"),
+            "{s} for {set}\n{}",
+            plan.explain()
+        );
+    }
+    // The plaintext modulus comes from the program's bounds: a prime = 1 mod 2n above 2 * bound.
+    let plan = plan_of(&mul_chain(int, 0));
+    let t = plan.bfv[0].params.plain_modulus();
+    assert!(t > 2 * 20 && t % (2 * plan.bfv[0].params.n() as u64) == 1);
+
+    // Comparisons need TFHE; a comparison of BFV values is a transition.
+    let mut p = Program::new();
+    let x = signed(&mut p, "x", 4, 100);
+    let w = vec![Scalar::Int(3); 4];
+    let score = p.dot_plain(x, &w).unwrap();
+    let decision = p.threshold(score, Scalar::Int(50)).unwrap();
+    p.output("d", decision).unwrap();
+    let plan = plan_of(&p);
+    assert_eq!(plan.placements[score.index()], Placement::Bfv(0));
+    assert_eq!(plan.placements[decision.index()], Placement::BfvToTfhe(0));
+    assert!(plan.steps.iter().any(|s| s.kind
+        == StepKind::Transition {
+            node: decision.index(),
+            from: Engine::Bfv,
+            to: Engine::Tfhe
+        }));
+    assert!(plan.route().contains("transition bfv->tfhe"));
+
+    // A 64-bit addition cannot use BFV coefficients (t = 2^64 does not fit).
+    let mut p = Program::new();
+    let a = p.input("a", Kind::Uint { len: 2, bits: 64 }).unwrap();
+    let s = p.add(a, a).unwrap();
+    p.output("s", s).unwrap();
+    assert_eq!(plan_of(&p).placements[s.index()], Placement::Tfhe);
+}
+
+fn u8_sum_program() -> (Program, triskel::Value) {
+    let mut p = Program::new();
+    let a = p.input("a", Kind::Uint { len: 16, bits: 8 }).unwrap();
+    let b = p.input("b", Kind::Uint { len: 16, bits: 8 }).unwrap();
+    let s = p.add(a, b).unwrap();
+    let s = p.add_scalar(s, Scalar::Int(200)).unwrap();
+    p.output("s", s).unwrap();
+    (p, s)
+}
+
+#[test]
+fn cost_rules_choose_between_engines_and_sets() {
+    // u8 additions: BFV with coefficient encoding is far cheaper than TFHE...
+    let (p, s) = u8_sum_program();
+    let plan = plan_of(&p);
+    assert!(
+        matches!(plan.placements[s.index()], Placement::Bfv(_)),
+        "{}",
+        plan.explain()
+    );
+    assert_eq!(plan.bfv[0].params.plain_modulus(), 256);
+    // ... unless the table says otherwise.
+    let mut expensive = costs();
+    for (k, v) in expensive.costs.iter_mut() {
+        if k.starts_with("bfv/") {
+            *v *= 1e9;
+        }
+    }
+    assert_eq!(
+        triskel::plan(&p, &expensive).unwrap().placements[s.index()],
+        Placement::Tfhe
+    );
+    // Between sets: when the smallest CKKS set is measured slow, the next one wins.
+    let p = mul_chain(Kind::Real { len: 8 }, 1);
+    assert_eq!(output_route(&plan_of(&p)).1, "ckks-n8192");
+    let mut slow = costs();
+    for (k, v) in slow.costs.iter_mut() {
+        if k.starts_with("ckks/ckks-n8192/") {
+            *v *= 1e6;
+        }
+    }
+    assert_eq!(
+        output_route(&triskel::plan(&p, &slow).unwrap()).1,
+        "ckks-n8192-d3"
+    );
+    // Predictions are the table's arithmetic: doubling every cost doubles the plan.
+    let mut double = costs();
+    double.costs.values_mut().for_each(|v| *v *= 2.0);
+    let (a, b) = (
+        plan_of(&p).predicted_ns(),
+        triskel::plan(&p, &double).unwrap().predicted_ns(),
+    );
+    assert!((b / a - 2.0).abs() < 1e-9);
+}
+
+#[test]
+fn programs_that_cannot_run_are_refused_before_any_work() {
+    let c = costs();
+    assert_eq!(refused_at(&mul_chain(Kind::Real { len: 4 }, 17), &c), "mul");
+    assert_eq!(
+        refused_at(&mul_chain(Kind::Signed { len: 4, bound: 2 }, 20), &c),
+        "mul"
+    );
+    let mut p = Program::new();
+    // 65539 is prime but not 1 mod 2n for any set: no batching.
+    let x = p
+        .input(
+            "x",
+            Kind::Modular {
+                len: 4,
+                modulus: 65539,
+            },
+        )
+        .unwrap();
+    p.output("x", x).unwrap();
+    assert_eq!(refused_at(&p, &c), "input");
+    let p = Program::new();
+    assert_eq!(refused_at(&p, &c), "output");
+    // Unsupported operations never enter a program.
+    let mut p = Program::new();
+    let x = signed(&mut p, "x", 4, 3);
+    assert!(
+        matches!(p.matvec(&[vec![1.0; 4]], x), Err(Error::Program { op, .. }) if op == "matvec")
+    );
+
+    // Bad inputs are refused before keys or ciphertexts exist.
+    let mut p = Program::new();
+    let x = signed(&mut p, "x", 2, 5);
+    p.output("x", x).unwrap();
+    let mut plan = plan_of(&p);
+    let mut session = Session::with_costs(costs());
+    for bad in [
+        BTreeMap::new(),
+        BTreeMap::from([("x".to_string(), PlainValue::Ints(vec![1, 6]))]),
+        BTreeMap::from([("x".to_string(), PlainValue::Reals(vec![1.0, 2.0]))]),
+        BTreeMap::from([
+            ("x".to_string(), PlainValue::Ints(vec![1, 2])),
+            ("y".to_string(), PlainValue::Ints(vec![1])),
+        ]),
+    ] {
+        assert!(matches!(session.run(&mut plan, &bad), Err(Error::Input(_))));
+        assert!(
+            plan.steps.iter().all(|s| s.measured_ns.is_none()),
+            "no step ran"
+        );
+    }
+}
+
+fn ints(v: &[i128]) -> PlainValue {
+    PlainValue::Ints(v.to_vec())
+}
+
+#[test]
+fn bfv_programs_decrypt_to_the_plaintext_results() {
+    let xs: Vec<i128> = (0..5).map(|i| i * 7 - 13).collect();
+    let ys: Vec<i128> = (0..5).map(|i| 20 - i * 9).collect();
+    let mut p = Program::new();
+    let x = signed(&mut p, "x", 5, 30);
+    let y = signed(&mut p, "y", 5, 30);
+    let dot = p.dot(x, y).unwrap();
+    let cubic = [7, 5, 2, 3].map(Scalar::Int);
+    let poly = p.polynomial(x, &cubic).unwrap();
+    let sum = p.add(x, y).unwrap();
+    let sum = p.mul_scalar(sum, Scalar::Int(-3)).unwrap();
+    let sum = p.add_scalar(sum, Scalar::Int(4)).unwrap();
+    let total = p.sum(sum).unwrap();
+    let constant = p.polynomial(y, &[Scalar::Int(-9)]).unwrap();
+    for (name, v) in [
+        ("dot", dot),
+        ("poly", poly),
+        ("total", total),
+        ("constant", constant),
+    ] {
+        p.output(name, v).unwrap();
+    }
+    let mut plan = plan_of(&p);
+    assert!(plan.placements.iter().all(|pl| *pl == Placement::Bfv(0)));
+    let mut session = Session::with_costs(costs());
+    let inputs = BTreeMap::from([("x".to_string(), ints(&xs)), ("y".to_string(), ints(&ys))]);
+    let out = session.run(&mut plan, &inputs).unwrap();
+    let want_dot: i128 = xs.iter().zip(&ys).map(|(a, b)| a * b).sum();
+    let want_poly: Vec<i128> = xs
+        .iter()
+        .map(|x| 3 * x * x * x + 2 * x * x + 5 * x + 7)
+        .collect();
+    let want_total: i128 = xs.iter().zip(&ys).map(|(a, b)| -3 * (a + b) + 4).sum();
+    assert_eq!(out.get("dot"), Some(&ints(&[want_dot])));
+    assert_eq!(out.get("poly"), Some(&ints(&want_poly)));
+    assert_eq!(out.get("total"), Some(&ints(&[want_total])));
+    assert_eq!(out.get("constant"), Some(&ints(&[-9; 5])));
+    assert!(plan.steps.iter().all(|s| s.measured_ns.is_some()));
+    println!("{}", plan.explain());
+
+    // The deepest chain the planner allows on bfv-n4096 runs there.
+    let mut plan = plan_of(&mul_chain(Kind::Signed { len: 8, bound: 10 }, 1));
+    assert_eq!(plan.bfv[0].params.n(), 4096);
+    let x: Vec<i128> = (0..8).map(|i| i - 4).collect();
+    let out = session
+        .run(&mut plan, &BTreeMap::from([("x".to_string(), ints(&x))]))
+        .unwrap();
+    let want: Vec<i128> = x.iter().map(|v| v * v + v).collect();
+    assert_eq!(out.get("y"), Some(&ints(&want)));
+
+    // Integers modulo a batching prime wrap around.
+    let mut p = Program::new();
+    let x = p
+        .input(
+            "x",
+            Kind::Modular {
+                len: 3,
+                modulus: 65537,
+            },
+        )
+        .unwrap();
+    let sq = p.mul(x, x).unwrap();
+    let y = p.add_scalar(sq, Scalar::Int(65000)).unwrap();
+    p.output("y", y).unwrap();
+    let mut plan = plan_of(&p);
+    let out = session
+        .run(
+            &mut plan,
+            &BTreeMap::from([("x".to_string(), ints(&[1000, 65536, 3]))]),
+        )
+        .unwrap();
+    let want: Vec<i128> = [1000i128, 65536, 3]
+        .iter()
+        .map(|v| (v * v + 65000) % 65537)
+        .collect();
+    assert_eq!(out.get("y"), Some(&ints(&want)));
+
+    // u8 additions on BFV coefficients wrap modulo 256.
+    let (p, _) = u8_sum_program();
+    let mut plan = plan_of(&p);
+    let a: Vec<i128> = (0..16).map(|i| i * 17 % 256).collect();
+    let b: Vec<i128> = (0..16).map(|i| 255 - i * 3).collect();
+    let out = session
+        .run(
+            &mut plan,
+            &BTreeMap::from([("a".to_string(), ints(&a)), ("b".to_string(), ints(&b))]),
+        )
+        .unwrap();
+    let want: Vec<i128> = a.iter().zip(&b).map(|(x, y)| (x + y + 200) % 256).collect();
+    assert_eq!(out.get("s"), Some(&ints(&want)));
+}
+
+fn reals(p: &PlainValue) -> &[f64] {
+    match p {
+        PlainValue::Reals(v) => v,
+        other => panic!("expected reals, got {other:?}"),
+    }
+}
+
+fn close(got: &[f64], want: &[f64], tol: f64) {
+    assert_eq!(got.len(), want.len());
+    for (g, w) in got.iter().zip(want) {
+        assert!((g - w).abs() < tol, "{got:?} vs {want:?}");
+    }
+}
+
+#[test]
+fn ckks_programs_decrypt_within_the_error_bound() {
+    let xs: Vec<f64> = (0..6).map(|i| (i as f64 * 0.7).sin()).collect();
+    let ys: Vec<f64> = (0..6).map(|i| (i as f64 * 0.3).cos() - 0.5).collect();
+    let rows: Vec<Vec<f64>> = (0..3)
+        .map(|r| (0..6).map(|c| ((r * 6 + c) as f64 * 0.37).sin()).collect())
+        .collect();
+    let mut p = Program::new();
+    let x = p.input("x", Kind::Real { len: 6 }).unwrap();
+    let y = p.input("y", Kind::Real { len: 6 }).unwrap();
+    let dot = p.dot(x, y).unwrap();
+    // p(x) = 3x^3 + 2x^2 + 5x + 7 leaves 7 in the padding slots: the sum masks them.
+    let cubic = [7.0, 5.0, 2.0, 3.0].map(Scalar::Real);
+    let poly = p.polynomial(x, &cubic).unwrap();
+    let poly_sum = p.sum(poly).unwrap();
+    let mv = p.matvec(&rows, x).unwrap();
+    let scaled = p.mul_scalar(y, Scalar::Real(0.25)).unwrap();
+    let shifted = p.add_scalar(scaled, Scalar::Real(-1.5)).unwrap();
+    let weights: Vec<Scalar> = (0..6).map(|i| Scalar::Real(i as f64 - 2.5)).collect();
+    let wdot = p.dot_plain(shifted, &weights).unwrap();
+    for (name, v) in [
+        ("dot", dot),
+        ("poly_sum", poly_sum),
+        ("mv", mv),
+        ("shifted", shifted),
+        ("wdot", wdot),
+    ] {
+        p.output(name, v).unwrap();
+    }
+    let mut plan = plan_of(&p);
+    assert!(
+        plan.packing[poly_sum.index()].mask_operand,
+        "{}",
+        plan.explain()
+    );
+    let mut session = Session::with_costs(costs());
+    let inputs = BTreeMap::from([
+        ("x".to_string(), PlainValue::Reals(xs.clone())),
+        ("y".to_string(), PlainValue::Reals(ys.clone())),
+    ]);
+    let out = session.run(&mut plan, &inputs).unwrap();
+    let cub = |x: f64| 3.0 * x * x * x + 2.0 * x * x + 5.0 * x + 7.0;
+    let shifted_plain: Vec<f64> = ys.iter().map(|y| 0.25 * y - 1.5).collect();
+    close(
+        reals(out.get("dot").unwrap()),
+        &[xs.iter().zip(&ys).map(|(a, b)| a * b).sum()],
+        1e-4,
+    );
+    close(
+        reals(out.get("poly_sum").unwrap()),
+        &[xs.iter().map(|&x| cub(x)).sum()],
+        1e-3,
+    );
+    let mv_plain: Vec<f64> = rows
+        .iter()
+        .map(|r| r.iter().zip(&xs).map(|(a, b)| a * b).sum())
+        .collect();
+    close(reals(out.get("mv").unwrap()), &mv_plain, 1e-4);
+    close(reals(out.get("shifted").unwrap()), &shifted_plain, 1e-4);
+    let wdot_plain: f64 = shifted_plain
+        .iter()
+        .enumerate()
+        .map(|(i, v)| v * (i as f64 - 2.5))
+        .sum();
+    close(reals(out.get("wdot").unwrap()), &[wdot_plain], 1e-4);
+}
+
+#[test]
+fn tfhe_programs_decrypt_and_outputs_are_attested() {
+    let mut p = Program::new();
+    let a = p.input("a", Kind::Uint { len: 1, bits: 8 }).unwrap();
+    let b = p.input("b", Kind::Uint { len: 1, bits: 8 }).unwrap();
+    let gt = p.compare(a, Cmp::Gt, b).unwrap();
+    let max = p.select(gt, a, b).unwrap();
+    p.output("gt", gt).unwrap();
+    p.output("max", max).unwrap();
+    let mut plan = plan_of(&p);
+    assert!(plan.placements[2..].iter().all(|pl| *pl == Placement::Tfhe));
+    let mut session = Session::with_costs(costs());
+    let inputs = BTreeMap::from([
+        ("a".to_string(), ints(&[37])),
+        ("b".to_string(), ints(&[201])),
+    ]);
+    let out = session.run(&mut plan, &inputs).unwrap();
+    assert_eq!(out.get("gt"), Some(&PlainValue::Bits(vec![false])));
+    assert_eq!(out.get("max"), Some(&ints(&[201])));
+
+    let identity = triskel::attest::Identity::generate().unwrap();
+    let records = attest_outputs(&identity, &plan, &out, b"test context").unwrap();
+    let public = identity.public();
+    for ((name, value), record) in out.values.iter().zip(&records) {
+        verify_output(public, &plan, name, value, b"test context", record).unwrap();
+        assert!(verify_output(public, &plan, name, value, b"other context", record).is_err());
+        assert!(verify_output(
+            public,
+            &plan,
+            name,
+            &PlainValue::Bits(vec![true]),
+            b"test context",
+            record
+        )
+        .is_err());
+    }
+    // The record binds the plan: another routing decision does not verify.
+    let mut other = plan.clone();
+    other.tfhe = None;
+    let (name, value) = &out.values[0];
+    assert!(verify_output(public, &other, name, value, b"test context", &records[0]).is_err());
+}
+
+#[test]
+fn the_bfv_to_tfhe_transition_is_a_named_seam_until_built() {
+    let mut p = Program::new();
+    let x = signed(&mut p, "x", 2, 100);
+    let d = p.threshold(x, Scalar::Int(10)).unwrap();
+    p.output("d", d).unwrap();
+    let mut plan = plan_of(&p);
+    let mut session = Session::with_costs(costs());
+    let err = session
+        .run(
+            &mut plan,
+            &BTreeMap::from([("x".to_string(), ints(&[5, 50]))]),
+        )
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::Unsupported(m) if m.contains("BFV -> TFHE")),
+        "{err}"
+    );
+}
+
+#[test]
+fn argmax_and_thresholds_run_on_tfhe() {
+    let mut p = Program::new();
+    let v = p.input("v", Kind::Uint { len: 3, bits: 8 }).unwrap();
+    let i = p.argmax(v).unwrap();
+    p.output("i", i).unwrap();
+    let big = p.threshold(v, Scalar::Int(100)).unwrap();
+    p.output("big", big).unwrap();
+    let mut plan = plan_of(&p);
+    assert_eq!(plan.placements[i.index()], Placement::Tfhe);
+    let mut session = Session::with_costs(costs());
+    let out = session
+        .run(
+            &mut plan,
+            &BTreeMap::from([("v".to_string(), ints(&[17, 250, 250]))]),
+        )
+        .unwrap();
+    assert_eq!(out.get("i"), Some(&ints(&[1])));
+    assert_eq!(
+        out.get("big"),
+        Some(&PlainValue::Bits(vec![false, true, true]))
+    );
+    // An index must fit the values' width.
+    let mut p = Program::new();
+    let v = p.input("v", Kind::Uint { len: 257, bits: 8 }).unwrap();
+    assert!(matches!(p.argmax(v), Err(Error::Program { op, .. }) if op == "argmax"));
+}
