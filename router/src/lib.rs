@@ -16,6 +16,7 @@ pub use triskel_kernels as kernels;
 pub use triskel_tfhe as tfhe;
 
 pub mod measure;
+pub mod transition;
 
 /// The README's Rust examples run as doctests, so they stay true.
 #[cfg(doctest)]
