@@ -6,6 +6,7 @@ pub mod ckks_workloads;
 pub mod demo;
 pub mod info;
 pub mod tfhe_workloads;
+pub mod transition_workloads;
 pub mod workloads;
 
 /// Errors of the command-line program: printed, then exit status 1.
