@@ -49,7 +49,7 @@ fn match_decision_on_this_thread() -> Result<WorkloadReport, Error> {
     sorted.sort_unstable();
     let threshold = sorted[templates / 2];
     let mut expected: Vec<u64> = scores.iter().map(|&s| (s >= threshold) as u64).collect();
-    expected.push(expected.iter().any(|&b| b == 1) as u64);
+    expected.push(expected.contains(&1) as u64);
 
     let lut = server.lookup_table(|x| (x * x + 1) % 16)?;
     let mut stages: [Vec<f64>; 4] = Default::default();
