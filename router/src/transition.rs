@@ -59,16 +59,29 @@
 //! in [-t/4, t/4) and threshold in [-t/4, t/4], whose difference stays in
 //! [-t/2, t/2) (scores lie in [-128 127^2, 128 127^2], inside 2^21 = t/4).
 //!
+//! # CKKS -> TFHE
+//!
+//! The same path from a CKKS ciphertext's lowest prime q_0: a
+//! coefficient-encoded real x sits on the torus at scale x / q_0 (plus noise
+//! / q_0), and [`ckks_coefficients_above`] reads k = p + ceil(log2(q_0 /
+//! scale)) bits of it for p bits of precision: the decision is the sign of
+//! x - threshold rounded to a multiple of 2^-p, so it is exact whenever
+//! |x - threshold| >= 2^-p (plus the noise over the scale), for
+//! |x - threshold| < q_0 / (2 scale). CKKS ciphertexts carry no noise
+//! estimate yet: the analysis assumes a deviation of at most
+//! [`CKKS_NOISE_LOG2`] at q_0.
+//!
 //! # Other directions
 //!
 //! TFHE -> BFV/CKKS is not supported: there is no homomorphic path (it would
 //! need a ring packing key switch), and [`check_direction`] names it in its
-//! error; a plan must then take a key-holder round trip.
-//! CKKS -> TFHE is not built yet either (same error).
+//! error, as it does BFV <-> CKKS; a plan must then take a key-holder round
+//! trip.
 
 use rayon::prelude::*;
 use triskel_bfv as bfv;
-use triskel_ring::{LweCiphertext, LweKeySwitchKey, Reader};
+use triskel_ckks as ckks;
+use triskel_ring::{LweCiphertext, LweKeySwitchKey, LweSecretKey, Reader};
 use triskel_tfhe as tfhe;
 
 /// A TFHE block holding 0 or 1 (message space of the TFHE set, degree 1).
@@ -87,6 +100,7 @@ pub const MAX_TRANSITION_DIMENSION: usize = 8192;
 pub const FORMAT_VERSION: u8 = 1;
 const MAGIC: &[u8; 4] = b"TKTR";
 const KIND_BFV_TO_TFHE: u8 = 1;
+const KIND_CKKS_TO_TFHE: u8 = 2;
 
 /// The engines a value can live in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -100,10 +114,12 @@ pub enum Engine {
 }
 
 /// What can go wrong in a transition.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Error {
     /// From the BFV engine.
     Bfv(bfv::Error),
+    /// From the CKKS engine.
+    Ckks(ckks::Error),
     /// From the TFHE engine.
     Tfhe(tfhe::Error),
     /// Keys, ciphertexts or sets that do not belong together.
@@ -130,6 +146,12 @@ impl From<bfv::Error> for Error {
     }
 }
 
+impl From<ckks::Error> for Error {
+    fn from(e: ckks::Error) -> Self {
+        Error::Ckks(e)
+    }
+}
+
 impl From<tfhe::Error> for Error {
     fn from(e: tfhe::Error) -> Self {
         Error::Tfhe(e)
@@ -149,6 +171,7 @@ impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Error::Bfv(e) => write!(f, "BFV: {e}"),
+            Error::Ckks(e) => write!(f, "CKKS: {e}"),
             Error::Tfhe(e) => write!(f, "TFHE: {e}"),
             Error::Mismatch(m) => write!(f, "mismatch: {m}"),
             Error::OutOfRange(m) => write!(f, "out of range: {m}"),
@@ -164,10 +187,11 @@ impl std::fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// Ok for the directions built here (BFV -> TFHE); an error naming any other.
+/// Ok for the directions built here (BFV -> TFHE, CKKS -> TFHE); an error
+/// naming any other.
 pub fn check_direction(from: Engine, to: Engine) -> Result<()> {
     match (from, to) {
-        (Engine::Bfv, Engine::Tfhe) => Ok(()),
+        (Engine::Bfv | Engine::Ckks, Engine::Tfhe) => Ok(()),
         _ if from == to => Ok(()),
         _ => Err(Error::Unsupported {
             transition: format!("{from:?} -> {to:?}").to_uppercase(),
@@ -175,11 +199,38 @@ pub fn check_direction(from: Engine, to: Engine) -> Result<()> {
     }
 }
 
-/// The key that moves LWE ciphertexts extracted from one BFV set's
+/// The set whose ciphertexts a transition key takes coefficients of.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Source {
+    /// A BFV set.
+    Bfv(bfv::BfvParameters),
+    /// A CKKS set.
+    Ckks(ckks::CkksParameters),
+}
+
+impl Source {
+    /// Ring degree: the dimension of extracted LWE ciphertexts.
+    pub fn n(&self) -> usize {
+        match self {
+            Source::Bfv(p) => p.n(),
+            Source::Ckks(p) => p.n(),
+        }
+    }
+
+    /// The set's name.
+    pub fn name(&self) -> &str {
+        match self {
+            Source::Bfv(p) => p.name(),
+            Source::Ckks(p) => p.name(),
+        }
+    }
+}
+
+/// The key that moves LWE ciphertexts extracted from one BFV or CKKS set's
 /// ciphertexts to one TFHE set's small key. Public (an evaluation key);
 /// made by the holder of both secret keys.
 pub struct TransitionKey {
-    bfv: bfv::BfvParameters,
+    source: Source,
     tfhe: tfhe::TfheParameters,
     ksk: LweKeySwitchKey,
 }
@@ -189,18 +240,18 @@ impl std::fmt::Debug for TransitionKey {
         write!(
             f,
             "TransitionKey {{ {} -> {}, {:?} }}",
-            self.bfv.name(),
+            self.source.name(),
             self.tfhe.name,
             self.ksk
         )
     }
 }
 
-fn check_sizes(bfv_params: &bfv::BfvParameters, tfhe_params: &tfhe::TfheParameters) -> Result<()> {
-    if bfv_params.n() > MAX_TRANSITION_DIMENSION {
+fn check_sizes(source: &Source, tfhe_params: &tfhe::TfheParameters) -> Result<()> {
+    if source.n() > MAX_TRANSITION_DIMENSION {
         return Err(Error::OutOfRange(format!(
-            "BFV ring degree {} above the transition's {MAX_TRANSITION_DIMENSION}",
-            bfv_params.n()
+            "ring degree {} above the transition's {MAX_TRANSITION_DIMENSION}",
+            source.n()
         )));
     }
     if !matches!(tfhe_params.encoding, tfhe::Encoding::Integer { .. }) {
@@ -214,23 +265,37 @@ fn check_sizes(bfv_params: &bfv::BfvParameters, tfhe_params: &tfhe::TfheParamete
 impl TransitionKey {
     /// Made by the key holder from the BFV secret key and the TFHE client key.
     pub fn generate(bfv_key: &bfv::SecretKey, tfhe_key: &tfhe::ClientKey) -> Result<TransitionKey> {
-        let bfv_params = bfv_key.context().params().clone();
-        check_sizes(&bfv_params, tfhe_key.parameters())?;
-        let ksk = tfhe_key.key_switching_key_from(
-            &bfv_key.lwe_key(),
-            TRANSITION_BASE_LOG,
-            TRANSITION_LEVELS,
-        )?;
+        let source = Source::Bfv(bfv_key.context().params().clone());
+        Self::from_lwe_key(source, &bfv_key.lwe_key(), tfhe_key)
+    }
+
+    /// Made by the key holder from the CKKS secret key and the TFHE client key.
+    pub fn generate_for_ckks(
+        ckks_key: &ckks::SecretKey,
+        tfhe_key: &tfhe::ClientKey,
+    ) -> Result<TransitionKey> {
+        let source = Source::Ckks(ckks_key.context().params().clone());
+        Self::from_lwe_key(source, &ckks_key.lwe_key(), tfhe_key)
+    }
+
+    fn from_lwe_key(
+        source: Source,
+        lwe_key: &LweSecretKey,
+        tfhe_key: &tfhe::ClientKey,
+    ) -> Result<TransitionKey> {
+        check_sizes(&source, tfhe_key.parameters())?;
+        let ksk =
+            tfhe_key.key_switching_key_from(lwe_key, TRANSITION_BASE_LOG, TRANSITION_LEVELS)?;
         Ok(TransitionKey {
-            bfv: bfv_params,
+            source,
             tfhe: tfhe_key.parameters().clone(),
             ksk,
         })
     }
 
-    /// The BFV set it takes ciphertexts of.
-    pub fn bfv_parameters(&self) -> &bfv::BfvParameters {
-        &self.bfv
+    /// The set it takes ciphertexts of.
+    pub fn source(&self) -> &Source {
+        &self.source
     }
 
     /// The TFHE set it delivers to.
@@ -238,16 +303,19 @@ impl TransitionKey {
         &self.tfhe
     }
 
-    /// `"TKTR" | version: u8 | kind: u8 (1) | BFV parameters (u32 length +
-    /// their own versioned bytes) | TFHE set name (u8 length + UTF-8) |
-    /// key-switching key body (ring's seed-compressed layout: shape, seed,
-    /// one body word per row)`.
+    /// `"TKTR" | version: u8 | kind: u8 (1 = from BFV, 2 = from CKKS) |
+    /// source parameters (u32 length + their engine's own versioned bytes) |
+    /// TFHE set name (u8 length + UTF-8) | key-switching key body (ring's
+    /// seed-compressed layout: shape, seed, one body word per row)`.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
         out.extend_from_slice(MAGIC);
         out.push(FORMAT_VERSION);
-        out.push(KIND_BFV_TO_TFHE);
-        let params = self.bfv.to_bytes();
+        let (kind, params) = match &self.source {
+            Source::Bfv(p) => (KIND_BFV_TO_TFHE, p.to_bytes()),
+            Source::Ckks(p) => (KIND_CKKS_TO_TFHE, p.to_bytes()),
+        };
+        out.push(kind);
         out.extend_from_slice(&(params.len() as u32).to_le_bytes());
         out.extend_from_slice(&params);
         out.push(self.tfhe.name.len() as u8);
@@ -270,29 +338,38 @@ impl TransitionKey {
             return Err(Error::UnsupportedVersion(version));
         }
         let kind = r.u8()?;
-        if kind != KIND_BFV_TO_TFHE {
-            return Err(Error::Malformed(format!("transition kind {kind}")));
-        }
         let len = r.u32()? as usize;
-        let bfv_params = bfv::BfvParameters::from_bytes(r.take(len)?)?;
-        // The context build runs every check of the set.
-        bfv::BfvContext::new(bfv_params.clone())?;
+        let params = r.take(len)?;
+        // Each context build runs every check of its set.
+        let source = match kind {
+            KIND_BFV_TO_TFHE => {
+                let p = bfv::BfvParameters::from_bytes(params)?;
+                bfv::BfvContext::new(p.clone())?;
+                Source::Bfv(p)
+            }
+            KIND_CKKS_TO_TFHE => {
+                let p = ckks::CkksParameters::from_bytes(params)?;
+                ckks::CkksContext::new(p.clone())?;
+                Source::Ckks(p)
+            }
+            _ => return Err(Error::Malformed(format!("transition kind {kind}"))),
+        };
         let len = r.u8()? as usize;
         let name = std::str::from_utf8(r.take(len)?)
             .map_err(|_| Error::Malformed("TFHE set name".into()))?;
         let tfhe_params = tfhe::TfheParameters::by_name(name)?;
         tfhe_params.check()?;
-        check_sizes(&bfv_params, &tfhe_params)?;
+        check_sizes(&source, &tfhe_params)?;
         let ksk = LweKeySwitchKey::read_body(
             &mut r,
             TRANSITION_BASE_LOG,
             TRANSITION_LEVELS,
-            bfv_params.n(),
+            source.n(),
             tfhe_params.lwe_dimension,
         )?;
         r.finish()?;
         Ok(TransitionKey {
-            bfv: bfv_params,
+            source,
             tfhe: tfhe_params,
             ksk,
         })
@@ -326,12 +403,12 @@ fn window_tops(k: u32) -> Vec<u32> {
     tops
 }
 
-/// The analysis for a key, a server key and a BFV noise (log2 of its
-/// deviation at the last prime, absolute) with plaintext modulus 2^k.
+/// The analysis for a key, the source ciphertext's noise (log2 of its
+/// deviation at the last prime, absolute) and a k-bit reading.
 pub fn analyse_decision(
     key: &TransitionKey,
-    bfv_noise_log2: f64,
-    bfv_last_prime: u64,
+    source_noise_log2: f64,
+    last_prime: u64,
     k: u32,
 ) -> DecisionAnalysis {
     let p = &key.tfhe;
@@ -342,17 +419,17 @@ pub fn analyse_decision(
         2f64.powi(TRANSITION_BASE_LOG as i32),
         TRANSITION_LEVELS as f64,
     );
-    let n_in = key.bfv.n() as f64;
+    let n_in = key.source.n() as f64;
     // Ternary key: E[s^2] = 2/3.
     let transition = (n_in * l * (b * b + 2.0) / 12.0 * p.lwe_noise_std.powi(2)
         + n_in * (2.0 / 3.0) * 2f64.powi(-2 * (TRANSITION_BASE_LOG * TRANSITION_LEVELS) as i32)
             / 12.0)
         * scale;
     let tops = window_tops(k);
-    // The BFV noise (and the 1/2 per term of sample extraction's rounding,
-    // well below it), amplified by the lowest window's shift.
-    let bfv_relative = bfv_noise_log2.exp2() / bfv_last_prime as f64;
-    let amplified = (bfv_relative * 2f64.powi((k - tops[0]) as i32)).powi(2) * scale;
+    // The source noise (and the 1/2 per term of sample extraction's
+    // rounding, well below it), amplified by the lowest window's shift.
+    let relative = source_noise_log2.exp2() / last_prime as f64;
+    let amplified = (relative * 2f64.powi((k - tops[0]) as i32)).powi(2) * scale;
     let previous = (tfhe_noise.blind_rotation + tfhe_noise.key_switch) * scale;
     let input_variance = transition + previous + tfhe_noise.modulus_switch + amplified;
     let margin = two_n / 2f64.powi(WINDOW_BITS as i32 + 2);
@@ -398,6 +475,35 @@ fn top_bit(
     Err(Error::OutOfRange("no window to read".into()))
 }
 
+fn check_keys(source: &Source, key: &TransitionKey, server: &tfhe::ServerKey) -> Result<()> {
+    if source != &key.source {
+        return Err(Error::Mismatch(format!(
+            "ciphertext of {}, transition key for {}",
+            source.name(),
+            key.source.name()
+        )));
+    }
+    if server.parameters() != &key.tfhe {
+        return Err(Error::Mismatch(format!(
+            "server key of {}, transition key for {}",
+            server.parameters().name,
+            key.tfhe.name
+        )));
+    }
+    Ok(())
+}
+
+fn check_analysis(key: &TransitionKey, noise_log2: f64, last_prime: u64, k: u32) -> Result<()> {
+    let analysis = analyse_decision(key, noise_log2, last_prime, k);
+    if analysis.log2_failure_per_decision > MAX_LOG2_FAILURE {
+        return Err(Error::OutOfRange(format!(
+            "a decision would fail with probability 2^{:.1}",
+            analysis.log2_failure_per_decision
+        )));
+    }
+    Ok(())
+}
+
 /// For each coefficient index of a BFV ciphertext (plaintext modulus
 /// t = 2^k, values read as signed in [-t/2, t/2)), an encrypted bit: is the
 /// coefficient >= `threshold`? Exact when the coefficients lie in
@@ -412,20 +518,7 @@ pub fn bfv_scores_above(
     key: &TransitionKey,
     server: &tfhe::ServerKey,
 ) -> Result<Vec<EncryptedBit>> {
-    if ct.context().params() != &key.bfv {
-        return Err(Error::Mismatch(format!(
-            "ciphertext of {}, transition key for {}",
-            ct.context().params().name(),
-            key.bfv.name()
-        )));
-    }
-    if server.parameters() != &key.tfhe {
-        return Err(Error::Mismatch(format!(
-            "server key of {}, transition key for {}",
-            server.parameters().name,
-            key.tfhe.name
-        )));
-    }
+    check_keys(&Source::Bfv(ct.context().params().clone()), key, server)?;
     let t = ct.context().plain_modulus();
     if !t.is_power_of_two() {
         return Err(Error::OutOfRange(format!(
@@ -444,19 +537,65 @@ pub fn bfv_scores_above(
         low = low.mod_switch_to_next()?;
     }
     let q = ct.context().q_primes()[0];
-    let analysis = analyse_decision(key, low.noise_estimate_log2(), q, k);
-    if analysis.log2_failure_per_decision > MAX_LOG2_FAILURE {
-        return Err(Error::OutOfRange(format!(
-            "a decision would fail with probability 2^{:.1}",
-            analysis.log2_failure_per_decision
-        )));
-    }
+    check_analysis(key, low.noise_estimate_log2(), q, k)?;
     // m = value - threshold + t/2 in [0, t): its top bit is value >= threshold.
     let offset = (t / 2).wrapping_sub(threshold as u64) & (t - 1);
     let lwes = low.sample_extract(coefficients)?;
     lwes.into_par_iter()
         .map(|mut lwe| {
             lwe.add_constant(offset << (64 - k));
+            top_bit(&lwe, k, key, server)
+        })
+        .collect()
+}
+
+/// A bound on the noise of a fresh or lightly computed CKKS ciphertext at
+/// its last prime, log2 of the absolute deviation (CKKS ciphertexts carry
+/// no noise estimate yet): fresh public-key noise is about 2^6.5 at
+/// N = 8192; 2^20 leaves room for a few operations and rescalings.
+pub const CKKS_NOISE_LOG2: f64 = 20.0;
+
+/// For each coefficient index of a coefficient-encoded CKKS ciphertext
+/// ([`ckks::Plaintext::from_coefficients`]), an encrypted bit: is the real
+/// coefficient x >= `threshold`? The coefficient sits on the torus at
+/// phi = scale x / q_0 (q_0 the last prime); the decision reads
+/// k = `precision_bits` + ceil(log2(q_0 / scale)) bits of phi - threshold
+/// scale / q_0 and is the sign of that value rounded to a multiple of
+/// 2^-k: exact whenever |x - threshold| >= 2^-precision_bits (plus the
+/// ciphertext's noise divided by the scale), and |x - threshold| <
+/// q_0 / (2 scale) (beyond it the torus wraps). k must stay below 60.
+pub fn ckks_coefficients_above(
+    ct: &ckks::Ciphertext,
+    coefficients: &[usize],
+    threshold: f64,
+    precision_bits: u32,
+    key: &TransitionKey,
+    server: &tfhe::ServerKey,
+) -> Result<Vec<EncryptedBit>> {
+    check_keys(&Source::Ckks(ct.context().params().clone()), key, server)?;
+    let q = ct.context().q_primes()[0];
+    let range = q as f64 / ct.scale();
+    let k = precision_bits + range.log2().ceil().max(0.0) as u32;
+    if !(1..60).contains(&k) {
+        return Err(Error::OutOfRange(format!(
+            "{precision_bits} bits of precision on a range of {range:.3e} need {k} bits (1..60)"
+        )));
+    }
+    if threshold.is_nan() || threshold.abs() >= range / 2.0 {
+        return Err(Error::OutOfRange(format!(
+            "threshold {threshold} outside (-{}, {})",
+            range / 2.0,
+            range / 2.0
+        )));
+    }
+    check_analysis(key, CKKS_NOISE_LOG2, q, k)?;
+    // phi - threshold' + 1/2: its top bit is x >= threshold.
+    let shift = (threshold / range * 2f64.powi(64)).round() as i128;
+    let offset = ((1i128 << 63) - shift) as u64;
+    let lwes = ct.sample_extract(coefficients)?;
+    lwes.into_par_iter()
+        .map(|mut lwe| {
+            lwe.add_constant(offset);
             top_bit(&lwe, k, key, server)
         })
         .collect()

@@ -193,6 +193,8 @@ fn bad_inputs_are_refused() {
     assert!(err.to_string().contains("TFHE -> BFV"), "{err}");
     assert!(transition::check_direction(Engine::Tfhe, Engine::Ckks).is_err());
     assert!(transition::check_direction(Engine::Bfv, Engine::Tfhe).is_ok());
+    assert!(transition::check_direction(Engine::Ckks, Engine::Tfhe).is_ok());
+    assert!(transition::check_direction(Engine::Bfv, Engine::Ckks).is_err());
 }
 
 #[test]
@@ -201,7 +203,7 @@ fn transition_keys_serialize_and_loading_validates() {
     let bytes = f.key.to_bytes();
     let loaded = TransitionKey::from_bytes(&bytes).unwrap();
     assert_eq!(loaded.to_bytes(), bytes);
-    assert_eq!(loaded.bfv_parameters(), f.key.bfv_parameters());
+    assert_eq!(loaded.source(), f.key.source());
     // The loaded key decides like the original.
     let ct = f
         .bfv_key
@@ -229,8 +231,12 @@ fn transition_keys_serialize_and_loading_validates() {
     bad[4] = 9;
     assert_eq!(reject(&bad), Error::UnsupportedVersion(9));
     let mut bad = bytes.clone();
-    bad[5] = 2;
+    bad[5] = 3;
     assert!(matches!(reject(&bad), Error::Malformed(_)));
+    // BFV parameter bytes announced as CKKS ones.
+    let mut bad = bytes.clone();
+    bad[5] = 2;
+    assert!(matches!(reject(&bad), Error::Ckks(_)));
     // An insecure BFV set in the bytes is refused (nothing waives the check).
     let insecure = bfv::BfvParameters::new("weak", 4096, &[60, 60], &[60], 1 << 23)
         .allow_insecure()
@@ -249,16 +255,73 @@ fn transition_keys_serialize_and_loading_validates() {
     let mut bad = bytes.clone();
     bad[10 + params_len + 1] ^= 0x20;
     assert!(TransitionKey::from_bytes(&bad).is_err());
-    // Mutations of the header and shape never panic.
+    // Mutations of the header and the key's shape (not its seed, which
+    // would load: a valid key of other masks) never panic.
+    let header = 10 + params_len + 1 + bytes[10 + params_len] as usize + 16;
     let mut state = 17u64;
     for _ in 0..300 {
         state = state
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
         let mut m = bytes.clone();
-        let at = (state >> 33) as usize % (10 + params_len + 48);
+        let at = (state >> 33) as usize % header;
         m[at] = m[at].wrapping_add(1 + (state >> 8) as u8 % 255);
         let _ = TransitionKey::from_bytes(&m);
         let _ = TransitionKey::from_bytes(&bytes[..(state >> 40) as usize % 200]);
     }
+}
+
+/// CKKS -> TFHE: real coefficients against a threshold, on a depth-0
+/// N = 4096 set (one 60-bit prime, scale 2^40: values in (-2^19, 2^19)),
+/// 12 bits of precision: exact for |x - threshold| >= 2^-12.
+#[test]
+fn ckks_threshold_decisions() {
+    use triskel::ckks::{self, CkksContext, CkksParameters};
+    let f = fixture();
+    let ctx = CkksContext::new(CkksParameters::new(
+        "ckks-n4096-d0",
+        4096,
+        &[60],
+        &[49],
+        40,
+        1,
+    ))
+    .unwrap();
+    let sk = ckks::SecretKey::generate(&ctx).unwrap();
+    let key = TransitionKey::generate_for_ckks(&sk, &f.tfhe_key).unwrap();
+    let threshold = 0.75;
+    let eps = 2f64.powi(-12);
+    let values = [
+        threshold + eps,
+        threshold - eps,
+        threshold + 2.0 * eps,
+        threshold - 0.5,
+        threshold + 100.5,
+        -250_000.0,
+        250_000.0,
+        0.0,
+        -0.75,
+        1.0 / 3.0,
+    ];
+    let pt = ckks::Plaintext::from_coefficients(&ctx, &values, 0, ctx.default_scale()).unwrap();
+    let ct = sk.encrypt(&pt).unwrap();
+    let indices: Vec<usize> = (0..values.len()).collect();
+    let bits =
+        transition::ckks_coefficients_above(&ct, &indices, threshold, 12, &key, &f.server).unwrap();
+    for (v, b) in values.iter().zip(&bits) {
+        assert_eq!(
+            f.tfhe_key.decrypt_with_carry(b).unwrap(),
+            (*v >= threshold) as u64,
+            "{v}"
+        );
+    }
+    // A BFV key does not take CKKS ciphertexts; too much precision is refused.
+    assert!(matches!(
+        transition::ckks_coefficients_above(&ct, &[0], 0.0, 12, &f.key, &f.server),
+        Err(Error::Mismatch(_))
+    ));
+    assert!(transition::ckks_coefficients_above(&ct, &[0], 0.0, 50, &key, &f.server).is_err());
+    assert!(transition::ckks_coefficients_above(&ct, &[0], 1e6, 12, &key, &f.server).is_err());
+    let loaded = TransitionKey::from_bytes(&key.to_bytes()).unwrap();
+    assert_eq!(loaded.source(), key.source());
 }
