@@ -447,21 +447,54 @@ pub fn analyse_decision(
 /// Refuses a decision whose analysed failure probability exceeds this.
 pub const MAX_LOG2_FAILURE: f64 = -120.0;
 
-/// The top bit of m for an LWE ciphertext (under the transition key's input
-/// key) of m 2^(64 - k) with m in [0, 2^k): window by window from the
-/// bottom (module documentation).
-fn top_bit(
-    lwe: &LweCiphertext,
+/// Ciphertexts per pass over the transition key ([`LweKeySwitchKey::switch_many`]):
+/// enough to share the key's memory traffic, few enough that their
+/// accumulators stay in cache.
+const SWITCH_BATCH: usize = 16;
+
+/// The top bit of m for each LWE ciphertext (under the transition key's
+/// input key) of m 2^(64 - k) with m in [0, 2^k): every window of every
+/// value is switched to the small key first (in passes over the key shared
+/// by [`SWITCH_BATCH`] of them), then each value's windows are read from the
+/// bottom (module documentation), values in parallel.
+fn top_bits(
+    lwes: &[LweCiphertext],
     k: u32,
     key: &TransitionKey,
     server: &tfhe::ServerKey,
-) -> Result<EncryptedBit> {
+) -> Result<Vec<EncryptedBit>> {
     let tops = window_tops(k);
+    let scaled: Vec<LweCiphertext> = lwes
+        .iter()
+        .flat_map(|lwe| {
+            tops.iter().map(move |&w| {
+                let mut x = lwe.clone();
+                x.mul_scalar_assign(1i64 << (k - w));
+                x
+            })
+        })
+        .collect();
+    let switched = scaled
+        .par_chunks(SWITCH_BATCH)
+        .map(|chunk| key.ksk.switch_many(&chunk.iter().collect::<Vec<_>>()))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let switched: Vec<LweCiphertext> = switched.into_iter().flatten().collect();
+    switched
+        .par_chunks(tops.len())
+        .map(|windows| read_windows(windows, &tops, server))
+        .collect()
+}
+
+/// The sign bootstraps of one value's windows (switched to the small key),
+/// each corrected by the previous one's reading.
+fn read_windows(
+    windows: &[LweCiphertext],
+    tops: &[u32],
+    server: &tfhe::ServerKey,
+) -> Result<EncryptedBit> {
     let mut previous: Option<LweCiphertext> = None;
-    for (j, &w) in tops.iter().enumerate() {
-        let mut x = lwe.clone();
-        x.mul_scalar_assign(1i64 << (k - w));
-        let mut z = key.ksk.switch(&x)?;
+    for (j, (window, &w)) in windows.iter().zip(tops).enumerate() {
+        let mut z = window.clone();
         match &previous {
             None => z.add_constant(1u64 << (63 - w)),
             Some(out) => z.add_assign(out)?,
@@ -540,13 +573,10 @@ pub fn bfv_scores_above(
     check_analysis(key, low.noise_estimate_log2(), q, k)?;
     // m = value - threshold + t/2 in [0, t): its top bit is value >= threshold.
     let offset = (t / 2).wrapping_sub(threshold as u64) & (t - 1);
-    let lwes = low.sample_extract(coefficients)?;
-    lwes.into_par_iter()
-        .map(|mut lwe| {
-            lwe.add_constant(offset << (64 - k));
-            top_bit(&lwe, k, key, server)
-        })
-        .collect()
+    let mut lwes = low.sample_extract(coefficients)?;
+    lwes.iter_mut()
+        .for_each(|lwe| lwe.add_constant(offset << (64 - k)));
+    top_bits(&lwes, k, key, server)
 }
 
 /// A bound on the noise of a fresh or lightly computed CKKS ciphertext at
@@ -592,13 +622,9 @@ pub fn ckks_coefficients_above(
     // phi - threshold' + 1/2: its top bit is x >= threshold.
     let shift = (threshold / range * 2f64.powi(64)).round() as i128;
     let offset = ((1i128 << 63) - shift) as u64;
-    let lwes = ct.sample_extract(coefficients)?;
-    lwes.into_par_iter()
-        .map(|mut lwe| {
-            lwe.add_constant(offset);
-            top_bit(&lwe, k, key, server)
-        })
-        .collect()
+    let mut lwes = ct.sample_extract(coefficients)?;
+    lwes.iter_mut().for_each(|lwe| lwe.add_constant(offset));
+    top_bits(&lwes, k, key, server)
 }
 
 /// One encrypted bit: is any of `bits` 1? Sums of as many blocks as the

@@ -452,23 +452,11 @@ impl Ciphertext {
                 "coefficient {i} outside a degree-{n} plaintext"
             )));
         }
-        let q = self.ctx.level(0)?.basis.modulus(0).value();
-        let mut c0 = self.polys[0].clone();
-        c0.to_coefficient()?;
-        // The phase is c0 + c1 s = B - A s with mask A = -c1.
-        let mut mask = self.polys[1].neg()?;
-        mask.to_coefficient()?;
-        indices
-            .iter()
-            .map(|&i| {
-                Ok(LweCiphertext::sample_extract(
-                    &[mask.limb(0)],
-                    c0.limb(0),
-                    q,
-                    i,
-                )?)
-            })
-            .collect()
+        Ok(LweCiphertext::sample_extract_rlwe(
+            &self.polys[0],
+            &self.polys[1],
+            indices,
+        )?)
     }
 
     /// Modulus switching to the next level: c -> round(c / q_last) in

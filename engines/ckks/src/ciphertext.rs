@@ -360,23 +360,11 @@ impl Ciphertext {
             )));
         }
         let low = self.drop_to_level(0)?;
-        let q = self.ctx.q_primes()[0];
-        let mut c0 = low.polys[0].clone();
-        c0.to_coefficient()?;
-        // The phase is c0 + c1 s = B - A s with mask A = -c1.
-        let mut mask = low.polys[1].neg()?;
-        mask.to_coefficient()?;
-        indices
-            .iter()
-            .map(|&i| {
-                Ok(LweCiphertext::sample_extract(
-                    &[mask.limb(0)],
-                    c0.limb(0),
-                    q,
-                    i,
-                )?)
-            })
-            .collect()
+        Ok(LweCiphertext::sample_extract_rlwe(
+            &low.polys[0],
+            &low.polys[1],
+            indices,
+        )?)
     }
 
     /// Divides by the last prime q_l: level l - 1, scale / q_l.

@@ -65,10 +65,19 @@ impl Plaintext {
     ) -> Result<Plaintext> {
         check_scale(ctx, level, scale)?;
         let coeffs = ctx.encoder.encode(values, scale)?;
+        Plaintext::from_integers(ctx, &coeffs, level, scale)
+    }
+
+    fn from_integers(
+        ctx: &Arc<CkksContext>,
+        coeffs: &[i128],
+        level: usize,
+        scale: f64,
+    ) -> Result<Plaintext> {
         let basis = &ctx.level(level)?.basis;
         Ok(Plaintext {
             ctx: ctx.clone(),
-            poly: poly_from_i128(basis, &coeffs)?,
+            poly: poly_from_i128(basis, coeffs)?,
             level,
             scale,
         })
@@ -116,13 +125,7 @@ impl Plaintext {
             }
             *c = x as i128;
         }
-        let basis = &ctx.level(level)?.basis;
-        Ok(Plaintext {
-            ctx: ctx.clone(),
-            poly: poly_from_i128(basis, &coeffs)?,
-            level,
-            scale,
-        })
+        Plaintext::from_integers(ctx, &coeffs, level, scale)
     }
 
     /// The n/2 slot values.
