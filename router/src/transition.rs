@@ -455,8 +455,8 @@ const SWITCH_BATCH: usize = 16;
 /// The top bit of m for each LWE ciphertext (under the transition key's
 /// input key) of m 2^(64 - k) with m in [0, 2^k): every window of every
 /// value is switched to the small key first (in passes over the key shared
-/// by [`SWITCH_BATCH`] of them), then each value's windows are read from the
-/// bottom (module documentation), values in parallel.
+/// by [`SWITCH_BATCH`] of them), then the windows are read from the bottom
+/// (module documentation), each one for all values in parallel.
 fn top_bits(
     lwes: &[LweCiphertext],
     k: u32,
@@ -479,31 +479,39 @@ fn top_bits(
         .map(|chunk| key.ksk.switch_many(&chunk.iter().collect::<Vec<_>>()))
         .collect::<std::result::Result<Vec<_>, _>>()?;
     let switched: Vec<LweCiphertext> = switched.into_iter().flatten().collect();
-    switched
-        .par_chunks(tops.len())
-        .map(|windows| read_windows(windows, &tops, server))
-        .collect()
-}
-
-/// The sign bootstraps of one value's windows (switched to the small key),
-/// each corrected by the previous one's reading.
-fn read_windows(
-    windows: &[LweCiphertext],
-    tops: &[u32],
-    server: &tfhe::ServerKey,
-) -> Result<EncryptedBit> {
-    let mut previous: Option<LweCiphertext> = None;
-    for (j, (window, &w)) in windows.iter().zip(tops).enumerate() {
-        let mut z = window.clone();
-        match &previous {
-            None => z.add_constant(1u64 << (63 - w)),
-            Some(out) => z.add_assign(out)?,
-        }
+    let windows: Vec<&[LweCiphertext]> = switched.chunks(tops.len()).collect();
+    // Window by window for all values together, so that the key switches of
+    // the readings share passes over the TFHE key-switching key too.
+    let mut previous: Vec<LweCiphertext> = Vec::new();
+    for (j, &w) in tops.iter().enumerate() {
+        let inputs: Vec<LweCiphertext> = windows
+            .iter()
+            .enumerate()
+            .map(|(v, value)| {
+                let mut z = value[j].clone();
+                match previous.get(v) {
+                    None => z.add_constant(1u64 << (63 - w)),
+                    Some(out) => z.add_assign(out)?,
+                }
+                Ok(z)
+            })
+            .collect::<Result<_>>()?;
         if j + 1 == tops.len() {
-            return Ok(server.sign_block(&z)?);
+            return inputs
+                .par_iter()
+                .map(|z| Ok(server.sign_block(z)?))
+                .collect();
         }
-        let out = server.sign_bootstrap(&z, 1u64 << (64 - (WINDOW_BITS + 2)))?;
-        previous = Some(server.key_switch(&out)?);
+        let c = 1u64 << (64 - (WINDOW_BITS + 2));
+        let outs = inputs
+            .par_iter()
+            .map(|z| server.sign_bootstrap(z, c))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let switched = outs
+            .par_chunks(SWITCH_BATCH)
+            .map(|chunk| server.key_switch_many(&chunk.iter().collect::<Vec<_>>()))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        previous = switched.into_iter().flatten().collect();
     }
     Err(Error::OutOfRange("no window to read".into()))
 }

@@ -247,6 +247,12 @@ impl ServerKey {
         Ok(self.ksk.switch(ct)?)
     }
 
+    /// [`key_switch`](Self::key_switch) of several ciphertexts in one pass
+    /// over the key-switching key (the same results; the key is read once).
+    pub fn key_switch_many(&self, cts: &[&LweCiphertext]) -> Result<Vec<LweCiphertext>> {
+        Ok(self.ksk.switch_many(cts)?)
+    }
+
     /// Sign bootstrap of a ciphertext already under the small key (from
     /// [`key_switch`](Self::key_switch) or a foreign key's
     /// [`ClientKey::key_switching_key_from`]): modulus switch to 2N, blind
