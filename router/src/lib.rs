@@ -30,6 +30,7 @@ pub mod measure;
 mod plan;
 mod program;
 mod serial;
+pub mod transition;
 
 pub use cost::{cache_path, machine, CostModel};
 pub use error::{Error, Result};

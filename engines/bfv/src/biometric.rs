@@ -34,6 +34,8 @@
 
 use std::sync::Arc;
 
+use triskel_ring::LweCiphertext;
+
 use crate::ciphertext::Ciphertext;
 use crate::context::BfvContext;
 use crate::encoding::Plaintext;
@@ -262,6 +264,134 @@ pub fn decrypt_scores(sk: &SecretKey, scores: &[Ciphertext], count: usize) -> Re
     }
     out.truncate(count);
     Ok(out)
+}
+
+/// log2 of the plaintext modulus of the coefficient-encoded match: every
+/// score (|score| <= 128 * 127^2 < 2^21) and every threshold difference
+/// score - threshold with |threshold| <= 2^21 fits in [-2^22, 2^22).
+pub const COEFFICIENT_MATCH_LOG_T: u32 = 23;
+
+/// Templates per plaintext of the coefficient-encoded match: n / 128.
+fn coefficient_blocks(ctx: &BfvContext) -> Result<usize> {
+    if ctx.n() % DIM != 0 {
+        return Err(Error::InvalidParameters(format!(
+            "n = {} is not a multiple of {DIM}",
+            ctx.n()
+        )));
+    }
+    Ok(ctx.n() / DIM)
+}
+
+/// The set of the coefficient-encoded match: the shallow N = 4096 set (one
+/// 62-bit prime, log QP = 109; depth 0 needs no more) with t = 2^23. A power
+/// of two: no batching is needed, and on the torus a score sits at
+/// m 2^(64 - 23) exactly, which the TFHE transition relies on.
+pub fn coefficient_match_parameters() -> BfvParameters {
+    BfvParameters::n4096_shallow().with_plain_modulus(1 << COEFFICIENT_MATCH_LOG_T)
+}
+
+fn signed_coefficient(v: i64, t: u64) -> u64 {
+    v.rem_euclid(t as i64) as u64
+}
+
+/// Client: the probe as x(X) = sum x_i X^i (coefficient encoding).
+pub fn encode_probe_coefficients(ctx: &Arc<BfvContext>, probe: &Embedding) -> Result<Plaintext> {
+    check_features(probe)?;
+    let t = ctx.plain_modulus();
+    let coeffs: Vec<u64> = probe
+        .iter()
+        .map(|&f| signed_coefficient(f as i64, t))
+        .collect();
+    Plaintext::from_coeffs(ctx, &coeffs)
+}
+
+/// Server: n / 128 templates per plaintext, template j reversed at offset
+/// 128 j (feature i at coefficient 128 j + 127 - i). Then coefficient
+/// 128 j + 127 of probe * plaintext is sum_i x_i T_j[i]: no product wraps
+/// around X^n (128 j + 127 < n), so no sign flips.
+pub fn encode_templates_coefficients(
+    ctx: &Arc<BfvContext>,
+    templates: &[Embedding],
+) -> Result<Vec<Plaintext>> {
+    let (blocks, t) = (coefficient_blocks(ctx)?, ctx.plain_modulus());
+    templates
+        .chunks(blocks)
+        .map(|group| {
+            let mut coeffs = vec![0u64; ctx.n()];
+            for (j, template) in group.iter().enumerate() {
+                check_features(template)?;
+                for (i, &f) in template.iter().enumerate() {
+                    coeffs[DIM * j + DIM - 1 - i] = signed_coefficient(f as i64, t);
+                }
+            }
+            Plaintext::from_coeffs(ctx, &coeffs)
+        })
+        .collect()
+}
+
+/// The coefficients holding the scores of the first `count` templates of
+/// one group: 128 j + 127.
+pub fn score_coefficients(ctx: &BfvContext, count: usize) -> Result<Vec<usize>> {
+    let blocks = coefficient_blocks(ctx)?;
+    if count > blocks {
+        return Err(Error::Encoding(format!(
+            "{count} scores requested from a group of {blocks}"
+        )));
+    }
+    Ok((0..count).map(|j| DIM * j + DIM - 1).collect())
+}
+
+/// Server: one plaintext product per group (no rotation, no key switch),
+/// then re-randomization with the client's public key. Every coefficient
+/// besides the scores holds a partial sum that would reveal template
+/// differences, so these ciphertexts never go to the key holder whole: the
+/// scores leave them only through [`extract_scores`] (or the TFHE
+/// transition, which extracts the same coefficients).
+pub fn compute_scores_coefficients(
+    probe: &Ciphertext,
+    templates: &[Plaintext],
+    public: &PublicKey,
+) -> Result<Vec<Ciphertext>> {
+    templates
+        .iter()
+        .map(|group| probe.mul_plain(group)?.rerandomize(public))
+        .collect()
+}
+
+/// Server: the scores of the first `count` templates as LWE ciphertexts
+/// (sample extraction of the score coefficients only; dimension n, under
+/// the client's key). The re-randomization before it matters: the LWE masks
+/// are all of c1, and without a fresh encryption of zero c1 would be the
+/// probe's c1 (known to the client) times the templates. What the output
+/// still carries is its noise, which depends on the templates as in the
+/// slot match's default (no flooding here: the 62-bit set has no room).
+pub fn extract_scores(scores: &[Ciphertext], count: usize) -> Result<Vec<LweCiphertext>> {
+    let mut out = Vec::with_capacity(count);
+    for ct in scores {
+        let left = count - out.len();
+        let blocks = coefficient_blocks(ct.context())?;
+        let indices = score_coefficients(ct.context(), left.min(blocks))?;
+        out.extend(ct.sample_extract(&indices)?);
+        if out.len() == count {
+            return Ok(out);
+        }
+    }
+    Err(Error::Encoding(format!(
+        "{count} scores requested from {} groups",
+        scores.len()
+    )))
+}
+
+/// Client: decrypts extracted scores (centered in (-t/2, t/2]).
+pub fn decrypt_extracted_scores(sk: &SecretKey, scores: &[LweCiphertext]) -> Result<Vec<i64>> {
+    let t = sk.context().plain_modulus();
+    scores
+        .iter()
+        .map(|ct| {
+            let m = sk.decrypt_lwe(ct)?;
+            Ok(m as i64 - (m > t / 2) as i64 * t as i64)
+        })
+        .collect()
 }
 
 /// `count` deterministic pseudo-random embeddings with features in

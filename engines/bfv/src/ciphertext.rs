@@ -16,7 +16,7 @@
 
 use std::sync::Arc;
 
-use triskel_ring::{Poly, Seed};
+use triskel_ring::{LweCiphertext, Poly, Seed};
 
 use crate::context::BfvContext;
 use crate::encoding::Plaintext;
@@ -428,6 +428,35 @@ impl Ciphertext {
             self.polys[1].add(&zero.polys[1])?,
         ];
         self.derived(polys, noise).checked("flood")
+    }
+
+    /// Sample extraction at the last level (one prime q): coefficient
+    /// `index` of the plaintext as an LWE ciphertext modulo 2^64 under
+    /// [`SecretKey::lwe_key`](crate::SecretKey::lwe_key), with phase
+    /// m 2^64 / t + (e + rounding) 2^64 / q. Only the coefficients asked for
+    /// leave the ciphertext; the key holder can decrypt nothing else from
+    /// them (see [`crate::biometric`] for why the ciphertext is re-randomized
+    /// first). Errors above level 0 (mod-switch down first) or on a
+    /// 3-component ciphertext.
+    pub fn sample_extract(&self, indices: &[usize]) -> Result<Vec<LweCiphertext>> {
+        self.expect_size(2)?;
+        if self.level != 0 {
+            return Err(Error::InvalidParameters(format!(
+                "sample extraction needs level 0 (one prime); this ciphertext is at level {}",
+                self.level
+            )));
+        }
+        let n = self.ctx.n();
+        if let Some(i) = indices.iter().find(|&&i| i >= n) {
+            return Err(Error::Encoding(format!(
+                "coefficient {i} outside a degree-{n} plaintext"
+            )));
+        }
+        Ok(LweCiphertext::sample_extract_rlwe(
+            &self.polys[0],
+            &self.polys[1],
+            indices,
+        )?)
     }
 
     /// Modulus switching to the next level: c -> round(c / q_last) in

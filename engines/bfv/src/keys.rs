@@ -23,7 +23,8 @@ use num_bigint::BigUint;
 use triskel_kernels as kernels;
 use triskel_ring::sampling::sample_uniform;
 use triskel_ring::{
-    KeySwitchKey, Poly, Prng, Representation, SecretDistribution, SecretKey as RingSecret, Seed,
+    KeySwitchKey, LweCiphertext, LweSecretKey, Poly, Prng, Representation, SecretDistribution,
+    SecretKey as RingSecret, Seed,
 };
 use zeroize::Zeroizing;
 
@@ -299,6 +300,24 @@ impl SecretKey {
             max_bits = max_bits.max(big_log2(&centered));
         }
         Ok((lv.log2_q - max_bits - 1.0).max(0.0))
+    }
+
+    /// The secret's coefficients as an LWE key (dimension n, ternary): the
+    /// key of [`Ciphertext::sample_extract`]'s output, from which the key
+    /// holder builds transition (LWE key-switching) keys. Secret.
+    pub fn lwe_key(&self) -> LweSecretKey {
+        LweSecretKey::from_coefficients(self.secret.coeffs())
+    }
+
+    /// Decrypts an LWE ciphertext from [`Ciphertext::sample_extract`]:
+    /// round(t phase / 2^64) mod t, by a 128-bit product (no division on the
+    /// secret phase).
+    pub fn decrypt_lwe(&self, ct: &LweCiphertext) -> Result<u64> {
+        let phase = self.lwe_key().phase(ct)?;
+        let t = self.ctx.plain_modulus() as u128;
+        let m = ((phase as u128 * t + (1u128 << 63)) >> 64) as u64;
+        // m <= t: the only value to fold is t itself (masked, no branch).
+        Ok(m & 0u64.wrapping_sub((m != t as u64) as u64))
     }
 
     /// The parameters this key belongs to.

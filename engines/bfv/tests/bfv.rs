@@ -692,3 +692,66 @@ fn galois_keys_load_only_in_canonical_order() {
         Err(Error::Malformed(_))
     ));
 }
+
+/// The coefficient-encoded match: one plaintext product per 32 templates,
+/// the scores read from the extracted LWE ciphertexts only, exact at the
+/// extremes; the full ciphertext does hold other (partial-sum) coefficients,
+/// which is why only extraction leaves the server.
+#[test]
+fn coefficient_match_extracts_exact_scores() {
+    use biometric::*;
+    let ctx = BfvContext::new(coefficient_match_parameters()).unwrap();
+    assert_eq!(ctx.n(), 4096);
+    let sk = SecretKey::generate(&ctx).unwrap();
+    let pk = sk.public_key().unwrap();
+    let mut probe = sample_embeddings(1, 91)[0];
+    let mut enrolled = sample_embeddings(40, 92);
+    probe[..].fill(127);
+    enrolled[0] = [127; DIM];
+    enrolled[1] = [-127; DIM];
+    enrolled[33] = [-127; DIM];
+    let groups = encode_templates_coefficients(&ctx, &enrolled).unwrap();
+    assert_eq!(groups.len(), 2);
+    let ct = sk
+        .encrypt(&encode_probe_coefficients(&ctx, &probe).unwrap())
+        .unwrap();
+    let scores = compute_scores_coefficients(&ct, &groups, &pk).unwrap();
+    let lwes = extract_scores(&scores, 40).unwrap();
+    assert_eq!(lwes.len(), 40);
+    assert_eq!(lwes[0].dimension(), 4096);
+    let want = plaintext_scores(&probe, &enrolled);
+    assert_eq!(want[1], -128 * 127 * 127);
+    assert_eq!(decrypt_extracted_scores(&sk, &lwes).unwrap(), want);
+    // The same coefficients decrypt from the whole ciphertext, and the
+    // others are not zero: the extraction is what keeps them back.
+    let t = ctx.plain_modulus() as i64;
+    let whole = sk.decrypt(&scores[0]).unwrap();
+    let centered = |v: u64| {
+        if v as i64 > t / 2 {
+            v as i64 - t
+        } else {
+            v as i64
+        }
+    };
+    let coeffs = score_coefficients(&ctx, 32).unwrap();
+    for (j, &c) in coeffs.iter().enumerate() {
+        assert_eq!(centered(whole.coeffs()[c]), want[j]);
+    }
+    assert!(whole.coeffs()[126] != 0 && whole.coeffs()[128] != 0);
+    // Above level 0 or past n, extraction is refused.
+    assert!(scores[0].sample_extract(&[4096]).is_err());
+    assert!(score_coefficients(&ctx, 33).is_err());
+    assert!(extract_scores(&scores, 65).is_err());
+    let deep = BfvContext::new(BfvParameters::n4096()).unwrap();
+    let dk = SecretKey::generate(&deep).unwrap();
+    let ct = dk
+        .encrypt(&Plaintext::from_coeffs(&deep, &[5]).unwrap())
+        .unwrap();
+    assert!(ct.sample_extract(&[0]).is_err());
+    let low = ct.mod_switch_to_next().unwrap();
+    assert_eq!(
+        dk.decrypt_lwe(&low.sample_extract(&[0]).unwrap()[0])
+            .unwrap(),
+        5
+    );
+}

@@ -19,7 +19,7 @@
 
 use std::sync::Arc;
 
-use triskel_ring::{Poly, Seed};
+use triskel_ring::{LweCiphertext, Poly, Seed};
 
 use crate::context::CkksContext;
 use crate::error::{Error, Result};
@@ -343,6 +343,28 @@ impl Ciphertext {
         let (u0, u1) = self.ctx.key_switch().switch(&rk.key, &self.polys[2])?;
         let polys = vec![self.polys[0].add(&u0)?, self.polys[1].add(&u1)?];
         self.derived(polys, self.level, self.scale)
+    }
+
+    /// Sample extraction at the lowest level (the primes above q_0 are
+    /// dropped first): coefficient `index` of the plaintext polynomial
+    /// (scale x for a coefficient-encoded x, see
+    /// [`Plaintext::from_coefficients`]) as an LWE ciphertext modulo 2^64
+    /// under [`SecretKey::lwe_key`](crate::SecretKey::lwe_key), with phase
+    /// (scale x + e) 2^64 / q_0: the torus value of x for a TFHE bootstrap.
+    pub fn sample_extract(&self, indices: &[usize]) -> Result<Vec<LweCiphertext>> {
+        self.expect_size(2)?;
+        let n = self.ctx.n();
+        if let Some(i) = indices.iter().find(|&&i| i >= n) {
+            return Err(Error::Encoding(format!(
+                "coefficient {i} outside a degree-{n} plaintext"
+            )));
+        }
+        let low = self.drop_to_level(0)?;
+        Ok(LweCiphertext::sample_extract_rlwe(
+            &low.polys[0],
+            &low.polys[1],
+            indices,
+        )?)
     }
 
     /// Divides by the last prime q_l: level l - 1, scale / q_l.

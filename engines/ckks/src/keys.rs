@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use triskel_ring::sampling::{sample_ternary, sample_uniform};
 use triskel_ring::{
-    galois_element, KeySwitchKey, Poly, Prng, Representation, SecretDistribution,
+    galois_element, KeySwitchKey, LweSecretKey, Poly, Prng, Representation, SecretDistribution,
     SecretKey as RingSecret, Seed,
 };
 use zeroize::Zeroizing;
@@ -202,6 +202,13 @@ impl SecretKey {
     /// Decrypts and decodes the real parts of the n/2 slots.
     pub fn decrypt_real(&self, ct: &Ciphertext) -> Result<Vec<f64>> {
         self.decrypt(ct)?.decode_real()
+    }
+
+    /// The secret's coefficients as an LWE key (dimension n, ternary): the
+    /// key of [`Ciphertext::sample_extract`]'s output, from which the key
+    /// holder builds transition keys. Secret.
+    pub fn lwe_key(&self) -> LweSecretKey {
+        LweSecretKey::from_coefficients(self.secret.coeffs())
     }
 
     /// The parameters this key belongs to.

@@ -65,10 +65,19 @@ impl Plaintext {
     ) -> Result<Plaintext> {
         check_scale(ctx, level, scale)?;
         let coeffs = ctx.encoder.encode(values, scale)?;
+        Plaintext::from_integers(ctx, &coeffs, level, scale)
+    }
+
+    fn from_integers(
+        ctx: &Arc<CkksContext>,
+        coeffs: &[i128],
+        level: usize,
+        scale: f64,
+    ) -> Result<Plaintext> {
         let basis = &ctx.level(level)?.basis;
         Ok(Plaintext {
             ctx: ctx.clone(),
-            poly: poly_from_i128(basis, &coeffs)?,
+            poly: poly_from_i128(basis, coeffs)?,
             level,
             scale,
         })
@@ -88,6 +97,35 @@ impl Plaintext {
     /// Encodes real values at the top level with the default scale.
     pub fn from_real(ctx: &Arc<CkksContext>, values: &[f64]) -> Result<Plaintext> {
         Plaintext::encode_real(ctx, values, ctx.max_level(), ctx.default_scale())
+    }
+
+    /// Coefficient encoding: the polynomial with coefficients
+    /// round(scale v_i) (at most n values; missing ones are zero). Products
+    /// then act as polynomial products, and each coefficient can be
+    /// sample-extracted on its own ([`Ciphertext::sample_extract`](crate::Ciphertext::sample_extract)).
+    pub fn from_coefficients(
+        ctx: &Arc<CkksContext>,
+        values: &[f64],
+        level: usize,
+        scale: f64,
+    ) -> Result<Plaintext> {
+        check_scale(ctx, level, scale)?;
+        if values.len() > ctx.n() {
+            return Err(Error::Encoding(format!(
+                "{} coefficients given, at most n = {} fit",
+                values.len(),
+                ctx.n()
+            )));
+        }
+        let mut coeffs = vec![0i128; ctx.n()];
+        for (c, &v) in coeffs.iter_mut().zip(values) {
+            let x = (v * scale).round();
+            if !x.is_finite() || x.abs() >= 2f64.powi(120) {
+                return Err(Error::Encoding(format!("{v} times the scale does not fit")));
+            }
+            *c = x as i128;
+        }
+        Plaintext::from_integers(ctx, &coeffs, level, scale)
     }
 
     /// The n/2 slot values.

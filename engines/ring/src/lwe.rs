@@ -18,6 +18,7 @@
 use zeroize::{Zeroize, Zeroizing};
 
 use crate::error::{invalid, Error, Result};
+use crate::poly::Poly;
 use crate::sampling::{Prng, Seed};
 use crate::serialize::Reader;
 
@@ -256,6 +257,30 @@ impl LweCiphertext {
         })
     }
 
+    /// Sample extraction of an RLWE ciphertext (c0, c1) with phase
+    /// c0 + c1 s over one prime (BFV or CKKS at their last level, in either
+    /// representation): coefficients `indices` as LWE ciphertexts under the
+    /// coefficients of s (see [`LweCiphertext::sample_extract`]).
+    pub fn sample_extract_rlwe(
+        c0: &Poly,
+        c1: &Poly,
+        indices: &[usize],
+    ) -> Result<Vec<LweCiphertext>> {
+        if c0.basis().len() != 1 || c1.basis().primes() != c0.basis().primes() {
+            return invalid("sample extraction needs both polynomials over the same single prime");
+        }
+        let q = c0.basis().modulus(0).value();
+        let mut body = c0.clone();
+        body.to_coefficient()?;
+        // The phase is c0 + c1 s = B - A s with mask A = -c1.
+        let mut mask = c1.neg()?;
+        mask.to_coefficient()?;
+        indices
+            .iter()
+            .map(|&i| Self::sample_extract(&[mask.limb(0)], body.limb(0), q, i))
+            .collect()
+    }
+
     /// Modulus switching to 2^log_modulus (1 <= log_modulus < 64): every
     /// value rounded to the nearest multiple of 2^(64 - log_modulus).
     ///
@@ -479,6 +504,46 @@ impl LweKeySwitchKey {
         }
         let b = acc.pop().unwrap_or(0);
         Ok(LweCiphertext { a: acc, b })
+    }
+
+    /// [`switch`](Self::switch) of several ciphertexts in one pass over the
+    /// key: the same results, bit for bit, with every key row read once per
+    /// call instead of once per ciphertext. The key (n_in l rows of n_out + 1
+    /// words) is far larger than the caches, so a single switch streams it
+    /// from memory; a few ciphertexts together share that traffic.
+    pub fn switch_many(&self, cts: &[&LweCiphertext]) -> Result<Vec<LweCiphertext>> {
+        if let Some(ct) = cts.iter().find(|c| c.a.len() != self.input_dimension) {
+            return Err(dimension_mismatch(self.input_dimension, ct.a.len()));
+        }
+        let width = self.output_dimension + 1;
+        let levels = self.levels as usize;
+        let mut accs: Vec<Vec<u64>> = cts
+            .iter()
+            .map(|ct| {
+                let mut acc = vec![0u64; width];
+                acc[self.output_dimension] = ct.b;
+                acc
+            })
+            .collect();
+        let mut digits = vec![0i64; levels * cts.len()];
+        for i in 0..self.input_dimension {
+            for (ct, d) in cts.iter().zip(digits.chunks_exact_mut(levels)) {
+                decompose_torus(ct.a[i], self.base_log, self.levels, d);
+            }
+            let block = &self.rows[i * levels * width..(i + 1) * levels * width];
+            for (j, row) in block.chunks_exact(width).enumerate() {
+                for (acc, d) in accs.iter_mut().zip(digits.chunks_exact(levels)) {
+                    sub_scaled(acc, row, d[j] as u64);
+                }
+            }
+        }
+        Ok(accs
+            .into_iter()
+            .map(|mut acc| {
+                let b = acc.pop().unwrap_or(0);
+                LweCiphertext { a: acc, b }
+            })
+            .collect())
     }
 
     /// Appends the seed-compressed body: base_log: u32 | levels: u32 | n_in:

@@ -173,3 +173,25 @@ fn key_switching_keeps_the_phase_and_round_trips() {
     );
     assert!(LweCiphertext::read_body(&mut Reader::new(&cbytes), 1023).is_err());
 }
+
+/// Several ciphertexts in one pass over the key: bit for bit what one
+/// switch each gives.
+#[test]
+fn switching_many_at_once_equals_switching_each() {
+    let mut r = rng();
+    let big = LweSecretKey::binary(512, &mut r);
+    let small = LweSecretKey::binary(200, &mut r);
+    let ksk = LweKeySwitchKey::generate(&big, &small, 2, 8, 2f64.powi(-30), &mut r).unwrap();
+    let cts: Vec<LweCiphertext> = (0..5u64)
+        .map(|m| big.encrypt(m << 60, 2f64.powi(-40), &mut r).unwrap())
+        .collect();
+    let refs: Vec<&LweCiphertext> = cts.iter().collect();
+    let many = ksk.switch_many(&refs).unwrap();
+    assert_eq!(many.len(), 5);
+    for (ct, got) in cts.iter().zip(&many) {
+        assert_eq!(&ksk.switch(ct).unwrap(), got);
+    }
+    assert!(ksk.switch_many(&[]).unwrap().is_empty());
+    let wrong = LweCiphertext::trivial(3, 0);
+    assert!(ksk.switch_many(&[&cts[0], &wrong]).is_err());
+}

@@ -104,6 +104,24 @@ impl ServerKey {
         moduli(self.params.encoding)
     }
 
+    /// A block holding 1 when the small-key ciphertext's phase is in
+    /// [1/2, 1) and 0 in [0, 1/2) (one [`sign_bootstrap`](Self::sign_bootstrap)):
+    /// the top bit of a torus value, e.g. a comparison read from another
+    /// engine's coefficients.
+    pub fn sign_block(&self, small: &LweCiphertext) -> Result<Ciphertext> {
+        let (msg, carry, _) = self.moduli()?;
+        let half = delta(msg * carry) / 2;
+        // -(+-half) + half: 0 for [0, 1/2), one unit (2 half) for [1/2, 1).
+        let mut lwe = self.sign_bootstrap(small, half)?;
+        lwe.neg_assign();
+        lwe.add_constant(half);
+        Ok(Ciphertext {
+            lwe,
+            degree: 1,
+            noise_level: 1,
+        })
+    }
+
     /// The lookup table of f on the whole block [0, p): f's outputs must be < p.
     pub fn lookup_table(&self, f: impl Fn(u64) -> u64) -> Result<LookupTable> {
         let (msg, carry, _) = self.moduli()?;

@@ -120,3 +120,36 @@ fn named_sets_are_secure_and_fail_at_most_2_pow_minus_128() {
     }
     assert!(TfheParameters::by_name("nope").is_err());
 }
+
+/// A foreign ternary LWE key (as a BFV secret is) switched into the small
+/// key, then the sign bootstrap as a 0/1 block: the top bit of the phase.
+#[test]
+fn sign_blocks_from_a_foreign_key() {
+    use triskel_ring::LweSecretKey;
+    let params = TfheParameters::message_2_carry_2();
+    let mut rng = Prng::from_seed([9; 32]);
+    let ck = ClientKey::generate_with(&params, &mut rng).unwrap();
+    let sk = ck.server_key_with(&mut rng).unwrap();
+    let coeffs: Vec<i64> = (0..1024).map(|i| [0, 1, -1][(i * 7 % 5) % 3]).collect();
+    let foreign = LweSecretKey::from_coefficients(&coeffs);
+    let ksk = ck.key_switching_key_from(&foreign, 3, 6).unwrap();
+    assert_eq!(ksk.output_dimension(), params.lwe_dimension);
+    for k in 0..32u64 {
+        // Phases (2k + 1) / 64: 1/64 away from 0 and 1/2 at least.
+        let ct = foreign
+            .encrypt((2 * k + 1) << 58, 2f64.powi(-50), &mut rng)
+            .unwrap();
+        let small = ksk.switch(&ct).unwrap();
+        let bit = sk.sign_block(&small).unwrap();
+        assert_eq!(
+            ck.decrypt_with_carry(&bit).unwrap(),
+            (k >= 16) as u64,
+            "{k}"
+        );
+        assert_eq!((bit.degree(), bit.noise_level()), (1, 1));
+    }
+    // A big-key ciphertext is not a small-key one.
+    let big = ck.encrypt(1).unwrap();
+    assert!(sk.sign_bootstrap(big.lwe(), 1 << 58).is_err());
+    assert!(sk.sign_block(&sk.key_switch(big.lwe()).unwrap()).is_ok());
+}

@@ -141,6 +141,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     ckks_seeds(&dir)?;
     tfhe_seeds(&dir)?;
     write(&dir, "router_program", &[&router_program()?.to_bytes()])?;
+    let ctx = triskel_bfv::BfvContext::new(triskel_bfv::biometric::coefficient_match_parameters())?;
+    let tfhe_key =
+        triskel_tfhe::ClientKey::generate(&triskel_tfhe::TfheParameters::message_2_carry_2())?;
+    let bfv_key = triskel_bfv::SecretKey::generate(&ctx)?;
+    let transition = triskel::transition::TransitionKey::generate(&bfv_key, &tfhe_key)?;
+    write(&dir, "transition_key", &[&transition.to_bytes()])?;
     println!("seeds written under {}", dir.display());
     Ok(())
 }

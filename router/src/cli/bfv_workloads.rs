@@ -125,5 +125,6 @@ fn report(
         verified: max_abs_error == 0.0,
         matches_per_second: None,
         workloads_per_second: None,
+        baseline: None,
     }
 }

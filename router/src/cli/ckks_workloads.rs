@@ -103,6 +103,7 @@ fn measure(
         verified: max_abs_error <= ERROR_BOUND,
         matches_per_second: None,
         workloads_per_second: None,
+        baseline: None,
     })
 }
 

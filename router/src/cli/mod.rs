@@ -11,6 +11,7 @@ pub mod info;
 pub mod programs;
 pub mod router_demo;
 pub mod tfhe_workloads;
+pub mod transition_workloads;
 pub mod workloads;
 
 /// Errors of the command-line program: printed, then exit status 1.

@@ -37,6 +37,7 @@ fn report(
         verified: errors == 0,
         matches_per_second: None,
         workloads_per_second: None,
+        baseline: None,
     }
 }
 

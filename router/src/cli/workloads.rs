@@ -37,6 +37,18 @@ pub struct WorkloadReport {
     /// 1 / median total, measured under that load).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workloads_per_second: Option<f64>,
+    /// For `router.match_decision`: the baseline measured in the same run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub baseline: Option<Baseline>,
+}
+
+/// A reference computation measured beside a workload.
+#[derive(Serialize, Debug)]
+pub struct Baseline {
+    pub what: &'static str,
+    pub median_us: f64,
+    /// The workload's compute median over the baseline's.
+    pub compute_ratio: f64,
 }
 
 /// A workload: its name and the function that measures and checks it.
@@ -127,6 +139,10 @@ pub fn all() -> Vec<Workload> {
         Workload {
             name: "tfhe.uint64_mul",
             run: tfhe::uint64_mul,
+        },
+        Workload {
+            name: "router.match_decision",
+            run: super::transition_workloads::match_decision,
         },
     ]
 }
@@ -229,6 +245,12 @@ pub fn print_workload(w: &WorkloadReport) {
     }
     if let Some(wps) = w.workloads_per_second {
         print!(" | {wps:.1} workloads/s");
+    }
+    if let Some(b) = &w.baseline {
+        print!(
+            " | {:.2}x of {:.1} us ({})",
+            b.compute_ratio, b.median_us, b.what
+        );
     }
     println!(
         "  [max error {}, verified: {}]",

@@ -1,0 +1,668 @@
+//! Homomorphic transitions from BFV to TFHE: a threshold decision on
+//! coefficients of a BFV ciphertext, returned as TFHE-encrypted bits,
+//! without anyone decrypting the values compared.
+//!
+//! # Path
+//!
+//! 1. The BFV ciphertext is mod-switched down to its last prime q and the
+//!    needed coefficients are sample-extracted
+//!    ([`triskel_bfv::Ciphertext::sample_extract`]): LWE ciphertexts modulo
+//!    2^64 under the BFV secret's coefficients (dimension N, ternary), phase
+//!    m 2^64 / t + e 2^64 / q. Only those coefficients leave the ciphertext.
+//! 2. A [`TransitionKey`] (an LWE key-switching key from the BFV key to the
+//!    TFHE client's small key, made by the key holder) switches each of them
+//!    to the small key of the TFHE set, where a blind rotation can read them.
+//! 3. Sign bootstraps decide the top bit of m + t/2 - threshold, i.e.
+//!    whether score >= threshold, as a TFHE block holding 0 or 1.
+//!
+//! # Why several bootstraps, and how many
+//!
+//! A blind rotation reads its input after a modulus switch to 2N = 4096 with
+//! a noise of about 4.8 units of 1/(2N): one bootstrap resolves about 5 bits,
+//! while a score difference needs k = log2 t = 23. The decision therefore
+//! reads m in windows of D = 4 bits from the bottom, each from its own copy
+//! m 2^(k - w) of the extracted ciphertext (w the window's top bit), which
+//! holds (m mod 2^w) / 2^w exactly, the BFV noise multiplied by 2^(k - w)
+//! (still below 2^-17 of a unit here). Window j's reading is the sign
+//! bootstrap of
+//!
+//! ```text
+//! z_j = (m mod 2^w_j) / 2^w_j + c_j,   c_0 = 1 / 2^(w_0 + 1),
+//!                                      c_j = +-1 / 2^(D + 2) (the previous reading)
+//! ```
+//!
+//! which gives bit w_j - 1 of m. The lowest window (w_0 <= D + 1 bits) has
+//! nothing below it: its digit sits half a box from every boundary. In a
+//! higher window the bits below form a fraction f in [0, 1) of a digit,
+//! whose top bit b is the previous window's reading; the previous bootstrap
+//! outputs +1/2^(D+2) when b = 0 and -1/2^(D+2) when b = 1, which replaces f
+//! by f - b/2 + 1/4 in [1/4, 3/4): the digit is a quarter box (1/2^(D+2) of
+//! the torus, 2N / 2^(D+2) = 64 units) from every boundary. The last window
+//! ends at bit k - 1, the sign of m - t/2. Precision is never lost to the
+//! bootstraps' own output noise (2^-14.7 of the torus, 0.16 units): outputs
+//! only ever shift a reading by a quarter box. This is the iterative
+//! large-precision sign of Liu, Micciancio and Wang (and OpenFHE's scheme
+//! switching) in its most frugal form: one bootstrap per 4 bits, because
+//! only the top bit of each window has to come out, which a sign
+//! (negacyclic) test vector gives without a padding bit.
+//!
+//! # Noise and failure probability
+//!
+//! [`DecisionAnalysis`] computes it for a key and a ciphertext; for the
+//! coefficient match (t = 2^23, the 2_2 TFHE set, transition key base 2^2
+//! with 8 levels), in units of 1/(2N)^2 of variance:
+//! transition key switch 2.40 (N_bfv l (B^2 + 2)/12 sigma_lwe^2 + N_bfv (2/3)
+//! B^-2l / 12, ternary key), the previous window's output and its key switch
+//! 0.1 + 3.06, modulus switch 1/12 + n/48 = 17.7, BFV noise below 2^-30: in all
+//! 23.2, against a margin of 64: 2^-131.6 per bootstrap, and with 6 windows
+//! 2^-129 per decision (union bound). The decision is exact for every score
+//! in [-t/4, t/4) and threshold in [-t/4, t/4], whose difference stays in
+//! [-t/2, t/2) (scores lie in [-128 127^2, 128 127^2], inside 2^21 = t/4).
+//!
+//! # CKKS -> TFHE
+//!
+//! The same path from a CKKS ciphertext's lowest prime q_0: a
+//! coefficient-encoded real x sits on the torus at scale x / q_0 (plus noise
+//! / q_0), and [`ckks_coefficients_above`] reads k = p + ceil(log2(q_0 /
+//! scale)) bits of it for p bits of precision: the decision is the sign of
+//! x - threshold rounded to a multiple of 2^-p, so it is exact whenever
+//! |x - threshold| >= 2^-p (plus the noise over the scale), for
+//! |x - threshold| < q_0 / (2 scale). CKKS ciphertexts carry no noise
+//! estimate yet: the analysis assumes a deviation of at most
+//! [`CKKS_NOISE_LOG2`] at q_0.
+//!
+//! # Other directions
+//!
+//! TFHE -> BFV/CKKS is not supported: there is no homomorphic path (it would
+//! need a ring packing key switch), and [`check_direction`] names it in its
+//! error, as it does BFV <-> CKKS; a plan must then take a key-holder round
+//! trip.
+
+use rayon::prelude::*;
+use triskel_bfv as bfv;
+use triskel_ckks as ckks;
+use triskel_ring::{LweCiphertext, LweKeySwitchKey, LweSecretKey, Reader};
+use triskel_tfhe as tfhe;
+
+/// A TFHE block holding 0 or 1 (message space of the TFHE set, degree 1).
+pub type EncryptedBit = tfhe::Ciphertext;
+
+/// Bits per window of the sign decomposition.
+pub const WINDOW_BITS: u32 = 4;
+/// log2 of the transition key's decomposition base.
+pub const TRANSITION_BASE_LOG: u32 = 2;
+/// Levels of the transition key's decomposition.
+pub const TRANSITION_LEVELS: u32 = 8;
+/// Largest BFV ring degree a transition key is made or loaded for (bounds
+/// what loading expands: n l (n_small + 1) words).
+pub const MAX_TRANSITION_DIMENSION: usize = 8192;
+/// The serialization format version written by this build.
+pub const FORMAT_VERSION: u8 = 1;
+const MAGIC: &[u8; 4] = b"TKTR";
+const KIND_BFV_TO_TFHE: u8 = 1;
+const KIND_CKKS_TO_TFHE: u8 = 2;
+
+/// The engines a value can live in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Engine {
+    /// Exact integers modulo t.
+    Bfv,
+    /// Approximate reals.
+    Ckks,
+    /// Bits and small integers.
+    Tfhe,
+}
+
+/// What can go wrong in a transition.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Error {
+    /// From the BFV engine.
+    Bfv(bfv::Error),
+    /// From the CKKS engine.
+    Ckks(ckks::Error),
+    /// From the TFHE engine.
+    Tfhe(tfhe::Error),
+    /// Keys, ciphertexts or sets that do not belong together.
+    Mismatch(String),
+    /// A value outside what the decision supports.
+    OutOfRange(String),
+    /// Bytes that are not a valid transition key.
+    Malformed(String),
+    /// A format version this build cannot read.
+    UnsupportedVersion(u8),
+    /// A transition with no homomorphic path.
+    Unsupported {
+        /// The direction, e.g. "TFHE -> BFV".
+        transition: String,
+    },
+}
+
+/// Result of transitions.
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl From<bfv::Error> for Error {
+    fn from(e: bfv::Error) -> Self {
+        Error::Bfv(e)
+    }
+}
+
+impl From<ckks::Error> for Error {
+    fn from(e: ckks::Error) -> Self {
+        Error::Ckks(e)
+    }
+}
+
+impl From<tfhe::Error> for Error {
+    fn from(e: tfhe::Error) -> Self {
+        Error::Tfhe(e)
+    }
+}
+
+impl From<triskel_ring::Error> for Error {
+    fn from(e: triskel_ring::Error) -> Self {
+        match e {
+            triskel_ring::Error::Malformed(m) => Error::Malformed(m),
+            e => Error::Tfhe(tfhe::Error::Ring(e)),
+        }
+    }
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Bfv(e) => write!(f, "BFV: {e}"),
+            Error::Ckks(e) => write!(f, "CKKS: {e}"),
+            Error::Tfhe(e) => write!(f, "TFHE: {e}"),
+            Error::Mismatch(m) => write!(f, "mismatch: {m}"),
+            Error::OutOfRange(m) => write!(f, "out of range: {m}"),
+            Error::Malformed(m) => write!(f, "malformed transition key: {m}"),
+            Error::UnsupportedVersion(v) => write!(f, "transition key format version {v}"),
+            Error::Unsupported { transition } => write!(
+                f,
+                "the transition {transition} has no homomorphic path; it needs a key-holder round trip"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Ok for the directions built here (BFV -> TFHE, CKKS -> TFHE); an error
+/// naming any other.
+pub fn check_direction(from: Engine, to: Engine) -> Result<()> {
+    match (from, to) {
+        (Engine::Bfv | Engine::Ckks, Engine::Tfhe) => Ok(()),
+        _ if from == to => Ok(()),
+        _ => Err(Error::Unsupported {
+            transition: format!("{from:?} -> {to:?}").to_uppercase(),
+        }),
+    }
+}
+
+/// The set whose ciphertexts a transition key takes coefficients of.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Source {
+    /// A BFV set.
+    Bfv(bfv::BfvParameters),
+    /// A CKKS set.
+    Ckks(ckks::CkksParameters),
+}
+
+impl Source {
+    /// Ring degree: the dimension of extracted LWE ciphertexts.
+    pub fn n(&self) -> usize {
+        match self {
+            Source::Bfv(p) => p.n(),
+            Source::Ckks(p) => p.n(),
+        }
+    }
+
+    /// The set's name.
+    pub fn name(&self) -> &str {
+        match self {
+            Source::Bfv(p) => p.name(),
+            Source::Ckks(p) => p.name(),
+        }
+    }
+}
+
+/// The key that moves LWE ciphertexts extracted from one BFV or CKKS set's
+/// ciphertexts to one TFHE set's small key. Public (an evaluation key);
+/// made by the holder of both secret keys.
+pub struct TransitionKey {
+    source: Source,
+    tfhe: tfhe::TfheParameters,
+    ksk: LweKeySwitchKey,
+}
+
+impl std::fmt::Debug for TransitionKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "TransitionKey {{ {} -> {}, {:?} }}",
+            self.source.name(),
+            self.tfhe.name,
+            self.ksk
+        )
+    }
+}
+
+fn check_sizes(source: &Source, tfhe_params: &tfhe::TfheParameters) -> Result<()> {
+    if source.n() > MAX_TRANSITION_DIMENSION {
+        return Err(Error::OutOfRange(format!(
+            "ring degree {} above the transition's {MAX_TRANSITION_DIMENSION}",
+            source.n()
+        )));
+    }
+    if !matches!(tfhe_params.encoding, tfhe::Encoding::Integer { .. }) {
+        return Err(Error::Mismatch(
+            "a transition needs an integer TFHE set (its decisions are blocks)".into(),
+        ));
+    }
+    Ok(())
+}
+
+impl TransitionKey {
+    /// Made by the key holder from the BFV secret key and the TFHE client key.
+    pub fn generate(bfv_key: &bfv::SecretKey, tfhe_key: &tfhe::ClientKey) -> Result<TransitionKey> {
+        let source = Source::Bfv(bfv_key.context().params().clone());
+        Self::from_lwe_key(source, &bfv_key.lwe_key(), tfhe_key)
+    }
+
+    /// Made by the key holder from the CKKS secret key and the TFHE client key.
+    pub fn generate_for_ckks(
+        ckks_key: &ckks::SecretKey,
+        tfhe_key: &tfhe::ClientKey,
+    ) -> Result<TransitionKey> {
+        let source = Source::Ckks(ckks_key.context().params().clone());
+        Self::from_lwe_key(source, &ckks_key.lwe_key(), tfhe_key)
+    }
+
+    fn from_lwe_key(
+        source: Source,
+        lwe_key: &LweSecretKey,
+        tfhe_key: &tfhe::ClientKey,
+    ) -> Result<TransitionKey> {
+        check_sizes(&source, tfhe_key.parameters())?;
+        let ksk =
+            tfhe_key.key_switching_key_from(lwe_key, TRANSITION_BASE_LOG, TRANSITION_LEVELS)?;
+        Ok(TransitionKey {
+            source,
+            tfhe: tfhe_key.parameters().clone(),
+            ksk,
+        })
+    }
+
+    /// The set it takes ciphertexts of.
+    pub fn source(&self) -> &Source {
+        &self.source
+    }
+
+    /// The TFHE set it delivers to.
+    pub fn tfhe_parameters(&self) -> &tfhe::TfheParameters {
+        &self.tfhe
+    }
+
+    /// `"TKTR" | version: u8 | kind: u8 (1 = from BFV, 2 = from CKKS) |
+    /// source parameters (u32 length + their engine's own versioned bytes) |
+    /// TFHE set name (u8 length + UTF-8) | key-switching key body (ring's
+    /// seed-compressed layout: shape, seed, one body word per row)`.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(MAGIC);
+        out.push(FORMAT_VERSION);
+        let (kind, params) = match &self.source {
+            Source::Bfv(p) => (KIND_BFV_TO_TFHE, p.to_bytes()),
+            Source::Ckks(p) => (KIND_CKKS_TO_TFHE, p.to_bytes()),
+        };
+        out.push(kind);
+        out.extend_from_slice(&(params.len() as u32).to_le_bytes());
+        out.extend_from_slice(&params);
+        out.push(self.tfhe.name.len() as u8);
+        out.extend_from_slice(self.tfhe.name.as_bytes());
+        self.ksk.write_body(&mut out);
+        out
+    }
+
+    /// Loads [`to_bytes`](Self::to_bytes) output: both sets must pass their
+    /// engines' checks (128-bit security included; nothing in the bytes can
+    /// waive it), the key's shape must be exactly the one this build makes
+    /// for them, and no byte may be left over.
+    pub fn from_bytes(bytes: &[u8]) -> Result<TransitionKey> {
+        let mut r = Reader::new(bytes);
+        if r.take(4)? != MAGIC {
+            return Err(Error::Malformed("bad magic: not a transition key".into()));
+        }
+        let version = r.u8()?;
+        if version != FORMAT_VERSION {
+            return Err(Error::UnsupportedVersion(version));
+        }
+        let kind = r.u8()?;
+        let len = r.u32()? as usize;
+        let params = r.take(len)?;
+        // Each context build runs every check of its set.
+        let source = match kind {
+            KIND_BFV_TO_TFHE => {
+                let p = bfv::BfvParameters::from_bytes(params)?;
+                bfv::BfvContext::new(p.clone())?;
+                Source::Bfv(p)
+            }
+            KIND_CKKS_TO_TFHE => {
+                let p = ckks::CkksParameters::from_bytes(params)?;
+                ckks::CkksContext::new(p.clone())?;
+                Source::Ckks(p)
+            }
+            _ => return Err(Error::Malformed(format!("transition kind {kind}"))),
+        };
+        let len = r.u8()? as usize;
+        let name = std::str::from_utf8(r.take(len)?)
+            .map_err(|_| Error::Malformed("TFHE set name".into()))?;
+        let tfhe_params = tfhe::TfheParameters::by_name(name)?;
+        tfhe_params.check()?;
+        check_sizes(&source, &tfhe_params)?;
+        let ksk = LweKeySwitchKey::read_body(
+            &mut r,
+            TRANSITION_BASE_LOG,
+            TRANSITION_LEVELS,
+            source.n(),
+            tfhe_params.lwe_dimension,
+        )?;
+        r.finish()?;
+        Ok(TransitionKey {
+            source,
+            tfhe: tfhe_params,
+            ksk,
+        })
+    }
+}
+
+/// The noise analysis of one decision (module documentation).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DecisionAnalysis {
+    /// Bootstraps per decision (windows).
+    pub bootstraps: usize,
+    /// Variance of a window's input phase error, units of 1/(2N)^2.
+    pub input_variance: f64,
+    /// Of which the transition key switch.
+    pub transition_key_switch: f64,
+    /// Distance of every reading from its boundaries, units of 1/(2N).
+    pub margin: f64,
+    /// log2 of the failure probability of one bootstrap.
+    pub log2_failure_per_bootstrap: f64,
+    /// log2 of the failure probability of a decision (union bound).
+    pub log2_failure_per_decision: f64,
+}
+
+/// The tops of the windows (bits, ascending, the last = k): W windows of
+/// [`WINDOW_BITS`] bits above a lowest one of 1..=WINDOW_BITS + 1 bits.
+fn window_tops(k: u32) -> Vec<u32> {
+    let mut tops = vec![k];
+    while tops[0] > WINDOW_BITS + 1 {
+        tops.insert(0, tops[0] - WINDOW_BITS);
+    }
+    tops
+}
+
+/// The analysis for a key, the source ciphertext's noise (log2 of its
+/// deviation at the last prime, absolute) and a k-bit reading.
+pub fn analyse_decision(
+    key: &TransitionKey,
+    source_noise_log2: f64,
+    last_prime: u64,
+    k: u32,
+) -> DecisionAnalysis {
+    let p = &key.tfhe;
+    let tfhe_noise = p.noise();
+    let two_n = 2.0 * p.polynomial_size as f64;
+    let scale = two_n * two_n;
+    let (b, l) = (
+        2f64.powi(TRANSITION_BASE_LOG as i32),
+        TRANSITION_LEVELS as f64,
+    );
+    let n_in = key.source.n() as f64;
+    // Ternary key: E[s^2] = 2/3.
+    let transition = (n_in * l * (b * b + 2.0) / 12.0 * p.lwe_noise_std.powi(2)
+        + n_in * (2.0 / 3.0) * 2f64.powi(-2 * (TRANSITION_BASE_LOG * TRANSITION_LEVELS) as i32)
+            / 12.0)
+        * scale;
+    let tops = window_tops(k);
+    // The source noise (and the 1/2 per term of sample extraction's
+    // rounding, well below it), amplified by the lowest window's shift.
+    let relative = source_noise_log2.exp2() / last_prime as f64;
+    let amplified = (relative * 2f64.powi((k - tops[0]) as i32)).powi(2) * scale;
+    let previous = (tfhe_noise.blind_rotation + tfhe_noise.key_switch) * scale;
+    let input_variance = transition + previous + tfhe_noise.modulus_switch + amplified;
+    let margin = two_n / 2f64.powi(WINDOW_BITS as i32 + 2);
+    let per = tfhe::params::log2_gaussian_tail(margin / input_variance.sqrt());
+    DecisionAnalysis {
+        bootstraps: tops.len(),
+        input_variance,
+        transition_key_switch: transition,
+        margin,
+        log2_failure_per_bootstrap: per,
+        log2_failure_per_decision: per + (tops.len() as f64).log2(),
+    }
+}
+
+/// Refuses a decision whose analysed failure probability exceeds this.
+pub const MAX_LOG2_FAILURE: f64 = -120.0;
+
+/// Ciphertexts per pass over the transition key ([`LweKeySwitchKey::switch_many`]):
+/// enough to share the key's memory traffic, few enough that their
+/// accumulators stay in cache.
+const SWITCH_BATCH: usize = 16;
+
+/// The top bit of m for each LWE ciphertext (under the transition key's
+/// input key) of m 2^(64 - k) with m in [0, 2^k): every window of every
+/// value is switched to the small key first (in passes over the key shared
+/// by [`SWITCH_BATCH`] of them), then the windows are read from the bottom
+/// (module documentation), each one for all values in parallel.
+fn top_bits(
+    lwes: &[LweCiphertext],
+    k: u32,
+    key: &TransitionKey,
+    server: &tfhe::ServerKey,
+) -> Result<Vec<EncryptedBit>> {
+    let tops = window_tops(k);
+    let scaled: Vec<LweCiphertext> = lwes
+        .iter()
+        .flat_map(|lwe| {
+            tops.iter().map(move |&w| {
+                let mut x = lwe.clone();
+                x.mul_scalar_assign(1i64 << (k - w));
+                x
+            })
+        })
+        .collect();
+    let switched = scaled
+        .par_chunks(SWITCH_BATCH)
+        .map(|chunk| key.ksk.switch_many(&chunk.iter().collect::<Vec<_>>()))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    let switched: Vec<LweCiphertext> = switched.into_iter().flatten().collect();
+    let windows: Vec<&[LweCiphertext]> = switched.chunks(tops.len()).collect();
+    // Window by window for all values together, so that the key switches of
+    // the readings share passes over the TFHE key-switching key too.
+    let mut previous: Vec<LweCiphertext> = Vec::new();
+    for (j, &w) in tops.iter().enumerate() {
+        let inputs: Vec<LweCiphertext> = windows
+            .iter()
+            .enumerate()
+            .map(|(v, value)| {
+                let mut z = value[j].clone();
+                match previous.get(v) {
+                    None => z.add_constant(1u64 << (63 - w)),
+                    Some(out) => z.add_assign(out)?,
+                }
+                Ok(z)
+            })
+            .collect::<Result<_>>()?;
+        if j + 1 == tops.len() {
+            return inputs
+                .par_iter()
+                .map(|z| Ok(server.sign_block(z)?))
+                .collect();
+        }
+        let c = 1u64 << (64 - (WINDOW_BITS + 2));
+        let outs = inputs
+            .par_iter()
+            .map(|z| server.sign_bootstrap(z, c))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let switched = outs
+            .par_chunks(SWITCH_BATCH)
+            .map(|chunk| server.key_switch_many(&chunk.iter().collect::<Vec<_>>()))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        previous = switched.into_iter().flatten().collect();
+    }
+    Err(Error::OutOfRange("no window to read".into()))
+}
+
+fn check_keys(source: &Source, key: &TransitionKey, server: &tfhe::ServerKey) -> Result<()> {
+    if source != &key.source {
+        return Err(Error::Mismatch(format!(
+            "ciphertext of {}, transition key for {}",
+            source.name(),
+            key.source.name()
+        )));
+    }
+    if server.parameters() != &key.tfhe {
+        return Err(Error::Mismatch(format!(
+            "server key of {}, transition key for {}",
+            server.parameters().name,
+            key.tfhe.name
+        )));
+    }
+    Ok(())
+}
+
+fn check_analysis(key: &TransitionKey, noise_log2: f64, last_prime: u64, k: u32) -> Result<()> {
+    let analysis = analyse_decision(key, noise_log2, last_prime, k);
+    if analysis.log2_failure_per_decision > MAX_LOG2_FAILURE {
+        return Err(Error::OutOfRange(format!(
+            "a decision would fail with probability 2^{:.1}",
+            analysis.log2_failure_per_decision
+        )));
+    }
+    Ok(())
+}
+
+/// For each coefficient index of a BFV ciphertext (plaintext modulus
+/// t = 2^k, values read as signed in [-t/2, t/2)), an encrypted bit: is the
+/// coefficient >= `threshold`? Exact when the coefficients lie in
+/// [-t/4, t/4) and the threshold in [-t/4, t/4] (the difference then stays
+/// in [-t/2, t/2)): the threshold is checked (an error otherwise), the
+/// coefficients are the caller's promise, which the coefficient match keeps. The ciphertext is mod-switched to its last prime first. Runs the
+/// coefficients in parallel (rayon).
+pub fn bfv_scores_above(
+    ct: &bfv::Ciphertext,
+    coefficients: &[usize],
+    threshold: i64,
+    key: &TransitionKey,
+    server: &tfhe::ServerKey,
+) -> Result<Vec<EncryptedBit>> {
+    check_keys(&Source::Bfv(ct.context().params().clone()), key, server)?;
+    let t = ct.context().plain_modulus();
+    if !t.is_power_of_two() {
+        return Err(Error::OutOfRange(format!(
+            "plaintext modulus {t}: the decision needs a power of two"
+        )));
+    }
+    let k = t.trailing_zeros();
+    let quarter = (t / 4) as i64;
+    if !(-quarter..=quarter).contains(&threshold) {
+        return Err(Error::OutOfRange(format!(
+            "threshold {threshold} outside [-{quarter}, {quarter}]"
+        )));
+    }
+    let mut low = ct.clone();
+    while low.level() > 0 {
+        low = low.mod_switch_to_next()?;
+    }
+    let q = ct.context().q_primes()[0];
+    check_analysis(key, low.noise_estimate_log2(), q, k)?;
+    // m = value - threshold + t/2 in [0, t): its top bit is value >= threshold.
+    let offset = (t / 2).wrapping_sub(threshold as u64) & (t - 1);
+    let mut lwes = low.sample_extract(coefficients)?;
+    lwes.iter_mut()
+        .for_each(|lwe| lwe.add_constant(offset << (64 - k)));
+    top_bits(&lwes, k, key, server)
+}
+
+/// A bound on the noise of a fresh or lightly computed CKKS ciphertext at
+/// its last prime, log2 of the absolute deviation (CKKS ciphertexts carry
+/// no noise estimate yet): fresh public-key noise is about 2^6.5 at
+/// N = 8192; 2^20 leaves room for a few operations and rescalings.
+pub const CKKS_NOISE_LOG2: f64 = 20.0;
+
+/// For each coefficient index of a coefficient-encoded CKKS ciphertext
+/// ([`ckks::Plaintext::from_coefficients`]), an encrypted bit: is the real
+/// coefficient x >= `threshold`? The coefficient sits on the torus at
+/// phi = scale x / q_0 (q_0 the last prime); the decision reads
+/// k = `precision_bits` + ceil(log2(q_0 / scale)) bits of phi - threshold
+/// scale / q_0 and is the sign of that value rounded to a multiple of
+/// 2^-k: exact whenever |x - threshold| >= 2^-precision_bits (plus the
+/// ciphertext's noise divided by the scale), and |x - threshold| <
+/// q_0 / (2 scale) (beyond it the torus wraps). k must stay below 60.
+pub fn ckks_coefficients_above(
+    ct: &ckks::Ciphertext,
+    coefficients: &[usize],
+    threshold: f64,
+    precision_bits: u32,
+    key: &TransitionKey,
+    server: &tfhe::ServerKey,
+) -> Result<Vec<EncryptedBit>> {
+    check_keys(&Source::Ckks(ct.context().params().clone()), key, server)?;
+    let q = ct.context().q_primes()[0];
+    let range = q as f64 / ct.scale();
+    let k = precision_bits + range.log2().ceil().max(0.0) as u32;
+    if !(1..60).contains(&k) {
+        return Err(Error::OutOfRange(format!(
+            "{precision_bits} bits of precision on a range of {range:.3e} need {k} bits (1..60)"
+        )));
+    }
+    if threshold.is_nan() || threshold.abs() >= range / 2.0 {
+        return Err(Error::OutOfRange(format!(
+            "threshold {threshold} outside (-{}, {})",
+            range / 2.0,
+            range / 2.0
+        )));
+    }
+    check_analysis(key, CKKS_NOISE_LOG2, q, k)?;
+    // phi - threshold' + 1/2: its top bit is x >= threshold.
+    let shift = (threshold / range * 2f64.powi(64)).round() as i128;
+    let offset = ((1i128 << 63) - shift) as u64;
+    let mut lwes = ct.sample_extract(coefficients)?;
+    lwes.iter_mut().for_each(|lwe| lwe.add_constant(offset));
+    top_bits(&lwes, k, key, server)
+}
+
+/// One encrypted bit: is any of `bits` 1? Sums of as many blocks as the
+/// set's noise level allows, each reduced by one bootstrap (x > 0).
+pub fn any(server: &tfhe::ServerKey, bits: &[EncryptedBit]) -> Result<EncryptedBit> {
+    let tfhe::Encoding::Integer {
+        message_modulus,
+        carry_modulus,
+        max_noise_level,
+    } = server.parameters().encoding
+    else {
+        return Err(Error::Mismatch("an integer TFHE set is needed".into()));
+    };
+    let group = (max_noise_level.min(message_modulus * carry_modulus - 1) as usize).max(2);
+    let positive = server.lookup_table(|x| (x > 0) as u64)?;
+    let mut level: Vec<EncryptedBit> = bits.to_vec();
+    if level.is_empty() {
+        return Err(Error::OutOfRange("no bits to combine".into()));
+    }
+    while level.len() > 1 {
+        level = level
+            .par_chunks(group)
+            .map(|chunk| {
+                let mut sum = chunk[0].clone();
+                for b in &chunk[1..] {
+                    sum = server.unchecked_add(&sum, b)?;
+                }
+                Ok(server.apply_lookup_table(&sum, &positive)?)
+            })
+            .collect::<Result<Vec<_>>>()?;
+    }
+    Ok(level.remove(0))
+}

@@ -1,0 +1,327 @@
+//! BFV -> TFHE transitions: threshold decisions on BFV coefficients as TFHE
+//! bits, decrypted and compared with the plaintext comparison.
+
+use std::sync::{Arc, OnceLock};
+
+use triskel::bfv::{self, biometric, BfvContext, Plaintext};
+use triskel::tfhe::{self, ClientKey, TfheParameters};
+use triskel::transition::{self, Engine, Error, TransitionKey};
+
+struct Fixture {
+    ctx: Arc<BfvContext>,
+    bfv_key: bfv::SecretKey,
+    tfhe_key: ClientKey,
+    server: tfhe::ServerKey,
+    key: TransitionKey,
+}
+
+fn fixture() -> &'static Fixture {
+    static F: OnceLock<Fixture> = OnceLock::new();
+    F.get_or_init(|| {
+        let ctx = BfvContext::new(biometric::coefficient_match_parameters()).unwrap();
+        let bfv_key = bfv::SecretKey::generate(&ctx).unwrap();
+        let tfhe_key = ClientKey::generate(&TfheParameters::message_2_carry_2()).unwrap();
+        let server = tfhe_key.server_key().unwrap();
+        let key = TransitionKey::generate(&bfv_key, &tfhe_key).unwrap();
+        Fixture {
+            ctx,
+            bfv_key,
+            tfhe_key,
+            server,
+            key,
+        }
+    })
+}
+
+fn decide(f: &Fixture, values: &[i64], threshold: i64) -> Vec<u64> {
+    let t = f.ctx.plain_modulus() as i64;
+    let coeffs: Vec<u64> = values.iter().map(|v| v.rem_euclid(t) as u64).collect();
+    let ct = f
+        .bfv_key
+        .encrypt(&Plaintext::from_coeffs(&f.ctx, &coeffs).unwrap())
+        .unwrap();
+    let indices: Vec<usize> = (0..values.len()).collect();
+    transition::bfv_scores_above(&ct, &indices, threshold, &f.key, &f.server)
+        .unwrap()
+        .iter()
+        .map(|b| f.tfhe_key.decrypt_with_carry(b).unwrap())
+        .collect()
+}
+
+/// Values around the threshold, at the ends of the range, and with carries
+/// through every window (all-ones low bits), plus seeded random ones.
+#[test]
+fn threshold_decisions_are_exact_on_edges_and_at_random() {
+    let f = fixture();
+    let quarter = (f.ctx.plain_modulus() / 4) as i64;
+    // Values in [-t/4, t/4), thresholds in [-t/4, t/4]: the difference
+    // stays in [-t/2, t/2).
+    for threshold in [1_234_567i64, -quarter] {
+        let mut values = vec![
+            threshold - 1,
+            threshold,
+            threshold + 1,
+            quarter - 1,
+            -quarter,
+        ];
+        for w in [3, 7, 11, 15, 19] {
+            values.extend([threshold + (1 << w) - 1, threshold - (1 << w)]);
+        }
+        let mut state = threshold as u64 ^ 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..5 {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+            values.push((state >> 20) as i64 % (quarter + 1) * if state & 1 == 0 { 1 } else { -1 });
+        }
+        values.retain(|v| (-quarter..quarter).contains(v));
+        let got = decide(f, &values, threshold);
+        for (v, bit) in values.iter().zip(got) {
+            assert_eq!(
+                bit,
+                (*v >= threshold) as u64,
+                "value {v}, threshold {threshold}"
+            );
+        }
+    }
+}
+
+/// The match end to end: 32 scores from one plaintext product, decided
+/// against thresholds one below, at and one above a score, then OR-ed.
+#[test]
+fn match_decision_end_to_end() {
+    use biometric::*;
+    let f = fixture();
+    let pk = f.bfv_key.public_key().unwrap();
+    let probe = [127i8; DIM];
+    let mut enrolled = sample_embeddings(32, 5);
+    enrolled[0] = [127; DIM];
+    enrolled[1] = [-127; DIM];
+    let want = plaintext_scores(&probe, &enrolled);
+    let groups = encode_templates_coefficients(&f.ctx, &enrolled).unwrap();
+    let ct = f
+        .bfv_key
+        .encrypt(&encode_probe_coefficients(&f.ctx, &probe).unwrap())
+        .unwrap();
+    let scores = compute_scores_coefficients(&ct, &groups, &pk).unwrap();
+    let coefficients = score_coefficients(&f.ctx, 32).unwrap();
+    let threshold = want[2];
+    let bits =
+        transition::bfv_scores_above(&scores[0], &coefficients, threshold, &f.key, &f.server)
+            .unwrap();
+    for (j, b) in bits.iter().enumerate() {
+        let expected = (want[j] >= threshold) as u64;
+        assert_eq!(f.tfhe_key.decrypt_with_carry(b).unwrap(), expected, "{j}");
+    }
+    let any = transition::any(&f.server, &bits).unwrap();
+    assert_eq!(f.tfhe_key.decrypt_with_carry(&any).unwrap(), 1);
+    // One template, thresholds around its score and the largest one.
+    for (j, threshold, expected) in [
+        (2, want[2] - 1, 1),
+        (2, want[2] + 1, 0),
+        (0, want[0], 1),
+        (0, want[0] + 1, 0),
+        (1, want[1], 1),
+    ] {
+        let bits = transition::bfv_scores_above(
+            &scores[0],
+            &coefficients[j..=j],
+            threshold,
+            &f.key,
+            &f.server,
+        )
+        .unwrap();
+        assert_eq!(
+            f.tfhe_key.decrypt_with_carry(&bits[0]).unwrap(),
+            expected,
+            "template {j}, threshold {threshold}"
+        );
+    }
+    // Nobody above the largest score + 1: the OR is 0.
+    let none = transition::bfv_scores_above(
+        &scores[0],
+        &coefficients[..3],
+        want[0] + 1,
+        &f.key,
+        &f.server,
+    )
+    .unwrap();
+    let any = transition::any(&f.server, &none).unwrap();
+    assert_eq!(f.tfhe_key.decrypt_with_carry(&any).unwrap(), 0);
+}
+
+#[test]
+fn the_analysis_supports_the_decision() {
+    let f = fixture();
+    let a = transition::analyse_decision(&f.key, 12.0, f.ctx.q_primes()[0], 23);
+    assert_eq!(a.bootstraps, 6);
+    assert!(a.log2_failure_per_decision < -128.0, "{a:?}");
+    assert!((a.input_variance - 23.2).abs() < 0.5, "{a:?}");
+}
+
+#[test]
+fn bad_inputs_are_refused() {
+    let f = fixture();
+    let quarter = (f.ctx.plain_modulus() / 4) as i64;
+    let ct = f
+        .bfv_key
+        .encrypt(&Plaintext::from_coeffs(&f.ctx, &[1]).unwrap())
+        .unwrap();
+    let run = |threshold| transition::bfv_scores_above(&ct, &[0], threshold, &f.key, &f.server);
+    assert!(matches!(run(quarter + 1), Err(Error::OutOfRange(_))));
+    assert!(matches!(run(-quarter - 1), Err(Error::OutOfRange(_))));
+    assert!(matches!(
+        transition::bfv_scores_above(&ct, &[4096], 0, &f.key, &f.server),
+        Err(Error::Bfv(_))
+    ));
+    // Another BFV set, another TFHE set.
+    let other = BfvContext::new(bfv::BfvParameters::n4096_shallow()).unwrap();
+    let other_ct = bfv::SecretKey::generate(&other)
+        .unwrap()
+        .encrypt(&Plaintext::from_coeffs(&other, &[1]).unwrap())
+        .unwrap();
+    assert!(matches!(
+        transition::bfv_scores_above(&other_ct, &[0], 0, &f.key, &f.server),
+        Err(Error::Mismatch(_))
+    ));
+    let small = ClientKey::generate(&TfheParameters::message_1_carry_1()).unwrap();
+    let small_server = small.server_key().unwrap();
+    assert!(matches!(
+        transition::bfv_scores_above(&ct, &[0], 0, &f.key, &small_server),
+        Err(Error::Mismatch(_))
+    ));
+    // TFHE -> BFV / CKKS has no homomorphic path: an error that names it.
+    let err = transition::check_direction(Engine::Tfhe, Engine::Bfv).unwrap_err();
+    assert!(err.to_string().contains("TFHE -> BFV"), "{err}");
+    assert!(transition::check_direction(Engine::Tfhe, Engine::Ckks).is_err());
+    assert!(transition::check_direction(Engine::Bfv, Engine::Tfhe).is_ok());
+    assert!(transition::check_direction(Engine::Ckks, Engine::Tfhe).is_ok());
+    assert!(transition::check_direction(Engine::Bfv, Engine::Ckks).is_err());
+}
+
+#[test]
+fn transition_keys_serialize_and_loading_validates() {
+    let f = fixture();
+    let bytes = f.key.to_bytes();
+    let loaded = TransitionKey::from_bytes(&bytes).unwrap();
+    assert_eq!(loaded.to_bytes(), bytes);
+    assert_eq!(loaded.source(), f.key.source());
+    // The loaded key decides like the original.
+    let ct = f
+        .bfv_key
+        .encrypt(&Plaintext::from_coeffs(&f.ctx, &[7, (1 << 23) - 7]).unwrap())
+        .unwrap();
+    let bits = transition::bfv_scores_above(&ct, &[0, 1], 0, &loaded, &f.server).unwrap();
+    let got: Vec<u64> = bits
+        .iter()
+        .map(|b| f.tfhe_key.decrypt_with_carry(b).unwrap())
+        .collect();
+    assert_eq!(got, [1, 0]);
+
+    let reject = |b: &[u8]| TransitionKey::from_bytes(b).unwrap_err();
+    assert!(matches!(
+        reject(&bytes[..bytes.len() - 1]),
+        Error::Malformed(_)
+    ));
+    let mut longer = bytes.clone();
+    longer.push(0);
+    assert!(matches!(reject(&longer), Error::Malformed(_)));
+    let mut bad = bytes.clone();
+    bad[0] ^= 1;
+    assert!(matches!(reject(&bad), Error::Malformed(_)));
+    let mut bad = bytes.clone();
+    bad[4] = 9;
+    assert_eq!(reject(&bad), Error::UnsupportedVersion(9));
+    let mut bad = bytes.clone();
+    bad[5] = 3;
+    assert!(matches!(reject(&bad), Error::Malformed(_)));
+    // BFV parameter bytes announced as CKKS ones.
+    let mut bad = bytes.clone();
+    bad[5] = 2;
+    assert!(matches!(reject(&bad), Error::Ckks(_)));
+    // An insecure BFV set in the bytes is refused (nothing waives the check).
+    let insecure = bfv::BfvParameters::new("weak", 4096, &[60, 60], &[60], 1 << 23)
+        .allow_insecure()
+        .to_bytes();
+    let mut forged = bytes[..6].to_vec();
+    forged.extend_from_slice(&(insecure.len() as u32).to_le_bytes());
+    forged.extend_from_slice(&insecure);
+    let params_len = u32::from_le_bytes(bytes[6..10].try_into().unwrap()) as usize;
+    forged.extend_from_slice(&bytes[10 + params_len..]);
+    assert!(
+        matches!(reject(&forged), Error::Bfv(_)),
+        "{:?}",
+        reject(&forged)
+    );
+    // An unknown TFHE set.
+    let mut bad = bytes.clone();
+    bad[10 + params_len + 1] ^= 0x20;
+    assert!(TransitionKey::from_bytes(&bad).is_err());
+    // Mutations of the header and the key's shape (not its seed, which
+    // would load: a valid key of other masks) never panic.
+    let header = 10 + params_len + 1 + bytes[10 + params_len] as usize + 16;
+    let mut state = 17u64;
+    for _ in 0..300 {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let mut m = bytes.clone();
+        let at = (state >> 33) as usize % header;
+        m[at] = m[at].wrapping_add(1 + (state >> 8) as u8 % 255);
+        let _ = TransitionKey::from_bytes(&m);
+        let _ = TransitionKey::from_bytes(&bytes[..(state >> 40) as usize % 200]);
+    }
+}
+
+/// CKKS -> TFHE: real coefficients against a threshold, on a depth-0
+/// N = 4096 set (one 60-bit prime, scale 2^40: values in (-2^19, 2^19)),
+/// 12 bits of precision: exact for |x - threshold| >= 2^-12.
+#[test]
+fn ckks_threshold_decisions() {
+    use triskel::ckks::{self, CkksContext, CkksParameters};
+    let f = fixture();
+    let ctx = CkksContext::new(CkksParameters::new(
+        "ckks-n4096-d0",
+        4096,
+        &[60],
+        &[49],
+        40,
+        1,
+    ))
+    .unwrap();
+    let sk = ckks::SecretKey::generate(&ctx).unwrap();
+    let key = TransitionKey::generate_for_ckks(&sk, &f.tfhe_key).unwrap();
+    let threshold = 0.75;
+    let eps = 2f64.powi(-12);
+    let values = [
+        threshold + eps,
+        threshold - eps,
+        threshold + 2.0 * eps,
+        threshold - 0.5,
+        threshold + 100.5,
+        -250_000.0,
+        250_000.0,
+        0.0,
+        -0.75,
+        1.0 / 3.0,
+    ];
+    let pt = ckks::Plaintext::from_coefficients(&ctx, &values, 0, ctx.default_scale()).unwrap();
+    let ct = sk.encrypt(&pt).unwrap();
+    let indices: Vec<usize> = (0..values.len()).collect();
+    let bits =
+        transition::ckks_coefficients_above(&ct, &indices, threshold, 12, &key, &f.server).unwrap();
+    for (v, b) in values.iter().zip(&bits) {
+        assert_eq!(
+            f.tfhe_key.decrypt_with_carry(b).unwrap(),
+            (*v >= threshold) as u64,
+            "{v}"
+        );
+    }
+    // A BFV key does not take CKKS ciphertexts; too much precision is refused.
+    assert!(matches!(
+        transition::ckks_coefficients_above(&ct, &[0], 0.0, 12, &f.key, &f.server),
+        Err(Error::Mismatch(_))
+    ));
+    assert!(transition::ckks_coefficients_above(&ct, &[0], 0.0, 50, &key, &f.server).is_err());
+    assert!(transition::ckks_coefficients_above(&ct, &[0], 1e6, 12, &key, &f.server).is_err());
+    let loaded = TransitionKey::from_bytes(&key.to_bytes()).unwrap();
+    assert_eq!(loaded.source(), key.source());
+}
