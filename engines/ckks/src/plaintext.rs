@@ -8,6 +8,7 @@ use triskel_ring::{Poly, Representation, RnsBasis};
 use crate::context::CkksContext;
 use crate::encoder::Complex;
 use crate::error::{Error, Result};
+use crate::noise::{encoding_error, Noise};
 
 /// An encoded vector: the polynomial round(scale * m) at a level, NTT form.
 #[derive(Clone, Debug)]
@@ -16,6 +17,8 @@ pub struct Plaintext {
     pub(crate) poly: Poly,
     pub(crate) level: usize,
     pub(crate) scale: f64,
+    /// Bounds on the encoded values and the rounding error (scaled units).
+    pub(crate) noise: Noise,
 }
 
 /// x mod q for a signed 128-bit x (no division).
@@ -66,11 +69,13 @@ impl Plaintext {
         check_scale(ctx, level, scale)?;
         let coeffs = ctx.encoder.encode(values, scale)?;
         let basis = &ctx.level(level)?.basis;
+        let largest = values.iter().map(|z| z.abs()).fold(0.0, f64::max);
         Ok(Plaintext {
             ctx: ctx.clone(),
             poly: poly_from_i128(basis, &coeffs)?,
             level,
             scale,
+            noise: Noise::new(largest * scale, encoding_error(ctx)),
         })
     }
 
