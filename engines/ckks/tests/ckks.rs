@@ -344,6 +344,19 @@ fn parameters_are_checked() {
     assert!(CkksParameters::new("x", 8192, &[40, 40], &[50], 40, 1)
         .validate()
         .is_err());
+    // N = 65536 has no entry in the 128-bit table: no named set, and a custom
+    // one is refused even when insecure sets are allowed.
+    let mut q = vec![50];
+    q.extend([40; 30]);
+    let n65536 = CkksParameters::new("ckks-n65536", 65536, &q, &[50, 50, 50], 40, 8);
+    assert_eq!(triskel_ckks::max_log_qp_128(65536), None);
+    assert!(CkksParameters::named().iter().all(|p| p.n() <= 32768));
+    for p in [n65536.clone(), n65536.allow_insecure()] {
+        match CkksContext::new(p) {
+            Err(Error::InvalidParameters(m)) => assert!(m.contains("128-bit table"), "{m}"),
+            other => panic!("N = 65536 accepted or wrong error: {other:?}"),
+        }
+    }
     assert!(CkksParameters::new("x", 1000, &[50, 40], &[50], 40, 1)
         .validate()
         .is_err());
