@@ -736,6 +736,13 @@ fn loaded_estimates_are_kept_and_floored_at_fresh() {
     let a = values(6, f.ctx.slots());
     let x = encrypt(f, &a);
     let deep = x.mul_relin_rescale(&x, &f.rk).unwrap();
+    // The message bound (public) reveals nothing about values up to 1 and
+    // only the binary order of magnitude of larger ones.
+    let bound = |v: f64| encrypt(f, &[v, -v / 2.0]).message_bound_log2() - x.scale().log2();
+    assert_eq!(bound(0.01), 0.0);
+    assert_eq!(bound(0.99), 0.0);
+    assert_eq!(bound(5.0), 3.0);
+    assert_eq!(bound(7.9), 3.0);
     // A deeper ciphertext keeps its (larger) estimate through bytes.
     let back = Ciphertext::from_bytes(&deep.to_bytes(), &f.ctx).unwrap();
     assert_eq!(back.noise_estimate_log2(), deep.noise_estimate_log2());
