@@ -169,6 +169,7 @@ impl SecretKey {
         let noise = pt
             .noise
             .plus_error(symmetric_error(&self.ctx))
+            .published(pt.scale)
             .check(pt.scale)?;
         Ok(Ciphertext::new(
             &self.ctx,
@@ -235,7 +236,11 @@ impl PublicKey {
         c0.mul_acc(&self.b.restrict(basis)?, &u)?;
         let mut c1 = Poly::from_signed(basis, &e1, Representation::Ntt)?;
         c1.mul_acc(&self.a.restrict(basis)?, &u)?;
-        let noise = pt.noise.plus_error(public_key_error(ctx)).check(pt.scale)?;
+        let noise = pt
+            .noise
+            .plus_error(public_key_error(ctx))
+            .published(pt.scale)
+            .check(pt.scale)?;
         Ok(Ciphertext::new(
             ctx,
             vec![c0, c1],

@@ -156,6 +156,15 @@ impl Noise {
         Noise::new(self.message / q, self.error / q + rounding)
     }
 
+    /// The bound an encryption publishes: the message bound travels in the
+    /// clear with the ciphertext (and its bytes), so only a power of two of
+    /// at least 1 (in value units, at `scale`) is kept: values of magnitude
+    /// up to 1 reveal nothing, larger ones only ceil(log2 max |value|).
+    pub fn published(self, scale: f64) -> Noise {
+        let value = (self.message / scale).max(1.0);
+        Noise::new(value.log2().ceil().exp2() * scale, self.error)
+    }
+
     /// Refuses a result with no precision left: error >= scale (a value of
     /// magnitude 1 would be all noise). Also refuses non-finite bounds.
     pub fn check(self, scale: f64) -> Result<Noise> {

@@ -69,11 +69,7 @@ impl Plaintext {
         check_scale(ctx, level, scale)?;
         let coeffs = ctx.encoder.encode(values, scale)?;
         let basis = &ctx.level(level)?.basis;
-        // The bound travels with the ciphertext (and its bytes) in the clear:
-        // only a power of two >= 1 is kept, so values of magnitude up to 1
-        // reveal nothing, larger ones only ceil(log2 max |value|).
-        let largest = values.iter().map(|z| z.abs()).fold(1.0, f64::max);
-        let largest = largest.log2().ceil().exp2();
+        let largest = values.iter().map(|z| z.abs()).fold(0.0, f64::max);
         Ok(Plaintext {
             ctx: ctx.clone(),
             poly: poly_from_i128(basis, &coeffs)?,
