@@ -16,6 +16,12 @@
 //!
 //! Every result's scale is checked against the level's limit Q_l / 4
 //! ([`CkksContext::max_scale`]): [`Error::ScaleOverflow`] instead of garbage.
+//!
+//! Every ciphertext carries a noise estimate (bounds on its message and its
+//! error in the slots, see the `noise` module for the formulas and their
+//! sources): [`Ciphertext::noise_estimate_log2`] and
+//! [`Ciphertext::precision_bits`]. An operation whose result's estimated
+//! error would reach its scale returns [`Error::NoiseExhausted`].
 
 use std::sync::Arc;
 
@@ -26,6 +32,7 @@ use crate::error::{Error, Result};
 use crate::keys::{
     check_same_context, conjugation_element, rotation_element, GaloisKeys, RelinKey,
 };
+use crate::noise::{key_switch_error, rounding_error, Noise};
 use crate::plaintext::{check_scale, reduce_i128, Plaintext};
 
 /// Largest relative difference of two scales treated as equal.
@@ -38,6 +45,7 @@ pub struct Ciphertext {
     pub(crate) polys: Vec<Poly>,
     pub(crate) level: usize,
     pub(crate) scale: f64,
+    pub(crate) noise: Noise,
     /// For a fresh symmetric encryption, the seed c1 was drawn from.
     pub(crate) seed: Option<Seed>,
 }
@@ -53,6 +61,7 @@ impl Ciphertext {
         polys: Vec<Poly>,
         level: usize,
         scale: f64,
+        noise: Noise,
         seed: Option<Seed>,
     ) -> Ciphertext {
         Ciphertext {
@@ -60,14 +69,53 @@ impl Ciphertext {
             polys,
             level,
             scale,
+            noise,
             seed,
         }
     }
 
-    /// A result of an operation, with its scale checked.
-    fn derived(&self, polys: Vec<Poly>, level: usize, scale: f64) -> Result<Ciphertext> {
+    /// A result of an operation, with its scale and noise checked.
+    fn derived(
+        &self,
+        polys: Vec<Poly>,
+        level: usize,
+        scale: f64,
+        noise: Noise,
+    ) -> Result<Ciphertext> {
         check_scale(&self.ctx, level, scale)?;
-        Ok(Ciphertext::new(&self.ctx, polys, level, scale, None))
+        let noise = noise.check(scale)?;
+        Ok(Ciphertext::new(&self.ctx, polys, level, scale, noise, None))
+    }
+
+    /// log2 of the estimated bound on the error of every slot, in scaled
+    /// units (compare with log2 of the scale): the decrypted values are
+    /// within 2^noise_estimate_log2 / scale of the exact result.
+    pub fn noise_estimate_log2(&self) -> f64 {
+        self.noise.error.log2()
+    }
+
+    /// Estimated precision in bits: log2(scale) - [`noise_estimate_log2`](Self::noise_estimate_log2),
+    /// so that the absolute error of every slot is at most 2^-precision_bits.
+    pub fn precision_bits(&self) -> f64 {
+        self.scale.log2() - self.noise_estimate_log2()
+    }
+
+    /// Lowers the message bound to `max_value` (in value units) when that is
+    /// tighter: for results whose magnitude is known by other means (a
+    /// Chebyshev polynomial of a bounded input).
+    pub(crate) fn bound_message(&mut self, max_value: f64) {
+        self.noise.message = self.noise.message.min(max_value * self.scale);
+    }
+
+    /// The bound on the magnitude of the slot values (value units).
+    pub(crate) fn message_bound(&self) -> f64 {
+        self.noise.message / self.scale
+    }
+
+    /// log2 of the estimated bound on the magnitude of the slot values,
+    /// in scaled units.
+    pub fn message_bound_log2(&self) -> f64 {
+        self.noise.message.log2()
     }
 
     /// The level: number of ciphertext primes - 1.
@@ -117,7 +165,9 @@ impl Ciphertext {
             .iter()
             .map(|p| p.restrict(basis))
             .collect::<std::result::Result<Vec<_>, _>>()?;
-        Ok(Ciphertext::new(&self.ctx, polys, level, self.scale, None))
+        Ok(Ciphertext::new(
+            &self.ctx, polys, level, self.scale, self.noise, None,
+        ))
     }
 
     /// The same values at a lower or equal `level` with (within a relative
@@ -144,7 +194,12 @@ impl Ciphertext {
             p.mul_small_assign(factor as i64)?;
         }
         above
-            .derived(polys, level + 1, self.scale * factor)?
+            .derived(
+                polys,
+                level + 1,
+                self.scale * factor,
+                self.noise.times(factor),
+            )?
             .rescale()
     }
 
@@ -182,8 +237,11 @@ impl Ciphertext {
         for (x, y) in a.polys.iter_mut().zip(&b.polys) {
             f(x, y)?;
         }
-        a.seed = None;
-        Ok(a)
+        // b's values are read at a's scale: a relative error |a/b - 1|.
+        let drift = b.noise.message * (a.scale / b.scale - 1.0).abs();
+        let noise = a.noise.add(b.noise).plus_error(drift);
+        let polys = std::mem::take(&mut a.polys);
+        a.derived(polys, a.level, a.scale, noise)
     }
 
     /// self + other (levels and scales matched automatically).
@@ -203,7 +261,7 @@ impl Ciphertext {
             .iter()
             .map(Poly::neg)
             .collect::<std::result::Result<Vec<_>, _>>()?;
-        self.derived(polys, self.level, self.scale)
+        self.derived(polys, self.level, self.scale, self.noise)
     }
 
     /// The plaintext at this ciphertext's level (it must not be below it) and
@@ -230,7 +288,7 @@ impl Ciphertext {
         let p = self.plain_for_add(pt)?;
         let mut polys = self.polys.clone();
         polys[0].add_assign(&p)?;
-        self.derived(polys, self.level, self.scale)
+        self.derived(polys, self.level, self.scale, self.noise.add(pt.noise))
     }
 
     /// self - pt (same scale; the plaintext at this level or above).
@@ -238,7 +296,7 @@ impl Ciphertext {
         let p = self.plain_for_add(pt)?;
         let mut polys = self.polys.clone();
         polys[0].sub_assign(&p)?;
-        self.derived(polys, self.level, self.scale)
+        self.derived(polys, self.level, self.scale, self.noise.add(pt.noise))
     }
 
     /// self * pt, scale multiplied (rescale afterwards). The plaintext must be
@@ -257,7 +315,8 @@ impl Ciphertext {
             .iter()
             .map(|c| c.mul(&p))
             .collect::<std::result::Result<Vec<_>, _>>()?;
-        self.derived(polys, self.level, self.scale * pt.scale)
+        let noise = self.noise.mul(pt.noise);
+        self.derived(polys, self.level, self.scale * pt.scale, noise)
     }
 
     /// self + c for a real constant c (added to every slot).
@@ -275,7 +334,11 @@ impl Ciphertext {
             let r = reduce_i128(m, v as i128);
             limb.iter_mut().for_each(|x| *x = m.add_mod(*x, r));
         }
-        self.derived(polys, self.level, self.scale)
+        // The rounding of c * scale adds |v - c scale| <= 1/2 to every slot.
+        let noise = self
+            .noise
+            .add(Noise::new(v.abs(), (v - c * self.scale).abs()));
+        self.derived(polys, self.level, self.scale, noise)
     }
 
     /// self * round(c * const_scale): every slot times c, scale multiplied by
@@ -292,7 +355,13 @@ impl Ciphertext {
         for p in &mut polys {
             p.mul_small_assign(v as i64)?;
         }
-        self.derived(polys, self.level, self.scale * const_scale)
+        // v = c const_scale + d with |d| <= 1/2: the message times d is error.
+        let rounding = (v - c * const_scale).abs();
+        let noise = self
+            .noise
+            .times(v)
+            .plus_error(self.noise.message * rounding);
+        self.derived(polys, self.level, self.scale * const_scale, noise)
     }
 
     /// self * c then rescale, with c encoded at scale q_l so that the result
@@ -311,7 +380,7 @@ impl Ciphertext {
         for p in &mut polys {
             p.mul_small_assign(k)?;
         }
-        self.derived(polys, self.level, self.scale)
+        self.derived(polys, self.level, self.scale, self.noise.times(k as f64))
     }
 
     /// The tensor product (d0, d1, d2) = (a0 b0, a0 b1 + a1 b0, a1 b1) of two
@@ -333,7 +402,8 @@ impl Ciphertext {
     /// self * other without relinearization (3 components, scale multiplied).
     pub fn mul(&self, other: &Ciphertext) -> Result<Ciphertext> {
         let (a, d) = self.tensor(other)?;
-        self.derived(d.into(), a.level, a.scale * other.scale)
+        let noise = self.noise.mul(other.noise);
+        self.derived(d.into(), a.level, a.scale * other.scale, noise)
     }
 
     /// Back to 2 components with the relinearization key.
@@ -342,7 +412,10 @@ impl Ciphertext {
         self.expect_size(3)?;
         let (u0, u1) = self.ctx.key_switch().switch(&rk.key, &self.polys[2])?;
         let polys = vec![self.polys[0].add(&u0)?, self.polys[1].add(&u1)?];
-        self.derived(polys, self.level, self.scale)
+        let noise = self
+            .noise
+            .plus_error(key_switch_error(&self.ctx, self.level));
+        self.derived(polys, self.level, self.scale, noise)
     }
 
     /// Sample extraction at the lowest level (the primes above q_0 are
@@ -377,7 +450,10 @@ impl Ciphertext {
             .iter()
             .map(|p| div.apply_joined(p))
             .collect::<std::result::Result<Vec<_>, _>>()?;
-        self.derived(polys, self.level - 1, self.scale / q)
+        let noise = self
+            .noise
+            .divide(q, rounding_error(&self.ctx, self.polys.len()));
+        self.derived(polys, self.level - 1, self.scale / q, noise)
     }
 
     /// The fused pipeline multiply -> relinearize -> rescale, all in NTT
@@ -395,7 +471,14 @@ impl Ciphertext {
         ks.add_scaled_by_p(&mut x1, &d1)?;
         let q = self.ctx.prime(a.level)? as f64;
         let polys = vec![div.apply_joined(&x0)?, div.apply_joined(&x1)?];
-        self.derived(polys, a.level - 1, a.scale * other.scale / q)
+        // As mul, relinearize, rescale (the key switch's rounding, divided by q
+        // here, is over-counted).
+        let noise = self
+            .noise
+            .mul(other.noise)
+            .plus_error(key_switch_error(&self.ctx, a.level))
+            .divide(q, rounding_error(&self.ctx, 2));
+        self.derived(polys, a.level - 1, a.scale * other.scale / q, noise)
     }
 
     /// self^2 -> relinearize -> rescale (the fused pipeline).
@@ -413,7 +496,10 @@ impl Ciphertext {
         let (u0, u1) = self.ctx.key_switch().switch(key, &c1)?;
         let mut c0 = self.polys[0].automorphism(g)?;
         c0.add_assign(&u0)?;
-        self.derived(vec![c0, u1], self.level, self.scale)
+        let noise = self
+            .noise
+            .plus_error(key_switch_error(&self.ctx, self.level));
+        self.derived(vec![c0, u1], self.level, self.scale, noise)
     }
 
     /// Rotates the slots left by `step` (right when negative). Uses the key
@@ -491,7 +577,10 @@ impl Ciphertext {
                 let (u0, u1) = ks.switch_decomposed(key, dec, Some(g))?;
                 let mut c0 = self.polys[0].automorphism(g)?;
                 c0.add_assign(&u0)?;
-                self.derived(vec![c0, u1], self.level, self.scale)
+                let noise = self
+                    .noise
+                    .plus_error(key_switch_error(&self.ctx, self.level));
+                self.derived(vec![c0, u1], self.level, self.scale, noise)
             })
             .collect()
     }

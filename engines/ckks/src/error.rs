@@ -57,6 +57,13 @@ pub enum Error {
     },
     /// The ciphertext is already at the lowest level: nothing left to rescale by.
     LowestLevel,
+    /// The result's estimated error would reach its scale: no precision left.
+    NoiseExhausted {
+        /// log2 of the estimated error bound (scaled units).
+        noise_log2: f64,
+        /// log2 of the result's scale.
+        scale_log2: f64,
+    },
     /// Serialized bytes are malformed; the message says where.
     Malformed(String),
 }
@@ -112,6 +119,11 @@ impl fmt::Display for Error {
                 write!(f, "ciphertext has {got} components, {expected} expected")
             }
             Error::LowestLevel => write!(f, "the ciphertext is already at the lowest level"),
+            Error::NoiseExhausted { noise_log2, scale_log2 } => write!(
+                f,
+                "the estimated error 2^{noise_log2:.1} would reach the scale 2^{scale_log2:.1}: \
+                 no precision left"
+            ),
             Error::Malformed(m) => write!(f, "malformed CKKS data: {m}"),
         }
     }

@@ -20,6 +20,7 @@ use zeroize::Zeroizing;
 use crate::ciphertext::Ciphertext;
 use crate::context::CkksContext;
 use crate::error::{Error, Result};
+use crate::noise::{public_key_error, symmetric_error};
 use crate::plaintext::Plaintext;
 
 /// The secret key s (uniform ternary). Zeroized on drop; never printed.
@@ -165,11 +166,17 @@ impl SecretKey {
         c0.add_assign(&pt.poly)?;
         let s = Zeroizing::new(self.s_ntt.restrict(basis)?);
         c0.sub_assign(&a.mul(&s)?)?;
+        let noise = pt
+            .noise
+            .plus_error(symmetric_error(&self.ctx))
+            .published(pt.scale)
+            .check(pt.scale)?;
         Ok(Ciphertext::new(
             &self.ctx,
             vec![c0, a],
             pt.level,
             pt.scale,
+            noise,
             Some(seed),
         ))
     }
@@ -196,6 +203,7 @@ impl SecretKey {
             poly: (*x).clone(),
             level: ct.level,
             scale: ct.scale,
+            noise: ct.noise,
         })
     }
 
@@ -235,7 +243,19 @@ impl PublicKey {
         c0.mul_acc(&self.b.restrict(basis)?, &u)?;
         let mut c1 = Poly::from_signed(basis, &e1, Representation::Ntt)?;
         c1.mul_acc(&self.a.restrict(basis)?, &u)?;
-        Ok(Ciphertext::new(ctx, vec![c0, c1], pt.level, pt.scale, None))
+        let noise = pt
+            .noise
+            .plus_error(public_key_error(ctx))
+            .published(pt.scale)
+            .check(pt.scale)?;
+        Ok(Ciphertext::new(
+            ctx,
+            vec![c0, c1],
+            pt.level,
+            pt.scale,
+            noise,
+            None,
+        ))
     }
 
     /// The parameters this key belongs to.

@@ -25,7 +25,11 @@
 //! - [`Ciphertext`]: add, sub, negate, constants and plaintexts, multiply,
 //!   relinearize, rescale and the fused pipeline, level and scale matching,
 //!   rotations (with a power-of-two fallback), conjugation, hoisted rotations,
-//!   slot sums.
+//!   slot sums. Every ciphertext carries a noise estimate (bounds on its
+//!   values and error in the slots, average-case canonical-embedding
+//!   heuristics): [`Ciphertext::noise_estimate_log2`],
+//!   [`Ciphertext::precision_bits`], and [`Error::NoiseExhausted`] for an
+//!   operation that would leave no precision.
 //! - [`ChebyshevPolynomial`]: baby-step giant-step evaluation up to degree
 //!   63, and ReLU / sigmoid / tanh approximations.
 //! - [`LinearTransform`]: plaintext matrix x encrypted vector (diagonal
@@ -38,6 +42,7 @@ mod encoder;
 mod error;
 mod keys;
 mod linear;
+mod noise;
 mod params;
 mod plaintext;
 mod polynomial;

@@ -194,7 +194,8 @@ impl CkksParameters {
         let bad = |msg: String| Err(Error::InvalidParameters(msg));
         if !self.n.is_power_of_two() || !(1024..=32768).contains(&self.n) {
             return bad(format!(
-                "ring degree {} is not a power of two in [1024, 32768]",
+                "ring degree {} is outside the powers of two 1024..=32768 that the \
+                 HomomorphicEncryption.org 128-bit table covers",
                 self.n
             ));
         }

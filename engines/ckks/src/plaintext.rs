@@ -8,6 +8,7 @@ use triskel_ring::{Poly, Representation, RnsBasis};
 use crate::context::CkksContext;
 use crate::encoder::Complex;
 use crate::error::{Error, Result};
+use crate::noise::{encoding_error, Noise};
 
 /// An encoded vector: the polynomial round(scale * m) at a level, NTT form.
 #[derive(Clone, Debug)]
@@ -16,6 +17,8 @@ pub struct Plaintext {
     pub(crate) poly: Poly,
     pub(crate) level: usize,
     pub(crate) scale: f64,
+    /// Bounds on the encoded values and the rounding error (scaled units).
+    pub(crate) noise: Noise,
 }
 
 /// x mod q for a signed 128-bit x (no division).
@@ -65,14 +68,18 @@ impl Plaintext {
     ) -> Result<Plaintext> {
         check_scale(ctx, level, scale)?;
         let coeffs = ctx.encoder.encode(values, scale)?;
-        Plaintext::from_integers(ctx, &coeffs, level, scale)
+        let largest = values.iter().map(|z| z.abs()).fold(0.0, f64::max);
+        Plaintext::from_integers(ctx, &coeffs, level, scale, largest)
     }
 
+    /// The plaintext of integer coefficients at `scale`, whose slots are at
+    /// most `largest` in magnitude (before scaling).
     fn from_integers(
         ctx: &Arc<CkksContext>,
         coeffs: &[i128],
         level: usize,
         scale: f64,
+        largest: f64,
     ) -> Result<Plaintext> {
         let basis = &ctx.level(level)?.basis;
         Ok(Plaintext {
@@ -80,6 +87,7 @@ impl Plaintext {
             poly: poly_from_i128(basis, coeffs)?,
             level,
             scale,
+            noise: Noise::new(largest * scale, encoding_error(ctx)),
         })
     }
 
@@ -125,7 +133,10 @@ impl Plaintext {
             }
             *c = x as i128;
         }
-        Plaintext::from_integers(ctx, &coeffs, level, scale)
+        // A slot is the polynomial evaluated at a root of unity: at most the
+        // sum of the coefficients' magnitudes.
+        let largest = values.iter().map(|v| v.abs()).sum();
+        Plaintext::from_integers(ctx, &coeffs, level, scale, largest)
     }
 
     /// The n/2 slot values.

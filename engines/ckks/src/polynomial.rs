@@ -159,6 +159,10 @@ impl ChebyshevPolynomial {
         let degree = self.degree();
         let m = (usize::BITS - degree.leading_zeros()) as usize;
         let k = 1usize << m.div_ceil(2);
+        // |T_i(x)| <= T_i(max(|x|, 1)): the products' message bounds (the
+        // noise estimate) would otherwise grow doubly exponentially.
+        let r = y.message_bound().max(1.0);
+        let t_bound = |i: usize| (i as f64 * r.acosh()).cosh();
         // T_1 .. T_k: T_2i = 2 T_i^2 - 1, T_2i+1 = 2 T_i T_i+1 - T_1.
         let mut t = vec![y.clone(), y];
         for i in 2..=k.min(degree.max(1)) {
@@ -169,20 +173,23 @@ impl ChebyshevPolynomial {
                 t[h].square_relin_rescale(rk)?
             };
             let twice = prod.mul_int(2)?;
-            t.push(if odd {
+            let mut ti = if odd {
                 twice.sub(&t[1])?
             } else {
                 twice.add_const(-1.0)?
-            });
+            };
+            ti.bound_message(t_bound(i));
+            t.push(ti);
         }
         // Giant steps T_k, T_2k, ... below the degree.
         let mut giants: Vec<(usize, Ciphertext)> = Vec::new();
         let mut g = k;
         while g <= degree {
-            let next = match giants.last() {
+            let mut next = match giants.last() {
                 None => t[k].clone(),
                 Some((_, prev)) => prev.square_relin_rescale(rk)?.mul_int(2)?.add_const(-1.0)?,
             };
+            next.bound_message(t_bound(g));
             giants.push((g, next));
             g *= 2;
         }

@@ -3,7 +3,7 @@
 //! Layout (little-endian):
 //!
 //! ```text
-//! object     = "TRKC" | version: u8 (= 1) | kind: u8 | params | body
+//! object     = "TRKC" | version: u8 (= 2) | kind: u8 | params | body
 //! kind       = 1 parameters, 2 secret key, 3 public key, 4 relinearization key,
 //!              5 Galois keys, 6 ciphertext
 //! params     = name_len: u16 | name | n: u32 | kq: u8 | kq x bits: u8
@@ -12,7 +12,8 @@
 //! public     = seed: 32 bytes | b (ring poly body; a comes from the seed)
 //! relin      = len: u32 | ring key-switching key bytes (seed-compressed)
 //! galois     = count: u32 | count x (g: u32 | len: u32 | ring key bytes)
-//! ciphertext = level: u8 | size: u8 | scale: f64 | seeded: u8
+//! ciphertext = level: u8 | size: u8 | scale: f64 | error: f64 | message: f64
+//!              | seeded: u8
 //!              | seeded ? (seed: 32 bytes | c0) : size x poly
 //! ```
 //!
@@ -21,6 +22,12 @@
 //! so a set allowed as insecure in memory does not load), must equal the
 //! context's, and a ciphertext's level, size and scale must be possible for
 //! it (scale in [1, Q_l / 4]); polynomials must be in NTT form and reduced.
+//! A ciphertext's noise estimate (error and message bounds) must be finite
+//! and non-negative, and its error is raised to at least a fresh public-key
+//! encryption's: bytes can never make a ciphertext look cleaner than fresh.
+//! An error at or above the scale is refused (no precision left). The
+//! message bound cannot be checked without the secret key and is taken as
+//! stated.
 //! Anything else is an [`Error`], never a panic.
 
 use std::collections::BTreeMap;
@@ -36,12 +43,13 @@ use crate::ciphertext::Ciphertext;
 use crate::context::CkksContext;
 use crate::error::{Error, Result};
 use crate::keys::{GaloisKeys, PublicKey, RelinKey, SecretKey};
+use crate::noise::{encoding_error, public_key_error, Noise};
 use crate::params::CkksParameters;
 use crate::plaintext::check_scale;
 
 const MAGIC: &[u8; 4] = b"TRKC";
 /// The format version written by this build.
-pub const FORMAT_VERSION: u8 = 1;
+pub const FORMAT_VERSION: u8 = 2;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 #[repr(u8)]
@@ -271,6 +279,8 @@ impl Ciphertext {
         out.push(self.level as u8);
         out.push(self.polys.len() as u8);
         out.extend_from_slice(&self.scale.to_le_bytes());
+        out.extend_from_slice(&self.noise.error.to_le_bytes());
+        out.extend_from_slice(&self.noise.message.to_le_bytes());
         match &self.seed {
             Some(seed) => {
                 out.push(1);
@@ -299,13 +309,17 @@ impl Ciphertext {
         if !(2..=3).contains(&size) {
             return malformed(format!("{size} components (2 or 3 allowed)"));
         }
-        let scale = f64::from_le_bytes(
-            r.take(8)?
-                .try_into()
-                .map_err(|_| Error::Malformed("scale field".into()))?,
-        );
+        let scale = read_f64(&mut r, "scale")?;
         check_scale(ctx, level, scale)
             .map_err(|e| Error::Malformed(format!("scale impossible at level {level}: {e}")))?;
+        let (error, message) = (read_f64(&mut r, "error")?, read_f64(&mut r, "message")?);
+        if !(error >= 0.0 && message >= 0.0) {
+            return malformed("noise bounds must be non-negative numbers");
+        }
+        let fresh = public_key_error(ctx) + encoding_error(ctx);
+        let noise = Noise::new(message, error.max(fresh))
+            .check(scale)
+            .map_err(|e| Error::Malformed(format!("noise estimate: {e}")))?;
         let basis = &ctx.level(level)?.basis;
         let (polys, seed) = match r.u8()? {
             0 => (
@@ -323,6 +337,14 @@ impl Ciphertext {
             f => return malformed(format!("seeded flag {f} invalid for {size} components")),
         };
         r.finish()?;
-        Ok(Ciphertext::new(ctx, polys, level, scale, seed))
+        Ok(Ciphertext::new(ctx, polys, level, scale, noise, seed))
     }
+}
+
+fn read_f64(r: &mut Reader<'_>, field: &str) -> Result<f64> {
+    let bytes = r
+        .take(8)?
+        .try_into()
+        .map_err(|_| Error::Malformed(format!("{field} field")))?;
+    Ok(f64::from_le_bytes(bytes))
 }

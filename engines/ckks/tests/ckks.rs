@@ -4,8 +4,8 @@
 use std::sync::{Arc, OnceLock};
 
 use triskel_ckks::{
-    Ciphertext, CkksContext, CkksParameters, Complex, Error, GaloisKeys, Plaintext, PublicKey,
-    RelinKey, SecretKey,
+    ChebyshevPolynomial, Ciphertext, CkksContext, CkksParameters, Complex, Error, GaloisKeys,
+    Plaintext, PublicKey, RelinKey, SecretKey,
 };
 
 /// Fresh encryptions and one multiplication pipeline: well below the
@@ -344,6 +344,19 @@ fn parameters_are_checked() {
     assert!(CkksParameters::new("x", 8192, &[40, 40], &[50], 40, 1)
         .validate()
         .is_err());
+    // N = 65536 has no entry in the 128-bit table: no named set, and a custom
+    // one is refused even when insecure sets are allowed.
+    let mut q = vec![50];
+    q.extend([40; 30]);
+    let n65536 = CkksParameters::new("ckks-n65536", 65536, &q, &[50, 50, 50], 40, 8);
+    assert_eq!(triskel_ckks::max_log_qp_128(65536), None);
+    assert!(CkksParameters::named().iter().all(|p| p.n() <= 32768));
+    for p in [n65536.clone(), n65536.allow_insecure()] {
+        match CkksContext::new(p) {
+            Err(Error::InvalidParameters(m)) => assert!(m.contains("128-bit table"), "{m}"),
+            other => panic!("N = 65536 accepted or wrong error: {other:?}"),
+        }
+    }
     assert!(CkksParameters::new("x", 1000, &[50, 40], &[50], 40, 1)
         .validate()
         .is_err());
@@ -388,7 +401,8 @@ fn serialization_round_trips_and_rejects_corruption() {
     assert!(fresh.to_bytes().len() * 10 < public.to_bytes().len() * 6);
     // Corrupted metadata: level, scale (NaN, zero, 2^200), seeded flag, residues.
     let bytes = public.to_bytes();
-    let meta = bytes.len() - 2 * (4 + 1 + 4 + 8 * 4 + 8 * 4 * ctx.n()) - 1 - 8 - 2;
+    // level, size, scale, error and message bounds, seeded flag, 2 polys.
+    let meta = bytes.len() - 2 * (4 + 1 + 4 + 8 * 4 + 8 * 4 * ctx.n()) - 1 - 3 * 8 - 2;
     assert_eq!(&bytes[meta..meta + 2], &[3, 2]);
     assert_eq!(bytes[meta + 2..meta + 10], public.scale().to_le_bytes());
     let corrupt = |at: usize, with: &[u8]| {
@@ -404,7 +418,7 @@ fn serialization_round_trips_and_rejects_corruption() {
             "scale {bad}"
         );
     }
-    assert!(corrupt(meta + 10, &[2]).is_err());
+    assert!(corrupt(meta + 26, &[2]).is_err());
     assert!(corrupt(bytes.len() - 8, &u64::MAX.to_le_bytes()).is_err());
     assert!(corrupt(0, b"TRKB").is_err());
     // Keys round trip and still work.
@@ -465,7 +479,6 @@ fn deep_fixture() -> &'static (Arc<CkksContext>, SecretKey, RelinKey) {
 
 #[test]
 fn chebyshev_evaluation_matches_the_plaintext_polynomial() {
-    use triskel_ckks::ChebyshevPolynomial;
     // x^2 = (T_0 + T_2) / 2 on [-1, 1], depth 3 at N = 8192.
     let f = fixture();
     let a = values(12, f.ctx.slots());
@@ -580,5 +593,206 @@ fn linear_transforms_dense_and_banded() {
     assert!(matches!(
         lt.apply(&ct, &f.sk.galois_keys(&[1], false).unwrap()),
         Err(Error::MissingKey(_))
+    ));
+}
+
+// The noise estimate: it bounds the measured error (decrypt vs the float64
+// computation) of operation chains, is not looser than 2^10 times it, and an
+// operation that would leave no precision is refused.
+
+/// How much looser than the measured error the estimate may be (log2).
+const MAX_SLACK_LOG2: f64 = 10.0;
+
+/// Asserts measured error <= estimate <= measured * 2^MAX_SLACK_LOG2, in
+/// scaled units, and returns the slack (log2).
+fn check_estimate(f: &Fixture, what: &str, ct: &Ciphertext, want: &[f64]) -> f64 {
+    let got = f.sk.decrypt_real(ct).unwrap();
+    let measured = got
+        .iter()
+        .zip(want)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    let measured_log2 = (measured * ct.scale()).log2();
+    let estimate = ct.noise_estimate_log2();
+    assert!(
+        measured_log2 <= estimate,
+        "{what}: measured 2^{measured_log2:.2} above the estimate 2^{estimate:.2}"
+    );
+    let slack = estimate - measured_log2;
+    println!("{what}: measured 2^{measured_log2:.2}, estimate 2^{estimate:.2}");
+    assert!(
+        slack <= MAX_SLACK_LOG2,
+        "{what}: estimate 2^{estimate:.2} is 2^{slack:.2} above the measured 2^{measured_log2:.2}"
+    );
+    assert!((ct.precision_bits() - (ct.scale().log2() - estimate)).abs() < 1e-9);
+    slack
+}
+
+fn map_values(v: &[f64], g: impl Fn(f64) -> f64) -> Vec<f64> {
+    v.iter().map(|&x| g(x)).collect()
+}
+
+fn zip(a: &[f64], b: &[f64], g: impl Fn(f64, f64) -> f64) -> Vec<f64> {
+    a.iter().zip(b).map(|(&x, &y)| g(x, y)).collect()
+}
+
+/// Slot i moves to i - k (left rotation by k).
+fn rotated(v: &[f64], k: usize) -> Vec<f64> {
+    (0..v.len()).map(|i| v[(i + k) % v.len()]).collect()
+}
+
+#[test]
+fn fresh_and_additive_chains() {
+    let f = fixture();
+    let (a, b) = (values(1, f.ctx.slots()), values(2, f.ctx.slots()));
+    let x = encrypt(f, &a);
+    let y =
+        f.sk.encrypt(&Plaintext::from_real(&f.ctx, &b).unwrap())
+            .unwrap();
+    check_estimate(f, "public-key encryption", &x, &a);
+    check_estimate(f, "symmetric encryption", &y, &b);
+    let sum = x.add(&y).unwrap().sub(&x.neg().unwrap()).unwrap();
+    check_estimate(f, "x + y + x", &sum, &zip(&a, &b, |p, q| 2.0 * p + q));
+    let c = x.add_const(0.375).unwrap().mul_int(3).unwrap();
+    check_estimate(
+        f,
+        "3 (x + 0.375)",
+        &c,
+        &map_values(&a, |p| 3.0 * (p + 0.375)),
+    );
+    let pt = Plaintext::from_real(&f.ctx, &b).unwrap();
+    let p = x.add_plain(&pt).unwrap();
+    check_estimate(f, "x + pt", &p, &zip(&a, &b, |p, q| p + q));
+}
+
+#[test]
+fn multiplicative_chains() {
+    let f = fixture();
+    let (a, b) = (values(3, f.ctx.slots()), values(4, f.ctx.slots()));
+    let (x, y) = (encrypt(f, &a), encrypt(f, &b));
+    let xy = x.mul_relin_rescale(&y, &f.rk).unwrap();
+    let ab = zip(&a, &b, |p, q| p * q);
+    check_estimate(f, "x y (fused)", &xy, &ab);
+    let split = x
+        .mul(&y)
+        .unwrap()
+        .relinearize(&f.rk)
+        .unwrap()
+        .rescale()
+        .unwrap();
+    check_estimate(f, "x y (mul, relinearize, rescale)", &split, &ab);
+    // Depth 3: (x y)^2 * x, the last operand matched down automatically.
+    let sq = xy.square_relin_rescale(&f.rk).unwrap();
+    let ab2 = map_values(&ab, |p| p * p);
+    check_estimate(f, "(x y)^2", &sq, &ab2);
+    let cube = sq.mul_relin_rescale(&x, &f.rk).unwrap();
+    check_estimate(f, "(x y)^2 x", &cube, &zip(&ab2, &a, |p, q| p * q));
+    // Plaintext and constant products.
+    let pt = Plaintext::from_real(&f.ctx, &b).unwrap();
+    let xp = x.mul_plain(&pt).unwrap().rescale().unwrap();
+    check_estimate(f, "x * pt", &xp, &ab);
+    let xc = xy.mul_const_rescale(-2.5).unwrap();
+    check_estimate(f, "-2.5 x y", &xc, &map_values(&ab, |p| -2.5 * p));
+    // The largest-degree tanh the 3 levels allow (baby-step giant-step,
+    // scale matching).
+    let tanh = (2..=7)
+        .rev()
+        .map(|d| ChebyshevPolynomial::tanh(-1.0, 1.0, d).unwrap())
+        .find(|p| p.depth() <= x.level())
+        .unwrap();
+    assert!(tanh.degree() >= 3);
+    let t = tanh.evaluate(&x, &f.rk).unwrap();
+    check_estimate(f, "tanh", &t, &map_values(&a, |p| tanh.eval(p)));
+}
+
+#[test]
+fn rotation_chains() {
+    let f = fixture();
+    let gk = f.sk.galois_keys(&[1, 2, 4, 8, 16, 32], false).unwrap();
+    // Symmetric encryption: small fresh noise, so the key switches dominate.
+    let a = values(5, f.ctx.slots());
+    let x =
+        f.sk.encrypt(&Plaintext::from_real(&f.ctx, &a).unwrap())
+            .unwrap();
+    check_estimate(f, "rotate 1", &x.rotate(1, &gk).unwrap(), &rotated(&a, 1));
+    // 7 = 8 - 1 has no key: two switches.
+    let r7 = x.rotate(7, &gk).unwrap();
+    check_estimate(f, "rotate 7", &r7, &rotated(&a, 7));
+    let sum = x.slot_sum(64, &gk).unwrap();
+    let want: Vec<f64> = (0..a.len())
+        .map(|i| (0..64).map(|k| a[(i + k) % a.len()]).sum())
+        .collect();
+    check_estimate(f, "slot sum 64", &sum, &want);
+    let xy = x.mul_relin_rescale(&x, &f.rk).unwrap();
+    let hoisted = xy.rotate_hoisted(&[2, 16], &gk).unwrap();
+    let sq = map_values(&a, |p| p * p);
+    check_estimate(f, "x^2 rotated by 2", &hoisted[0], &rotated(&sq, 2));
+    check_estimate(f, "x^2 rotated by 16", &hoisted[1], &rotated(&sq, 16));
+}
+
+#[test]
+fn loaded_estimates_are_kept_and_floored_at_fresh() {
+    let f = fixture();
+    let a = values(6, f.ctx.slots());
+    let x = encrypt(f, &a);
+    let deep = x.mul_relin_rescale(&x, &f.rk).unwrap();
+    // The message bound (public) reveals nothing about values up to 1 and
+    // only the binary order of magnitude of larger ones.
+    let bound = |v: f64| encrypt(f, &[v, -v / 2.0]).message_bound_log2() - x.scale().log2();
+    assert_eq!(bound(0.01), 0.0);
+    assert_eq!(bound(0.99), 0.0);
+    assert_eq!(bound(5.0), 3.0);
+    assert_eq!(bound(7.9), 3.0);
+    // A deeper ciphertext keeps its (larger) estimate through bytes.
+    let back = Ciphertext::from_bytes(&deep.to_bytes(), &f.ctx).unwrap();
+    assert_eq!(back.noise_estimate_log2(), deep.noise_estimate_log2());
+    assert_eq!(back.message_bound_log2(), deep.message_bound_log2());
+    // Bytes claiming no error get a fresh encryption's estimate back. The
+    // error field follows the scale (the first 8 bytes equal to it).
+    let bytes = x.to_bytes();
+    let scale = x.scale().to_le_bytes();
+    let at = 8 + bytes.windows(8).position(|w| w == scale).unwrap();
+    let mut lowered = bytes.clone();
+    lowered[at..at + 8].copy_from_slice(&0f64.to_le_bytes());
+    let loaded = Ciphertext::from_bytes(&lowered, &f.ctx).unwrap();
+    assert_eq!(loaded.noise_estimate_log2(), x.noise_estimate_log2());
+    // NaN, negative and exhausted estimates are refused.
+    for bad in [f64::NAN, -1.0, f64::INFINITY, x.scale()] {
+        let mut b = bytes.clone();
+        b[at..at + 8].copy_from_slice(&bad.to_le_bytes());
+        assert!(
+            matches!(Ciphertext::from_bytes(&b, &f.ctx), Err(Error::Malformed(_))),
+            "error field {bad} accepted"
+        );
+    }
+}
+
+#[test]
+fn operations_without_precision_left_are_refused() {
+    let f = fixture();
+    let a = values(7, f.ctx.slots());
+    let top = f.ctx.max_level();
+    // At scale 2^22 a fresh encryption keeps a few bits (checked)...
+    let pt = Plaintext::encode_real(&f.ctx, &a, top, 2f64.powi(22)).unwrap();
+    let x = f.pk.encrypt(&pt).unwrap();
+    assert!(x.precision_bits() > 0.0 && x.precision_bits() < 8.0);
+    check_estimate(f, "fresh at scale 2^22", &x, &a);
+    // ...which multiplying by 2^8 (scale unchanged) exhausts.
+    assert!(matches!(x.mul_int(256), Err(Error::NoiseExhausted { .. })));
+    // As does adding to itself until nothing is left.
+    let mut acc = x.clone();
+    let refused = (0..16).find_map(|_| match acc.add(&acc) {
+        Ok(next) => {
+            acc = next;
+            None
+        }
+        Err(e) => Some(e),
+    });
+    assert!(matches!(refused, Some(Error::NoiseExhausted { .. })));
+    // At scale 2^12 nothing is left from the start.
+    let pt = Plaintext::encode_real(&f.ctx, &a, top, 2f64.powi(12)).unwrap();
+    assert!(matches!(
+        f.pk.encrypt(&pt),
+        Err(Error::NoiseExhausted { .. })
     ));
 }

@@ -1,0 +1,179 @@
+//! The noise estimate every ciphertext carries.
+//!
+//! Two bounds in the canonical embedding (the slot values), in scaled units
+//! (a value v at scale D is the integer v D): `message` >= max |m_i D| and
+//! `error` >= max |e_i|, where decryption yields m_i D + e_i in slot i. The
+//! decrypted values are therefore within `error / scale` of the exact result.
+//!
+//! The propagation is that of Cheon, Kim, Kim and Song (ASIACRYPT 2017,
+//! Lemmas 2-3): errors add under addition, a product of (m1 + e1)(m2 + e2)
+//! has error m1 e2 + m2 e1 + e1 e2, so it is bounded by
+//! M1 E2 + M2 E1 + E1 E2 (the embedding is multiplicative slot by slot, so
+//! this is tight in the worst slot), rescaling by q divides both bounds and
+//! adds a rounding error, key switching adds its error, and automorphisms
+//! permute the slots (norms unchanged).
+//!
+//! The fresh errors (encryption, rounding of an encoding or a rescale, key
+//! switching) are average-case, as in Costache, Curtis, Hales, Murphy,
+//! Ogilvie and Player, "On the precision loss in approximate homomorphic
+//! encryption" (SAC 2023): a polynomial whose N coefficients are independent
+//! with variance V has slot values of variance N V, and the bound is
+//! TAIL sqrt(N V): [`TAIL`] = 6 for a polynomial of independent
+//! coefficients (its slots are complex Gaussians), [`PRODUCT_TAIL`] = 16
+//! when the error is a product of two such polynomials (e u, r s, digits
+//! times key errors), whose slots are products of two Gaussians with a much
+//! heavier tail. The variances, with rho = 2/3 the variance of a ternary coefficient (secret
+//! s and the public-key mask u) and sigma^2 that of the error distribution:
+//! - encoding rounding: 1/12;
+//! - symmetric encryption: sigma^2; public-key: sigma^2 (1 + 2 N rho)
+//!   (e0 + e u + e1 s);
+//! - rescale / ModDown rounding of a size-k ciphertext: (1/12) (1 + N rho +
+//!   [k = 3] N^2 rho^2) (r0 + r1 s + r2 s^2);
+//! - key switching (hybrid, digits Q_j, special modulus P):
+//!   N sigma^2 sum_j Q_j^2 / (12 P^2) (centered digits times key errors,
+//!   divided by P), plus the ModDown rounding.
+//!
+//! The estimate assumes a uniform ternary secret, as [`crate::SecretKey`]
+//! generates.
+
+use triskel_ring::NoiseDistribution;
+
+use crate::context::CkksContext;
+use crate::error::{Error, Result};
+
+/// Standard deviations of a complex Gaussian slot value taken as its bound:
+/// P(|z| > 6 sd) = exp(-36) < 2^-51 per slot.
+pub(crate) const TAIL: f64 = 6.0;
+
+/// The same for a product z1 z2 of two independent complex Gaussians
+/// (sd = sqrt(v1 v2)): P(|z1 z2| > k sd) = 2k K_1(2k) < 2^-42 per slot at
+/// k = 16 (K_1 the modified Bessel function), where 6 would give 2^-13.
+pub(crate) const PRODUCT_TAIL: f64 = 16.0;
+
+/// Variance of a uniform ternary coefficient.
+const TERNARY_VARIANCE: f64 = 2.0 / 3.0;
+
+/// Bounds on the message and the error, in the canonical embedding and
+/// scaled units (module documentation).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Noise {
+    pub message: f64,
+    pub error: f64,
+}
+
+/// The bound TAIL sqrt(N V) on the slots of a polynomial whose coefficients
+/// have variance V.
+fn slot_bound(n: usize, variance: f64, tail: f64) -> f64 {
+    tail * (n as f64 * variance).sqrt()
+}
+
+fn error_variance(dist: NoiseDistribution) -> f64 {
+    match dist {
+        NoiseDistribution::Gaussian { sigma, .. } => sigma * sigma,
+        NoiseDistribution::CenteredBinomial { eta } => eta as f64 / 2.0,
+    }
+}
+
+/// Error of rounding the coefficients of an encoding.
+pub(crate) fn encoding_error(ctx: &CkksContext) -> f64 {
+    slot_bound(ctx.n(), 1.0 / 12.0, TAIL)
+}
+
+/// Error added by a symmetric encryption.
+pub(crate) fn symmetric_error(ctx: &CkksContext) -> f64 {
+    slot_bound(ctx.n(), error_variance(ctx.noise()), TAIL)
+}
+
+/// Error added by a public-key encryption: e0 + e u + e1 s.
+pub(crate) fn public_key_error(ctx: &CkksContext) -> f64 {
+    let n = ctx.n() as f64;
+    let var = error_variance(ctx.noise()) * (1.0 + 2.0 * n * TERNARY_VARIANCE);
+    slot_bound(ctx.n(), var, PRODUCT_TAIL)
+}
+
+/// Error of rounding a ciphertext of `size` components after a division.
+pub(crate) fn rounding_error(ctx: &CkksContext, size: usize) -> f64 {
+    let n = ctx.n() as f64;
+    let mut var = 1.0 + n * TERNARY_VARIANCE;
+    if size >= 3 {
+        var += n * n * TERNARY_VARIANCE * TERNARY_VARIANCE;
+    }
+    slot_bound(ctx.n(), var / 12.0, PRODUCT_TAIL)
+}
+
+/// Error added by a key switch of a ciphertext at `level`.
+pub(crate) fn key_switch_error(ctx: &CkksContext, level: usize) -> f64 {
+    let ks = ctx.key_switch();
+    let log_p = ks.p().log2_product();
+    let ql = level + 1;
+    let digits: f64 = ks
+        .digits()
+        .iter()
+        .filter(|r| r.start < ql)
+        .map(|r| {
+            let log_qj: f64 = (r.start..r.end.min(ql))
+                .map(|i| (ks.q().modulus(i).value() as f64).log2())
+                .sum();
+            (2.0 * (log_qj - log_p)).exp2()
+        })
+        .sum();
+    let n = ctx.n() as f64;
+    let var = n * error_variance(ctx.noise()) * digits / 12.0;
+    slot_bound(ctx.n(), var, PRODUCT_TAIL) + rounding_error(ctx, 2)
+}
+
+impl Noise {
+    /// A value of magnitude `message` with error `error`.
+    pub fn new(message: f64, error: f64) -> Noise {
+        Noise { message, error }
+    }
+
+    /// The sum (or difference) of two values.
+    pub fn add(self, other: Noise) -> Noise {
+        Noise::new(self.message + other.message, self.error + other.error)
+    }
+
+    /// The product of two values (M1 E2 + M2 E1 + E1 E2).
+    pub fn mul(self, other: Noise) -> Noise {
+        Noise::new(
+            self.message * other.message,
+            self.message * other.error + other.message * self.error + self.error * other.error,
+        )
+    }
+
+    /// Times an exact integer k.
+    pub fn times(self, k: f64) -> Noise {
+        Noise::new(self.message * k.abs(), self.error * k.abs())
+    }
+
+    /// Plus an error `e`.
+    pub fn plus_error(self, e: f64) -> Noise {
+        Noise::new(self.message, self.error + e)
+    }
+
+    /// Divided by q, then rounded (`rounding` from [`rounding_error`]).
+    pub fn divide(self, q: f64, rounding: f64) -> Noise {
+        Noise::new(self.message / q, self.error / q + rounding)
+    }
+
+    /// The bound an encryption publishes: the message bound travels in the
+    /// clear with the ciphertext (and its bytes), so only a power of two of
+    /// at least 1 (in value units, at `scale`) is kept: values of magnitude
+    /// up to 1 reveal nothing, larger ones only ceil(log2 max |value|).
+    pub fn published(self, scale: f64) -> Noise {
+        let value = (self.message / scale).max(1.0);
+        Noise::new(value.log2().ceil().exp2() * scale, self.error)
+    }
+
+    /// Refuses a result with no precision left: error >= scale (a value of
+    /// magnitude 1 would be all noise). Also refuses non-finite bounds.
+    pub fn check(self, scale: f64) -> Result<Noise> {
+        if !self.error.is_finite() || !self.message.is_finite() || self.error >= scale {
+            return Err(Error::NoiseExhausted {
+                noise_log2: self.error.log2(),
+                scale_log2: scale.log2(),
+            });
+        }
+        Ok(self)
+    }
+}
