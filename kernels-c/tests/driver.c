@@ -245,9 +245,13 @@ static void check_keyswitch_ops_against_portable(const triskel_backend *be, uint
             const uint64_t *yp[TERMS];
             for (int i = 0; i < TERMS; i++) {
                 yp[i] = ys + i * n;
-                for (uint64_t c = 0; c < n; c++)
-                    ys[i * n + c] = kind == MAX ? src_q[i] - 1 : kind == ZEROS ? 0
-                                  : a[i][c] % src_q[i];
+                for (uint64_t c = 0; c < n; c++) {
+                    uint64_t half = src_q[i] / 2 + c % 2; /* the boundary of the exact lift */
+                    ys[i * n + c] = kind == MAX           ? src_q[i] - 1
+                                    : kind == ZEROS       ? 0
+                                    : kind == MIXED_EDGES ? half
+                                                          : a[i][c] % src_q[i];
+                }
             }
             for (size_t count = 1; count <= TERMS; count++)
                 for (int exact = 0; exact <= 1; exact++) {
