@@ -350,33 +350,33 @@ impl KeySwitchContext {
         };
         let mut acc0 = Scratch::zeroed(lp * n);
         let mut acc1 = Scratch::zeroed(lp * n);
-        let mut permuted = Scratch::zeroed(if perm.is_some() { lp * n } else { 0 });
-        for (j, digit) in dec.digits.iter().enumerate() {
-            let d_j: &[u64] = match &perm {
+        // Per limb i: both halves are lazy dot products over the digits,
+        // sum_j d_j (b_j, a_j), of the digits' limbs i (first mapped by
+        // X -> X^g when rotating: the NTT-domain slot permutation).
+        par::try_limb_pairs(&mut acc0, &mut acc1, n, |i, out0, out1| {
+            let m = t.qp.modulus(i);
+            let range = i * n..(i + 1) * n;
+            let mut permuted = Scratch::zeroed(if perm.is_some() {
+                dec.digits.len() * n
+            } else {
+                0
+            });
+            let d: Vec<&[u64]> = match &perm {
                 Some(perm) => {
-                    par::limbs(&mut permuted, n, |i, l| {
-                        let src = &digit[i * n..(i + 1) * n];
-                        l.iter_mut()
-                            .zip(perm.iter())
-                            .for_each(|(o, &p)| *o = src[p as usize]);
-                    });
-                    &permuted
+                    for (dst, digit) in permuted.chunks_mut(n).zip(&dec.digits) {
+                        k::automorphism_ntt(m, dst, &digit[range.clone()], perm)?;
+                    }
+                    permuted.chunks(n).collect()
                 }
-                None => &digit[..],
+                None => dec.digits.iter().map(|d| &d[range.clone()]).collect(),
             };
-            for (acc, key_poly) in [(&mut acc0, &key.b[j]), (&mut acc1, &key.a[j])] {
-                par::try_limbs(acc, n, |i, l| {
-                    let ki = key_idx(i);
-                    let kl = &key_poly.data()[ki * n..(ki + 1) * n];
-                    Ok(k::mul_acc(
-                        t.qp.modulus(i),
-                        l,
-                        &d_j[i * n..(i + 1) * n],
-                        kl,
-                    )?)
-                })?;
-            }
-        }
+            let ki = key_idx(i);
+            let b: Vec<&[u64]> = key.b[..d.len()].iter().map(|p| p.limb(ki)).collect();
+            let a: Vec<&[u64]> = key.a[..d.len()].iter().map(|p| p.limb(ki)).collect();
+            k::dot(m, out0, &d, &b)?;
+            k::dot(m, out1, &d, &a)?;
+            Ok(())
+        })?;
         Ok((t, acc0, acc1))
     }
 

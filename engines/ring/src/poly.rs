@@ -328,36 +328,34 @@ impl Poly {
         if g % 2 == 0 {
             return invalid(format!("Galois element {g} must be odd"));
         }
+        // Into a buffer of the final size: the image of a secret never
+        // passes through a growing (and reallocating) vector.
+        let mut out = Poly::zero(&self.basis, self.repr);
+        let basis = &self.basis;
         match self.repr {
             Representation::Ntt => {
                 let perm = cached_galois_permutation(n, g)?;
-                // Into a buffer of the final size: the image of a secret
-                // never passes through a growing (and reallocating) vector.
-                let mut out = Poly::zero(&self.basis, self.repr);
-                for (dst, src) in out.data.chunks_mut(n).zip(self.data.chunks(n)) {
-                    dst.iter_mut()
-                        .zip(perm.iter())
-                        .for_each(|(d, &p)| *d = src[p as usize]);
-                }
-                Ok(out)
+                par::try_limbs(&mut out.data, n, |i, limb| {
+                    Ok(k::automorphism_ntt(
+                        basis.modulus(i),
+                        limb,
+                        self.limb(i),
+                        &perm,
+                    )?)
+                })?;
             }
             Representation::Coefficient => {
-                let mut out = Poly::zero(&self.basis, self.repr);
-                let (two_n, g) = (2 * n, g % (2 * n));
-                par::limbs(&mut out.data, n, |i, limb| {
-                    let (src, m) = (self.limb(i), self.basis.modulus(i));
-                    for (j, &a) in src.iter().enumerate() {
-                        let t = (j * g) % two_n;
-                        if t < n {
-                            limb[t] = a;
-                        } else {
-                            limb[t - n] = m.neg_mod(a);
-                        }
-                    }
-                });
-                Ok(out)
+                par::try_limbs(&mut out.data, n, |i, limb| {
+                    Ok(k::automorphism_coeff(
+                        basis.modulus(i),
+                        limb,
+                        self.limb(i),
+                        g as u64,
+                    )?)
+                })?;
             }
         }
+        Ok(out)
     }
 
     /// The same polynomial in `target`, whose primes must all be primes of
@@ -409,29 +407,16 @@ impl Poly {
 /// `perm[j] = j'` with 2 brv(j') + 1 = (2 brv(j) + 1) g mod 2n, so that the
 /// image of A is A'[j] = A[perm[j]].
 pub fn galois_permutation(n: usize, g: usize) -> Result<Vec<usize>> {
-    if !n.is_power_of_two() || n < 2 {
-        return invalid(format!("ring degree {n} is not a power of two"));
-    }
-    if g % 2 == 0 {
-        return invalid(format!("Galois element {g} must be odd"));
-    }
-    let log_n = n.trailing_zeros();
-    let brv = |j: usize| j.reverse_bits() >> (usize::BITS - log_n);
-    let mask = 2 * n - 1;
-    Ok((0..n)
-        .map(|j| {
-            let e = ((2 * brv(j) + 1) * (g & mask)) & mask;
-            brv((e - 1) / 2)
-        })
-        .collect())
+    let perm = k::GaloisPermutation::new(n, g as u64)?;
+    Ok(perm.indices().iter().map(|&p| p as usize).collect())
 }
 
 /// Permutations already computed, per (n, g mod 2n): a rotation applies
 /// the same one to both ciphertext components, over and over.
-type PermutationCache = Mutex<HashMap<(usize, usize), Arc<[u32]>>>;
+type PermutationCache = Mutex<HashMap<(usize, usize), Arc<k::GaloisPermutation>>>;
 
-/// [`galois_permutation`] as u32 indices, computed once per (n, g mod 2n).
-pub(crate) fn cached_galois_permutation(n: usize, g: usize) -> Result<Arc<[u32]>> {
+/// The kernels' [`k::GaloisPermutation`], computed once per (n, g mod 2n).
+pub(crate) fn cached_galois_permutation(n: usize, g: usize) -> Result<Arc<k::GaloisPermutation>> {
     static CACHE: OnceLock<PermutationCache> = OnceLock::new();
     let key = (n, g % (2 * n));
     let cache = CACHE.get_or_init(Default::default);
@@ -440,15 +425,10 @@ pub(crate) fn cached_galois_permutation(n: usize, g: usize) -> Result<Arc<[u32]>
     if let Some(p) = lock().get(&key) {
         return Ok(p.clone());
     }
-    // n <= 2^31 (NTT sizes are far below), so indices fit in u32.
-    let perm: Arc<[u32]> = galois_permutation(n, key.1)?
-        .into_iter()
-        .map(|p| p as u32)
-        .collect();
+    let perm = Arc::new(k::GaloisPermutation::new(n, key.1 as u64)?);
     lock().insert(key, perm.clone());
     Ok(perm)
 }
-
 /// The Galois element of a slot rotation by `step` for ring degree n:
 /// 5^step mod 2n (negative steps rotate the other way, as 5 has order n/2
 /// modulo 2n). Rotating the other row (BFV) or conjugating (CKKS) is 2n - 1.

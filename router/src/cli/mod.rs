@@ -5,6 +5,7 @@ pub mod bfv_workloads;
 pub mod ckks_workloads;
 pub mod demo;
 pub mod info;
+pub mod ring_workloads;
 pub mod tfhe_workloads;
 pub mod workloads;
 
