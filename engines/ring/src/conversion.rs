@@ -221,9 +221,9 @@ impl DivRound {
             return Err(Error::BasisMismatch);
         }
         let ntt = x.representation() == Representation::Ntt;
-        let mut keep = x.data()[..split].to_vec();
-        self.apply_raw(&mut keep, ntt, &x.data()[split..], ntt)?;
-        Ok(Poly::from_raw(&self.keep, x.representation(), keep))
+        let mut out = Poly::from_raw(&self.keep, x.representation(), &x.data()[..split]);
+        self.apply_raw(out.data_mut(), ntt, &x.data()[split..], ntt)?;
+        Ok(out)
     }
 
     /// In place on raw limbs: `keep` (k_keep limbs) becomes round(x / D).

@@ -314,8 +314,8 @@ impl KeySwitchContext {
     ) -> Result<(Poly, Poly)> {
         let (t, acc0, acc1) = self.inner_product_raw(key, dec, galois)?;
         Ok((
-            Poly::from_raw(&t.qp, Representation::Ntt, acc0.to_vec()),
-            Poly::from_raw(&t.qp, Representation::Ntt, acc1.to_vec()),
+            Poly::from_raw(&t.qp, Representation::Ntt, &acc0),
+            Poly::from_raw(&t.qp, Representation::Ntt, &acc1),
         ))
     }
 
@@ -398,11 +398,11 @@ impl KeySwitchContext {
     fn mod_down_raw(&self, t: &LevelTables, x: &mut [u64]) -> Result<Poly> {
         let split = t.q.len() * self.q.n();
         let (keep, drop) = x.split_at_mut(split);
-        let mut out = keep.to_vec();
+        let mut out = Poly::from_raw(&t.q, Representation::Ntt, keep);
         let mut buf = Scratch::zeroed(split);
         t.mod_down
-            .apply_raw_in_place(&mut out, true, drop, true, &mut buf)?;
-        Ok(Poly::from_raw(&t.q, Representation::Ntt, out))
+            .apply_raw_in_place(out.data_mut(), true, drop, true, &mut buf)?;
+        Ok(out)
     }
 
     /// The basis Q_l P of the level with `ql` primes (that of

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use triskel_kernels as k;
 use zeroize::Zeroize;
 
+use crate::aligned::{self, AlignedVec};
 use crate::basis::RnsBasis;
 use crate::error::{invalid, Error, Result};
 use crate::par;
@@ -20,7 +21,7 @@ pub enum Representation {
 }
 
 /// A polynomial a in R_Q stored as its k residue polynomials [a]_{q_i} ("limbs"),
-/// limb-major in one vector of k * n values in [0, q_i), tagged with its basis
+/// limb-major in one 64-byte-aligned vector of k * n values in [0, q_i), tagged with its basis
 /// and representation. Operations check both and return an error on mismatch.
 ///
 /// `Debug` prints only the shape, never the values (a polynomial may be secret);
@@ -29,7 +30,7 @@ pub enum Representation {
 pub struct Poly {
     basis: Arc<RnsBasis>,
     repr: Representation,
-    data: Vec<u64>,
+    data: AlignedVec,
 }
 
 impl std::fmt::Debug for Poly {
@@ -43,14 +44,16 @@ impl std::fmt::Debug for Poly {
 
 impl PartialEq for Poly {
     fn eq(&self, other: &Self) -> bool {
-        same_basis(&self.basis, &other.basis) && self.repr == other.repr && self.data == other.data
+        same_basis(&self.basis, &other.basis)
+            && self.repr == other.repr
+            && self.data[..] == other.data[..]
     }
 }
 impl Eq for Poly {}
 
 impl Zeroize for Poly {
     fn zeroize(&mut self) {
-        self.data.zeroize();
+        self.data.as_mut_slice().zeroize();
     }
 }
 
@@ -74,12 +77,17 @@ impl Poly {
         Poly {
             basis: basis.clone(),
             repr,
-            data: vec![0; basis.len() * basis.n()],
+            data: aligned::zeroed(basis.len() * basis.n()),
         }
     }
 
-    /// Wraps limb-major data (k * n values, limb i reduced modulo q_i).
-    pub fn from_limbs(basis: &Arc<RnsBasis>, repr: Representation, data: Vec<u64>) -> Result<Poly> {
+    /// Wraps limb-major data (k * n values, limb i reduced modulo q_i),
+    /// copied into aligned storage (`data` is wiped: it may be secret).
+    pub fn from_limbs(
+        basis: &Arc<RnsBasis>,
+        repr: Representation,
+        mut data: Vec<u64>,
+    ) -> Result<Poly> {
         let n = basis.n();
         if data.len() != basis.len() * n {
             return invalid(format!(
@@ -94,20 +102,18 @@ impl Poly {
                 return invalid(format!("value {v} of limb {i} is not reduced modulo {q}"));
             }
         }
-        Ok(Poly {
-            basis: basis.clone(),
-            repr,
-            data,
-        })
+        let p = Poly::from_raw(basis, repr, &data);
+        data.zeroize();
+        Ok(p)
     }
 
-    /// Wraps data known to be valid (crate-internal fast path).
-    pub(crate) fn from_raw(basis: &Arc<RnsBasis>, repr: Representation, data: Vec<u64>) -> Poly {
+    /// A copy of data known to be valid (crate-internal fast path).
+    pub(crate) fn from_raw(basis: &Arc<RnsBasis>, repr: Representation, data: &[u64]) -> Poly {
         debug_assert_eq!(data.len(), basis.len() * basis.n());
         Poly {
             basis: basis.clone(),
             repr,
-            data,
+            data: aligned::copy_of(data),
         }
     }
 
@@ -366,7 +372,7 @@ impl Poly {
             return Err(Error::BasisMismatch);
         }
         let own = self.basis.primes();
-        let mut data = Vec::with_capacity(target.len() * self.n());
+        let mut data = AlignedVec::with_capacity(aligned::CACHE_LINE, target.len() * self.n());
         for q in target.primes() {
             let i = own
                 .iter()
@@ -385,7 +391,7 @@ impl Poly {
     /// to `target` (e.g. a part in Q and a part in P into Q || P).
     pub fn join(target: &Arc<RnsBasis>, parts: &[&Poly]) -> Result<Poly> {
         let first = parts.first().ok_or(Error::BasisMismatch)?;
-        let mut data = Vec::with_capacity(target.len() * target.n());
+        let mut data = AlignedVec::with_capacity(aligned::CACHE_LINE, target.len() * target.n());
         let mut primes = Vec::with_capacity(target.len());
         for p in parts {
             p.expect_representation(first.repr)?;
