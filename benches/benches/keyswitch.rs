@@ -2,15 +2,23 @@
 //! loaded machine wall time mostly measures the other processes): one key
 //! switch at N = 16384 (Q = 8 x 48-bit primes, P = 1, dnum = 8), one BFV
 //! rotation at N = 4096 (`bfv-n4096`), one BFV multiply + relinearize at
-//! N = 8192 (`bfv-n8192`).
+//! N = 8192 (`bfv-n8192`); and the key-switching kernels per backend
+//! (N = 2^12 and 2^14, 50-bit primes): the lazy dot product over 3 and 8
+//! digits, base conversion from 8 primes to one (exact) and from one prime
+//! (the exact lift), and the two automorphisms.
 //!
 //! Run: `RAYON_NUM_THREADS=1 cargo bench -p triskel-benches --bench keyswitch`
 
 use std::time::Duration;
 
 use criterion::measurement::{Measurement, ValueFormatter};
+use criterion::BenchmarkId;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use triskel_bfv::{BfvContext, BfvParameters, Plaintext, SecretKey as BfvSecretKey};
+use triskel_kernels::{
+    automorphism_coeff, automorphism_ntt, available_backends, dot, ntt_primes, BaseConversion,
+    GaloisPermutation, Modulus,
+};
 use triskel_ring::sampling::sample_uniform;
 use triskel_ring::{
     KeySwitchContext, KeySwitchKey, NoiseDistribution, Prng, Representation, RnsBasis,
@@ -124,12 +132,62 @@ fn keyswitch(c: &mut Criterion<ThreadCpuTime>) {
     group.finish();
 }
 
+fn kernels(c: &mut Criterion<ThreadCpuTime>) {
+    let mut group = c.benchmark_group("keyswitch_cpu/kernels/50bit");
+    group.sample_size(10);
+    for log_n in [12, 14] {
+        let n = 1usize << log_n;
+        let primes = ntt_primes(50, n, 9).expect("NTT-friendly primes exist");
+        let (q, src) = (primes[8], &primes[..8]);
+        group.throughput(Throughput::Elements(n as u64));
+        // Residues below q, the smallest of the nine primes.
+        let vectors: Vec<Vec<u64>> = (0..16u64)
+            .map(|s| {
+                (0..n as u64)
+                    .map(|i| (i + s).wrapping_mul(0x9e37_79b9_7f4a_7c15) % q)
+                    .collect()
+            })
+            .collect();
+        let refs: Vec<&[u64]> = vectors.iter().map(|v| &v[..]).collect();
+        let perm = GaloisPermutation::new(n, 5).expect("Galois element 5");
+        for backend in available_backends()
+            .into_iter()
+            .filter(|b| b.supports_modulus(q))
+        {
+            let m = Modulus::with_backend(q, backend).expect("usable backend");
+            let mut out = vec![0u64; n];
+            let id = |op: &str| BenchmarkId::new(format!("{op}/{}", backend.name()), n);
+            for terms in [3, 8] {
+                let (a, b) = (&refs[..terms], &refs[8..8 + terms]);
+                group.bench_function(id(&format!("dot{terms}")), |bench| {
+                    bench.iter(|| dot(&m, &mut out, a, b).unwrap())
+                });
+            }
+            let conv = BaseConversion::new(src, &m).expect("conversion");
+            group.bench_function(id("base_convert_8to1"), |bench| {
+                bench.iter(|| conv.convert(&mut out, &refs[..8], true).unwrap())
+            });
+            let lift = BaseConversion::new(&src[..1], &m).expect("conversion");
+            group.bench_function(id("base_convert_1to1"), |bench| {
+                bench.iter(|| lift.convert(&mut out, &refs[..1], true).unwrap())
+            });
+            group.bench_function(id("automorphism_coeff"), |bench| {
+                bench.iter(|| automorphism_coeff(&m, &mut out, refs[0], 5).unwrap())
+            });
+            group.bench_function(id("automorphism_ntt"), |bench| {
+                bench.iter(|| automorphism_ntt(&m, &mut out, refs[0], &perm).unwrap())
+            });
+        }
+    }
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .with_measurement(ThreadCpuTime)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3));
-    targets = keyswitch
+    targets = keyswitch, kernels
 }
 criterion_main!(benches);

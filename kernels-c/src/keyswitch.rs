@@ -80,7 +80,9 @@ pub struct BaseConversion {
 
 impl BaseConversion {
     /// The conversion from the distinct primes `src` (1 to [`MAX_TERMS`],
-    /// each below 2^62) to `target` (which may be one of them).
+    /// each in [2, 2^62); primality is the caller's to ensure, as bases are
+    /// built from checked [`Modulus`] values) to `target` (which may be one
+    /// of them).
     pub fn new(src: &[u64], target: &Modulus) -> Result<BaseConversion> {
         if src.is_empty() || src.len() > MAX_TERMS {
             return invalid(format!(
@@ -89,7 +91,12 @@ impl BaseConversion {
             ));
         }
         for (i, &q) in src.iter().enumerate() {
-            Modulus::with_backend(q, crate::Backend::Portable)?;
+            if q < 2 || q >> crate::MAX_MODULUS_BITS != 0 {
+                return Err(Error::ModulusOutOfRange {
+                    q,
+                    max_bits: crate::MAX_MODULUS_BITS,
+                });
+            }
             if src[..i].contains(&q) {
                 return invalid(format!("source prime {q} appears twice"));
             }

@@ -151,9 +151,29 @@ static inline uint64_t convert_overflow(const uint64_t *const *y, size_t c,
     return s > 0.0 ? (s < (double)t->count ? (uint64_t)s : t->count) : 0;
 }
 
+/* The conversion from one prime with (Q/q_0) mod p = 1 (always the case, Q
+ * being q_0): out = y mod p, minus vq_mod_p[v] when exact. One
+ * word Barrett with floor(2^64 / p) (the high word of floor(2^128 / p)): the
+ * estimate is exact or one short. */
+static void portable_lift(uint64_t *out, const uint64_t *y, size_t len,
+                          const triskel_convert_table *t, const triskel_modulus *m) {
+    const uint64_t p = m->q, half = t->src_q[0] / 2;
+    const int exact = t->vq_mod_p != NULL;
+    const uint64_t vq0 = exact ? t->vq_mod_p[0] : 0, vq1 = exact ? t->vq_mod_p[1] : 0;
+    for (size_t c = 0; c < len; c++) {
+        uint64_t r = sub_if_ge(y[c] - mulhi64(y[c], m->barrett_hi) * p, p);
+        uint64_t mask = 0 - (uint64_t)(exact && y[c] > half);
+        out[c] = sub_if_ge(r + p - ((vq1 & mask) | (vq0 & ~mask)), p);
+    }
+}
+
 static void portable_base_convert(uint64_t *out, const uint64_t *const *y, size_t len,
                                   const triskel_convert_table *t, const triskel_modulus *m) {
     const uint64_t p = m->q;
+    if (t->count == 1 && t->qhat_mod_p[0] == 1 % p) {
+        portable_lift(out, y[0], len, t, m);
+        return;
+    }
     for (size_t c = 0; c < len; c++) {
         u128 acc = 0;
         for (size_t i = 0; i < t->count; i++) {

@@ -166,6 +166,20 @@ fn single_prime_exact_lift_is_exact_at_half() {
         .map(|&x| lift(x).rem_euclid(p.value() as i128) as u64)
         .collect();
     assert_eq!(out.to_vec(), expected);
+    // Large multiples of a small target prime (where a one-word Barrett
+    // quotient estimate falls one short), on every backend.
+    let small = prime(20, 0);
+    let y: Vec<u64> = (1..64).map(|k| q / small / k * small).collect();
+    for m in moduli(small) {
+        let conv = BaseConversion::new(&[q], &m).unwrap();
+        let mut out = vec![0; y.len()];
+        conv.convert(&mut out, &[&y], true).unwrap();
+        let expected: Vec<u64> = y
+            .iter()
+            .map(|&x| lift(x).rem_euclid(small as i128) as u64)
+            .collect();
+        assert_eq!(out, expected, "backend {:?}", m.backend());
+    }
 }
 
 #[test]
@@ -179,7 +193,8 @@ fn bad_arguments_are_errors() {
     let many: Vec<&[u64]> = vec![&v; MAX_TERMS + 1];
     assert!(dot(&m, &mut out, &many, &many).is_err());
     assert!(BaseConversion::new(&[], &m).is_err());
-    assert!(BaseConversion::new(&[12], &m).is_err());
+    assert!(BaseConversion::new(&[1], &m).is_err());
+    assert!(BaseConversion::new(&[1 << 62], &m).is_err());
     let q = prime(40, 0);
     assert!(BaseConversion::new(&[q, q], &m).is_err());
     let conv = BaseConversion::new(&[q], &m).unwrap();
