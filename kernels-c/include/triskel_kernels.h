@@ -55,6 +55,19 @@ typedef struct triskel_modulus {
     uint64_t two_q;      /* offset 24: 2q */
 } triskel_modulus;
 
+/* Most terms of one dot product or base conversion (the RNS basis limit). */
+#define TRISKEL_MAX_TERMS 128
+
+/* Constants of an RNS base conversion from Q = q_0...q_{k-1} to one prime p
+ * (the layout is fixed because assembly reads it). */
+typedef struct triskel_convert_table {
+    uint64_t count;              /* offset  0: k, 1..=TRISKEL_MAX_TERMS */
+    const uint64_t *src_q;       /* offset  8: the k source primes q_i (each < 2^62) */
+    const double *inv_q;         /* offset 16: 1.0 / q_i, rounded to double */
+    const uint64_t *qhat_mod_p;  /* offset 24: (Q / q_i) mod p */
+    const uint64_t *vq_mod_p;    /* offset 32: v * Q mod p for v = 0..=k, or NULL (fast conversion) */
+} triskel_convert_table;
+
 /* Tables of one negacyclic NTT of size n modulo q (filled by
  * triskel_ntt_plan_new; the layout is fixed because assembly reads it). */
 typedef struct triskel_ntt_plan {
@@ -106,6 +119,30 @@ typedef struct triskel_backend {
     /* acc[i] = acc[i] + a[i] * b[i] mod q */
     void (*mul_acc)(uint64_t *acc, const uint64_t *a, const uint64_t *b, size_t len,
                     const triskel_modulus *m);
+    /* Lazy dot product (the key-switching inner product over digits):
+     *     out[i] = sum_{j < count} a[j][i] * b[j][i] mod q,
+     * 1 <= count <= TRISKEL_MAX_TERMS, summed unreduced (128-bit) and reduced
+     * once per 16 terms. out may alias any a[j] or b[j] exactly. */
+    void (*dot)(uint64_t *out, const uint64_t *const *a, const uint64_t *const *b, size_t count,
+                size_t len, const triskel_modulus *m);
+    /* Base conversion to the prime p of `m` (HPS): for y[i][c] in [0, q_i),
+     *     s = sum_i y[i][c] * qhat_mod_p[i]   (unreduced, reduced once per 16 terms)
+     *     out[c] = (s - v * Q) mod p
+     * with v = 0 when t->vq_mod_p is NULL; otherwise v = [y_0 > q_0 / 2] when
+     * k = 1, else v = (uint64_t)(0.5 + sum_i (double)(int64_t)y[i][c] * inv_q[i]),
+     * the double sum taken left to right without fused multiply-adds, clamped
+     * to [0, k] (never reached by reduced inputs). Callers pass
+     * y_i = [x_i * (Q/q_i)^-1]_{q_i}; out must not overlap any y[i]. */
+    void (*base_convert)(uint64_t *out, const uint64_t *const *y, size_t len,
+                         const triskel_convert_table *t, const triskel_modulus *m);
+    /* Automorphism X -> X^g (g odd) in coefficient form, n = 2^k coefficients:
+     *     out[j g mod 2n] = a[j] when j g mod 2n < n, else out[j g mod 2n - n] = -a[j] mod q.
+     * out must not overlap a. */
+    void (*automorphism_coeff)(uint64_t *out, const uint64_t *a, uint64_t g, size_t n,
+                               const triskel_modulus *m);
+    /* Automorphism in NTT form: out[j] = a[perm[j]] for j < n, with perm the
+     * slot permutation of triskel_galois_permutation. out must not overlap a. */
+    void (*automorphism_ntt)(uint64_t *out, const uint64_t *a, const uint32_t *perm, size_t n);
 } triskel_backend;
 
 /* The backend with the given TRISKEL_BACKEND_* id, or NULL when it is not
@@ -132,6 +169,12 @@ uint64_t triskel_min_root_2n(uint64_t q, uint64_t n);
  * psi. Returns NULL on invalid arguments or allocation failure. */
 triskel_ntt_plan *triskel_ntt_plan_new(const triskel_backend *backend, uint64_t n, uint64_t q,
                                        uint64_t psi);
+
+/* The NTT-domain slot permutation of X -> X^g for size n (a power of two,
+ * 2..2^31; g odd): perm[j] = j' with 2 brv(j') + 1 = (2 brv(j) + 1) g mod 2n,
+ * so that the image of A is A'[j] = A[perm[j]]. Returns 0, or -1 on invalid
+ * arguments. */
+int triskel_galois_permutation(uint32_t *perm, uint64_t n, uint64_t g);
 
 /* Frees a plan (NULL is ignored). */
 void triskel_ntt_plan_free(triskel_ntt_plan *plan);

@@ -26,7 +26,7 @@ pub enum Backend {
 }
 
 /// The operations of the kernel ABI, in the order [`Backend::native_ops`] reports them.
-pub const OPS: [&str; 8] = [
+pub const OPS: [&str; 12] = [
     "ntt_forward",
     "ntt_inverse",
     "add",
@@ -35,11 +35,33 @@ pub const OPS: [&str; 8] = [
     "mul",
     "mul_scalar",
     "mul_acc",
+    "dot",
+    "base_convert",
+    "automorphism_coeff",
+    "automorphism_ntt",
 ];
 
 type Binary =
     unsafe extern "C" fn(*mut u64, *const u64, *const u64, usize, *const ffi::triskel_modulus);
 type Transform = unsafe extern "C" fn(*const ffi::triskel_ntt_plan, *mut u64);
+type Dot = unsafe extern "C" fn(
+    *mut u64,
+    *const *const u64,
+    *const *const u64,
+    usize,
+    usize,
+    *const ffi::triskel_modulus,
+);
+type BaseConvert = unsafe extern "C" fn(
+    *mut u64,
+    *const *const u64,
+    usize,
+    *const ffi::triskel_convert_table,
+    *const ffi::triskel_modulus,
+);
+type AutomorphismCoeff =
+    unsafe extern "C" fn(*mut u64, *const u64, u64, usize, *const ffi::triskel_modulus);
+type AutomorphismNtt = unsafe extern "C" fn(*mut u64, *const u64, *const u32, usize);
 
 /// The kernels of one backend with every missing one replaced by portable's.
 pub(crate) struct Kernels {
@@ -52,6 +74,10 @@ pub(crate) struct Kernels {
     pub mul_scalar:
         unsafe extern "C" fn(*mut u64, *const u64, u64, u64, usize, *const ffi::triskel_modulus),
     pub mul_acc: Binary,
+    pub dot: Dot,
+    pub base_convert: BaseConvert,
+    pub automorphism_coeff: AutomorphismCoeff,
+    pub automorphism_ntt: AutomorphismNtt,
 }
 
 impl Backend {
@@ -214,6 +240,10 @@ impl Backend {
             t.mul.is_some(),
             t.mul_scalar.is_some(),
             t.mul_acc.is_some(),
+            t.dot.is_some(),
+            t.base_convert.is_some(),
+            t.automorphism_coeff.is_some(),
+            t.automorphism_ntt.is_some(),
         ];
         OPS.iter()
             .zip(present)
@@ -243,6 +273,10 @@ fn resolve(backend: Backend) -> Option<Kernels> {
         mul: t.mul.or(p.mul)?,
         mul_scalar: t.mul_scalar.or(p.mul_scalar)?,
         mul_acc: t.mul_acc.or(p.mul_acc)?,
+        dot: t.dot.or(p.dot)?,
+        base_convert: t.base_convert.or(p.base_convert)?,
+        automorphism_coeff: t.automorphism_coeff.or(p.automorphism_coeff)?,
+        automorphism_ntt: t.automorphism_ntt.or(p.automorphism_ntt)?,
     })
 }
 

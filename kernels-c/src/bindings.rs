@@ -15,6 +15,7 @@ pub const TRISKEL_BACKEND_AVX2: u32 = 4;
 pub const TRISKEL_BACKEND_SVE: u32 = 5;
 pub const TRISKEL_BACKEND_NEON: u32 = 6;
 pub const TRISKEL_BACKEND_COUNT: u32 = 7;
+pub const TRISKEL_MAX_TERMS: u32 = 128;
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
 pub struct triskel_modulus {
@@ -34,6 +35,31 @@ const _: () = {
         [::std::mem::offset_of!(triskel_modulus, barrett_lo) - 16usize];
     ["Offset of field: triskel_modulus::two_q"]
         [::std::mem::offset_of!(triskel_modulus, two_q) - 24usize];
+};
+#[repr(C)]
+#[derive(Debug, Copy, Clone)]
+pub struct triskel_convert_table {
+    pub count: u64,
+    pub src_q: *const u64,
+    pub inv_q: *const f64,
+    pub qhat_mod_p: *const u64,
+    pub vq_mod_p: *const u64,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of triskel_convert_table"][::std::mem::size_of::<triskel_convert_table>() - 40usize];
+    ["Alignment of triskel_convert_table"]
+        [::std::mem::align_of::<triskel_convert_table>() - 8usize];
+    ["Offset of field: triskel_convert_table::count"]
+        [::std::mem::offset_of!(triskel_convert_table, count) - 0usize];
+    ["Offset of field: triskel_convert_table::src_q"]
+        [::std::mem::offset_of!(triskel_convert_table, src_q) - 8usize];
+    ["Offset of field: triskel_convert_table::inv_q"]
+        [::std::mem::offset_of!(triskel_convert_table, inv_q) - 16usize];
+    ["Offset of field: triskel_convert_table::qhat_mod_p"]
+        [::std::mem::offset_of!(triskel_convert_table, qhat_mod_p) - 24usize];
+    ["Offset of field: triskel_convert_table::vq_mod_p"]
+        [::std::mem::offset_of!(triskel_convert_table, vq_mod_p) - 32usize];
 };
 #[repr(C)]
 #[derive(Debug, Copy, Clone)]
@@ -147,10 +173,41 @@ pub struct triskel_backend {
             m: *const triskel_modulus,
         ),
     >,
+    pub dot: ::std::option::Option<
+        unsafe extern "C" fn(
+            out: *mut u64,
+            a: *const *const u64,
+            b: *const *const u64,
+            count: usize,
+            len: usize,
+            m: *const triskel_modulus,
+        ),
+    >,
+    pub base_convert: ::std::option::Option<
+        unsafe extern "C" fn(
+            out: *mut u64,
+            y: *const *const u64,
+            len: usize,
+            t: *const triskel_convert_table,
+            m: *const triskel_modulus,
+        ),
+    >,
+    pub automorphism_coeff: ::std::option::Option<
+        unsafe extern "C" fn(
+            out: *mut u64,
+            a: *const u64,
+            g: u64,
+            n: usize,
+            m: *const triskel_modulus,
+        ),
+    >,
+    pub automorphism_ntt: ::std::option::Option<
+        unsafe extern "C" fn(out: *mut u64, a: *const u64, perm: *const u32, n: usize),
+    >,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of triskel_backend"][::std::mem::size_of::<triskel_backend>() - 96usize];
+    ["Size of triskel_backend"][::std::mem::size_of::<triskel_backend>() - 128usize];
     ["Alignment of triskel_backend"][::std::mem::align_of::<triskel_backend>() - 8usize];
     ["Offset of field: triskel_backend::name"]
         [::std::mem::offset_of!(triskel_backend, name) - 0usize];
@@ -176,6 +233,14 @@ const _: () = {
         [::std::mem::offset_of!(triskel_backend, mul_scalar) - 80usize];
     ["Offset of field: triskel_backend::mul_acc"]
         [::std::mem::offset_of!(triskel_backend, mul_acc) - 88usize];
+    ["Offset of field: triskel_backend::dot"]
+        [::std::mem::offset_of!(triskel_backend, dot) - 96usize];
+    ["Offset of field: triskel_backend::base_convert"]
+        [::std::mem::offset_of!(triskel_backend, base_convert) - 104usize];
+    ["Offset of field: triskel_backend::automorphism_coeff"]
+        [::std::mem::offset_of!(triskel_backend, automorphism_coeff) - 112usize];
+    ["Offset of field: triskel_backend::automorphism_ntt"]
+        [::std::mem::offset_of!(triskel_backend, automorphism_ntt) - 120usize];
 };
 unsafe extern "C" {
     pub fn triskel_backend_get(id: u32) -> *const triskel_backend;
@@ -199,6 +264,9 @@ unsafe extern "C" {
         q: u64,
         psi: u64,
     ) -> *mut triskel_ntt_plan;
+}
+unsafe extern "C" {
+    pub fn triskel_galois_permutation(perm: *mut u32, n: u64, g: u64) -> ::std::os::raw::c_int;
 }
 unsafe extern "C" {
     pub fn triskel_ntt_plan_free(plan: *mut triskel_ntt_plan);

@@ -122,6 +122,19 @@ static uint64_t bit_reverse(uint64_t x, uint64_t bits) {
     return r;
 }
 
+int triskel_galois_permutation(uint32_t *perm, uint64_t n, uint64_t g) {
+    if (perm == NULL || n < 2 || n > ((uint64_t)1 << 31) || (n & (n - 1)) != 0 || (g & 1) == 0)
+        return -1;
+    uint64_t log_n = 0;
+    while (((uint64_t)1 << log_n) < n) log_n++;
+    const uint64_t mask = 2 * n - 1;
+    for (uint64_t j = 0; j < n; j++) {
+        uint64_t e = ((2 * bit_reverse(j, log_n) + 1) * (g & mask)) & mask;
+        perm[j] = (uint32_t)bit_reverse((e - 1) / 2, log_n);
+    }
+    return 0;
+}
+
 void triskel_ntt_plan_free(triskel_ntt_plan *plan) {
     if (plan == NULL) return;
     if (plan->aux != NULL && plan->backend != NULL && plan->backend->plan_aux_free != NULL)

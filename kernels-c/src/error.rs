@@ -55,6 +55,8 @@ pub enum Error {
     },
     /// The C side could not allocate a plan.
     OutOfMemory,
+    /// An argument of a key-switching kernel is invalid (what is wrong is said).
+    InvalidArgument(String),
 }
 
 /// Result of kernel operations.
@@ -95,6 +97,7 @@ impl fmt::Display for Error {
                 "fewer than {count} primes of {bits} bits are congruent to 1 modulo 2*{n}"
             ),
             Error::OutOfMemory => write!(f, "out of memory while building an NTT plan"),
+            Error::InvalidArgument(what) => f.write_str(what),
         }
     }
 }

@@ -13,6 +13,9 @@
 //! - [`NttPlan`]: the negacyclic NTT of size n over Z_q[X]/(X^n + 1), in place;
 //! - element-wise functions ([`add`], [`mul`], [`mul_acc`], ...) on slices of
 //!   residues in [0, q);
+//! - the key-switching loops: the lazy dot product [`dot`], RNS
+//!   [`BaseConversion`], and the automorphisms [`automorphism_coeff`] and
+//!   [`automorphism_ntt`];
 //! - [`ntt_primes`]: a generator of NTT-friendly primes.
 //!
 //! Every function that takes user input returns [`Result`]; wrong lengths,
@@ -30,6 +33,7 @@ mod backend;
 mod bindings;
 mod cpu;
 mod error;
+mod keyswitch;
 mod modulus;
 mod ntt;
 mod primes;
@@ -38,6 +42,9 @@ mod vector;
 pub use backend::{available_backends, forced_backend, select_backend, Backend, OPS};
 pub use cpu::{cpu_features, cpu_model};
 pub use error::{Error, Result};
+pub use keyswitch::{
+    automorphism_coeff, automorphism_ntt, dot, BaseConversion, GaloisPermutation, MAX_TERMS,
+};
 pub use modulus::Modulus;
 pub use ntt::NttPlan;
 pub use primes::{is_prime, ntt_primes};

@@ -18,10 +18,10 @@ static inline uint64_t shoup_lazy(uint64_t x, uint64_t w, uint64_t w_shoup, uint
     return w * x - mulhi64(w_shoup, x) * q;
 }
 
-/* x mod q for x < 2^124 (so for any product of two residues, plus one more
- * residue), by Barrett with floor(2^128 / q): the quotient estimate is exact
- * or one short, so one conditional subtraction finishes. */
-static inline uint64_t barrett_reduce(u128 x, const triskel_modulus *m) {
+/* x - e q for the Barrett estimate e of floor(x / q) with floor(2^128 / q):
+ * e is at most one short for x < 2^124 (any product of two residues plus one
+ * more residue) and at most two short for any x < 2^128. */
+static inline uint64_t barrett_lazy(u128 x, const triskel_modulus *m) {
     uint64_t x0 = (uint64_t)x, x1 = (uint64_t)(x >> 64);
     uint64_t carry = mulhi64(x0, m->barrett_lo);
     u128 mid1 = (u128)x0 * m->barrett_hi + carry;
@@ -29,7 +29,17 @@ static inline uint64_t barrett_reduce(u128 x, const triskel_modulus *m) {
     u128 low_sum = (u128)(uint64_t)mid1 + (uint64_t)mid2;
     uint64_t quotient = x1 * m->barrett_hi + (uint64_t)(mid1 >> 64) + (uint64_t)(mid2 >> 64) +
                         (uint64_t)(low_sum >> 64);
-    return sub_if_ge(x0 - quotient * m->q, m->q);
+    return x0 - quotient * m->q;
+}
+
+/* x mod q for x < 2^124. */
+static inline uint64_t barrett_reduce(u128 x, const triskel_modulus *m) {
+    return sub_if_ge(barrett_lazy(x, m), m->q);
+}
+
+/* x mod q for any x < 2^128. */
+static inline uint64_t barrett_reduce_full(u128 x, const triskel_modulus *m) {
+    return sub_if_ge(sub_if_ge(barrett_lazy(x, m), m->q), m->q);
 }
 
 static void portable_ntt_forward(const triskel_ntt_plan *p, uint64_t *a) {
@@ -110,6 +120,93 @@ static void portable_mul_acc(uint64_t *acc, const uint64_t *a, const uint64_t *b
     for (size_t i = 0; i < len; i++) acc[i] = barrett_reduce((u128)a[i] * b[i] + acc[i], m);
 }
 
+/* Terms of a 128-bit sum between reductions: 16 products of values below
+ * 2^62 plus one residue stay below 2^128. */
+enum { LAZY_TERMS = 16 };
+
+static void portable_dot(uint64_t *out, const uint64_t *const *a, const uint64_t *const *b,
+                         size_t count, size_t len, const triskel_modulus *m) {
+    for (size_t i = 0; i < len; i++) {
+        u128 acc = 0;
+        for (size_t j = 0; j < count; j++) {
+            if (j != 0 && j % LAZY_TERMS == 0) acc = barrett_reduce_full(acc, m);
+            acc += (u128)a[j][i] * b[j][i];
+        }
+        out[i] = barrett_reduce_full(acc, m);
+    }
+}
+
+/* The overflow count v of the exact conversion (see the header). */
+static inline uint64_t convert_overflow(const uint64_t *const *y, size_t c,
+                                        const triskel_convert_table *t) {
+    if (t->count == 1) return y[0][c] > t->src_q[0] / 2;
+    double s = 0.0;
+    for (size_t i = 0; i < t->count; i++) {
+        double term = (double)(int64_t)y[i][c] * t->inv_q[i]; /* y < 2^62: exact as signed */
+        s += term;
+    }
+    s += 0.5;
+    /* Clamped to [0, k], so that unreduced inputs never index outside vq_mod_p
+     * (reduced inputs give s < k + 1/2 anyway). */
+    return s > 0.0 ? (s < (double)t->count ? (uint64_t)s : t->count) : 0;
+}
+
+/* The conversion from one prime with (Q/q_0) mod p = 1 (always the case, Q
+ * being q_0): out = y mod p, minus vq_mod_p[v] when exact. One
+ * word Barrett with floor(2^64 / p) (the high word of floor(2^128 / p)): the
+ * estimate is exact or one short. */
+static void portable_lift(uint64_t *out, const uint64_t *y, size_t len,
+                          const triskel_convert_table *t, const triskel_modulus *m) {
+    const uint64_t p = m->q, half = t->src_q[0] / 2;
+    const int exact = t->vq_mod_p != NULL;
+    const uint64_t vq0 = exact ? t->vq_mod_p[0] : 0, vq1 = exact ? t->vq_mod_p[1] : 0;
+    for (size_t c = 0; c < len; c++) {
+        uint64_t r = sub_if_ge(y[c] - mulhi64(y[c], m->barrett_hi) * p, p);
+        uint64_t mask = 0 - (uint64_t)(exact && y[c] > half);
+        out[c] = sub_if_ge(r + p - ((vq1 & mask) | (vq0 & ~mask)), p);
+    }
+}
+
+static void portable_base_convert(uint64_t *out, const uint64_t *const *y, size_t len,
+                                  const triskel_convert_table *t, const triskel_modulus *m) {
+    const uint64_t p = m->q;
+    if (t->count == 1 && t->qhat_mod_p[0] == 1 % p) {
+        portable_lift(out, y[0], len, t, m);
+        return;
+    }
+    for (size_t c = 0; c < len; c++) {
+        u128 acc = 0;
+        for (size_t i = 0; i < t->count; i++) {
+            if (i != 0 && i % LAZY_TERMS == 0) acc = barrett_reduce_full(acc, m);
+            acc += (u128)y[i][c] * t->qhat_mod_p[i];
+        }
+        uint64_t r = barrett_reduce_full(acc, m);
+        if (t->vq_mod_p != NULL) {
+            uint64_t v = convert_overflow(y, c, t);
+            r = sub_if_ge(r + p - t->vq_mod_p[v], p);
+        }
+        out[c] = r;
+    }
+}
+
+static void portable_automorphism_coeff(uint64_t *out, const uint64_t *a, uint64_t g, size_t n,
+                                        const triskel_modulus *m) {
+    const uint64_t mask = 2 * (uint64_t)n - 1, step = g & mask;
+    uint64_t e = 0; /* j g mod 2n */
+    for (size_t j = 0; j < n; j++) {
+        /* Branch-free: the high bit of e (e >= n) selects the negated value. */
+        uint64_t neg = 0 - (uint64_t)(e >= n);
+        uint64_t v = a[j], minus = (m->q - v) & (0 - (uint64_t)(v != 0));
+        out[e & (n - 1)] = (v & ~neg) | (minus & neg);
+        e = (e + step) & mask;
+    }
+}
+
+static void portable_automorphism_ntt(uint64_t *out, const uint64_t *a, const uint32_t *perm,
+                                      size_t n) {
+    for (size_t j = 0; j < n; j++) out[j] = a[perm[j]];
+}
+
 const triskel_backend triskel_portable_backend = {
     .name = "portable",
     .max_modulus_bits = TRISKEL_MAX_MODULUS_BITS,
@@ -123,4 +220,8 @@ const triskel_backend triskel_portable_backend = {
     .mul = portable_mul,
     .mul_scalar = portable_mul_scalar,
     .mul_acc = portable_mul_acc,
+    .dot = portable_dot,
+    .base_convert = portable_base_convert,
+    .automorphism_coeff = portable_automorphism_coeff,
+    .automorphism_ntt = portable_automorphism_ntt,
 };

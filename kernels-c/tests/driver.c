@@ -158,6 +158,158 @@ static void check_portable(uint64_t q) {
     triskel_ntt_plan_free(plan);
 }
 
+/* The key-switching ops of portable against slow references: dot against a
+ * running u128 % q, base conversion against the CRT sum mod p computed one
+ * term at a time, and the two automorphisms against each other through the
+ * NTT (forward(a(X^g)) = the NTT-domain permutation of forward(a)). */
+enum { TERMS = 20 }; /* more than one 16-term chunk of the lazy sums */
+static void check_portable_keyswitch_ops(uint64_t q) {
+    const triskel_backend *pb = triskel_backend_get(TRISKEL_BACKEND_PORTABLE);
+    const uint64_t n = 1024;
+    triskel_modulus m;
+    triskel_modulus_init(&m, q);
+    uint64_t *buf = malloc(2 * TERMS * n * 8), *out = malloc(n * 8);
+    const uint64_t *a[TERMS], *b[TERMS];
+    for (int j = 0; j < TERMS; j++) a[j] = buf + j * n, b[j] = buf + (TERMS + j) * n;
+    int ok_dot = 1, ok_conv = 1;
+    for (int kind = 0; kind < NUM_FILLS; kind++) {
+        fill(buf, 2 * TERMS * n, q, kind);
+        for (size_t count = 1; count <= TERMS; count += 3) {
+            pb->dot(out, a, b, count, n, &m);
+            for (uint64_t i = 0; i < n; i++) {
+                uint64_t r = 0;
+                for (size_t j = 0; j < count; j++) r = (r + mulmod(a[j][i], b[j][i], q)) % q;
+                ok_dot &= out[i] == r;
+            }
+        }
+    }
+    /* Fast conversion from TERMS primes of 40 bits (y_i < q_i, the "a" vectors
+     * reduced mod q_i) to q: sum_i y_i * w_i mod q with arbitrary w_i < q. */
+    uint64_t src_q[TERMS], w[TERMS];
+    double inv_q[TERMS];
+    for (int i = 0; i < TERMS; i++) {
+        src_q[i] = friendly_prime(40) - ((uint64_t)i << 19);
+        inv_q[i] = 1.0 / (double)src_q[i];
+        w[i] = next_u64() % q;
+    }
+    uint64_t *y = malloc(TERMS * n * 8);
+    const uint64_t *yp[TERMS];
+    for (int i = 0; i < TERMS; i++) {
+        yp[i] = y + i * n;
+        for (uint64_t c = 0; c < n; c++) y[i * n + c] = next_u64() % src_q[i];
+    }
+    triskel_convert_table t = {TERMS, src_q, inv_q, w, NULL};
+    pb->base_convert(out, yp, n, &t, &m);
+    for (uint64_t c = 0; c < n; c++) {
+        uint64_t r = 0;
+        for (int i = 0; i < TERMS; i++) r = (r + mulmod(yp[i][c], w[i], q)) % q;
+        ok_conv &= out[c] == r;
+    }
+    check(ok_dot, "portable", "dot", n, q);
+    check(ok_conv, "portable", "base_convert (fast)", n, q);
+
+    triskel_ntt_plan *plan = triskel_ntt_plan_new(pb, n, q, triskel_min_root_2n(q, n));
+    uint32_t *perm = malloc(n * sizeof *perm);
+    uint64_t *x = malloc(n * 8), *z = malloc(n * 8);
+    int ok_auto = plan != NULL;
+    static const uint64_t gs[] = {1, 3, 5, 25, 2047, 1025};
+    for (size_t gi = 0; plan && gi < sizeof gs / sizeof gs[0]; gi++) {
+        fill(x, n, q, MIXED_EDGES);
+        pb->automorphism_coeff(out, x, gs[gi], n, &m);
+        pb->ntt_forward(plan, out);
+        pb->ntt_forward(plan, x);
+        ok_auto &= triskel_galois_permutation(perm, n, gs[gi]) == 0;
+        pb->automorphism_ntt(z, x, perm, n);
+        ok_auto &= memcmp(z, out, n * 8) == 0;
+    }
+    check(ok_auto, "portable", "automorphisms (coefficient = NTT domain)", n, q);
+    triskel_ntt_plan_free(plan);
+    free(buf), free(out), free(y), free(perm), free(x), free(z);
+}
+
+/* The key-switching ops of `be` equal portable's, with the exact conversion
+ * (v from doubles, and the k = 1 exact lift) on top of the fast one. */
+static void check_keyswitch_ops_against_portable(const triskel_backend *be, uint64_t q) {
+    const triskel_backend *pb = triskel_backend_get(TRISKEL_BACKEND_PORTABLE);
+    const uint64_t n = 1024 + 3; /* vector tails too */
+    triskel_modulus m;
+    triskel_modulus_init(&m, q);
+    uint64_t *buf = malloc(2 * TERMS * n * 8), *x = malloc(n * 8), *y = malloc(n * 8);
+    const uint64_t *a[TERMS], *b[TERMS];
+    for (int j = 0; j < TERMS; j++) a[j] = buf + j * n, b[j] = buf + (TERMS + j) * n;
+    for (int kind = 0; kind < NUM_FILLS; kind++) {
+        fill(buf, 2 * TERMS * n, q, kind);
+        if (be->dot)
+            for (size_t count = 1; count <= TERMS; count++) {
+                pb->dot(x, a, b, count, n, &m);
+                be->dot(y, a, b, count, n, &m);
+                check(memcmp(x, y, n * 8) == 0, be->name, "dot", n, q);
+            }
+        if (be->base_convert) {
+            /* Source primes around q's size (some above, some below it), each
+             * y_i reduced modulo its prime. */
+            uint64_t src_q[TERMS], w[TERMS], vq[TERMS + 1];
+            double inv_q[TERMS];
+            int bits = (int)(64 - __builtin_clzll(q));
+            for (int i = 0; i < TERMS; i++) {
+                int sb = bits + (i % 3) - 1;
+                src_q[i] = friendly_prime(sb < 20 ? 20 : sb > 62 ? 62 : sb) - ((uint64_t)i << 18);
+                inv_q[i] = 1.0 / (double)src_q[i];
+                w[i] = kind == MAX ? q - 1 : next_u64() % q;
+            }
+            for (int v = 0; v <= TERMS; v++) vq[v] = next_u64() % q;
+            uint64_t *ys = malloc(TERMS * n * 8);
+            const uint64_t *yp[TERMS];
+            for (int i = 0; i < TERMS; i++) {
+                yp[i] = ys + i * n;
+                for (uint64_t c = 0; c < n; c++) {
+                    uint64_t half = src_q[i] / 2 + c % 2; /* the boundary of the exact lift */
+                    ys[i * n + c] = kind == MAX           ? src_q[i] - 1
+                                    : kind == ZEROS       ? 0
+                                    : kind == MIXED_EDGES ? half
+                                                          : a[i][c] % src_q[i];
+                }
+            }
+            for (size_t count = 1; count <= TERMS; count++)
+                for (int exact = 0; exact <= 1; exact++) {
+                    triskel_convert_table t = {count, src_q, inv_q, w, exact ? vq : NULL};
+                    pb->base_convert(x, yp, n, &t, &m);
+                    be->base_convert(y, yp, n, &t, &m);
+                    check(memcmp(x, y, n * 8) == 0, be->name,
+                          exact ? "base_convert exact" : "base_convert fast", n, q);
+                    if (count > 1) continue;
+                    /* (Q/q_0) mod p = 1: the single-prime lift of real bases. */
+                    uint64_t one = 1, w0 = w[0];
+                    w[0] = one;
+                    pb->base_convert(x, yp, n, &t, &m);
+                    be->base_convert(y, yp, n, &t, &m);
+                    w[0] = w0;
+                    check(memcmp(x, y, n * 8) == 0, be->name, "base_convert lift", n, q);
+                }
+            free(ys);
+        }
+    }
+    const uint64_t sizes[2] = {1024, 4096};
+    uint32_t *perm = malloc(4096 * sizeof *perm);
+    for (int si = 0; si < 2; si++) {
+        const uint64_t len = sizes[si];
+        for (uint64_t g = 1; g < 2 * len; g += 2 * len / 8 + 1) {
+            if (be->automorphism_coeff) {
+                pb->automorphism_coeff(x, buf, g, len, &m);
+                be->automorphism_coeff(y, buf, g, len, &m);
+                check(memcmp(x, y, len * 8) == 0, be->name, "automorphism_coeff", len, q);
+            }
+            if (be->automorphism_ntt) {
+                triskel_galois_permutation(perm, len, g);
+                pb->automorphism_ntt(x, buf, perm, len);
+                be->automorphism_ntt(y, buf, perm, len);
+                check(memcmp(x, y, len * 8) == 0, be->name, "automorphism_ntt", len, q);
+            }
+        }
+    }
+    free(buf), free(x), free(y), free(perm);
+}
+
 /* Every kernel of `be` equals the portable kernel on the same inputs. */
 static void check_against_portable(const triskel_backend *be, uint64_t q) {
     const triskel_backend *pb = triskel_backend_get(TRISKEL_BACKEND_PORTABLE);
@@ -250,6 +402,9 @@ int main(void) {
     for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++) check_portable(friendly_prime(bits[i]));
     const uint64_t hard = hard_barrett_prime();
     check_portable(hard);
+    for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++)
+        check_portable_keyswitch_ops(friendly_prime(bits[i]));
+    check_portable_keyswitch_ops(hard);
     /* TRISKEL_DRIVER_ONLY=name[,name]: check only those backends (ci/aarch64.sh
      * runs each SVE vector length for the sve backend alone). */
     const char *only = getenv("TRISKEL_DRIVER_ONLY");
@@ -262,8 +417,14 @@ int main(void) {
         }
         int before = failed;
         for (size_t i = 0; i < sizeof bits / sizeof bits[0]; i++)
-            if (bits[i] <= (int)be->max_modulus_bits) check_against_portable(be, friendly_prime(bits[i]));
-        if (be->max_modulus_bits >= 62) check_against_portable(be, hard);
+            if (bits[i] <= (int)be->max_modulus_bits) {
+                check_against_portable(be, friendly_prime(bits[i]));
+                check_keyswitch_ops_against_portable(be, friendly_prime(bits[i]));
+            }
+        if (be->max_modulus_bits >= 62) {
+            check_against_portable(be, hard);
+            check_keyswitch_ops_against_portable(be, hard);
+        }
         printf("%s: %s\n", be->name, failed == before ? "matches portable" : "MISMATCH");
     }
     printf("%d passed, %d failed\n", passed, failed);

@@ -1,17 +1,11 @@
 //! The safe API against obviously-correct references: schoolbook negacyclic
 //! products and u128 arithmetic, on every backend this machine can run.
 
+mod common;
+
+use common::moduli;
 use proptest::prelude::*;
 use triskel_kernels::*;
-
-/// Every usable backend that accepts q, bound to q.
-fn moduli(q: u64) -> Vec<Modulus> {
-    available_backends()
-        .into_iter()
-        .filter(|b| b.supports_modulus(q))
-        .map(|b| Modulus::with_backend(q, b).unwrap())
-        .collect()
-}
 
 fn schoolbook(a: &[u64], b: &[u64], q: u64) -> Vec<u64> {
     let n = a.len();

@@ -2,7 +2,8 @@
 //! and division with rounding by part of a basis (ModDown, rescale, modulus
 //! switching, and the t/Q scaling of BFV).
 //!
-//! This hot loop is not in the kernel ABI yet; it runs in Rust here.
+//! The per-target-prime sum runs in the kernels' `base_convert` (one pass
+//! per target prime, unreduced 128-bit sums, the exact correction inside).
 
 use std::sync::Arc;
 
@@ -31,11 +32,8 @@ use crate::scratch::Scratch;
 pub struct BaseConverter {
     from: Arc<RnsBasis>,
     to: Arc<RnsBasis>,
-    inv_q: Vec<f64>,
-    /// (Q/q_i) mod p_j at [j * k_from + i].
-    qhat_mod_p: Vec<u64>,
-    /// v * Q mod p_j at [j * (k_from + 1) + v], v in 0..=k_from.
-    vq_mod_p: Vec<u64>,
+    /// The kernel's constants, one per target prime p_j.
+    targets: Vec<k::BaseConversion>,
 }
 
 impl std::fmt::Debug for BaseConverter {
@@ -54,29 +52,14 @@ impl BaseConverter {
         if from.n() != to.n() {
             return Err(Error::BasisMismatch);
         }
-        let kf = from.len();
-        let inv_q = (0..kf)
-            .map(|i| 1.0 / from.modulus(i).value() as f64)
-            .collect();
-        let mut qhat_mod_p = Vec::with_capacity(kf * to.len());
-        let mut vq_mod_p = Vec::with_capacity((kf + 1) * to.len());
-        for j in 0..to.len() {
-            let p = to.modulus(j);
-            for i in 0..kf {
-                let qhat = (0..kf)
-                    .filter(|&l| l != i)
-                    .fold(1 % p.value(), |a, l| p.mul_mod(a, from.modulus(l).value()));
-                qhat_mod_p.push(qhat);
-            }
-            let q_mod_p = from.product_mod(p);
-            vq_mod_p.extend((0..=kf as u64).map(|v| p.mul_mod(v, q_mod_p)));
-        }
+        let primes = from.primes();
+        let targets = (0..to.len())
+            .map(|j| Ok(k::BaseConversion::new(&primes, to.modulus(j))?))
+            .collect::<Result<Vec<_>>>()?;
         Ok(BaseConverter {
             from: from.clone(),
             to: to.clone(),
-            inv_q,
-            qhat_mod_p,
-            vq_mod_p,
+            targets,
         })
     }
 
@@ -115,129 +98,31 @@ impl BaseConverter {
 
     /// The conversion on raw limb-major slices: `src` holds k_from limbs in
     /// coefficient form, `dst` receives k_to limbs.
-    ///
-    /// Per target prime p the sum runs on the vector kernels: each y_i is
-    /// brought into [0, p), multiplied by [Q/q_i]_p and accumulated.
     pub(crate) fn convert_raw(&self, src: &[u64], dst: &mut [u64], exact: bool) -> Result<()> {
         let (n, kf) = (self.from.n(), self.from.len());
         debug_assert_eq!(src.len(), kf * n);
         debug_assert_eq!(dst.len(), self.to.len() * n);
-        if kf == 1 && exact {
-            return self.lift_single(src, dst);
-        }
-        // y_i = [x_i * (Q/q_i)^-1]_{q_i}
-        let mut y = Scratch::zeroed(kf * n);
-        par::try_limbs(&mut y, n, |i, limb| {
-            let (m, w, x) = (
-                self.from.modulus(i),
-                self.from.qhat_inv(i),
-                &src[i * n..(i + 1) * n],
-            );
-            if w == 1 {
-                limb.copy_from_slice(x);
-                return Ok(());
-            }
-            Ok(k::mul_scalar(m, limb, x, w)?)
-        })?;
-        // v' = round(sum_i y_i / q_i), or 0 for the fast variant.
-        let v: Vec<u8> = if exact {
-            let mut s = vec![0f64; n];
-            for (yi, &inv) in y.chunks(n).zip(&self.inv_q) {
-                s.iter_mut()
-                    .zip(yi)
-                    .for_each(|(s, &y)| *s += y as i64 as f64 * inv); // y < 2^62: signed conversion is exact enough and cheaper
-            }
-            // s >= 0: adding 1/2 and truncating rounds (no libm call).
-            s.into_iter().map(|s| (s + 0.5) as u8).collect()
+        // y_i = [x_i * (Q/q_i)^-1]_{q_i} (x itself for a single prime).
+        let mut y = Scratch::zeroed(if kf > 1 { kf * n } else { 0 });
+        let y: &[u64] = if kf > 1 {
+            par::try_limbs(&mut y, n, |i, limb| {
+                let x = &src[i * n..(i + 1) * n];
+                Ok(k::mul_scalar(
+                    self.from.modulus(i),
+                    limb,
+                    x,
+                    self.from.qhat_inv(i),
+                )?)
+            })?;
+            &y
         } else {
-            Vec::new()
+            src
         };
+        let ys: Vec<&[u64]> = y.chunks(n).collect();
         par::try_limbs(dst, n, |j, out| {
-            let p = self.to.modulus(j);
-            let pv = p.value();
-            let w = &self.qhat_mod_p[j * kf..(j + 1) * kf];
-            let mut tmp = Scratch::zeroed(if kf > 1 { n } else { 0 });
-            for (i, yi) in y.chunks(n).enumerate() {
-                // [y_i]_p (y_i < q_i), into out for i = 0, else into tmp.
-                let dst = if i == 0 { &mut *out } else { &mut tmp[..] };
-                let qi = self.from.modulus(i).value();
-                if qi <= pv {
-                    // Already reduced: multiply straight from y_i.
-                    if w[i] == 1 {
-                        dst.copy_from_slice(yi);
-                    } else {
-                        k::mul_scalar(p, dst, yi, w[i])?;
-                    }
-                } else if qi <= 2 * pv {
-                    dst.iter_mut()
-                        .zip(yi)
-                        .for_each(|(t, &y)| *t = y.min(y.wrapping_sub(pv)));
-                } else {
-                    let ratio = u64::MAX / pv;
-                    dst.iter_mut()
-                        .zip(yi)
-                        .for_each(|(t, &y)| *t = reduce_word(y, pv, ratio));
-                }
-                if qi > pv && w[i] != 1 {
-                    k::mul_scalar_assign(p, dst, w[i])?;
-                }
-                if i > 0 {
-                    k::add_assign(p, out, &tmp)?;
-                }
-            }
-            if exact {
-                let vq = &self.vq_mod_p[j * (kf + 1)..(j + 1) * (kf + 1)];
-                out.iter_mut().zip(&v).for_each(|(o, &v)| {
-                    // Branch-free [o - vQ]_p: r in (0, 2p), then min(r, r - p).
-                    let r = *o + pv - vq[v as usize];
-                    *o = r.min(r.wrapping_sub(pv));
-                });
-            }
-            Ok(())
+            Ok(self.targets[j].convert(out, &ys, exact)?)
         })
     }
-
-    /// Exact extension from a single prime q: the centered lift
-    /// x_c = x - q [x > q/2] reduced modulo each target prime, in one pass.
-    fn lift_single(&self, src: &[u64], dst: &mut [u64]) -> Result<()> {
-        let n = self.from.n();
-        let q = self.from.modulus(0).value();
-        par::try_limbs(dst, n, |j, out| {
-            let p = self.to.modulus(j);
-            let pv = p.value();
-            let q_mod_p = self.vq_mod_p[2 * j + 1];
-            let half = q / 2;
-            // Branch-free: mask = all ones when x > q/2 (x is lifted to x - q).
-            let finish = |r: u64, x: u64| {
-                let mask = ((half < x) as u64).wrapping_neg();
-                let t = r + pv - (q_mod_p & mask);
-                t.min(t.wrapping_sub(pv))
-            };
-            let x = &src[..n];
-            if q <= 2 * pv {
-                for (o, &x) in out.iter_mut().zip(x) {
-                    *o = finish(x.min(x.wrapping_sub(pv)), x);
-                }
-            } else {
-                let ratio = u64::MAX / pv;
-                for (o, &x) in out.iter_mut().zip(x) {
-                    *o = finish(reduce_word(x, pv, ratio), x);
-                }
-            }
-            Ok(())
-        })
-    }
-}
-
-/// x mod p for any u64 x, with ratio = floor(2^64 / p) (p odd, so
-/// floor((2^64 - 1) / p)): one-word Barrett, whose quotient estimate is
-/// exact or one short, so x - est p < 2p before one conditional subtraction.
-/// Two scalar multiplications, where `Modulus::reduce` (128-bit input) takes four.
-#[inline(always)]
-fn reduce_word(x: u64, p: u64, ratio: u64) -> u64 {
-    let est = ((x as u128 * ratio as u128) >> 64) as u64;
-    let r = x - est * p;
-    r.min(r.wrapping_sub(p))
 }
 
 /// Division with rounding by D, the product of a `drop` basis, for x given in
@@ -336,9 +221,9 @@ impl DivRound {
             return Err(Error::BasisMismatch);
         }
         let ntt = x.representation() == Representation::Ntt;
-        let mut keep = x.data()[..split].to_vec();
-        self.apply_raw(&mut keep, ntt, &x.data()[split..], ntt)?;
-        Ok(Poly::from_raw(&self.keep, x.representation(), keep))
+        let mut out = Poly::from_raw(&self.keep, x.representation(), &x.data()[..split]);
+        self.apply_raw(out.data_mut(), ntt, &x.data()[split..], ntt)?;
+        Ok(out)
     }
 
     /// In place on raw limbs: `keep` (k_keep limbs) becomes round(x / D).

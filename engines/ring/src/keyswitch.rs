@@ -314,8 +314,8 @@ impl KeySwitchContext {
     ) -> Result<(Poly, Poly)> {
         let (t, acc0, acc1) = self.inner_product_raw(key, dec, galois)?;
         Ok((
-            Poly::from_raw(&t.qp, Representation::Ntt, acc0.to_vec()),
-            Poly::from_raw(&t.qp, Representation::Ntt, acc1.to_vec()),
+            Poly::from_raw(&t.qp, Representation::Ntt, &acc0),
+            Poly::from_raw(&t.qp, Representation::Ntt, &acc1),
         ))
     }
 
@@ -350,33 +350,33 @@ impl KeySwitchContext {
         };
         let mut acc0 = Scratch::zeroed(lp * n);
         let mut acc1 = Scratch::zeroed(lp * n);
-        let mut permuted = Scratch::zeroed(if perm.is_some() { lp * n } else { 0 });
-        for (j, digit) in dec.digits.iter().enumerate() {
-            let d_j: &[u64] = match &perm {
+        // Per limb i: both halves are lazy dot products over the digits,
+        // sum_j d_j (b_j, a_j), of the digits' limbs i (first mapped by
+        // X -> X^g when rotating: the NTT-domain slot permutation).
+        par::try_limb_pairs(&mut acc0, &mut acc1, n, |i, out0, out1| {
+            let m = t.qp.modulus(i);
+            let range = i * n..(i + 1) * n;
+            let mut permuted = Scratch::zeroed(if perm.is_some() {
+                dec.digits.len() * n
+            } else {
+                0
+            });
+            let d: Vec<&[u64]> = match &perm {
                 Some(perm) => {
-                    par::limbs(&mut permuted, n, |i, l| {
-                        let src = &digit[i * n..(i + 1) * n];
-                        l.iter_mut()
-                            .zip(perm.iter())
-                            .for_each(|(o, &p)| *o = src[p as usize]);
-                    });
-                    &permuted
+                    for (dst, digit) in permuted.chunks_mut(n).zip(&dec.digits) {
+                        k::automorphism_ntt(m, dst, &digit[range.clone()], perm)?;
+                    }
+                    permuted.chunks(n).collect()
                 }
-                None => &digit[..],
+                None => dec.digits.iter().map(|d| &d[range.clone()]).collect(),
             };
-            for (acc, key_poly) in [(&mut acc0, &key.b[j]), (&mut acc1, &key.a[j])] {
-                par::try_limbs(acc, n, |i, l| {
-                    let ki = key_idx(i);
-                    let kl = &key_poly.data()[ki * n..(ki + 1) * n];
-                    Ok(k::mul_acc(
-                        t.qp.modulus(i),
-                        l,
-                        &d_j[i * n..(i + 1) * n],
-                        kl,
-                    )?)
-                })?;
-            }
-        }
+            let ki = key_idx(i);
+            let b: Vec<&[u64]> = key.b[..d.len()].iter().map(|p| p.limb(ki)).collect();
+            let a: Vec<&[u64]> = key.a[..d.len()].iter().map(|p| p.limb(ki)).collect();
+            k::dot(m, out0, &d, &b)?;
+            k::dot(m, out1, &d, &a)?;
+            Ok(())
+        })?;
         Ok((t, acc0, acc1))
     }
 
@@ -398,11 +398,11 @@ impl KeySwitchContext {
     fn mod_down_raw(&self, t: &LevelTables, x: &mut [u64]) -> Result<Poly> {
         let split = t.q.len() * self.q.n();
         let (keep, drop) = x.split_at_mut(split);
-        let mut out = keep.to_vec();
+        let mut out = Poly::from_raw(&t.q, Representation::Ntt, keep);
         let mut buf = Scratch::zeroed(split);
         t.mod_down
-            .apply_raw_in_place(&mut out, true, drop, true, &mut buf)?;
-        Ok(Poly::from_raw(&t.q, Representation::Ntt, out))
+            .apply_raw_in_place(out.data_mut(), true, drop, true, &mut buf)?;
+        Ok(out)
     }
 
     /// The basis Q_l P of the level with `ql` primes (that of

@@ -24,6 +24,7 @@
 //! default) work is spread over limbs with rayon; results do not depend on the
 //! number of threads.
 
+mod aligned;
 mod basis;
 mod conversion;
 mod error;

@@ -49,3 +49,25 @@ where
     }
     data.chunks_mut(n).enumerate().for_each(|(i, l)| f(i, l))
 }
+
+/// Runs `f(i, a_i, b_i)` for every pair of limbs i of `a` and `b` (as long
+/// as each other): loops that produce two outputs from the same inputs.
+pub(crate) fn try_limb_pairs<F>(a: &mut [u64], b: &mut [u64], n: usize, f: F) -> Result<()>
+where
+    F: Fn(usize, &mut [u64], &mut [u64]) -> Result<()> + Sync + Send,
+{
+    debug_assert_eq!(a.len(), b.len());
+    #[cfg(feature = "parallel")]
+    if worth_parallel(a.len(), n) {
+        use rayon::prelude::*;
+        return a
+            .par_chunks_mut(n)
+            .zip(b.par_chunks_mut(n))
+            .enumerate()
+            .try_for_each(|(i, (x, y))| f(i, x, y));
+    }
+    a.chunks_mut(n)
+        .zip(b.chunks_mut(n))
+        .enumerate()
+        .try_for_each(|(i, (x, y))| f(i, x, y))
+}

@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use triskel_kernels as k;
 use zeroize::Zeroize;
 
+use crate::aligned::{self, AlignedVec};
 use crate::basis::RnsBasis;
 use crate::error::{invalid, Error, Result};
 use crate::par;
@@ -20,7 +21,7 @@ pub enum Representation {
 }
 
 /// A polynomial a in R_Q stored as its k residue polynomials [a]_{q_i} ("limbs"),
-/// limb-major in one vector of k * n values in [0, q_i), tagged with its basis
+/// limb-major in one 64-byte-aligned vector of k * n values in [0, q_i), tagged with its basis
 /// and representation. Operations check both and return an error on mismatch.
 ///
 /// `Debug` prints only the shape, never the values (a polynomial may be secret);
@@ -29,7 +30,7 @@ pub enum Representation {
 pub struct Poly {
     basis: Arc<RnsBasis>,
     repr: Representation,
-    data: Vec<u64>,
+    data: AlignedVec,
 }
 
 impl std::fmt::Debug for Poly {
@@ -43,14 +44,16 @@ impl std::fmt::Debug for Poly {
 
 impl PartialEq for Poly {
     fn eq(&self, other: &Self) -> bool {
-        same_basis(&self.basis, &other.basis) && self.repr == other.repr && self.data == other.data
+        same_basis(&self.basis, &other.basis)
+            && self.repr == other.repr
+            && self.data[..] == other.data[..]
     }
 }
 impl Eq for Poly {}
 
 impl Zeroize for Poly {
     fn zeroize(&mut self) {
-        self.data.zeroize();
+        self.data.as_mut_slice().zeroize();
     }
 }
 
@@ -74,12 +77,17 @@ impl Poly {
         Poly {
             basis: basis.clone(),
             repr,
-            data: vec![0; basis.len() * basis.n()],
+            data: aligned::zeroed(basis.len() * basis.n()),
         }
     }
 
-    /// Wraps limb-major data (k * n values, limb i reduced modulo q_i).
-    pub fn from_limbs(basis: &Arc<RnsBasis>, repr: Representation, data: Vec<u64>) -> Result<Poly> {
+    /// Wraps limb-major data (k * n values, limb i reduced modulo q_i),
+    /// copied into aligned storage (`data` is wiped: it may be secret).
+    pub fn from_limbs(
+        basis: &Arc<RnsBasis>,
+        repr: Representation,
+        mut data: Vec<u64>,
+    ) -> Result<Poly> {
         let n = basis.n();
         if data.len() != basis.len() * n {
             return invalid(format!(
@@ -94,20 +102,18 @@ impl Poly {
                 return invalid(format!("value {v} of limb {i} is not reduced modulo {q}"));
             }
         }
-        Ok(Poly {
-            basis: basis.clone(),
-            repr,
-            data,
-        })
+        let p = Poly::from_raw(basis, repr, &data);
+        data.zeroize();
+        Ok(p)
     }
 
-    /// Wraps data known to be valid (crate-internal fast path).
-    pub(crate) fn from_raw(basis: &Arc<RnsBasis>, repr: Representation, data: Vec<u64>) -> Poly {
+    /// A copy of data known to be valid (crate-internal fast path).
+    pub(crate) fn from_raw(basis: &Arc<RnsBasis>, repr: Representation, data: &[u64]) -> Poly {
         debug_assert_eq!(data.len(), basis.len() * basis.n());
         Poly {
             basis: basis.clone(),
             repr,
-            data,
+            data: aligned::copy_of(data),
         }
     }
 
@@ -328,36 +334,34 @@ impl Poly {
         if g % 2 == 0 {
             return invalid(format!("Galois element {g} must be odd"));
         }
+        // Into a buffer of the final size: the image of a secret never
+        // passes through a growing (and reallocating) vector.
+        let mut out = Poly::zero(&self.basis, self.repr);
+        let basis = &self.basis;
         match self.repr {
             Representation::Ntt => {
                 let perm = cached_galois_permutation(n, g)?;
-                // Into a buffer of the final size: the image of a secret
-                // never passes through a growing (and reallocating) vector.
-                let mut out = Poly::zero(&self.basis, self.repr);
-                for (dst, src) in out.data.chunks_mut(n).zip(self.data.chunks(n)) {
-                    dst.iter_mut()
-                        .zip(perm.iter())
-                        .for_each(|(d, &p)| *d = src[p as usize]);
-                }
-                Ok(out)
+                par::try_limbs(&mut out.data, n, |i, limb| {
+                    Ok(k::automorphism_ntt(
+                        basis.modulus(i),
+                        limb,
+                        self.limb(i),
+                        &perm,
+                    )?)
+                })?;
             }
             Representation::Coefficient => {
-                let mut out = Poly::zero(&self.basis, self.repr);
-                let (two_n, g) = (2 * n, g % (2 * n));
-                par::limbs(&mut out.data, n, |i, limb| {
-                    let (src, m) = (self.limb(i), self.basis.modulus(i));
-                    for (j, &a) in src.iter().enumerate() {
-                        let t = (j * g) % two_n;
-                        if t < n {
-                            limb[t] = a;
-                        } else {
-                            limb[t - n] = m.neg_mod(a);
-                        }
-                    }
-                });
-                Ok(out)
+                par::try_limbs(&mut out.data, n, |i, limb| {
+                    Ok(k::automorphism_coeff(
+                        basis.modulus(i),
+                        limb,
+                        self.limb(i),
+                        g as u64,
+                    )?)
+                })?;
             }
         }
+        Ok(out)
     }
 
     /// The same polynomial in `target`, whose primes must all be primes of
@@ -368,7 +372,7 @@ impl Poly {
             return Err(Error::BasisMismatch);
         }
         let own = self.basis.primes();
-        let mut data = Vec::with_capacity(target.len() * self.n());
+        let mut data = AlignedVec::with_capacity(aligned::CACHE_LINE, target.len() * self.n());
         for q in target.primes() {
             let i = own
                 .iter()
@@ -387,7 +391,7 @@ impl Poly {
     /// to `target` (e.g. a part in Q and a part in P into Q || P).
     pub fn join(target: &Arc<RnsBasis>, parts: &[&Poly]) -> Result<Poly> {
         let first = parts.first().ok_or(Error::BasisMismatch)?;
-        let mut data = Vec::with_capacity(target.len() * target.n());
+        let mut data = AlignedVec::with_capacity(aligned::CACHE_LINE, target.len() * target.n());
         let mut primes = Vec::with_capacity(target.len());
         for p in parts {
             p.expect_representation(first.repr)?;
@@ -409,29 +413,16 @@ impl Poly {
 /// `perm[j] = j'` with 2 brv(j') + 1 = (2 brv(j) + 1) g mod 2n, so that the
 /// image of A is A'[j] = A[perm[j]].
 pub fn galois_permutation(n: usize, g: usize) -> Result<Vec<usize>> {
-    if !n.is_power_of_two() || n < 2 {
-        return invalid(format!("ring degree {n} is not a power of two"));
-    }
-    if g % 2 == 0 {
-        return invalid(format!("Galois element {g} must be odd"));
-    }
-    let log_n = n.trailing_zeros();
-    let brv = |j: usize| j.reverse_bits() >> (usize::BITS - log_n);
-    let mask = 2 * n - 1;
-    Ok((0..n)
-        .map(|j| {
-            let e = ((2 * brv(j) + 1) * (g & mask)) & mask;
-            brv((e - 1) / 2)
-        })
-        .collect())
+    let perm = k::GaloisPermutation::new(n, g as u64)?;
+    Ok(perm.indices().iter().map(|&p| p as usize).collect())
 }
 
 /// Permutations already computed, per (n, g mod 2n): a rotation applies
 /// the same one to both ciphertext components, over and over.
-type PermutationCache = Mutex<HashMap<(usize, usize), Arc<[u32]>>>;
+type PermutationCache = Mutex<HashMap<(usize, usize), Arc<k::GaloisPermutation>>>;
 
-/// [`galois_permutation`] as u32 indices, computed once per (n, g mod 2n).
-pub(crate) fn cached_galois_permutation(n: usize, g: usize) -> Result<Arc<[u32]>> {
+/// The kernels' [`k::GaloisPermutation`], computed once per (n, g mod 2n).
+pub(crate) fn cached_galois_permutation(n: usize, g: usize) -> Result<Arc<k::GaloisPermutation>> {
     static CACHE: OnceLock<PermutationCache> = OnceLock::new();
     let key = (n, g % (2 * n));
     let cache = CACHE.get_or_init(Default::default);
@@ -440,15 +431,10 @@ pub(crate) fn cached_galois_permutation(n: usize, g: usize) -> Result<Arc<[u32]>
     if let Some(p) = lock().get(&key) {
         return Ok(p.clone());
     }
-    // n <= 2^31 (NTT sizes are far below), so indices fit in u32.
-    let perm: Arc<[u32]> = galois_permutation(n, key.1)?
-        .into_iter()
-        .map(|p| p as u32)
-        .collect();
+    let perm = Arc::new(k::GaloisPermutation::new(n, key.1 as u64)?);
     lock().insert(key, perm.clone());
     Ok(perm)
 }
-
 /// The Galois element of a slot rotation by `step` for ring degree n:
 /// 5^step mod 2n (negative steps rotate the other way, as 5 has order n/2
 /// modulo 2n). Rotating the other row (BFV) or conjugating (CKKS) is 2n - 1.

@@ -6,22 +6,25 @@
 //! page-faults them in again, which cost 10-25 % of a key switch. A
 //! [`Scratch`] takes a buffer from a small per-thread pool and gives it back,
 //! zeroed, when dropped, so the same (already mapped) memory serves the next
-//! call. Buffers never leave the crate: results are still fresh vectors.
+//! call. Buffers are 64-byte aligned, like polynomials, and never leave the
+//! crate: results are still fresh vectors.
 
 use std::cell::RefCell;
 use std::ops::{Deref, DerefMut};
+
+use crate::aligned::{self, AlignedVec};
 
 /// At most this many idle buffers are kept per thread.
 const POOL_SIZE: usize = 12;
 
 thread_local! {
     /// Idle buffers; every element of each is 0.
-    static POOL: RefCell<Vec<Vec<u64>>> = const { RefCell::new(Vec::new()) };
+    static POOL: RefCell<Vec<AlignedVec>> = const { RefCell::new(Vec::new()) };
 }
 
 /// A zero-initialized temporary of `len` values, returned to the pool
 /// (zeroed again, so no data outlives its use) when dropped.
-pub(crate) struct Scratch(Vec<u64>);
+pub(crate) struct Scratch(AlignedVec);
 
 impl Scratch {
     /// `len` zeros: the smallest idle buffer that is large enough, else the
@@ -36,7 +39,7 @@ impl Scratch {
                     .or_else(|| (0..p.len()).max_by_key(|&i| p[i].capacity()));
                 best.map(|i| p.swap_remove(i))
             })
-            .unwrap_or_default();
+            .unwrap_or_else(|| aligned::zeroed(0));
         if v.len() >= len {
             v.truncate(len);
         } else {
@@ -68,7 +71,7 @@ impl DerefMut for Scratch {
 
 impl Drop for Scratch {
     fn drop(&mut self) {
-        let mut v = std::mem::take(&mut self.0);
+        let mut v = std::mem::replace(&mut self.0, aligned::zeroed(0));
         v.fill(0);
         // During thread teardown the pool may be gone: then just free.
         let _ = POOL.try_with(|p| {

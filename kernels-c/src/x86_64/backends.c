@@ -85,6 +85,24 @@ static int avx512_aux_init(triskel_ntt_plan *p) { return x86_aux_init(p, 0); }
 DECLARE_KERNELS(triskel_ifma)
 DECLARE_KERNELS(triskel_avx512)
 
+void triskel_ifma_dot(uint64_t *out, const uint64_t *const *a, const uint64_t *const *b,
+                      size_t count, size_t len, const triskel_modulus *m);
+void triskel_ifma_base_convert_raw(uint64_t *out, const uint64_t *const *y, size_t len,
+                                   const triskel_convert_table *t, const triskel_modulus *m);
+
+/* The IFMA conversion multiplies 52-bit limbs: source residues of primes of
+ * 50 bits or more (the target is below 2^50 by the backend's limit) take
+ * the portable kernel. */
+static void ifma_base_convert(uint64_t *out, const uint64_t *const *y, size_t len,
+                              const triskel_convert_table *t, const triskel_modulus *m) {
+    for (uint64_t i = 0; i < t->count; i++)
+        if ((t->src_q[i] >> 50) != 0) {
+            triskel_portable_backend.base_convert(out, y, len, t, m);
+            return;
+        }
+    triskel_ifma_base_convert_raw(out, y, len, t, m);
+}
+
 const triskel_backend triskel_avx512ifma_backend = {
     .name = "avx512ifma",
     .max_modulus_bits = 50,
@@ -98,6 +116,8 @@ const triskel_backend triskel_avx512ifma_backend = {
     .mul = triskel_ifma_mul,
     .mul_scalar = triskel_ifma_mul_scalar,
     .mul_acc = triskel_ifma_mul_acc,
+    .dot = triskel_ifma_dot,
+    .base_convert = ifma_base_convert,
 };
 
 const triskel_backend triskel_avx512_backend = {

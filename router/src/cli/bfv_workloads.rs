@@ -101,6 +101,42 @@ pub fn mul_relin(params: BfvParameters) -> Result<WorkloadReport, Error> {
     Ok(report("bfv.mul_relin", &ctx, stages, max_error as f64))
 }
 
+/// Encrypt a vector (public key), rotate both rows of slots left by one
+/// (one key switch), decrypt.
+pub fn rotate(params: BfvParameters) -> Result<WorkloadReport, Error> {
+    let ctx = BfvContext::new(params)?;
+    let (n, t) = (ctx.n(), ctx.plain_modulus());
+    let sk = SecretKey::generate(&ctx)?;
+    let pk = sk.public_key()?;
+    let gk = sk.galois_keys(&[1], false)?;
+    let a: Vec<u64> = (0..n as u64).map(|i| (i * 7919 + 3) % t).collect();
+    let half = n / 2;
+    let expected: Vec<u64> = (0..n)
+        .map(|s| a[s / half * half + (s % half + 1) % half])
+        .collect();
+    let mut stages: [Vec<f64>; 5] = Default::default();
+    let mut max_error = 0u64;
+    for _ in 0..RUNS {
+        let total = Instant::now();
+        let tm = Instant::now();
+        let pa = Plaintext::from_slots(&ctx, &a)?;
+        stages[0].push(us(tm));
+        let tm = Instant::now();
+        let ca = pk.encrypt(&pa)?;
+        stages[1].push(us(tm));
+        let tm = Instant::now();
+        let rotated = ca.rotate_rows(1, &gk)?;
+        stages[2].push(us(tm));
+        let tm = Instant::now();
+        let got = sk.decrypt(&rotated)?.to_slots()?;
+        stages[3].push(us(tm));
+        stages[4].push(us(total));
+        let err = got.iter().zip(&expected).map(|(x, y)| x.abs_diff(*y)).max();
+        max_error = max_error.max(err.unwrap_or(u64::MAX));
+    }
+    Ok(report("bfv.rotate", &ctx, stages, max_error as f64))
+}
+
 /// The report of a workload with the five stages encode, encrypt, compute,
 /// decrypt, total (samples in microseconds).
 fn report(

@@ -9,6 +9,7 @@ pub mod demo;
 pub mod explain;
 pub mod info;
 pub mod programs;
+pub mod ring_workloads;
 pub mod router_demo;
 pub mod tfhe_workloads;
 pub mod transition_workloads;

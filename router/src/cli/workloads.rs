@@ -85,6 +85,14 @@ pub fn all() -> Vec<Workload> {
             run: || bfv::mul_relin(BfvParameters::n8192()),
         },
         Workload {
+            name: "bfv.rotate",
+            run: || bfv::rotate(BfvParameters::n4096()),
+        },
+        Workload {
+            name: "ring.keyswitch_16384",
+            run: super::ring_workloads::keyswitch_16384,
+        },
+        Workload {
             name: "ckks.mul_pipeline",
             run: || ckks::mul_pipeline(CkksParameters::n8192()),
         },

@@ -1,0 +1,193 @@
+//! The key-switching goals of issue 12 in thread CPU time (on a shared,
+//! loaded machine wall time mostly measures the other processes): one key
+//! switch at N = 16384 (Q = 8 x 48-bit primes, P = 1, dnum = 8), one BFV
+//! rotation at N = 4096 (`bfv-n4096`), one BFV multiply + relinearize at
+//! N = 8192 (`bfv-n8192`); and the key-switching kernels per backend
+//! (N = 2^12 and 2^14, 50-bit primes): the lazy dot product over 3 and 8
+//! digits, base conversion from 8 primes to one (exact) and from one prime
+//! (the exact lift), and the two automorphisms.
+//!
+//! Run: `RAYON_NUM_THREADS=1 cargo bench -p triskel-benches --bench keyswitch`
+
+use std::time::Duration;
+
+use criterion::measurement::{Measurement, ValueFormatter};
+use criterion::BenchmarkId;
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use triskel_bfv::{BfvContext, BfvParameters, Plaintext, SecretKey as BfvSecretKey};
+use triskel_kernels::{
+    automorphism_coeff, automorphism_ntt, available_backends, dot, ntt_primes, BaseConversion,
+    GaloisPermutation, Modulus,
+};
+use triskel_ring::sampling::sample_uniform;
+use triskel_ring::{
+    KeySwitchContext, KeySwitchKey, NoiseDistribution, Prng, Representation, RnsBasis,
+    SecretDistribution, SecretKey,
+};
+
+/// CPU time of the calling thread, from /proc/thread-self/schedstat (its
+/// first field: nanoseconds on a CPU). Still inflated by a busy sibling
+/// hyper-thread and shared caches, but not by waiting for a CPU.
+struct ThreadCpuTime;
+
+fn thread_cpu_ns() -> u64 {
+    std::fs::read_to_string("/proc/thread-self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .expect("/proc/thread-self/schedstat (Linux) is readable")
+}
+
+/// Formats nanoseconds like criterion's wall time.
+struct Nanoseconds;
+
+impl ValueFormatter for Nanoseconds {
+    fn scale_values(&self, typical: f64, values: &mut [f64]) -> &'static str {
+        let (factor, unit) = match typical {
+            t if t < 1e3 => (1.0, "ns"),
+            t if t < 1e6 => (1e-3, "us"),
+            t if t < 1e9 => (1e-6, "ms"),
+            _ => (1e-9, "s"),
+        };
+        values.iter_mut().for_each(|v| *v *= factor);
+        unit
+    }
+
+    fn scale_throughputs(&self, _: f64, t: &Throughput, values: &mut [f64]) -> &'static str {
+        let per = match t {
+            Throughput::Elements(e) | Throughput::Bytes(e) | Throughput::BytesDecimal(e) => {
+                *e as f64
+            }
+            _ => 1.0,
+        };
+        values.iter_mut().for_each(|v| *v = per * 1e9 / *v);
+        "elem/s (CPU time)"
+    }
+
+    fn scale_for_machines(&self, _: &mut [f64]) -> &'static str {
+        "ns"
+    }
+}
+
+impl Measurement for ThreadCpuTime {
+    type Intermediate = u64;
+    type Value = u64;
+    fn start(&self) -> u64 {
+        thread_cpu_ns()
+    }
+    fn end(&self, start: u64) -> u64 {
+        thread_cpu_ns() - start
+    }
+    fn add(&self, a: &u64, b: &u64) -> u64 {
+        a + b
+    }
+    fn zero(&self) -> u64 {
+        0
+    }
+    fn to_f64(&self, v: &u64) -> f64 {
+        *v as f64
+    }
+    fn formatter(&self) -> &dyn ValueFormatter {
+        &Nanoseconds
+    }
+}
+
+fn keyswitch(c: &mut Criterion<ThreadCpuTime>) {
+    let mut group = c.benchmark_group("keyswitch_cpu");
+    group.sample_size(10);
+
+    let (n, kq) = (16384, 8);
+    let primes = triskel_kernels::ntt_primes(48, n, kq + 1).expect("primes");
+    let q = RnsBasis::new(n, &primes[..kq]).expect("Q");
+    let p = RnsBasis::new(n, &primes[kq..]).expect("P");
+    let ctx = KeySwitchContext::new(&q, &p, kq, NoiseDistribution::default()).expect("context");
+    let mut rng = Prng::from_seed([3; 32]);
+    let sk = SecretKey::generate(n, SecretDistribution::Ternary, &mut rng).expect("sk");
+    let key = KeySwitchKey::relinearization(&ctx, &sk, &mut rng).expect("key");
+    let c1 = sample_uniform(&q, Representation::Ntt, &mut rng);
+    group.bench_function("ring_key_switch_16384_Q8P1d8", |b| {
+        b.iter(|| ctx.switch(&key, &c1).unwrap())
+    });
+
+    for params in [BfvParameters::n4096(), BfvParameters::n8192()] {
+        let ctx = BfvContext::new(params).expect("BFV context");
+        let name = ctx.params().name().to_string();
+        let sk = BfvSecretKey::generate(&ctx).expect("sk");
+        let t = ctx.plain_modulus();
+        let v: Vec<u64> = (0..ctx.n() as u64).map(|i| i * 31 % t).collect();
+        let ct = sk
+            .encrypt(&Plaintext::from_slots(&ctx, &v).expect("pt"))
+            .expect("ct");
+        if ctx.n() == 4096 {
+            let gk = sk.galois_keys(&[1], false).expect("galois keys");
+            group.bench_function(format!("bfv_rotate_rows_1/{name}"), |b| {
+                b.iter(|| ct.rotate_rows(1, &gk).unwrap())
+            });
+        } else {
+            let rk = sk.relin_key().expect("relin key");
+            group.bench_function(format!("bfv_mul_relin/{name}"), |b| {
+                b.iter(|| ct.mul(&ct).unwrap().relinearize(&rk).unwrap())
+            });
+        }
+    }
+    group.finish();
+}
+
+fn kernels(c: &mut Criterion<ThreadCpuTime>) {
+    let mut group = c.benchmark_group("keyswitch_cpu/kernels/50bit");
+    group.sample_size(10);
+    for log_n in [12, 14] {
+        let n = 1usize << log_n;
+        let primes = ntt_primes(50, n, 9).expect("NTT-friendly primes exist");
+        let (q, src) = (primes[8], &primes[..8]);
+        group.throughput(Throughput::Elements(n as u64));
+        // Residues below q, the smallest of the nine primes.
+        let vectors: Vec<Vec<u64>> = (0..16u64)
+            .map(|s| {
+                (0..n as u64)
+                    .map(|i| (i + s).wrapping_mul(0x9e37_79b9_7f4a_7c15) % q)
+                    .collect()
+            })
+            .collect();
+        let refs: Vec<&[u64]> = vectors.iter().map(|v| &v[..]).collect();
+        let perm = GaloisPermutation::new(n, 5).expect("Galois element 5");
+        for backend in available_backends()
+            .into_iter()
+            .filter(|b| b.supports_modulus(q))
+        {
+            let m = Modulus::with_backend(q, backend).expect("usable backend");
+            let mut out = vec![0u64; n];
+            let id = |op: &str| BenchmarkId::new(format!("{op}/{}", backend.name()), n);
+            for terms in [3, 8] {
+                let (a, b) = (&refs[..terms], &refs[8..8 + terms]);
+                group.bench_function(id(&format!("dot{terms}")), |bench| {
+                    bench.iter(|| dot(&m, &mut out, a, b).unwrap())
+                });
+            }
+            let conv = BaseConversion::new(src, &m).expect("conversion");
+            group.bench_function(id("base_convert_8to1"), |bench| {
+                bench.iter(|| conv.convert(&mut out, &refs[..8], true).unwrap())
+            });
+            let lift = BaseConversion::new(&src[..1], &m).expect("conversion");
+            group.bench_function(id("base_convert_1to1"), |bench| {
+                bench.iter(|| lift.convert(&mut out, &refs[..1], true).unwrap())
+            });
+            group.bench_function(id("automorphism_coeff"), |bench| {
+                bench.iter(|| automorphism_coeff(&m, &mut out, refs[0], 5).unwrap())
+            });
+            group.bench_function(id("automorphism_ntt"), |bench| {
+                bench.iter(|| automorphism_ntt(&m, &mut out, refs[0], &perm).unwrap())
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .with_measurement(ThreadCpuTime)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+    targets = keyswitch, kernels
+}
+criterion_main!(benches);
