@@ -177,6 +177,8 @@ pub enum Op {
     },
     /// Index of the largest value (the first one on ties).
     Argmax(u32),
+    /// One bit: is any bit of the operands (bit vectors) 1?
+    Any(Vec<u32>),
 }
 
 impl Op {
@@ -199,6 +201,7 @@ impl Op {
             Op::CompareScalar(..) => "compare_scalar",
             Op::Select { .. } => "select",
             Op::Argmax(..) => "argmax",
+            Op::Any(..) => "any",
         }
     }
 
@@ -222,6 +225,7 @@ impl Op {
             | Op::CompareScalar(a, _, _) => vec![a],
             Op::Chebyshev { x, .. } | Op::MatVec { x, .. } => vec![x],
             Op::Select { cond, a, b } => vec![cond, a, b],
+            Op::Any(ref bits) => bits.clone(),
         }
     }
 }
@@ -605,6 +609,18 @@ impl Program {
                     ),
                 ),
             },
+            Op::Any(bits) => {
+                if bits.is_empty() {
+                    return op_err(name, "needs at least one bit value");
+                }
+                for &b in bits {
+                    let k = self.kind_of(b);
+                    if !matches!(k, Kind::Bit { .. }) {
+                        return op_err(name, format!("takes bits, not {}", k.describe()));
+                    }
+                }
+                Ok(Kind::Bit { len: 1 })
+            }
         }
     }
 
@@ -721,6 +737,16 @@ impl Program {
     /// the vector's width.
     pub fn argmax(&mut self, a: Value) -> Result<Value> {
         self.unary("argmax", a, Op::Argmax)
+    }
+
+    /// One bit: 1 when any bit of `bits` is 1 (e.g. "does any template
+    /// match?" over per-template threshold decisions).
+    pub fn any(&mut self, bits: &[Value]) -> Result<Value> {
+        let ids = bits
+            .iter()
+            .map(|&b| self.check(b, "any"))
+            .collect::<Result<Vec<u32>>>()?;
+        self.record(Op::Any(ids))
     }
 
     /// Element-wise `if cond then a else b`.
