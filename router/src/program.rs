@@ -790,6 +790,12 @@ mod tests {
         );
         let t = p.threshold(d, Scalar::Int(5)).unwrap();
         assert_eq!(p.kind(t).unwrap(), Kind::Bit { len: 1 });
+        let u = p.input("u", Kind::Uint { len: 3, bits: 8 }).unwrap();
+        let g = p.compare(u, Cmp::Gt, u).unwrap();
+        let any = p.any(&[t, g]).unwrap();
+        assert_eq!(p.kind(any).unwrap(), Kind::Bit { len: 1 });
+        assert_eq!(err_op(p.any(&[t, d])), "any");
+        assert_eq!(err_op(p.any(&[])), "any");
         let r = p.input("r", Kind::Real { len: 8 }).unwrap();
         let h = p.matvec(&vec![vec![0.5; 8]; 3], r).unwrap();
         assert_eq!(p.kind(h).unwrap(), Kind::Real { len: 3 });

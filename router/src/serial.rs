@@ -425,6 +425,8 @@ mod tests {
         let ms = p.mul_scalar(sel, Scalar::Int(3)).unwrap();
         let am = p.argmax(ms).unwrap();
         p.output("am", am).unwrap();
+        let any = p.any(&[t, g]).unwrap();
+        p.output("any", any).unwrap();
         for (n, v) in [("t", t), ("ys", ys), ("s", s), ("pr", pr), ("ms", ms)] {
             p.output(n, v).unwrap();
         }
