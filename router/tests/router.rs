@@ -546,6 +546,15 @@ fn a_tfhe_to_bfv_transition_is_refused_before_any_work() {
     );
     assert!(plan.steps.iter().all(|s| s.measured_ns.is_none()));
     assert!(started.elapsed().as_secs() < 1, "refused after work");
+
+    // The planner refuses a comparison of a value computed by an operation
+    // the coefficient encoding (what the transition reads) does not run.
+    let mut p = Program::new();
+    let x = signed(&mut p, "x", 2, 100);
+    let sq = p.mul(x, x).unwrap();
+    let d = p.threshold(sq, Scalar::Int(3)).unwrap();
+    p.output("d", d).unwrap();
+    assert_eq!(refused_at(&p, &costs()), "mul");
 }
 
 #[test]
