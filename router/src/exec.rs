@@ -229,7 +229,15 @@ impl Session {
                 k.rk.as_ref().map_or(0, |r| r.to_bytes().len())
                     + k.gk.as_ref().map_or(0, |g| g.to_bytes().len())
             }
-            Engine::Tfhe => self.tfhe_part()?.sk.compressed_size(),
+            // The server key and the transition keys this plan uses.
+            Engine::Tfhe => {
+                let transition: usize = (0..plan.bfv.len())
+                    .filter(|&k| plan.placements.contains(&Placement::BfvToTfhe(k)))
+                    .filter_map(|k| self.transition.get(plan.bfv[k].params.name()))
+                    .map(|key| key.to_bytes().len())
+                    .sum();
+                self.tfhe_part()?.sk.compressed_size() + transition
+            }
         })
     }
 

@@ -73,9 +73,8 @@ pub fn run() -> CliResult {
          BFV -> TFHE transition per score, `any` on TFHE; only the final bit is decrypted"
     );
     println!(
-        "  plaintext: best score {} -> {}",
-        scores.iter().max().copied().unwrap_or_default(),
-        above
+        "  plaintext: scores {scores:?}, best {} -> {above}",
+        scores.iter().max().copied().unwrap_or_default()
     );
     run_demo(&mut session, &identity, &decision)?;
     println!("\n(2) {}", programs::mlp()?.name);
