@@ -1,40 +1,74 @@
 //! The seam where a BFV value moves to TFHE: the one function the executor
-//! calls for a `Transition { from: Bfv, to: Tfhe }` step.
-//!
-//! The homomorphic path (sample extraction of the values as LWE ciphertexts,
-//! modulus switch, LWE key switch to the TFHE key, a programmable bootstrap
-//! for the comparison) is being built in `router/src/transition*`; until it
-//! is wired in here this returns [`Error::Unsupported`], never a result
-//! computed any other way.
+//! calls for a `Transition { from: Bfv, to: Tfhe }` step. The homomorphic
+//! path is [`crate::transition::bfv_scores_above`] (sample extraction of the
+//! values' coefficients as LWE ciphertexts, modulus switch, LWE key switch to
+//! the TFHE key, a programmable bootstrap for the sign); this maps each
+//! comparison onto it.
 
 use triskel_bfv as bfv;
 use triskel_tfhe as tfhe;
 
 use crate::error::{Error, Result};
 use crate::program::Cmp;
+use crate::transition::{bfv_scores_above, TransitionKey};
 
 /// One BFV -> TFHE transition with its decision.
 pub struct BfvToTfhe<'a> {
-    /// BFV ciphertext (slot encoding) whose slots 0..count of row 0 hold the
-    /// values, as signed integers centred modulo t.
+    /// BFV ciphertext (coefficient encoding, t a power of two) whose
+    /// coefficients 0..count hold the values, as signed integers centred
+    /// modulo t, each in [-t/4, t/4) (the planner sizes t for that).
     pub input: &'a bfv::Ciphertext,
-    /// How many values (slots 0..count).
+    /// How many values (coefficients 0..count).
     pub count: usize,
     /// The decision per value: `value cmp constant`.
     pub cmp: Cmp,
     pub constant: i64,
-    /// The key holder's keys: the transition keys are made from these (and
-    /// may be cached by the implementation); the server key evaluates.
-    pub bfv_secret: &'a bfv::SecretKey,
-    pub tfhe_client: &'a tfhe::ClientKey,
+    /// The key holder's transition key (BFV secret -> TFHE LWE key) and the
+    /// TFHE server key that evaluates.
+    pub key: &'a TransitionKey,
     pub tfhe_server: &'a tfhe::ServerKey,
 }
 
 /// Returns one TFHE block per value holding 1 when `value cmp constant`
 /// holds, else 0, without decrypting the BFV ciphertext.
+///
+/// On integers every comparison is one or two `x >= c` decisions:
+/// a > c is a >= c + 1, a <= c is -a >= -c, a < c is -a >= -c + 1, and
+/// a == c is (a >= c) and (-a >= -c) (a != c its negation), the two bits
+/// combined by one more bootstrap.
 pub fn run_bfv_to_tfhe(step: &BfvToTfhe<'_>) -> Result<Vec<tfhe::Ciphertext>> {
-    let _ = step;
-    Err(Error::Unsupported(
-        "BFV -> TFHE transition: not built yet".into(),
-    ))
+    let at_least = |ct: &bfv::Ciphertext, c: i64| -> Result<Vec<tfhe::Ciphertext>> {
+        let indices: Vec<usize> = (0..step.count).collect();
+        Ok(bfv_scores_above(
+            ct,
+            &indices,
+            c,
+            step.key,
+            step.tfhe_server,
+        )?)
+    };
+    let c = step.constant;
+    let plus_one = |c: i64| {
+        c.checked_add(1)
+            .ok_or_else(|| Error::Input(format!("comparison constant {c} overflows")))
+    };
+    let negated = || -> Result<bfv::Ciphertext> { Ok(step.input.neg()?) };
+    match step.cmp {
+        Cmp::Ge => at_least(step.input, c),
+        Cmp::Gt => at_least(step.input, plus_one(c)?),
+        Cmp::Le => at_least(&negated()?, -c),
+        Cmp::Lt => at_least(&negated()?, plus_one(-c)?),
+        Cmp::Eq | Cmp::Ne => {
+            let above = at_least(step.input, c)?;
+            let below = at_least(&negated()?, -c)?;
+            let want_equal = step.cmp == Cmp::Eq;
+            let server = step.tfhe_server;
+            let both = server.lookup_table(|x| u64::from((x == 2) == want_equal))?;
+            above
+                .iter()
+                .zip(&below)
+                .map(|(a, b)| Ok(server.apply_lookup_table(&server.unchecked_add(a, b)?, &both)?))
+                .collect()
+        }
+    }
 }

@@ -55,5 +55,14 @@ from_engine!(
     triskel_kernels::Error => "kernels"
 );
 
+impl From<crate::transition::Error> for Error {
+    fn from(e: crate::transition::Error) -> Error {
+        match e {
+            crate::transition::Error::Unsupported { .. } => Error::Unsupported(e.to_string()),
+            e => Error::Engine(format!("transition: {e}")),
+        }
+    }
+}
+
 /// Results of the router.
 pub type Result<T> = std::result::Result<T, Error>;

@@ -17,9 +17,11 @@ use crate::bridge::{run_bfv_to_tfhe, BfvToTfhe};
 use crate::cost::CostModel;
 use crate::error::{Error, Result};
 use crate::plan::{
-    bfv_rotations, ckks_polynomial, plan, BfvEncoding, Engine, Placement, Plan, StepKind,
+    bfv_rotations, check_transitions, ckks_polynomial, plan, BfvEncoding, Engine, Placement, Plan,
+    StepKind,
 };
 use crate::program::{Cmp, Kind, Op, Program, Scalar};
+use crate::transition::TransitionKey;
 
 /// Plain values going in and coming out.
 #[derive(Clone, Debug, PartialEq)]
@@ -79,6 +81,8 @@ pub struct Session {
     bfv: HashMap<String, BfvKeys>,
     ckks: HashMap<String, CkksKeys>,
     tfhe: Option<TfheKeys>,
+    /// Transition keys (BFV secret -> TFHE LWE key) by BFV set name.
+    transition: HashMap<String, TransitionKey>,
     record_sizes: bool,
 }
 
@@ -181,6 +185,7 @@ impl Session {
             bfv: HashMap::new(),
             ckks: HashMap::new(),
             tfhe: None,
+            transition: HashMap::new(),
             record_sizes: false,
         }
     }
@@ -224,7 +229,15 @@ impl Session {
                 k.rk.as_ref().map_or(0, |r| r.to_bytes().len())
                     + k.gk.as_ref().map_or(0, |g| g.to_bytes().len())
             }
-            Engine::Tfhe => self.tfhe_part()?.sk.compressed_size(),
+            // The server key and the transition keys this plan uses.
+            Engine::Tfhe => {
+                let transition: usize = (0..plan.bfv.len())
+                    .filter(|&k| plan.placements.contains(&Placement::BfvToTfhe(k)))
+                    .filter_map(|k| self.transition.get(plan.bfv[k].params.name()))
+                    .map(|key| key.to_bytes().len())
+                    .sum();
+                self.tfhe_part()?.sk.compressed_size() + transition
+            }
         })
     }
 
@@ -246,6 +259,7 @@ impl Session {
         inputs: &BTreeMap<String, PlainValue>,
     ) -> Result<Outputs> {
         check_inputs(&plan.program, inputs)?;
+        check_transitions(plan)?;
         let mut vals: Vec<Option<Val>> = (0..plan.program.nodes.len()).map(|_| None).collect();
         let mut outputs = Vec::new();
         let mut ckks_transforms: HashMap<usize, ckks::LinearTransform> = HashMap::new();
@@ -254,7 +268,10 @@ impl Session {
             match plan.steps[k].kind.clone() {
                 StepKind::Keygen(Engine::Bfv, part) => self.bfv_keys(plan, part)?,
                 StepKind::Keygen(Engine::Ckks, _) => ckks_transforms = self.ckks_keys(plan)?,
-                StepKind::Keygen(Engine::Tfhe, _) => self.tfhe_keys()?,
+                StepKind::Keygen(Engine::Tfhe, _) => {
+                    self.tfhe_keys()?;
+                    self.transition_keys(plan)?;
+                }
                 StepKind::Encrypt(i) => vals[i] = Some(self.encrypt(plan, i, inputs)?),
                 StepKind::Op(i) | StepKind::Transition { node: i, .. } => {
                     let v = self.op(plan, i, &vals, &ckks_transforms)?;
@@ -296,6 +313,8 @@ impl Session {
         }
         let ctx = bfv::BfvContext::new(params.clone())?;
         let sk = bfv::SecretKey::generate(&ctx)?;
+        // A new secret key: a transition key of the old one is stale.
+        self.transition.remove(params.name());
         let rk = needs_relin.then(|| sk.relin_key()).transpose()?;
         let gk = (!rotations.is_empty())
             .then(|| sk.galois_keys(&rotations, false))
@@ -379,6 +398,23 @@ impl Session {
             let ck = tfhe::ClientKey::generate(&crate::plan::tfhe_set())?;
             let sk = ck.server_key()?;
             self.tfhe = Some(TfheKeys { ck, sk });
+        }
+        Ok(())
+    }
+
+    /// The transition keys of the BFV parts with a transition to TFHE (after
+    /// their BFV keys and the TFHE keys exist).
+    fn transition_keys(&mut self, plan: &Plan) -> Result<()> {
+        for part in 0..plan.bfv.len() {
+            let name = plan.bfv[part].params.name();
+            if !plan.placements.contains(&Placement::BfvToTfhe(part))
+                || self.transition.contains_key(name)
+            {
+                continue;
+            }
+            let key =
+                TransitionKey::generate(&self.bfv_part(plan, part)?.sk, &self.tfhe_part()?.ck)?;
+            self.transition.insert(name.to_string(), key);
         }
         Ok(())
     }
@@ -487,7 +523,10 @@ impl Session {
             Placement::Ckks => self.ckks_op(plan, i, &get, transforms),
             Placement::Tfhe => self.tfhe_op(plan, i, &get),
             Placement::BfvToTfhe(part) => {
-                let keys = self.bfv_part(plan, part)?;
+                let key = self
+                    .transition
+                    .get(plan.bfv[part].params.name())
+                    .ok_or_else(|| wrong("transition key"))?;
                 let t = self.tfhe_part()?;
                 let bfv_of = |k: &u32| match get(k)? {
                     Val::Bfv(c) => Ok(c),
@@ -503,8 +542,7 @@ impl Session {
                     count: node.kind.len(),
                     cmp,
                     constant,
-                    bfv_secret: &keys.sk,
-                    tfhe_client: &t.ck,
+                    key,
                     tfhe_server: &t.sk,
                 })?;
                 Ok(Val::Bits(bits))
@@ -552,6 +590,21 @@ impl Session {
             Op::AddScalar(a, c) => ct(a)?.add_plain(&repeat(c, len(a))?)?,
             Op::MulScalar(a, c) => ct(a)?.mul_plain(&constant(c)?)?,
             Op::Dot(a, b) => tree(mul(ct(a)?, ct(b)?)?, len(a))?,
+            Op::DotPlain(a, w) if plan.bfv[part].encoding == BfvEncoding::Coefficients => {
+                // Weights reversed negacyclically (w_0 at X^0, -w_i at
+                // X^(n-i)): coefficient 0 of the one product is sum x_i w_i.
+                let n = keys.ctx.n();
+                let mut reversed = vec![0i128; n];
+                for (i, s) in w.iter().enumerate() {
+                    let v = int(s) as i128;
+                    if i == 0 {
+                        reversed[0] = v;
+                    } else {
+                        reversed[n - i] = -v;
+                    }
+                }
+                ct(a)?.mul_plain(&self.bfv_plain(plan, part, &reversed)?)?
+            }
             Op::DotPlain(a, w) => {
                 let w: Vec<i128> = w.iter().map(|s| int(s) as i128).collect();
                 tree(ct(a)?.mul_plain(&self.bfv_plain(plan, part, &w)?)?, len(a))?
@@ -761,6 +814,16 @@ impl Session {
                         .map(|(c, (x, y))| sk.select(c, x, y))
                         .collect::<std::result::Result<_, _>>()?,
                 )
+            }
+            Op::Any(operands) => {
+                let mut bits = Vec::new();
+                for a in operands {
+                    match get(a)? {
+                        Val::Bits(b) => bits.extend(b.iter().cloned()),
+                        _ => return Err(wrong("any")),
+                    }
+                }
+                Val::Bits(vec![crate::transition::any(sk, &bits)?])
             }
             Op::Argmax(a) => {
                 let xs = radix(a)?;

@@ -11,9 +11,11 @@
 //! output with the plan and a context. Programs serialize
 //! ([`Program::to_bytes`], validated by [`Program::from_bytes`]).
 //!
-//! Not built: lookup tables as an operation, CKKS -> TFHE and TFHE -> BFV/CKKS
-//! transitions, key-holder round trips; the BFV -> TFHE transition is the
-//! seam [`bridge::run_bfv_to_tfhe`] (an `Unsupported` error until wired in).
+//! A comparison of BFV values runs by the homomorphic BFV -> TFHE transition
+//! ([`bridge::run_bfv_to_tfhe`] on [`transition`]), its BFV part on the
+//! coefficient encoding. Not built: lookup tables as an operation, CKKS ->
+//! TFHE and TFHE -> BFV/CKKS transitions in the router (refused when
+//! planned), key-holder round trips.
 
 pub use triskel_attest as attest;
 pub use triskel_bfv as bfv;

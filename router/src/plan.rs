@@ -26,7 +26,8 @@ use triskel_tfhe::TfheParameters;
 
 use crate::cost::CostModel;
 use crate::error::{Error, Result};
-use crate::program::{Kind, Op, Program, Scalar};
+use crate::program::{Cmp, Kind, Op, Program, Scalar, MAX_SIGNED_BOUND};
+use crate::transition::{any_bootstraps, decision_bootstraps, MAX_TRANSITION_DIMENSION};
 
 /// An engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -339,6 +340,7 @@ pub fn plan(program: &Program, costs: &CostModel) -> Result<Plan> {
         steps: Vec::new(),
         planning_ns: 0.0,
     };
+    check_transitions(&plan)?;
     plan.steps = steps(&plan, costs)?;
     plan.planning_ns = start.elapsed().as_nanos() as f64;
     Ok(plan)
@@ -368,7 +370,12 @@ impl Planner<'_> {
     }
 
     /// Modular and signed integers -> BFV slots, one part per plaintext
-    /// modulus; comparisons of them -> a transition to TFHE.
+    /// modulus; comparisons of them -> a transition to TFHE. A part with a
+    /// transition uses the coefficient encoding with t a power of two (what
+    /// the transition reads), sized so that every compared value and
+    /// constant lies in [-t/4, t/4); its inner products with plaintext
+    /// weights are then one plaintext product with the weights reversed, no
+    /// rotation.
     fn place_bfv_slots(&mut self) -> Result<()> {
         let mut groups: Vec<(Option<u64>, Vec<usize>)> = Vec::new();
         for (i, node) in self.p.nodes.iter().enumerate() {
@@ -392,10 +399,29 @@ impl Planner<'_> {
         }
         for (modulus, nodes) in groups {
             let part = self.bfv.len();
-            let chosen = self.choose_bfv(&nodes, BfvEncoding::Slots, |n, bound| match modulus {
-                Some(t) => (triskel_kernels::is_prime(t) && t % (2 * n as u64) == 1).then_some(t),
-                None => smallest_batching_prime(n, 2 * bound + 1),
-            })?;
+            let chosen = match self.transition_range(&nodes, modulus)? {
+                Some(range) => {
+                    let t = (4 * (range + 1)).next_power_of_two();
+                    let chosen =
+                        self.choose_bfv(&nodes, BfvEncoding::Coefficients, |_, _| Some(t))?;
+                    if chosen.params.n() > MAX_TRANSITION_DIMENSION {
+                        return refuse(
+                            "compare",
+                            format!(
+                                "{} is larger than a transition key supports",
+                                chosen.params.name()
+                            ),
+                        );
+                    }
+                    chosen
+                }
+                None => self.choose_bfv(&nodes, BfvEncoding::Slots, |n, bound| match modulus {
+                    Some(t) => {
+                        (triskel_kernels::is_prime(t) && t % (2 * n as u64) == 1).then_some(t)
+                    }
+                    None => smallest_batching_prime(n, 2 * bound + 1),
+                })?,
+            };
             self.bfv.push(chosen);
             for &i in &nodes {
                 self.placements[i] = Some(match self.p.nodes[i].kind {
@@ -405,6 +431,71 @@ impl Planner<'_> {
             }
         }
         Ok(())
+    }
+
+    /// For a BFV group with comparisons (transitions to TFHE): the largest
+    /// absolute value a decision reads (compared values, differences,
+    /// constants and the constant + 1 of a strict comparison); `None`
+    /// without comparisons. Refuses what the coefficient encoding cannot
+    /// run, naming the operation.
+    fn transition_range(&self, nodes: &[usize], modulus: Option<u64>) -> Result<Option<u64>> {
+        let bound = |k: &u32| match self.kind(*k as usize) {
+            Kind::Signed { bound, .. } => bound,
+            _ => 0,
+        };
+        let mut range = None;
+        for &i in nodes {
+            let r = match &self.p.nodes[i].op {
+                Op::Compare(a, b, _) => bound(a).saturating_add(bound(b)).saturating_add(1),
+                Op::CompareScalar(a, c, _) => {
+                    let c = match c {
+                        Scalar::Int(c) => c.unsigned_abs().saturating_add(1),
+                        Scalar::Real(_) => u64::MAX,
+                    };
+                    bound(a).max(c)
+                }
+                _ => continue,
+            };
+            range = Some(range.unwrap_or(0).max(r));
+        }
+        let Some(range) = range else {
+            return Ok(None);
+        };
+        if let Some(m) = modulus {
+            return refuse(
+                "compare",
+                format!(
+                    "comparing integers modulo {m}: the BFV -> TFHE transition needs signed integers (coefficient encoding, t a power of two)"
+                ),
+            );
+        }
+        if range > MAX_SIGNED_BOUND {
+            return refuse(
+                "compare",
+                format!("values up to {range} exceed what a transition reads (2^40)"),
+            );
+        }
+        for &i in nodes {
+            let op = &self.p.nodes[i].op;
+            let coefficient_ready = matches!(
+                op,
+                Op::Input { .. }
+                    | Op::Add(..)
+                    | Op::Sub(..)
+                    | Op::AddScalar(..)
+                    | Op::MulScalar(..)
+                    | Op::DotPlain(..)
+                    | Op::Compare(..)
+                    | Op::CompareScalar(..)
+            );
+            if !coefficient_ready {
+                return refuse(
+                    op.name(),
+                    "values compared through a BFV -> TFHE transition use the coefficient encoding, which runs additions, scalar operations and inner products with plaintext weights only",
+                );
+            }
+        }
+        Ok(Some(range))
     }
 
     /// The cheapest named BFV set (with the plaintext modulus `modulus(n,
@@ -462,7 +553,7 @@ impl Planner<'_> {
                 continue;
             }
             let params = base.clone().with_plain_modulus(t);
-            if let Err(op) = self.bfv_noise_fits(nodes, &params) {
+            if let Err(op) = self.bfv_noise_fits(nodes, &params, encoding) {
                 failure = Some(refuse(
                     op,
                     format!(
@@ -476,7 +567,7 @@ impl Planner<'_> {
             for &i in nodes {
                 cost += self
                     .costs
-                    .predict("bfv", base.name(), &bfv_counts(self.p, i))?;
+                    .predict("bfv", base.name(), &bfv_counts(self.p, i, encoding))?;
             }
             if best.as_ref().is_none_or(|(c, _)| cost < *c) {
                 best = Some((
@@ -502,6 +593,7 @@ impl Planner<'_> {
         &self,
         nodes: &[usize],
         params: &BfvParameters,
+        encoding: BfvEncoding,
     ) -> std::result::Result<(), &'static str> {
         let m = BfvNoise::new(params);
         let t = params.plain_modulus() as i128;
@@ -527,6 +619,9 @@ impl Planner<'_> {
                 Op::MulScalar(a, c) => x(a) + scalar_bits(c),
                 Op::Mul(a, b) => m.mul(x(a), x(b)),
                 Op::Dot(a, b) => tree(m.mul(x(a), x(b)), len_of(a)),
+                Op::DotPlain(a, _) if encoding == BfvEncoding::Coefficients => {
+                    m.mul_slots_plain(x(a))
+                }
                 Op::DotPlain(a, _) => tree(m.mul_slots_plain(x(a)), len_of(a)),
                 Op::Sum(a) => tree(x(a), len_of(a)),
                 Op::Polynomial(a, cs) => {
@@ -599,8 +694,11 @@ impl Planner<'_> {
                     let bfv_cost = nodes
                         .iter()
                         .map(|&i| {
-                            self.costs
-                                .predict("bfv", &part.base, &bfv_counts(self.p, i))
+                            self.costs.predict(
+                                "bfv",
+                                &part.base,
+                                &bfv_counts(self.p, i, part.encoding),
+                            )
                         })
                         .sum::<Result<f64>>()?;
                     if bfv_cost < tfhe_cost {
@@ -626,6 +724,36 @@ impl Planner<'_> {
             })
             .sum()
     }
+}
+
+/// Every value crossing engines does so through a BFV -> TFHE transition
+/// node: any other crossing (TFHE -> BFV, TFHE -> CKKS, CKKS -> TFHE, ...)
+/// is refused, naming the operation and the direction. Plans are public
+/// data, so a run checks this again before any work.
+pub(crate) fn check_transitions(plan: &Plan) -> Result<()> {
+    for (i, node) in plan.program.nodes.iter().enumerate() {
+        let (to, needs) = match plan.placements[i] {
+            Placement::BfvToTfhe(k) => (Engine::Bfv, Some(Placement::Bfv(k))),
+            place => (place.engine(), None),
+        };
+        for a in node.op.operands() {
+            let operand = plan.placements[a as usize];
+            let from = operand.engine();
+            if from == to && needs.is_none_or(|p| p == operand) {
+                continue;
+            }
+            let msg = match crate::transition::check_direction(from, to) {
+                Err(e) => e.to_string(),
+                Ok(()) => format!(
+                    "v{a} on {} feeds an operation on {}: the router moves values between engines only by a comparison of BFV values (BFV -> TFHE)",
+                    from.name(),
+                    to.name()
+                ),
+            };
+            return refuse(node.op.name(), msg);
+        }
+    }
+    Ok(())
 }
 
 /// The smallest prime = 1 mod 2n above `above`.
@@ -676,9 +804,11 @@ fn rlwe_counts(op: &Op, tree: f64, mask: f64) -> Vec<(&'static str, f64)> {
 }
 
 /// BFV primitive counts of node `i` (one ciphertext per vector).
-fn bfv_counts(p: &Program, i: usize) -> Vec<(&'static str, f64)> {
+fn bfv_counts(p: &Program, i: usize, encoding: BfvEncoding) -> Vec<(&'static str, f64)> {
     let op = &p.nodes[i].op;
     match op {
+        // Coefficient encoding: the weights reversed, one product, no rotation.
+        Op::DotPlain(..) if encoding == BfvEncoding::Coefficients => rlwe_counts(op, 0.0, 0.0),
         Op::Polynomial(_, cs) => {
             let d = cs.len() as f64 - 1.0;
             vec![
@@ -735,6 +865,11 @@ fn tfhe_counts(p: &Program, i: usize) -> Vec<(&'static str, f64)> {
             ]
         }
         Op::Compare(a, ..) => vec![("compare8", len * width(operand_kind(*a)))],
+        Op::Any(bits) => {
+            let count = bits.iter().map(|&b| len_of(p, b)).sum();
+            let bootstraps = any_bootstraps(&tfhe_set(), count).unwrap_or(count);
+            vec![("pbs", bootstraps as f64)]
+        }
         Op::CompareScalar(a, ..) => {
             let w = width(operand_kind(*a));
             vec![
@@ -927,7 +1062,9 @@ pub fn bfv_rotations(plan: &Plan, part: usize) -> Vec<i64> {
     let p = &plan.program;
     let mut steps = BTreeSet::new();
     for (i, node) in p.nodes.iter().enumerate() {
-        if plan.placements[i] != Placement::Bfv(part) {
+        if plan.placements[i] != Placement::Bfv(part)
+            || plan.bfv[part].encoding == BfvEncoding::Coefficients
+        {
             continue;
         }
         if let Op::Dot(a, _) | Op::DotPlain(a, _) | Op::Sum(a) = node.op {
@@ -1038,7 +1175,15 @@ fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
             StepKind::Keygen(Engine::Tfhe, 0),
             Engine::Tfhe,
             tfhe.name.into(),
-            "client and server keys".into(),
+            if plan
+                .placements
+                .iter()
+                .any(|p| matches!(p, Placement::BfvToTfhe(_)))
+            {
+                "client and server keys + transition keys (bfv -> tfhe)".into()
+            } else {
+                "client and server keys".into()
+            },
             ns,
         ));
     }
@@ -1047,14 +1192,31 @@ fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
         let (engine, params) = (place.engine(), params_name(plan, place));
         let counts = |place: Placement| -> Result<f64> {
             match place {
-                Placement::Bfv(k) => costs.predict("bfv", &plan.bfv[k].base, &bfv_counts(p, i)),
+                Placement::Bfv(k) => costs.predict(
+                    "bfv",
+                    &plan.bfv[k].base,
+                    &bfv_counts(p, i, plan.bfv[k].encoding),
+                ),
                 Placement::Ckks => {
                     costs.predict("ckks", &params, &ckks_counts(p, &plan.packing, i))
                 }
                 Placement::Tfhe => costs.predict("tfhe", tfhe.name, &tfhe_counts(p, i)),
                 Placement::BfvToTfhe(k) => {
-                    Ok(costs.predict("bfv", &plan.bfv[k].base, &bfv_counts(p, i))?
-                        + costs.predict("tfhe", tfhe.name, &[("pbs", node.kind.len() as f64)])?)
+                    let part = &plan.bfv[k];
+                    let log_t = part.params.plain_modulus().trailing_zeros();
+                    let decision = decision_bootstraps(log_t) as f64;
+                    let per_value = match &node.op {
+                        Op::Compare(_, _, c) | Op::CompareScalar(_, _, c) => match c {
+                            Cmp::Eq | Cmp::Ne => 2.0 * decision + 1.0,
+                            _ => decision,
+                        },
+                        _ => decision,
+                    };
+                    let bootstraps = per_value * node.kind.len() as f64;
+                    Ok(
+                        costs.predict("bfv", &part.base, &bfv_counts(p, i, part.encoding))?
+                            + costs.predict("tfhe", tfhe.name, &[("pbs", bootstraps)])?,
+                    )
                 }
             }
         };

@@ -177,6 +177,8 @@ pub enum Op {
     },
     /// Index of the largest value (the first one on ties).
     Argmax(u32),
+    /// One bit: is any bit of the operands (bit vectors) 1?
+    Any(Vec<u32>),
 }
 
 impl Op {
@@ -199,6 +201,7 @@ impl Op {
             Op::CompareScalar(..) => "compare_scalar",
             Op::Select { .. } => "select",
             Op::Argmax(..) => "argmax",
+            Op::Any(..) => "any",
         }
     }
 
@@ -222,6 +225,7 @@ impl Op {
             | Op::CompareScalar(a, _, _) => vec![a],
             Op::Chebyshev { x, .. } | Op::MatVec { x, .. } => vec![x],
             Op::Select { cond, a, b } => vec![cond, a, b],
+            Op::Any(ref bits) => bits.clone(),
         }
     }
 }
@@ -605,6 +609,18 @@ impl Program {
                     ),
                 ),
             },
+            Op::Any(bits) => {
+                if bits.is_empty() {
+                    return op_err(name, "needs at least one bit value");
+                }
+                for &b in bits {
+                    let k = self.kind_of(b);
+                    if !matches!(k, Kind::Bit { .. }) {
+                        return op_err(name, format!("takes bits, not {}", k.describe()));
+                    }
+                }
+                Ok(Kind::Bit { len: 1 })
+            }
         }
     }
 
@@ -723,6 +739,16 @@ impl Program {
         self.unary("argmax", a, Op::Argmax)
     }
 
+    /// One bit: 1 when any bit of `bits` is 1 (e.g. "does any template
+    /// match?" over per-template threshold decisions).
+    pub fn any(&mut self, bits: &[Value]) -> Result<Value> {
+        let ids = bits
+            .iter()
+            .map(|&b| self.check(b, "any"))
+            .collect::<Result<Vec<u32>>>()?;
+        self.record(Op::Any(ids))
+    }
+
     /// Element-wise `if cond then a else b`.
     pub fn select(&mut self, cond: Value, a: Value, b: Value) -> Result<Value> {
         let c = self.check(cond, "select")?;
@@ -764,6 +790,12 @@ mod tests {
         );
         let t = p.threshold(d, Scalar::Int(5)).unwrap();
         assert_eq!(p.kind(t).unwrap(), Kind::Bit { len: 1 });
+        let u = p.input("u", Kind::Uint { len: 3, bits: 8 }).unwrap();
+        let g = p.compare(u, Cmp::Gt, u).unwrap();
+        let any = p.any(&[t, g]).unwrap();
+        assert_eq!(p.kind(any).unwrap(), Kind::Bit { len: 1 });
+        assert_eq!(err_op(p.any(&[t, d])), "any");
+        assert_eq!(err_op(p.any(&[])), "any");
         let r = p.input("r", Kind::Real { len: 8 }).unwrap();
         let h = p.matvec(&vec![vec![0.5; 8]; 3], r).unwrap();
         assert_eq!(p.kind(h).unwrap(), Kind::Real { len: 3 });

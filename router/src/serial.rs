@@ -16,6 +16,7 @@
 //!   13 compare_scalar a:u32 scalar cmp
 //!   14 select        cond:u32 a:u32 b:u32
 //!   15 argmax        a:u32
+//!   16 any           count:u32 bits:u32* (at least one)
 //! kind     = 0 modular len:u32 modulus:u64 | 1 signed len:u32 bound:u64
 //!          | 2 real len:u32 | 3 uint len:u32 bits:u8 | 4 bit len:u32
 //! scalar   = 0 i64 | 1 f64
@@ -284,6 +285,13 @@ impl Program {
                     w.u32(a as usize);
                     w.u32(b as usize);
                 }
+                Op::Any(bits) => {
+                    w.u8(16);
+                    w.u32(bits.len());
+                    for &b in bits {
+                        w.u32(b as usize);
+                    }
+                }
             }
         }
         w.u32(self.outputs.len());
@@ -350,6 +358,10 @@ impl Program {
                     a: r.u32()?,
                     b: r.u32()?,
                 },
+                16 => {
+                    let count = r.count(4)?;
+                    Op::Any((0..count).map(|_| r.u32()).collect::<Result<_>>()?)
+                }
                 t => return bad(format!("operation tag {t}")),
             };
             if matches!(&op, Op::MatVec { rows, .. } if rows.is_empty()) {
@@ -413,6 +425,8 @@ mod tests {
         let ms = p.mul_scalar(sel, Scalar::Int(3)).unwrap();
         let am = p.argmax(ms).unwrap();
         p.output("am", am).unwrap();
+        let any = p.any(&[t, g]).unwrap();
+        p.output("any", any).unwrap();
         for (n, v) in [("t", t), ("ys", ys), ("s", s), ("pr", pr), ("ms", ms)] {
             p.output(n, v).unwrap();
         }

@@ -102,16 +102,8 @@ const MAGIC: &[u8; 4] = b"TKTR";
 const KIND_BFV_TO_TFHE: u8 = 1;
 const KIND_CKKS_TO_TFHE: u8 = 2;
 
-/// The engines a value can live in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Engine {
-    /// Exact integers modulo t.
-    Bfv,
-    /// Approximate reals.
-    Ckks,
-    /// Bits and small integers.
-    Tfhe,
-}
+/// The engines a value can live in (the router's).
+pub use crate::plan::Engine;
 
 /// What can go wrong in a transition.
 #[derive(Debug, Clone, PartialEq)]
@@ -393,6 +385,12 @@ pub struct DecisionAnalysis {
     pub log2_failure_per_decision: f64,
 }
 
+/// Bootstraps one `x >= c` decision on a k-bit reading takes (one per
+/// window): what the planner predicts a transition from.
+pub fn decision_bootstraps(k: u32) -> usize {
+    window_tops(k).len()
+}
+
 /// The tops of the windows (bits, ascending, the last = k): W windows of
 /// [`WINDOW_BITS`] bits above a lowest one of 1..=WINDOW_BITS + 1 bits.
 fn window_tops(k: u32) -> Vec<u32> {
@@ -635,18 +633,35 @@ pub fn ckks_coefficients_above(
     top_bits(&lwes, k, key, server)
 }
 
-/// One encrypted bit: is any of `bits` 1? Sums of as many blocks as the
-/// set's noise level allows, each reduced by one bootstrap (x > 0).
-pub fn any(server: &tfhe::ServerKey, bits: &[EncryptedBit]) -> Result<EncryptedBit> {
+/// How many bits [`any`] sums before one bootstrap on `set`.
+fn any_group(set: &tfhe::TfheParameters) -> Result<usize> {
     let tfhe::Encoding::Integer {
         message_modulus,
         carry_modulus,
         max_noise_level,
-    } = server.parameters().encoding
+    } = set.encoding
     else {
         return Err(Error::Mismatch("an integer TFHE set is needed".into()));
     };
-    let group = (max_noise_level.min(message_modulus * carry_modulus - 1) as usize).max(2);
+    Ok((max_noise_level.min(message_modulus * carry_modulus - 1) as usize).max(2))
+}
+
+/// Bootstraps [`any`] takes on `count` bits of `set` (what the planner
+/// predicts it from).
+pub fn any_bootstraps(set: &tfhe::TfheParameters, count: usize) -> Result<usize> {
+    let group = any_group(set)?;
+    let (mut level, mut total) = (count, 0);
+    while level > 1 {
+        level = level.div_ceil(group);
+        total += level;
+    }
+    Ok(total)
+}
+
+/// One encrypted bit: is any of `bits` 1? Sums of as many blocks as the
+/// set's noise level allows, each reduced by one bootstrap (x > 0).
+pub fn any(server: &tfhe::ServerKey, bits: &[EncryptedBit]) -> Result<EncryptedBit> {
+    let group = any_group(server.parameters())?;
     let positive = server.lookup_table(|x| (x > 0) as u64)?;
     let mut level: Vec<EncryptedBit> = bits.to_vec();
     if level.is_empty() {

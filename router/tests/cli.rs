@@ -131,8 +131,9 @@ fn explain_prints_the_plans_of_the_demo_programs() {
         "no cache in a fresh directory: {out}"
     );
     for needle in [
-        "bfv-n8192",
+        "keys (coefficients encoding, 0 rotations)",
         "transition bfv -> tfhe",
+        "any(v2, v4",
         "ckks-n16384",
         "v2 = compare(v0, v1) -> 1 bits",
         "TFHE_MESSAGE_2_CARRY_2_2M128",

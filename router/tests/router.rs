@@ -5,8 +5,8 @@
 use std::collections::BTreeMap;
 
 use triskel::{
-    attest_outputs, verify_output, Cmp, CostModel, Engine, Error, Kind, Placement, PlainValue,
-    Plan, Program, Scalar, Session, StepKind,
+    attest_outputs, verify_output, BfvEncoding, Cmp, CostModel, Engine, Error, Kind, Placement,
+    PlainValue, Plan, Program, Scalar, Session, StepKind,
 };
 
 fn costs() -> CostModel {
@@ -95,6 +95,20 @@ fn capability_rules_pick_the_engine_and_the_smallest_set_that_fits() {
     let plan = plan_of(&p);
     assert_eq!(plan.placements[score.index()], Placement::Bfv(0));
     assert_eq!(plan.placements[decision.index()], Placement::BfvToTfhe(0));
+    // The value goes to TFHE: coefficient encoding with t a power of two
+    // holding +-(scores and threshold) within t/4, the inner product as one
+    // plaintext product (no rotation keys).
+    assert_eq!(plan.bfv[0].encoding, BfvEncoding::Coefficients);
+    let t = plan.bfv[0].params.plain_modulus();
+    assert!(
+        t.is_power_of_two() && t / 4 > 1200 && t / 8 <= 1201,
+        "t = {t}"
+    );
+    assert!(plan
+        .steps
+        .iter()
+        .any(|s| s.kind == StepKind::Keygen(Engine::Bfv, 0)
+            && s.label == "keys (coefficients encoding, 0 rotations)"));
     assert!(plan.steps.iter().any(|s| s.kind
         == StepKind::Transition {
             node: decision.index(),
@@ -440,14 +454,86 @@ fn tfhe_programs_decrypt_and_outputs_are_attested() {
     assert!(verify_output(public, &other, name, value, b"test context", &records[0]).is_err());
 }
 
+/// A match (inner products of an encrypted probe with plaintext templates)
+/// and threshold decisions on its scores: decisions around each score, every
+/// comparison, a comparison of two encrypted scores and "any", all decrypted
+/// as bits and compared with the plaintext decisions. One session: the keys
+/// (BFV, TFHE, transition) are made once.
 #[test]
-fn the_bfv_to_tfhe_transition_is_a_named_seam_until_built() {
+fn bfv_to_tfhe_decisions_decrypt_to_the_plaintext_decisions() {
+    let probe: [i128; 8] = [100, -37, 5, 0, -100, 64, 12, -9];
+    let templates: [[i64; 8]; 2] = [[3, 1, -2, 7, 0, 1, 1, 2], [-1, 4, 0, 0, 2, -3, 5, 1]];
+    let scores: Vec<i64> = templates
+        .iter()
+        .map(|t| t.iter().zip(&probe).map(|(&w, &x)| w * x as i64).sum())
+        .collect();
+    assert_eq!(scores, [311, -589]);
+    let mut p = Program::new();
+    let x = signed(&mut p, "probe", 8, 100);
+    let mut cases: Vec<(String, bool)> = Vec::new();
+    let mut score_values = Vec::new();
+    for (j, t) in templates.iter().enumerate() {
+        let w: Vec<Scalar> = t.iter().map(|&v| Scalar::Int(v)).collect();
+        let score = p.dot_plain(x, &w).unwrap();
+        score_values.push(score);
+        let s = scores[j];
+        for c in [s - 1, s, s + 1] {
+            for cmp in [Cmp::Ge, Cmp::Gt, Cmp::Le, Cmp::Lt, Cmp::Eq, Cmp::Ne] {
+                let d = p.compare_scalar(score, cmp, Scalar::Int(c)).unwrap();
+                let name = format!("s{j}_{cmp:?}_{c}");
+                p.output(&name, d).unwrap();
+                cases.push((name, cmp.eval(s as i128, c as i128)));
+            }
+        }
+    }
+    let above = p.threshold(score_values[0], Scalar::Int(312)).unwrap();
+    let below = p
+        .compare_scalar(score_values[1], Cmp::Ge, Scalar::Int(-588))
+        .unwrap();
+    let none = p.any(&[above, below]).unwrap();
+    p.output("any_none", none).unwrap();
+    cases.push(("any_none".into(), false));
+    let first_wins = p
+        .compare(score_values[0], Cmp::Gt, score_values[1])
+        .unwrap();
+    let some = p.any(&[below, first_wins]).unwrap();
+    p.output("any_some", some).unwrap();
+    cases.push(("any_some".into(), true));
+    p.output("s0_gt_s1", first_wins).unwrap();
+    cases.push(("s0_gt_s1".into(), true));
+
+    let mut plan = plan_of(&p);
+    assert_eq!(plan.bfv.len(), 1);
+    assert_eq!(plan.bfv[0].encoding, BfvEncoding::Coefficients);
+    let t = plan.bfv[0].params.plain_modulus();
+    // The compared difference s0 - s1 is bounded by 100 * (17 + 16).
+    assert!(t.is_power_of_two() && t / 4 > 3300, "t = {t}");
+    let mut session = Session::with_costs(costs());
+    let inputs = BTreeMap::from([("probe".to_string(), ints(&probe))]);
+    let out = session.run(&mut plan, &inputs).unwrap();
+    for (name, want) in &cases {
+        assert_eq!(
+            out.get(name),
+            Some(&PlainValue::Bits(vec![*want])),
+            "{name}"
+        );
+    }
+}
+
+/// The router moves values between engines only BFV -> TFHE: a plan that
+/// would feed a TFHE value into BFV is refused, naming the direction,
+/// before any key exists.
+#[test]
+fn a_tfhe_to_bfv_transition_is_refused_before_any_work() {
     let mut p = Program::new();
     let x = signed(&mut p, "x", 2, 100);
-    let d = p.threshold(x, Scalar::Int(10)).unwrap();
-    p.output("d", d).unwrap();
+    let y = p.add_scalar(x, Scalar::Int(1)).unwrap();
+    p.output("y", y).unwrap();
     let mut plan = plan_of(&p);
+    // A plan is public data: one that says x lives on TFHE while y is BFV.
+    plan.placements[x.index()] = Placement::Tfhe;
     let mut session = Session::with_costs(costs());
+    let started = std::time::Instant::now();
     let err = session
         .run(
             &mut plan,
@@ -455,9 +541,20 @@ fn the_bfv_to_tfhe_transition_is_a_named_seam_until_built() {
         )
         .unwrap_err();
     assert!(
-        matches!(&err, Error::Unsupported(m) if m.contains("BFV -> TFHE")),
+        matches!(&err, Error::Refused { op, msg } if op == "add_scalar" && msg.contains("TFHE -> BFV")),
         "{err}"
     );
+    assert!(plan.steps.iter().all(|s| s.measured_ns.is_none()));
+    assert!(started.elapsed().as_secs() < 1, "refused after work");
+
+    // The planner refuses a comparison of a value computed by an operation
+    // the coefficient encoding (what the transition reads) does not run.
+    let mut p = Program::new();
+    let x = signed(&mut p, "x", 2, 100);
+    let sq = p.mul(x, x).unwrap();
+    let d = p.threshold(sq, Scalar::Int(3)).unwrap();
+    p.output("d", d).unwrap();
+    assert_eq!(refused_at(&p, &costs()), "mul");
 }
 
 #[test]

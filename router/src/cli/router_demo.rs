@@ -5,7 +5,7 @@
 use std::time::Instant;
 
 use triskel::attest::Identity;
-use triskel::{attest_outputs, verify_output, Error, Session};
+use triskel::{attest_outputs, verify_output, Session};
 
 use super::programs::{self, Demo};
 use super::CliResult;
@@ -60,23 +60,23 @@ pub fn run() -> CliResult {
     let mut session = Session::new();
     let identity = Identity::generate()?;
 
-    println!("\n(1) {}: the plan", programs::biometric_match(true)?.name);
-    let decision = programs::biometric_match(true)?;
-    let mut plan = session.plan(&decision.program)?;
-    print!("{}", plan.explain());
-    match session.run(&mut plan, &decision.inputs) {
-        Err(Error::Unsupported(msg)) => println!("  run: {msg}; the scores are decrypted instead:"),
-        Err(e) => return Err(e.into()),
-        Ok(_) => {
-            return Err("the BFV -> TFHE transition ran although the seam is not wired".into())
-        }
-    }
-    run_demo(&mut session, &identity, &programs::biometric_match(false)?)?;
+    let decision = programs::biometric_match()?;
+    let (scores, above) = programs::match_plaintext();
     println!(
-        "  decision in the clear (threshold {}): the homomorphic decision waits for the transition",
+        "\n(1) {}: {} templates (the decision takes about 6 bootstraps per score), threshold {}",
+        decision.name,
+        programs::TEMPLATES,
         programs::THRESHOLD
     );
-
+    println!(
+        "  planned: BFV coefficient encoding (one plaintext product per template, no rotation), \
+         BFV -> TFHE transition per score, `any` on TFHE; only the final bit is decrypted"
+    );
+    println!(
+        "  plaintext: scores {scores:?}, best {} -> {above}",
+        scores.iter().max().copied().unwrap_or_default()
+    );
+    run_demo(&mut session, &identity, &decision)?;
     println!("\n(2) {}", programs::mlp()?.name);
     run_demo(&mut session, &identity, &programs::mlp()?)?;
 
