@@ -446,12 +446,6 @@ impl Ciphertext {
                 self.level
             )));
         }
-        let n = self.ctx.n();
-        if let Some(i) = indices.iter().find(|&&i| i >= n) {
-            return Err(Error::Encoding(format!(
-                "coefficient {i} outside a degree-{n} plaintext"
-            )));
-        }
         Ok(LweCiphertext::sample_extract_rlwe(
             &self.polys[0],
             &self.polys[1],

@@ -7,7 +7,7 @@ use num_bigint::BigUint;
 use num_traits::ToPrimitive;
 use triskel_kernels::{ntt_primes, Modulus, NttPlan};
 use triskel_ring::{
-    allocate_primes, BaseConverter, DivRound, KeySwitchContext, NoiseDistribution, RnsBasis,
+    key_switch_context, BaseConverter, DivRound, KeySwitchContext, NoiseDistribution, RnsBasis,
 };
 
 use crate::error::{Error, Result};
@@ -84,18 +84,9 @@ impl BfvContext {
     pub fn new(params: BfvParameters) -> Result<Arc<BfvContext>> {
         params.validate()?;
         let n = params.n;
-        let all_bits: Vec<u32> = params
-            .q_bits
-            .iter()
-            .chain(&params.p_bits)
-            .copied()
-            .collect();
-        let primes = allocate_primes(n, &all_bits)?;
-        let (q_primes, p_primes) = primes.split_at(params.q_bits.len());
-        let q = RnsBasis::new(n, q_primes)?;
-        let p = RnsBasis::new(n, p_primes)?;
         let noise = NoiseDistribution::default();
-        let key_switch = KeySwitchContext::new(&q, &p, params.dnum, noise)?;
+        let key_switch = key_switch_context(n, &params.q_bits, &params.p_bits, params.dnum, noise)?;
+        let q = key_switch.q().clone();
         let t = params.plain_modulus;
         let batching = Batching::new(n, t);
         // Bases of every level derived from the top one, O(k) each.

@@ -21,10 +21,9 @@ use std::sync::Arc;
 
 use num_bigint::BigUint;
 use triskel_kernels as kernels;
-use triskel_ring::sampling::sample_uniform;
 use triskel_ring::{
-    KeySwitchKey, LweCiphertext, LweSecretKey, Poly, Prng, Representation, SecretDistribution,
-    SecretKey as RingSecret, Seed,
+    KeySwitchKey, LweCiphertext, LweSecretKey, Poly, Prng, Representation, RlwePublicKey,
+    RlweSecret, SecretDistribution, SecretKey as RingSecret,
 };
 use zeroize::Zeroizing;
 
@@ -37,9 +36,7 @@ use crate::params::{public_fresh_noise_log2, symmetric_fresh_noise_log2};
 /// The secret key s (ternary). Zeroized on drop; never printed.
 pub struct SecretKey {
     pub(crate) ctx: Arc<BfvContext>,
-    pub(crate) secret: RingSecret,
-    /// s in NTT form over the full Q (restricted per level when used).
-    s_ntt: Zeroizing<Poly>,
+    pub(crate) secret: RlweSecret,
 }
 
 impl std::fmt::Debug for SecretKey {
@@ -48,13 +45,11 @@ impl std::fmt::Debug for SecretKey {
     }
 }
 
-/// The public key (b, a) = (-(a s + e), a) in NTT form.
+/// The public key (b, a) = (e - a s, a) in NTT form.
 #[derive(Clone, Debug)]
 pub struct PublicKey {
     pub(crate) ctx: Arc<BfvContext>,
-    pub(crate) seed: Seed,
-    pub(crate) b: Poly,
-    pub(crate) a: Poly,
+    pub(crate) key: RlwePublicKey,
 }
 
 /// The relinearization key (s^2 -> s).
@@ -110,29 +105,19 @@ impl SecretKey {
     }
 
     pub(crate) fn from_ring(ctx: &Arc<BfvContext>, secret: RingSecret) -> Result<SecretKey> {
-        let s_ntt = secret.to_poly(&ctx.level(ctx.max_level())?.basis, Representation::Ntt)?;
         Ok(SecretKey {
             ctx: ctx.clone(),
-            secret,
-            s_ntt,
+            secret: RlweSecret::new(secret, &ctx.level(ctx.max_level())?.basis)?,
         })
     }
 
     /// A public key for this secret.
     pub fn public_key(&self) -> Result<PublicKey> {
-        let mut rng = Prng::from_os()?;
-        let seed = rng.gen_seed();
-        let basis = &self.ctx.level(self.ctx.max_level())?.basis;
-        let a = sample_uniform(basis, Representation::Ntt, &mut Prng::from_seed(seed));
-        let e = Zeroizing::new(self.ctx.noise().sample(self.ctx.n(), &mut rng)?);
-        let mut b = Poly::from_signed(basis, &e, Representation::Ntt)?;
-        b.mul_acc(&a, &self.s_ntt)?; // e + a s, with no a s temporary to wipe
-        b.neg_assign()?;
         Ok(PublicKey {
             ctx: self.ctx.clone(),
-            seed,
-            b,
-            a,
+            key: self
+                .secret
+                .public_key(self.ctx.noise(), &mut Prng::from_os()?)?,
         })
     }
 
@@ -141,7 +126,11 @@ impl SecretKey {
         let mut rng = Prng::from_os()?;
         Ok(RelinKey {
             ctx: self.ctx.clone(),
-            key: KeySwitchKey::relinearization(self.ctx.key_switch(), &self.secret, &mut rng)?,
+            key: KeySwitchKey::relinearization(
+                self.ctx.key_switch(),
+                self.secret.secret(),
+                &mut rng,
+            )?,
         })
     }
 
@@ -162,7 +151,7 @@ impl SecretKey {
             if let std::collections::btree_map::Entry::Vacant(slot) = keys.entry(g) {
                 slot.insert(KeySwitchKey::galois(
                     self.ctx.key_switch(),
-                    &self.secret,
+                    self.secret.secret(),
                     g,
                     &mut rng,
                 )?);
@@ -189,44 +178,18 @@ impl SecretKey {
     pub fn encrypt(&self, pt: &Plaintext) -> Result<Ciphertext> {
         check_same_context(&self.ctx, &pt.ctx)?;
         let level = self.ctx.max_level();
-        let basis = &self.ctx.level(level)?.basis;
-        let mut rng = Prng::from_os()?;
-        let seed = rng.gen_seed();
-        let a = sample_uniform(basis, Representation::Ntt, &mut Prng::from_seed(seed));
-        let mut c0 = scaled_message(&self.ctx, pt, level)?;
-        let e = Zeroizing::new(self.ctx.noise().sample(self.ctx.n(), &mut rng)?);
-        c0.add_assign(&Poly::from_signed(basis, &e, Representation::Coefficient)?)?;
-        c0.to_ntt()?;
-        // c0 - a s as -(-c0 + a s): no a s temporary left to wipe.
-        c0.neg_assign()?;
-        c0.mul_acc(&a, &self.s_ntt)?;
-        c0.neg_assign()?;
+        let body = scaled_message(&self.ctx, pt, level)?;
+        let (polys, seed) = self
+            .secret
+            .encrypt(body, self.ctx.noise(), &mut Prng::from_os()?)?;
         let noise = symmetric_fresh_noise_log2(noise_sigma(self.ctx.noise()));
-        Ciphertext::new(&self.ctx, vec![c0, a], level, noise, Some(seed)).checked("encrypt")
-    }
-
-    /// s (and its powers up to `count - 1`) at a level, NTT form.
-    fn powers(&self, level: usize, count: usize) -> Result<Vec<Zeroizing<Poly>>> {
-        let basis = &self.ctx.level(level)?.basis;
-        let s = Zeroizing::new(self.s_ntt.restrict(basis)?);
-        let mut powers = vec![s];
-        while powers.len() + 1 < count {
-            let next = Zeroizing::new(powers[powers.len() - 1].mul(&powers[0])?);
-            powers.push(next);
-        }
-        Ok(powers)
+        Ciphertext::new(&self.ctx, polys, level, noise, Some(seed)).checked("encrypt")
     }
 
     /// x = c0 + c1 s (+ c2 s^2) in coefficient form.
     fn phase(&self, ct: &Ciphertext) -> Result<Zeroizing<Poly>> {
         check_same_context(&self.ctx, &ct.ctx)?;
-        let powers = self.powers(ct.level, ct.polys.len())?;
-        // c1 s, then + c2 s^2, then + c0 (no temporary per product).
-        let mut x = Zeroizing::new(ct.polys[1].mul(&powers[0])?);
-        for (c, s) in ct.polys[2..].iter().zip(&powers[1..]) {
-            x.mul_acc(c, s)?;
-        }
-        x.add_assign(&ct.polys[0])?;
+        let mut x = self.secret.phase(&ct.polys)?;
         x.to_coefficient()?;
         Ok(x)
     }
@@ -306,7 +269,7 @@ impl SecretKey {
     /// key of [`Ciphertext::sample_extract`]'s output, from which the key
     /// holder builds transition (LWE key-switching) keys. Secret.
     pub fn lwe_key(&self) -> LweSecretKey {
-        LweSecretKey::from_coefficients(self.secret.coeffs())
+        LweSecretKey::from_coefficients(self.secret.secret().coeffs())
     }
 
     /// Decrypts an LWE ciphertext from [`Ciphertext::sample_extract`]:
@@ -373,34 +336,13 @@ impl PublicKey {
     /// scaled message, or flooding noise of 2^`flood_log2`, or zero).
     fn encrypt_phase(&self, c0: Poly, level: usize, flood_log2: Option<u32>) -> Result<Ciphertext> {
         let ctx = &self.ctx;
-        let basis = &ctx.level(level)?.basis;
-        let n = ctx.n();
-        let restricted;
-        let (b, a) = if basis.len() == self.b.basis().len() {
-            (&self.b, &self.a)
-        } else {
-            restricted = (self.b.restrict(basis)?, self.a.restrict(basis)?);
-            (&restricted.0, &restricted.1)
-        };
-        let mut rng = Prng::from_os()?;
-        let u = Zeroizing::new(triskel_ring::sampling::sample_ternary(n, &mut rng));
-        let u = Zeroizing::new(Poly::from_signed(basis, &u, Representation::Ntt)?);
-        let e0 = Zeroizing::new(ctx.noise().sample(n, &mut rng)?);
-        let e1 = Zeroizing::new(ctx.noise().sample(n, &mut rng)?);
-        // c0 turns into the ciphertext in place: no copy of the message or
-        // of e0 is left behind.
-        let mut c0 = c0;
-        c0.add_assign(&Poly::from_signed(basis, &e0, Representation::Coefficient)?)?;
-        c0.to_ntt()?;
-        c0.mul_acc(b, &u)?;
-        let mut c1 = Poly::from_signed(basis, &e1, Representation::Ntt)?;
-        c1.mul_acc(a, &u)?;
-        let mut noise = public_fresh_noise_log2(n, noise_sigma(ctx.noise()));
+        let polys = self.key.encrypt(c0, ctx.noise(), &mut Prng::from_os()?)?;
+        let mut noise = public_fresh_noise_log2(ctx.n(), noise_sigma(ctx.noise()));
         if let Some(f) = flood_log2 {
             // Uniform on [-B, B]: standard deviation B / sqrt(3).
             noise = crate::ciphertext::add_std(noise, f as f64 - 0.5 * 3f64.log2());
         }
-        Ciphertext::new(ctx, vec![c0, c1], level, noise, None).checked("encrypt")
+        Ciphertext::new(ctx, polys.into(), level, noise, None).checked("encrypt")
     }
 
     /// The parameters this key belongs to.

@@ -3,12 +3,8 @@
 
 use crate::error::{Error, Result};
 
+use triskel_ring::check_rlwe_set;
 pub use triskel_ring::{max_log_qp_128, HE_STANDARD_128};
-
-/// The most primes (Q and P together) a set may have, even an insecure one:
-/// secure sets need far fewer (at most 45 of 20 bits or more at n = 32768),
-/// and the cap bounds what a context precomputes.
-pub const MAX_SET_PRIMES: usize = 64;
 
 /// log2 of the standard deviation of the noise of a fresh public-key
 /// encryption, e u + e0 - s e1 plus the rounding of D(m): each product
@@ -204,37 +200,15 @@ impl BfvParameters {
     /// Validates everything but the primes themselves (which the context
     /// derives): see [`BfvParameters::new`].
     pub(crate) fn validate(&self) -> Result<()> {
+        check_rlwe_set(
+            self.n,
+            &self.q_bits,
+            &self.p_bits,
+            self.dnum,
+            62,
+            self.allow_insecure,
+        )?;
         let bad = |msg: String| Err(Error::InvalidParameters(msg));
-        if !self.n.is_power_of_two() || !(1024..=32768).contains(&self.n) {
-            return bad(format!(
-                "ring degree {} is not a power of two in [1024, 32768]",
-                self.n
-            ));
-        }
-        if self.q_bits.is_empty() || self.p_bits.is_empty() {
-            return bad("at least one ciphertext prime and one special prime are needed".into());
-        }
-        if self.q_bits.len() + self.p_bits.len() > MAX_SET_PRIMES {
-            return bad(format!(
-                "{} primes in all; a set has at most {MAX_SET_PRIMES}",
-                self.q_bits.len() + self.p_bits.len()
-            ));
-        }
-        if let Some(b) = self
-            .q_bits
-            .iter()
-            .chain(&self.p_bits)
-            .find(|b| !(20..=62).contains(*b))
-        {
-            return bad(format!("prime size {b} bits is outside 20..=62"));
-        }
-        if self.dnum == 0 || self.dnum > self.q_bits.len() {
-            return bad(format!(
-                "dnum = {} must be in 1..={}",
-                self.dnum,
-                self.q_bits.len()
-            ));
-        }
         let t = self.plain_modulus;
         let min_q_bits = *self.q_bits.iter().min().unwrap_or(&0);
         if t < 2 || 64 - t.leading_zeros() >= min_q_bits {
@@ -261,15 +235,6 @@ impl BfvParameters {
                 "Q of {log_q_min:.0}+ bits is too small for t = {t}: a fresh encryption would not decrypt"
             ));
         }
-        let log_qp: u32 = self.q_bits.iter().chain(&self.p_bits).sum();
-        match max_log_qp_128(self.n) {
-            Some(max) if log_qp <= max => Ok(()),
-            _ if self.allow_insecure => Ok(()),
-            max => Err(Error::Insecure {
-                n: self.n,
-                log_qp,
-                max_log_qp: max.unwrap_or(0),
-            }),
-        }
+        Ok(())
     }
 }

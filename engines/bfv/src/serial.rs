@@ -30,8 +30,10 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use triskel_ring::sampling::sample_uniform;
-use triskel_ring::{KeySwitchKey, Poly, Prng, Reader, Representation, SecretKey as RingSecret};
+use triskel_ring::{
+    read_components, write_blob, write_components, KeySwitchKey, Reader, RlwePublicKey,
+    SecretKey as RingSecret,
+};
 
 use crate::ciphertext::Ciphertext;
 use crate::context::BfvContext;
@@ -129,27 +131,18 @@ impl BfvParameters {
 }
 
 fn header(kind: Kind) -> Vec<u8> {
-    let mut out = MAGIC.to_vec();
-    out.push(FORMAT_VERSION);
-    out.push(kind as u8);
+    let mut out = Vec::new();
+    triskel_ring::write_header(&mut out, MAGIC, FORMAT_VERSION, kind as u8);
     out
 }
 
 fn read_header(r: &mut Reader<'_>, kind: Kind) -> Result<()> {
-    if r.take(4)? != MAGIC {
-        return malformed("bad magic: not triskel BFV data");
-    }
-    let version = r.u8()?;
-    if version != FORMAT_VERSION {
-        return malformed(format!(
-            "format version {version}, this build reads {FORMAT_VERSION}"
-        ));
-    }
-    let got = r.u8()?;
-    if got != kind as u8 {
-        return malformed(format!("object kind {got} found, {} expected", kind as u8));
-    }
-    Ok(())
+    Ok(triskel_ring::read_header(
+        r,
+        MAGIC,
+        FORMAT_VERSION,
+        kind as u8,
+    )?)
 }
 
 /// Header and parameter set of an object of `ctx`.
@@ -169,41 +162,20 @@ fn open<'a>(bytes: &'a [u8], kind: Kind, ctx: &BfvContext) -> Result<Reader<'a>>
     Ok(r)
 }
 
-fn write_blob(out: &mut Vec<u8>, blob: &[u8]) {
-    out.extend_from_slice(&(blob.len() as u32).to_le_bytes());
-    out.extend_from_slice(blob);
-}
-
-fn read_blob<'a>(r: &mut Reader<'a>) -> Result<&'a [u8]> {
-    let len = r.u32()? as usize;
-    r.take(len).map_err(Error::from)
-}
-
-fn read_seed(r: &mut Reader<'_>) -> Result<[u8; 32]> {
-    let mut seed = [0u8; 32];
-    seed.copy_from_slice(r.take(32)?);
-    Ok(seed)
-}
-
 impl SecretKey {
     /// Versioned bytes of the secret key (keep them secret).
     pub fn to_bytes(&self) -> zeroize::Zeroizing<Vec<u8>> {
         let mut out = zeroize::Zeroizing::new(object(Kind::Secret, &self.ctx));
-        out.extend(self.secret.coeffs().iter().map(|&c| c as i8 as u8));
+        self.secret.secret().write_ternary(&mut out);
         out
     }
 
     /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`.
     pub fn from_bytes(bytes: &[u8], ctx: &Arc<BfvContext>) -> Result<SecretKey> {
         let mut r = open(bytes, Kind::Secret, ctx)?;
-        let raw = r.take(ctx.n())?;
+        let secret = RingSecret::read_ternary(&mut r, ctx.n())?;
         r.finish()?;
-        let coeffs: zeroize::Zeroizing<Vec<i64>> =
-            zeroize::Zeroizing::new(raw.iter().map(|&b| b as i8 as i64).collect());
-        if coeffs.iter().any(|c| c.abs() > 1) {
-            return malformed("secret key coefficients must be -1, 0 or 1");
-        }
-        SecretKey::from_ring(ctx, RingSecret::from_coeffs(coeffs.to_vec())?)
+        SecretKey::from_ring(ctx, secret)
     }
 }
 
@@ -211,27 +183,18 @@ impl PublicKey {
     /// Versioned, seed-compressed bytes (b and the seed of a).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = object(Kind::Public, &self.ctx);
-        out.extend_from_slice(&self.seed);
-        self.b.write_body(&mut out);
+        self.key.write(&mut out);
         out
     }
 
     /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`.
     pub fn from_bytes(bytes: &[u8], ctx: &Arc<BfvContext>) -> Result<PublicKey> {
         let mut r = open(bytes, Kind::Public, ctx)?;
-        let seed = read_seed(&mut r)?;
-        let basis = &ctx.level(ctx.max_level())?.basis;
-        let b = Poly::read_body(&mut r, basis)?;
+        let key = RlwePublicKey::read(&mut r, &ctx.level(ctx.max_level())?.basis)?;
         r.finish()?;
-        if b.representation() != Representation::Ntt {
-            return malformed("public key must be in NTT form");
-        }
-        let a = sample_uniform(basis, Representation::Ntt, &mut Prng::from_seed(seed));
         Ok(PublicKey {
             ctx: ctx.clone(),
-            seed,
-            b,
-            a,
+            key,
         })
     }
 }
@@ -247,7 +210,7 @@ impl RelinKey {
     /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`.
     pub fn from_bytes(bytes: &[u8], ctx: &Arc<BfvContext>) -> Result<RelinKey> {
         let mut r = open(bytes, Kind::Relin, ctx)?;
-        let key = KeySwitchKey::from_bytes(read_blob(&mut r)?, ctx.key_switch())?;
+        let key = KeySwitchKey::from_bytes(r.blob()?, ctx.key_switch())?;
         r.finish()?;
         Ok(RelinKey {
             ctx: ctx.clone(),
@@ -281,7 +244,7 @@ impl GaloisKeys {
                     "Galois element {g} is not odd, below 2n and above the previous one"
                 ));
             }
-            let key = KeySwitchKey::from_bytes(read_blob(&mut r)?, ctx.key_switch())?;
+            let key = KeySwitchKey::from_bytes(r.blob()?, ctx.key_switch())?;
             keys.insert(g, key);
         }
         r.finish()?;
@@ -300,19 +263,7 @@ impl Ciphertext {
         out.push(self.level as u8);
         out.push(self.polys.len() as u8);
         out.extend_from_slice(&self.noise_log2.to_le_bytes());
-        match &self.seed {
-            Some(seed) => {
-                out.push(1);
-                out.extend_from_slice(seed);
-                self.polys[0].write_body(&mut out);
-            }
-            None => {
-                out.push(0);
-                for p in &self.polys {
-                    p.write_body(&mut out);
-                }
-            }
-        }
+        write_components(&mut out, &self.polys, self.seed.as_ref());
         out
     }
 
@@ -337,28 +288,8 @@ impl Ciphertext {
         // A claim of less noise than a fresh encryption is not believed.
         let noise_log2 = noise_log2.max(ctx.fresh_noise_floor_log2(level)?);
         let basis = &ctx.level(level)?.basis;
-        let read_poly = |r: &mut Reader<'_>| -> Result<Poly> {
-            let p = Poly::read_body(r, basis)?;
-            if p.representation() != Representation::Ntt {
-                return malformed("ciphertext components must be in NTT form");
-            }
-            Ok(p)
-        };
-        let (polys, seed) = match r.u8()? {
-            1 if size == 2 && level == ctx.max_level() => {
-                let seed = read_seed(&mut r)?;
-                let c0 = read_poly(&mut r)?;
-                let c1 = sample_uniform(basis, Representation::Ntt, &mut Prng::from_seed(seed));
-                (vec![c0, c1], Some(seed))
-            }
-            0 => (
-                (0..size)
-                    .map(|_| read_poly(&mut r))
-                    .collect::<Result<Vec<_>>>()?,
-                None,
-            ),
-            flag => return malformed(format!("seed flag {flag} invalid for this ciphertext")),
-        };
+        let seed_allowed = level == ctx.max_level();
+        let (polys, seed) = read_components(&mut r, basis, size, seed_allowed)?;
         r.finish()?;
         Ciphertext::new(ctx, polys, level, noise_log2, seed).checked("load")
     }

@@ -426,12 +426,6 @@ impl Ciphertext {
     /// (scale x + e) 2^64 / q_0: the torus value of x for a TFHE bootstrap.
     pub fn sample_extract(&self, indices: &[usize]) -> Result<Vec<LweCiphertext>> {
         self.expect_size(2)?;
-        let n = self.ctx.n();
-        if let Some(i) = indices.iter().find(|&&i| i >= n) {
-            return Err(Error::Encoding(format!(
-                "coefficient {i} outside a degree-{n} plaintext"
-            )));
-        }
         let low = self.drop_to_level(0)?;
         Ok(LweCiphertext::sample_extract_rlwe(
             &low.polys[0],

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use triskel_kernels as kernels;
 use triskel_ring::{
-    allocate_primes, DivRound, KeySwitchContext, NoiseDistribution, Poly, RnsBasis,
+    key_switch_context, DivRound, KeySwitchContext, NoiseDistribution, Poly, RnsBasis,
 };
 
 use crate::encoder::Encoder;
@@ -52,18 +52,10 @@ impl CkksContext {
     pub fn new(params: CkksParameters) -> Result<Arc<CkksContext>> {
         params.validate()?;
         let n = params.n;
-        let all_bits: Vec<u32> = params
-            .q_bits
-            .iter()
-            .chain(&params.p_bits)
-            .copied()
-            .collect();
-        let primes = allocate_primes(n, &all_bits)?;
-        let (q_primes, p_primes) = primes.split_at(params.q_bits.len());
-        let q = RnsBasis::new(n, q_primes)?;
-        let p = RnsBasis::new(n, p_primes)?;
         let noise = NoiseDistribution::default();
-        let key_switch = KeySwitchContext::new(&q, &p, params.dnum, noise)?;
+        let key_switch = key_switch_context(n, &params.q_bits, &params.p_bits, params.dnum, noise)?;
+        let q = key_switch.q().clone();
+        let p = key_switch.p().clone();
         let levels = (1..=q.len())
             .map(|len| Level::new(&q, &p, len))
             .collect::<Result<Vec<_>>>()?;

@@ -71,14 +71,7 @@ pub enum Error {
 /// Result of CKKS operations.
 pub type Result<T> = std::result::Result<T, Error>;
 
-impl From<triskel_ring::Error> for Error {
-    fn from(e: triskel_ring::Error) -> Self {
-        match e {
-            triskel_ring::Error::Malformed(m) => Error::Malformed(m),
-            other => Error::Ring(other),
-        }
-    }
-}
+triskel_ring::impl_from_ring_error!(Error);
 
 impl From<triskel_kernels::Error> for Error {
     fn from(e: triskel_kernels::Error) -> Self {
@@ -92,11 +85,12 @@ impl fmt::Display for Error {
             Error::Ring(e) => write!(f, "ring layer: {e}"),
             Error::Kernel(e) => write!(f, "kernels: {e}"),
             Error::InvalidParameters(m) => write!(f, "invalid CKKS parameters: {m}"),
-            Error::Insecure { n, log_qp, max_log_qp } => write!(
-                f,
-                "parameters are below 128-bit security: log2(QP) = {log_qp} exceeds {max_log_qp} \
-                 for n = {n} (HomomorphicEncryption.org standard)"
-            ),
+            &Error::Insecure { n, log_qp, max_log_qp } => triskel_ring::Error::Insecure {
+                n,
+                log_qp,
+                max_log_qp,
+            }
+            .fmt(f),
             Error::ParameterMismatch => {
                 write!(f, "operands belong to different CKKS parameter sets")
             }

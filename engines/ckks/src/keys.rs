@@ -10,10 +10,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use triskel_ring::sampling::{sample_ternary, sample_uniform};
 use triskel_ring::{
-    galois_element, KeySwitchKey, LweSecretKey, Poly, Prng, Representation, SecretDistribution,
-    SecretKey as RingSecret, Seed,
+    galois_element, KeySwitchKey, LweSecretKey, Poly, Prng, RlwePublicKey, RlweSecret,
+    SecretDistribution, SecretKey as RingSecret,
 };
 use zeroize::Zeroizing;
 
@@ -26,9 +25,7 @@ use crate::plaintext::Plaintext;
 /// The secret key s (uniform ternary). Zeroized on drop; never printed.
 pub struct SecretKey {
     pub(crate) ctx: Arc<CkksContext>,
-    pub(crate) secret: RingSecret,
-    /// s in NTT form over the full Q (restricted per level when used).
-    s_ntt: Zeroizing<Poly>,
+    pub(crate) secret: RlweSecret,
 }
 
 impl std::fmt::Debug for SecretKey {
@@ -41,9 +38,7 @@ impl std::fmt::Debug for SecretKey {
 #[derive(Clone, Debug)]
 pub struct PublicKey {
     pub(crate) ctx: Arc<CkksContext>,
-    pub(crate) seed: Seed,
-    pub(crate) b: Poly,
-    pub(crate) a: Poly,
+    pub(crate) key: RlwePublicKey,
 }
 
 /// The relinearization key (s^2 -> s).
@@ -89,25 +84,19 @@ impl SecretKey {
     }
 
     pub(crate) fn from_ring(ctx: &Arc<CkksContext>, secret: RingSecret) -> Result<SecretKey> {
-        let s_ntt = secret.to_poly(&ctx.level(ctx.max_level())?.basis, Representation::Ntt)?;
         Ok(SecretKey {
             ctx: ctx.clone(),
-            secret,
-            s_ntt,
+            secret: RlweSecret::new(secret, &ctx.level(ctx.max_level())?.basis)?,
         })
     }
 
     /// A public key for this secret.
     pub fn public_key(&self) -> Result<PublicKey> {
-        let basis = &self.ctx.level(self.ctx.max_level())?.basis;
-        let (seed, b, a) =
-            self.secret
-                .public_key(basis, self.ctx.noise(), &mut Prng::from_os()?)?;
         Ok(PublicKey {
             ctx: self.ctx.clone(),
-            seed,
-            b,
-            a,
+            key: self
+                .secret
+                .public_key(self.ctx.noise(), &mut Prng::from_os()?)?,
         })
     }
 
@@ -116,7 +105,11 @@ impl SecretKey {
         let mut rng = Prng::from_os()?;
         Ok(RelinKey {
             ctx: self.ctx.clone(),
-            key: KeySwitchKey::relinearization(self.ctx.key_switch(), &self.secret, &mut rng)?,
+            key: KeySwitchKey::relinearization(
+                self.ctx.key_switch(),
+                self.secret.secret(),
+                &mut rng,
+            )?,
         })
     }
 
@@ -132,7 +125,7 @@ impl SecretKey {
         }
         let keys = KeySwitchKey::galois_set(
             self.ctx.key_switch(),
-            &self.secret,
+            self.secret.secret(),
             &elements,
             &mut Prng::from_os()?,
         )?;
@@ -157,15 +150,9 @@ impl SecretKey {
     /// with a from a fresh seed, which serialization stores instead of a.
     pub fn encrypt(&self, pt: &Plaintext) -> Result<Ciphertext> {
         check_same_context(&self.ctx, &pt.ctx)?;
-        let basis = &self.ctx.level(pt.level)?.basis;
-        let mut rng = Prng::from_os()?;
-        let seed = rng.gen_seed();
-        let a = sample_uniform(basis, Representation::Ntt, &mut Prng::from_seed(seed));
-        let e = Zeroizing::new(self.ctx.noise().sample(self.ctx.n(), &mut rng)?);
-        let mut c0 = Poly::from_signed(basis, &e, Representation::Ntt)?;
-        c0.add_assign(&pt.poly)?;
-        let s = Zeroizing::new(self.s_ntt.restrict(basis)?);
-        c0.sub_assign(&a.mul(&s)?)?;
+        let (polys, seed) =
+            self.secret
+                .encrypt(pt.poly.clone(), self.ctx.noise(), &mut Prng::from_os()?)?;
         let noise = pt
             .noise
             .plus_error(symmetric_error(&self.ctx))
@@ -173,7 +160,7 @@ impl SecretKey {
             .check(pt.scale)?;
         Ok(Ciphertext::new(
             &self.ctx,
-            vec![c0, a],
+            polys,
             pt.level,
             pt.scale,
             noise,
@@ -184,15 +171,7 @@ impl SecretKey {
     /// c0 + c1 s (+ c2 s^2) at the ciphertext's level, NTT form.
     fn phase(&self, ct: &Ciphertext) -> Result<Zeroizing<Poly>> {
         check_same_context(&self.ctx, &ct.ctx)?;
-        let basis = &self.ctx.level(ct.level)?.basis;
-        let s = Zeroizing::new(self.s_ntt.restrict(basis)?);
-        let mut x = Zeroizing::new(ct.polys[ct.polys.len() - 1].clone());
-        // Horner: ((c2 s + c1) s + c0).
-        for c in ct.polys[..ct.polys.len() - 1].iter().rev() {
-            x.mul_assign(&s)?;
-            x.add_assign(c)?;
-        }
-        Ok(x)
+        Ok(self.secret.phase(&ct.polys)?)
     }
 
     /// Decrypts to a plaintext at the ciphertext's level and scale.
@@ -216,7 +195,7 @@ impl SecretKey {
     /// key of [`Ciphertext::sample_extract`]'s output, from which the key
     /// holder builds transition keys. Secret.
     pub fn lwe_key(&self) -> LweSecretKey {
-        LweSecretKey::from_coefficients(self.secret.coeffs())
+        LweSecretKey::from_coefficients(self.secret.secret().coeffs())
     }
 
     /// The parameters this key belongs to.
@@ -231,18 +210,9 @@ impl PublicKey {
     pub fn encrypt(&self, pt: &Plaintext) -> Result<Ciphertext> {
         check_same_context(&self.ctx, &pt.ctx)?;
         let ctx = &self.ctx;
-        let basis = &ctx.level(pt.level)?.basis;
-        let n = ctx.n();
-        let mut rng = Prng::from_os()?;
-        let u = Zeroizing::new(sample_ternary(n, &mut rng));
-        let u = Zeroizing::new(Poly::from_signed(basis, &u, Representation::Ntt)?);
-        let e0 = Zeroizing::new(ctx.noise().sample(n, &mut rng)?);
-        let e1 = Zeroizing::new(ctx.noise().sample(n, &mut rng)?);
-        let mut c0 = Poly::from_signed(basis, &e0, Representation::Ntt)?;
-        c0.add_assign(&pt.poly)?;
-        c0.mul_acc(&self.b.restrict(basis)?, &u)?;
-        let mut c1 = Poly::from_signed(basis, &e1, Representation::Ntt)?;
-        c1.mul_acc(&self.a.restrict(basis)?, &u)?;
+        let polys = self
+            .key
+            .encrypt(pt.poly.clone(), ctx.noise(), &mut Prng::from_os()?)?;
         let noise = pt
             .noise
             .plus_error(public_key_error(ctx))
@@ -250,7 +220,7 @@ impl PublicKey {
             .check(pt.scale)?;
         Ok(Ciphertext::new(
             ctx,
-            vec![c0, c1],
+            polys.into(),
             pt.level,
             pt.scale,
             noise,

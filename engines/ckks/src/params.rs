@@ -14,7 +14,7 @@
 //! above 50 - integer_bits.
 
 use crate::error::{Error, Result};
-use triskel_ring::max_log_qp_128;
+use triskel_ring::check_rlwe_set;
 
 /// A CKKS parameter set. The primes are derived deterministically from the
 /// bit sizes (the largest NTT-friendly primes of each size), so the fields
@@ -192,27 +192,14 @@ impl CkksParameters {
     /// [`allow_insecure`](Self::allow_insecure) was called.
     pub fn validate(&self) -> Result<()> {
         let bad = |msg: String| Err(Error::InvalidParameters(msg));
-        if !self.n.is_power_of_two() || !(1024..=32768).contains(&self.n) {
-            return bad(format!(
-                "ring degree {} is outside the powers of two 1024..=32768 that the \
-                 HomomorphicEncryption.org 128-bit table covers",
-                self.n
-            ));
-        }
-        if self.q_bits.is_empty() || self.p_bits.is_empty() {
-            return bad("at least one ciphertext prime and one special prime are needed".into());
-        }
-        if self.q_bits.len() > 64 || self.p_bits.len() > 16 {
-            return bad("at most 64 ciphertext primes and 16 special primes".into());
-        }
-        if let Some(b) = self
-            .q_bits
-            .iter()
-            .chain(&self.p_bits)
-            .find(|b| !(20..=61).contains(*b))
-        {
-            return bad(format!("prime size {b} bits is outside 20..=61"));
-        }
+        check_rlwe_set(
+            self.n,
+            &self.q_bits,
+            &self.p_bits,
+            self.dnum,
+            61,
+            self.allow_insecure,
+        )?;
         if !(10..61).contains(&self.log_scale) {
             return bad(format!("log_scale {} is outside 10..61", self.log_scale));
         }
@@ -228,22 +215,6 @@ impl CkksParameters {
                 self.log_scale
             ));
         }
-        if self.dnum == 0 || self.dnum > self.q_bits.len() {
-            return bad(format!(
-                "dnum = {} must be in 1..={}",
-                self.dnum,
-                self.q_bits.len()
-            ));
-        }
-        let log_qp = self.log_qp();
-        match max_log_qp_128(self.n) {
-            Some(max) if log_qp <= max => Ok(()),
-            _ if self.allow_insecure => Ok(()),
-            max => Err(Error::Insecure {
-                n: self.n,
-                log_qp,
-                max_log_qp: max.unwrap_or(0),
-            }),
-        }
+        Ok(())
     }
 }

@@ -33,10 +33,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use triskel_ring::sampling::sample_uniform;
 use triskel_ring::{
-    read_header, write_blob, write_header, KeySwitchKey, Poly, Prng, Reader, Representation,
-    SecretKey as RingSecret,
+    read_components, read_header, write_blob, write_components, write_header, KeySwitchKey, Reader,
+    RlwePublicKey, SecretKey as RingSecret,
 };
 
 use crate::ciphertext::Ciphertext;
@@ -73,12 +72,7 @@ fn header(kind: Kind) -> Vec<u8> {
 }
 
 fn read_kind(r: &mut Reader<'_>, kind: Kind) -> Result<()> {
-    read_header(r, MAGIC, FORMAT_VERSION, kind as u8).map_err(|e| match e {
-        triskel_ring::Error::UnsupportedVersion(v) => {
-            Error::Malformed(format!("unsupported format version {v}"))
-        }
-        other => other.into(),
-    })
+    Ok(read_header(r, MAGIC, FORMAT_VERSION, kind as u8)?)
 }
 
 impl CkksParameters {
@@ -153,20 +147,6 @@ fn open<'a>(bytes: &'a [u8], ctx: &CkksContext, kind: Kind) -> Result<Reader<'a>
     Ok(r)
 }
 
-fn read_ntt_poly(r: &mut Reader<'_>, basis: &Arc<triskel_ring::RnsBasis>) -> Result<Poly> {
-    let p = Poly::read_body(r, basis)?;
-    if p.representation() != Representation::Ntt {
-        return malformed("polynomials must be in NTT form");
-    }
-    Ok(p)
-}
-
-fn read_seed(r: &mut Reader<'_>) -> Result<[u8; 32]> {
-    let mut seed = [0u8; 32];
-    seed.copy_from_slice(r.take(32)?);
-    Ok(seed)
-}
-
 /// A length-prefixed ring key-switching key.
 fn read_key(r: &mut Reader<'_>, ctx: &CkksContext) -> Result<KeySwitchKey> {
     Ok(KeySwitchKey::from_bytes(r.blob()?, ctx.key_switch())?)
@@ -176,7 +156,7 @@ impl SecretKey {
     /// Versioned bytes of the secret key (handle with care).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = begin(&self.ctx, Kind::Secret);
-        self.secret.write_ternary(&mut out);
+        self.secret.secret().write_ternary(&mut out);
         out
     }
 
@@ -193,24 +173,18 @@ impl PublicKey {
     /// Versioned bytes: b and the seed of a.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = begin(&self.ctx, Kind::Public);
-        out.extend_from_slice(&self.seed);
-        self.b.write_body(&mut out);
+        self.key.write(&mut out);
         out
     }
 
     /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`.
     pub fn from_bytes(bytes: &[u8], ctx: &Arc<CkksContext>) -> Result<PublicKey> {
         let mut r = open(bytes, ctx, Kind::Public)?;
-        let seed = read_seed(&mut r)?;
-        let basis = &ctx.level(ctx.max_level())?.basis;
-        let b = read_ntt_poly(&mut r, basis)?;
+        let key = RlwePublicKey::read(&mut r, &ctx.level(ctx.max_level())?.basis)?;
         r.finish()?;
-        let a = sample_uniform(basis, Representation::Ntt, &mut Prng::from_seed(seed));
         Ok(PublicKey {
             ctx: ctx.clone(),
-            seed,
-            b,
-            a,
+            key,
         })
     }
 }
@@ -281,19 +255,7 @@ impl Ciphertext {
         out.extend_from_slice(&self.scale.to_le_bytes());
         out.extend_from_slice(&self.noise.error.to_le_bytes());
         out.extend_from_slice(&self.noise.message.to_le_bytes());
-        match &self.seed {
-            Some(seed) => {
-                out.push(1);
-                out.extend_from_slice(seed);
-                self.polys[0].write_body(&mut out);
-            }
-            None => {
-                out.push(0);
-                for p in &self.polys {
-                    p.write_body(&mut out);
-                }
-            }
-        }
+        write_components(&mut out, &self.polys, self.seed.as_ref());
         out
     }
 
@@ -321,21 +283,7 @@ impl Ciphertext {
             .check(scale)
             .map_err(|e| Error::Malformed(format!("noise estimate: {e}")))?;
         let basis = &ctx.level(level)?.basis;
-        let (polys, seed) = match r.u8()? {
-            0 => (
-                (0..size)
-                    .map(|_| read_ntt_poly(&mut r, basis))
-                    .collect::<Result<Vec<_>>>()?,
-                None,
-            ),
-            1 if size == 2 => {
-                let seed = read_seed(&mut r)?;
-                let c0 = read_ntt_poly(&mut r, basis)?;
-                let a = sample_uniform(basis, Representation::Ntt, &mut Prng::from_seed(seed));
-                (vec![c0, a], Some(seed))
-            }
-            f => return malformed(format!("seeded flag {f} invalid for {size} components")),
-        };
+        let (polys, seed) = read_components(&mut r, basis, size, true)?;
         r.finish()?;
         Ok(Ciphertext::new(ctx, polys, level, scale, noise, seed))
     }

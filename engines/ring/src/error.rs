@@ -26,6 +26,15 @@ pub enum Error {
     UnsupportedVersion(u8),
     /// The operating system's random source failed.
     Randomness(String),
+    /// A parameter set is below 128-bit security and was not explicitly allowed.
+    Insecure {
+        /// Ring degree.
+        n: usize,
+        /// log2(QP) of the set (the sum of its prime sizes).
+        log_qp: u32,
+        /// The 128-bit limit for n (0 when n is not tabulated).
+        max_log_qp: u32,
+    },
 }
 
 /// Result of ring operations.
@@ -52,6 +61,11 @@ impl fmt::Display for Error {
             Error::Malformed(m) => write!(f, "malformed serialized data: {m}"),
             Error::UnsupportedVersion(v) => write!(f, "unsupported serialization version {v}"),
             Error::Randomness(m) => write!(f, "random source failed: {m}"),
+            Error::Insecure { n, log_qp, max_log_qp } => write!(
+                f,
+                "parameters are below 128-bit security: log2(QP) = {log_qp} exceeds {max_log_qp} \
+                 for n = {n} (HomomorphicEncryption.org standard); call allow_insecure() to use them anyway"
+            ),
         }
     }
 }
@@ -61,4 +75,36 @@ impl std::error::Error for Error {}
 /// Shorthand for an [`Error::InvalidParameter`].
 pub(crate) fn invalid<T>(msg: impl Into<String>) -> Result<T> {
     Err(Error::InvalidParameter(msg.into()))
+}
+
+/// Implements `From<triskel_ring::Error>` for an RLWE engine's error enum,
+/// which has the variants `Ring`, `Malformed(String)`,
+/// `InvalidParameters(String)` and `Insecure { n, log_qp, max_log_qp }`: bad
+/// bytes, bad parameters and insecure sets keep their meaning across the
+/// layer boundary; everything else is wrapped as `Ring`.
+#[macro_export]
+macro_rules! impl_from_ring_error {
+    ($engine_error:ty) => {
+        impl From<$crate::Error> for $engine_error {
+            fn from(e: $crate::Error) -> Self {
+                match e {
+                    $crate::Error::Malformed(m) => Self::Malformed(m),
+                    $crate::Error::UnsupportedVersion(v) => {
+                        Self::Malformed(format!("unsupported format version {v}"))
+                    }
+                    $crate::Error::InvalidParameter(m) => Self::InvalidParameters(m),
+                    $crate::Error::Insecure {
+                        n,
+                        log_qp,
+                        max_log_qp,
+                    } => Self::Insecure {
+                        n,
+                        log_qp,
+                        max_log_qp,
+                    },
+                    other => Self::Ring(other),
+                }
+            }
+        }
+    };
 }

@@ -97,25 +97,6 @@ impl SecretKey {
         self.coeffs.iter().map(|c| c.unsigned_abs()).sum()
     }
 
-    /// An RLWE public key in `basis`, NTT form: (b, a) = (e - a s, a) with
-    /// a uniform from a fresh seed (returned, so that a can be regenerated)
-    /// and e from `noise`.
-    pub fn public_key(
-        &self,
-        basis: &Arc<RnsBasis>,
-        noise: NoiseDistribution,
-        rng: &mut Prng,
-    ) -> Result<(Seed, Poly, Poly)> {
-        let seed = rng.gen_seed();
-        let a = sample_uniform(basis, Representation::Ntt, &mut Prng::from_seed(seed));
-        let e = Zeroizing::new(noise.sample(self.n(), rng)?);
-        let mut b = Poly::from_signed(basis, &e, Representation::Ntt)?;
-        let mut a_s = a.mul(&*self.to_poly(basis, Representation::Ntt)?)?;
-        b.sub_assign(&a_s)?;
-        a_s.zeroize();
-        Ok((seed, b, a))
-    }
-
     /// s in `basis`, in representation `repr` (zeroized when dropped).
     pub fn to_poly(&self, basis: &Arc<RnsBasis>, repr: Representation) -> Result<Zeroizing<Poly>> {
         Ok(Zeroizing::new(Poly::from_signed(

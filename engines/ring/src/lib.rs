@@ -32,6 +32,7 @@ mod keyswitch;
 pub mod lwe;
 mod par;
 mod poly;
+mod rlwe;
 pub mod sampling;
 mod scratch;
 mod security;
@@ -44,6 +45,7 @@ pub use keyswitch::{Decomposition, KeySwitchContext, KeySwitchKey, SecretDistrib
 pub use lwe::{LweCiphertext, LweKeySwitchKey, LweSecretKey, SwitchedLwe};
 pub use par::PARALLEL_MIN_VALUES;
 pub use poly::{galois_element, galois_permutation, Poly, Representation};
+pub use rlwe::{key_switch_context, read_components, write_components, RlwePublicKey, RlweSecret};
 pub use sampling::{NoiseDistribution, Prng, Seed};
-pub use security::{max_log_qp_128, HE_STANDARD_128};
+pub use security::{check_rlwe_set, max_log_qp_128, HE_STANDARD_128, MAX_SET_PRIMES};
 pub use serialize::{read_header, write_blob, write_header, Reader, FORMAT_VERSION};

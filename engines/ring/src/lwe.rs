@@ -269,6 +269,10 @@ impl LweCiphertext {
         if c0.basis().len() != 1 || c1.basis().primes() != c0.basis().primes() {
             return invalid("sample extraction needs both polynomials over the same single prime");
         }
+        let n = c0.n();
+        if let Some(i) = indices.iter().find(|&&i| i >= n) {
+            return invalid(format!("coefficient {i} outside a degree-{n} polynomial"));
+        }
         let q = c0.basis().modulus(0).value();
         let mut body = c0.clone();
         body.to_coefficient()?;

@@ -19,6 +19,7 @@ use crate::basis::RnsBasis;
 use crate::error::{Error, Result};
 use crate::keyswitch::{key_uniform_part, KeySwitchContext, KeySwitchKey, SecretKey};
 use crate::poly::{Poly, Representation};
+use crate::sampling::Seed;
 
 const MAGIC: &[u8; 4] = b"TRKR";
 /// The serialization format version written by this build.
@@ -72,6 +73,13 @@ impl<'a> Reader<'a> {
         let mut b = [0u8; 8];
         b.copy_from_slice(self.take(8)?);
         Ok(u64::from_le_bytes(b))
+    }
+
+    /// Next 32-byte seed.
+    pub fn seed(&mut self) -> Result<Seed> {
+        let mut seed = [0u8; 32];
+        seed.copy_from_slice(self.take(32)?);
+        Ok(seed)
     }
 
     /// An error unless every byte was read.
@@ -204,6 +212,16 @@ impl Poly {
         Poly::from_limbs(basis, repr, data).or_else(|e| malformed(e.to_string()))
     }
 
+    /// [`read_body`](Self::read_body) of a polynomial that must be in NTT
+    /// form (ciphertext components and public keys).
+    pub fn read_ntt_body(r: &mut Reader<'_>, basis: &Arc<RnsBasis>) -> Result<Poly> {
+        let p = Poly::read_body(r, basis)?;
+        if p.representation() != Representation::Ntt {
+            return malformed("polynomial must be in NTT form");
+        }
+        Ok(p)
+    }
+
     /// Versioned bytes of the polynomial.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
@@ -247,16 +265,9 @@ impl KeySwitchKey {
                 ctx.digits().len()
             ));
         }
-        let mut seed = [0u8; 32];
-        seed.copy_from_slice(r.take(32)?);
+        let seed = r.seed()?;
         let b = (0..digits)
-            .map(|_| {
-                let p = Poly::read_body(&mut r, ctx.qp())?;
-                if p.representation() != Representation::Ntt {
-                    return malformed("key polynomials must be in NTT form");
-                }
-                Ok(p)
-            })
+            .map(|_| Poly::read_ntt_body(&mut r, ctx.qp()))
             .collect::<Result<Vec<_>>>()?;
         r.finish()?;
         Ok(KeySwitchKey {

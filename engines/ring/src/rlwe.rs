@@ -1,0 +1,250 @@
+//! RLWE encryption shared by the BFV and CKKS engines. A scheme only decides
+//! what goes into the message body (BFV: round(Q m / t); CKKS: the scaled
+//! encoding) and how the phase is decoded.
+//!
+//! ```text
+//! public key  (b, a) = (e - a s, a),            a uniform from a seed
+//! symmetric   c = (body + e - a s, a),          a uniform from a fresh seed
+//! public      c = (body + e0 + b u, e1 + a u),  u ternary, e, e0, e1 from the noise
+//! phase       c0 + c1 s + c2 s^2 + ...          (Horner, NTT form)
+//! ```
+//!
+//! Products with the secret are accumulated into the output (`mul_acc`) or
+//! kept in zeroized buffers, so that no copy of a s or of the secret is left
+//! behind in freed memory.
+
+use std::sync::Arc;
+
+use zeroize::Zeroizing;
+
+use crate::basis::{allocate_primes, RnsBasis};
+use crate::error::Result;
+use crate::keyswitch::{KeySwitchContext, SecretKey};
+use crate::poly::{Poly, Representation};
+use crate::sampling::{sample_ternary, sample_uniform, NoiseDistribution, Prng, Seed};
+use crate::serialize::Reader;
+
+/// A secret key with its NTT form over the full ciphertext basis (restricted
+/// per level when used). Zeroized on drop; never printed.
+pub struct RlweSecret {
+    secret: SecretKey,
+    s_ntt: Zeroizing<Poly>,
+}
+
+impl std::fmt::Debug for RlweSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RlweSecret { .. }")
+    }
+}
+
+/// An RLWE public key (b, a) = (e - a s, a) in NTT form; a is regenerated
+/// from the seed, so the bytes hold the seed and b only.
+#[derive(Clone, Debug)]
+pub struct RlwePublicKey {
+    seed: Seed,
+    b: Poly,
+    a: Poly,
+}
+
+/// The polynomial of `poly` at `basis` (a prefix of its own), borrowed when
+/// nothing has to be dropped.
+fn at_basis<'a>(
+    poly: &'a Poly,
+    basis: &Arc<RnsBasis>,
+    slot: &'a mut Option<Poly>,
+) -> Result<&'a Poly> {
+    if poly.basis().len() == basis.len() {
+        return Ok(poly);
+    }
+    Ok(slot.insert(poly.restrict(basis)?))
+}
+
+impl RlweSecret {
+    /// The secret with its NTT form over `basis` (the largest ciphertext basis).
+    pub fn new(secret: SecretKey, basis: &Arc<RnsBasis>) -> Result<RlweSecret> {
+        let s_ntt = secret.to_poly(basis, Representation::Ntt)?;
+        Ok(RlweSecret { secret, s_ntt })
+    }
+
+    /// The ring secret (its coefficients).
+    pub fn secret(&self) -> &SecretKey {
+        &self.secret
+    }
+
+    /// s at `basis` (a prefix of the full basis), NTT form.
+    pub fn at(&self, basis: &Arc<RnsBasis>) -> Result<Zeroizing<Poly>> {
+        Ok(Zeroizing::new(self.s_ntt.restrict(basis)?))
+    }
+
+    /// A public key over the full basis with error from `noise`.
+    pub fn public_key(&self, noise: NoiseDistribution, rng: &mut Prng) -> Result<RlwePublicKey> {
+        let seed = rng.gen_seed();
+        let basis = self.s_ntt.basis().clone();
+        let a = sample_uniform(&basis, Representation::Ntt, &mut Prng::from_seed(seed));
+        let e = Zeroizing::new(noise.sample(self.secret.n(), rng)?);
+        let mut b = Poly::from_signed(&basis, &e, Representation::Ntt)?;
+        // e - a s as -(-e + a s): no a s temporary to wipe.
+        b.neg_assign()?;
+        b.mul_acc(&a, &self.s_ntt)?;
+        b.neg_assign()?;
+        Ok(RlwePublicKey { seed, b, a })
+    }
+
+    /// Symmetric encryption of `body` (coefficient or NTT form, in the basis
+    /// of the level to encrypt at): (body + e - a s, a) in NTT form with a
+    /// from a fresh seed, returned so that serialization can store it
+    /// instead of a.
+    pub fn encrypt(
+        &self,
+        mut body: Poly,
+        noise: NoiseDistribution,
+        rng: &mut Prng,
+    ) -> Result<(Vec<Poly>, Seed)> {
+        let basis = body.basis().clone();
+        let seed = rng.gen_seed();
+        let a = sample_uniform(&basis, Representation::Ntt, &mut Prng::from_seed(seed));
+        let e = Zeroizing::new(noise.sample(self.secret.n(), rng)?);
+        body.add_assign(&Poly::from_signed(&basis, &e, body.representation())?)?;
+        body.to_ntt()?;
+        let restricted;
+        let s: &Poly = if basis.len() == self.s_ntt.basis().len() {
+            &self.s_ntt
+        } else {
+            restricted = self.at(&basis)?;
+            &restricted
+        };
+        body.neg_assign()?;
+        body.mul_acc(&a, s)?;
+        body.neg_assign()?;
+        Ok((vec![body, a], seed))
+    }
+
+    /// The phase c0 + c1 s + c2 s^2 + ... of `polys` (NTT form, one basis),
+    /// in NTT form, by Horner's rule.
+    pub fn phase(&self, polys: &[Poly]) -> Result<Zeroizing<Poly>> {
+        let (last, rest) = polys.split_last().ok_or_else(|| {
+            crate::Error::InvalidParameter("a ciphertext has no component".into())
+        })?;
+        let s = self.at(last.basis())?;
+        let mut x = Zeroizing::new(last.clone());
+        for c in rest.iter().rev() {
+            x.mul_assign(&s)?;
+            x.add_assign(c)?;
+        }
+        Ok(x)
+    }
+}
+
+impl RlwePublicKey {
+    /// The seed of a.
+    pub fn seed(&self) -> &Seed {
+        &self.seed
+    }
+
+    /// Public-key encryption of `body` (coefficient or NTT form, in the
+    /// basis of the level to encrypt at): (body + e0 + b u, e1 + a u), NTT.
+    pub fn encrypt(
+        &self,
+        mut body: Poly,
+        noise: NoiseDistribution,
+        rng: &mut Prng,
+    ) -> Result<[Poly; 2]> {
+        let basis = body.basis().clone();
+        let n = basis.n();
+        let (mut b_slot, mut a_slot) = (None, None);
+        let b = at_basis(&self.b, &basis, &mut b_slot)?;
+        let a = at_basis(&self.a, &basis, &mut a_slot)?;
+        let u = Zeroizing::new(sample_ternary(n, rng));
+        let u = Zeroizing::new(Poly::from_signed(&basis, &u, Representation::Ntt)?);
+        let e0 = Zeroizing::new(noise.sample(n, rng)?);
+        let e1 = Zeroizing::new(noise.sample(n, rng)?);
+        // The body turns into c0 in place: no copy of the message or of e0
+        // is left behind.
+        body.add_assign(&Poly::from_signed(&basis, &e0, body.representation())?)?;
+        body.to_ntt()?;
+        body.mul_acc(b, &u)?;
+        let mut c1 = Poly::from_signed(&basis, &e1, Representation::Ntt)?;
+        c1.mul_acc(a, &u)?;
+        Ok([body, c1])
+    }
+
+    /// Bytes: seed (32) | b (ring polynomial body).
+    pub fn write(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.seed);
+        self.b.write_body(out);
+    }
+
+    /// Reads [`write`](Self::write) output over `basis` (b must be in NTT
+    /// form and reduced), regenerating a from the seed.
+    pub fn read(r: &mut Reader<'_>, basis: &Arc<RnsBasis>) -> Result<RlwePublicKey> {
+        let seed = r.seed()?;
+        let b = Poly::read_ntt_body(r, basis)?;
+        let a = sample_uniform(basis, Representation::Ntt, &mut Prng::from_seed(seed));
+        Ok(RlwePublicKey { seed, b, a })
+    }
+}
+
+/// Writes ciphertext components: `1 | seed | c0` when `seed` is set (c1 is
+/// regenerated from it), else `0 | c0 | c1 | ...`.
+pub fn write_components(out: &mut Vec<u8>, polys: &[Poly], seed: Option<&Seed>) {
+    match seed {
+        Some(seed) => {
+            out.push(1);
+            out.extend_from_slice(seed);
+            polys[0].write_body(out);
+        }
+        None => {
+            out.push(0);
+            for p in polys {
+                p.write_body(out);
+            }
+        }
+    }
+}
+
+/// Reads [`write_components`] output: `size` components over `basis`, all in
+/// NTT form. A seed is accepted only when `seed_allowed` (a fresh symmetric
+/// encryption: two components at the top level) and yields c1 = a.
+pub fn read_components(
+    r: &mut Reader<'_>,
+    basis: &Arc<RnsBasis>,
+    size: usize,
+    seed_allowed: bool,
+) -> Result<(Vec<Poly>, Option<Seed>)> {
+    match r.u8()? {
+        0 => Ok((
+            (0..size)
+                .map(|_| Poly::read_ntt_body(r, basis))
+                .collect::<Result<Vec<_>>>()?,
+            None,
+        )),
+        1 if seed_allowed && size == 2 => {
+            let seed = r.seed()?;
+            let c0 = Poly::read_ntt_body(r, basis)?;
+            let a = sample_uniform(basis, Representation::Ntt, &mut Prng::from_seed(seed));
+            Ok((vec![c0, a], Some(seed)))
+        }
+        flag => Err(crate::Error::Malformed(format!(
+            "seed flag {flag} invalid for a ciphertext of {size} components at this level"
+        ))),
+    }
+}
+
+/// The key-switching context of an RLWE parameter set: distinct NTT-friendly
+/// primes of `q_bits` (the ciphertext modulus Q) and `p_bits` (the special
+/// modulus P) bits, allocated together, with `dnum` digits and `noise` for
+/// its keys. Its [`q`](KeySwitchContext::q) is the scheme's top-level basis.
+pub fn key_switch_context(
+    n: usize,
+    q_bits: &[u32],
+    p_bits: &[u32],
+    dnum: usize,
+    noise: NoiseDistribution,
+) -> Result<KeySwitchContext> {
+    let all_bits: Vec<u32> = q_bits.iter().chain(p_bits).copied().collect();
+    let primes = allocate_primes(n, &all_bits)?;
+    let (q_primes, p_primes) = primes.split_at(q_bits.len());
+    let q = RnsBasis::new(n, q_primes)?;
+    let p = RnsBasis::new(n, p_primes)?;
+    KeySwitchContext::new(&q, &p, dnum, noise)
+}
