@@ -42,6 +42,15 @@
         vpsrlq  zmm19, zmmword ptr [r13+\off+64], 32
 .endm
 
+/* zmm20/21/19 = a twiddle and its companion, broadcast from [r12]; zmm19
+ * takes the companion's high half in both halves of each lane (vpmuludq
+ * reads the low one). */
+.macro TW_PAIR
+        vpbroadcastq zmm20, qword ptr [r12]
+        vpbroadcastq zmm21, qword ptr [r12 + 8]
+        vpbroadcastd zmm19, dword ptr [r12 + 12]
+.endm
+
 /* dst = floor(C*src / 2^64) or one less; C = CH*2^32 + low half of C */
 .macro MULHI_APPROX dst, src, C, CH
         vpsrlq  zmm12, \src, 32

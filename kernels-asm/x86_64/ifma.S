@@ -39,6 +39,12 @@
         vmovdqa64 zmm21, [r13+\off+64]
 .endm
 
+/* zmm20/21 = a twiddle and its 52-bit companion, broadcast from [r12] */
+.macro TW_PAIR
+        vpbroadcastq zmm20, qword ptr [r12]
+        vpbroadcastq zmm21, qword ptr [r12 + 8]
+.endm
+
 .macro SHOUP dst, src, W, C, CH
         vpxorq  zmm12, zmm12, zmm12
         vpmadd52huq zmm12, \src, \C

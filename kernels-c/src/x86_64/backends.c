@@ -6,7 +6,9 @@
  * 3 stages x {8 twiddles, 8 companions}, one per lane, in the order the
  * stages run (forward: t = 4, 2, 1; inverse: t = 1, 2, 4). Companions are
  * the 64-bit Shoup companions shifted right by `shift`: 12 for IFMA (52-bit
- * companions), 0 for AVX-512F. The other stages read the portable tables. */
+ * companions), 0 for AVX-512F. The stage t = 8, in the same pass, reads one
+ * {twiddle, shifted companion} pair per group from the mid tables. The other
+ * stages read the portable tables. */
 #include <stdlib.h>
 
 #include "internal.h"
@@ -14,6 +16,8 @@
 typedef struct x86_aux {
     uint64_t *fwd_tail; /* offset 0 */
     uint64_t *inv_tail; /* offset 8 */
+    uint64_t *fwd_mid;  /* offset 16 */
+    uint64_t *inv_mid;  /* offset 24 */
 } x86_aux;
 
 enum { GROUP = 16, LANES = 8, STAGE_WORDS = 2 * LANES, GROUP_WORDS = 3 * STAGE_WORDS };
@@ -41,11 +45,26 @@ static uint64_t *build_tail(const triskel_ntt_plan *p, const uint64_t *w, const 
     return tail;
 }
 
+/* Group g's pair of the stage t = 8: twiddle n/16 + g. */
+static uint64_t *build_mid(const triskel_ntt_plan *p, const uint64_t *w, const uint64_t *w_shoup,
+                           unsigned shift) {
+    const uint64_t groups = p->n / GROUP;
+    uint64_t *mid = aligned_alloc(64, groups * 2 * sizeof(uint64_t));
+    if (mid == NULL) return NULL;
+    for (uint64_t g = 0; g < groups; g++) {
+        mid[2 * g] = w[groups + g];
+        mid[2 * g + 1] = w_shoup[groups + g] >> shift;
+    }
+    return mid;
+}
+
 static void x86_aux_free(triskel_ntt_plan *p) {
     x86_aux *aux = p->aux;
     if (aux == NULL) return;
     free(aux->fwd_tail);
     free(aux->inv_tail);
+    free(aux->fwd_mid);
+    free(aux->inv_mid);
     free(aux);
     p->aux = NULL;
 }
@@ -57,7 +76,10 @@ static int x86_aux_init(triskel_ntt_plan *p, unsigned shift) {
     p->aux = aux;
     aux->fwd_tail = build_tail(p, p->fwd, p->fwd_shoup, fwd_order, shift);
     aux->inv_tail = build_tail(p, p->inv, p->inv_shoup, inv_order, shift);
-    if (aux->fwd_tail == NULL || aux->inv_tail == NULL) {
+    aux->fwd_mid = build_mid(p, p->fwd, p->fwd_shoup, shift);
+    aux->inv_mid = build_mid(p, p->inv, p->inv_shoup, shift);
+    if (aux->fwd_tail == NULL || aux->inv_tail == NULL || aux->fwd_mid == NULL ||
+        aux->inv_mid == NULL) {
         x86_aux_free(p);
         return -1;
     }
