@@ -36,19 +36,19 @@
         vpbroadcastq \CH, \s
 .endm
 
-.macro TW_LOAD off
-        vmovdqa64 zmm20, [r13+\off]
-        vmovdqa64 zmm21, [r13+\off+64]
-        vpsrlq  zmm19, zmmword ptr [r13+\off+64], 32
+.macro TW_LOAD off, W=zmm20, C=zmm21, CH=zmm19
+        vmovdqa64 \W, [r13+\off]
+        vmovdqa64 \C, [r13+\off+64]
+        vpsrlq  \CH, zmmword ptr [r13+\off+64], 32
 .endm
 
-/* zmm20/21/19 = a twiddle and its companion, broadcast from [r12]; zmm19
+/* W, C, CH = a twiddle and its companion, broadcast from [r12+off]; CH
  * takes the companion's high half in both halves of each lane (vpmuludq
  * reads the low one). */
-.macro TW_PAIR
-        vpbroadcastq zmm20, qword ptr [r12]
-        vpbroadcastq zmm21, qword ptr [r12 + 8]
-        vpbroadcastd zmm19, dword ptr [r12 + 12]
+.macro TW_PAIR off, W, C, CH
+        vpbroadcastq \W, qword ptr [r12 + \off]
+        vpbroadcastq \C, qword ptr [r12 + \off + 8]
+        vpbroadcastd \CH, dword ptr [r12 + \off + 12]
 .endm
 
 /* dst = floor(C*src / 2^64) or one less; C = CH*2^32 + low half of C */

@@ -34,15 +34,15 @@
         vpbroadcastq \C, \s
 .endm
 
-.macro TW_LOAD off
-        vmovdqa64 zmm20, [r13+\off]
-        vmovdqa64 zmm21, [r13+\off+64]
+.macro TW_LOAD off, W=zmm20, C=zmm21, CH=zmm19
+        vmovdqa64 \W, [r13+\off]
+        vmovdqa64 \C, [r13+\off+64]
 .endm
 
-/* zmm20/21 = a twiddle and its 52-bit companion, broadcast from [r12] */
-.macro TW_PAIR
-        vpbroadcastq zmm20, qword ptr [r12]
-        vpbroadcastq zmm21, qword ptr [r12 + 8]
+/* W, C = a twiddle and its 52-bit companion, broadcast from [r12+off] */
+.macro TW_PAIR off, W, C, CH
+        vpbroadcastq \W, qword ptr [r12 + \off]
+        vpbroadcastq \C, qword ptr [r12 + \off + 8]
 .endm
 
 .macro SHOUP dst, src, W, C, CH
