@@ -34,17 +34,6 @@
         vpbroadcastq \C, \s
 .endm
 
-.macro TW_LOAD off, W=zmm20, C=zmm21, CH=zmm19
-        vmovdqa64 \W, [r13+\off]
-        vmovdqa64 \C, [r13+\off+64]
-.endm
-
-/* W, C = a twiddle and its 52-bit companion, broadcast from [r12+off] */
-.macro TW_PAIR off, W, C, CH
-        vpbroadcastq \W, qword ptr [r12 + \off]
-        vpbroadcastq \C, qword ptr [r12 + \off + 8]
-.endm
-
 .macro SHOUP dst, src, W, C, CH
         vpxorq  zmm12, zmm12, zmm12
         vpmadd52huq zmm12, \src, \C

@@ -20,7 +20,10 @@ typedef struct x86_aux {
     uint64_t *inv_mid;  /* offset 24 */
 } x86_aux;
 
-enum { GROUP = 16, LANES = 8, STAGE_WORDS = 2 * LANES, GROUP_WORDS = 3 * STAGE_WORDS };
+/* The avx512 kernels read each companion vector again 4 bytes on (the
+ * high halves as 32-bit lanes), up to 4 bytes past a table's end: PAD_WORDS
+ * keep that read inside the allocation (and its size a multiple of 64). */
+enum { GROUP = 16, LANES = 8, STAGE_WORDS = 2 * LANES, GROUP_WORDS = 3 * STAGE_WORDS, PAD_WORDS = 8 };
 
 /* Fills the lanes of one stage of one group: lane k of distance t uses
  * twiddle index (n / (2t)) + (16 / (2t)) * g + k / t. */
@@ -36,7 +39,7 @@ static void fill_stage(uint64_t *dst, const uint64_t *w, const uint64_t *w_shoup
 static uint64_t *build_tail(const triskel_ntt_plan *p, const uint64_t *w, const uint64_t *w_shoup,
                             const uint64_t order[3], unsigned shift) {
     const uint64_t groups = p->n / GROUP;
-    uint64_t *tail = aligned_alloc(64, groups * GROUP_WORDS * sizeof(uint64_t));
+    uint64_t *tail = aligned_alloc(64, (groups * GROUP_WORDS + PAD_WORDS) * sizeof(uint64_t));
     if (tail == NULL) return NULL;
     for (uint64_t g = 0; g < groups; g++)
         for (int s = 0; s < 3; s++)
@@ -49,7 +52,7 @@ static uint64_t *build_tail(const triskel_ntt_plan *p, const uint64_t *w, const 
 static uint64_t *build_mid(const triskel_ntt_plan *p, const uint64_t *w, const uint64_t *w_shoup,
                            unsigned shift) {
     const uint64_t groups = p->n / GROUP;
-    uint64_t *mid = aligned_alloc(64, groups * 2 * sizeof(uint64_t));
+    uint64_t *mid = aligned_alloc(64, (groups * 2 + PAD_WORDS) * sizeof(uint64_t));
     if (mid == NULL) return NULL;
     for (uint64_t g = 0; g < groups; g++) {
         mid[2 * g] = w[groups + g];
