@@ -8,8 +8,9 @@
  * the 64-bit Shoup companions shifted right by `shift`: 12 for IFMA (52-bit
  * companions), 0 for AVX-512F. The stage t = 8, in the same pass, reads one
  * {twiddle, shifted companion} pair per group from the mid tables. The other
- * stages read the portable tables. */
+ * stages read the portable twiddles and the shifted companions (comp). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 
@@ -18,6 +19,8 @@ typedef struct x86_aux {
     uint64_t *inv_tail; /* offset 8 */
     uint64_t *fwd_mid;  /* offset 16 */
     uint64_t *inv_mid;  /* offset 24 */
+    uint64_t *fwd_comp; /* offset 32 */
+    uint64_t *inv_comp; /* offset 40 */
 } x86_aux;
 
 /* The avx512 kernels read each companion vector again 4 bytes on (the
@@ -45,6 +48,7 @@ static uint64_t *build_tail(const triskel_ntt_plan *p, const uint64_t *w, const 
         for (int s = 0; s < 3; s++)
             fill_stage(tail + g * GROUP_WORDS + s * STAGE_WORDS, w, w_shoup, p->n, g, order[s],
                        shift);
+    memset(tail + groups * GROUP_WORDS, 0, PAD_WORDS * sizeof(uint64_t));
     return tail;
 }
 
@@ -58,7 +62,17 @@ static uint64_t *build_mid(const triskel_ntt_plan *p, const uint64_t *w, const u
         mid[2 * g] = w[groups + g];
         mid[2 * g + 1] = w_shoup[groups + g] >> shift;
     }
+    memset(mid + 2 * groups, 0, PAD_WORDS * sizeof(uint64_t));
     return mid;
+}
+
+/* The companions of the broadcast twiddles (the other stages), shifted. */
+static uint64_t *build_comp(const triskel_ntt_plan *p, const uint64_t *w_shoup, unsigned shift) {
+    uint64_t *comp = aligned_alloc(64, (p->n + PAD_WORDS) * sizeof(uint64_t));
+    if (comp == NULL) return NULL;
+    for (uint64_t i = 0; i < p->n; i++) comp[i] = w_shoup[i] >> shift;
+    memset(comp + p->n, 0, PAD_WORDS * sizeof(uint64_t));
+    return comp;
 }
 
 static void x86_aux_free(triskel_ntt_plan *p) {
@@ -68,6 +82,8 @@ static void x86_aux_free(triskel_ntt_plan *p) {
     free(aux->inv_tail);
     free(aux->fwd_mid);
     free(aux->inv_mid);
+    free(aux->fwd_comp);
+    free(aux->inv_comp);
     free(aux);
     p->aux = NULL;
 }
@@ -81,8 +97,10 @@ static int x86_aux_init(triskel_ntt_plan *p, unsigned shift) {
     aux->inv_tail = build_tail(p, p->inv, p->inv_shoup, inv_order, shift);
     aux->fwd_mid = build_mid(p, p->fwd, p->fwd_shoup, shift);
     aux->inv_mid = build_mid(p, p->inv, p->inv_shoup, shift);
+    aux->fwd_comp = build_comp(p, p->fwd_shoup, shift);
+    aux->inv_comp = build_comp(p, p->inv_shoup, shift);
     if (aux->fwd_tail == NULL || aux->inv_tail == NULL || aux->fwd_mid == NULL ||
-        aux->inv_mid == NULL) {
+        aux->inv_mid == NULL || aux->fwd_comp == NULL || aux->inv_comp == NULL) {
         x86_aux_free(p);
         return -1;
     }
