@@ -36,12 +36,6 @@
         vpbroadcastq \CH, \s
 .endm
 
-.macro TW_LOAD off
-        vmovdqa64 zmm20, [r13+\off]
-        vmovdqa64 zmm21, [r13+\off+64]
-        vpsrlq  zmm19, zmmword ptr [r13+\off+64], 32
-.endm
-
 /* dst = floor(C*src / 2^64) or one less; C = CH*2^32 + low half of C */
 .macro MULHI_APPROX dst, src, C, CH
         vpsrlq  zmm12, \src, 32
@@ -58,12 +52,14 @@
 
 /* dst = src * W mod q in [0, 2q) for src < 4q: h = floor(C*src / 2^64)
  * minus 0, 1 or 2 (the low halves of the two cross products and the c0*x0
- * product are left out), r = src*W - h*q in [0, 4q), minus 2q if >= 2q. */
+ * product are left out), r = src*W - h*q in [0, 4q), minus 2q if >= 2q.
+ * W, C, CH may be memory operands; vpmuludq reads only the low half of
+ * each lane of CH, so CH may be C's memory 4 bytes on (its high halves). */
 .macro SHOUP dst, src, W, C, CH
         vpsrlq  zmm12, \src, 32
-        vpmuludq zmm13, \C, zmm12
-        vpmuludq zmm14, \CH, \src
-        vpmuludq zmm9, \CH, zmm12
+        vpmuludq zmm13, zmm12, \C
+        vpmuludq zmm14, \src, \CH
+        vpmuludq zmm9, zmm12, \CH
         vpsrlq  zmm13, zmm13, 32
         vpsrlq  zmm14, zmm14, 32
         vpaddq  zmm9, zmm9, zmm13

@@ -34,11 +34,6 @@
         vpbroadcastq \C, \s
 .endm
 
-.macro TW_LOAD off
-        vmovdqa64 zmm20, [r13+\off]
-        vmovdqa64 zmm21, [r13+\off+64]
-.endm
-
 .macro SHOUP dst, src, W, C, CH
         vpxorq  zmm12, zmm12, zmm12
         vpmadd52huq zmm12, \src, \C

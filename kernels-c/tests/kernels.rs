@@ -123,6 +123,34 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(8))]
+
+    /// The sizes the x86 kernels run depth-first (N >= 2^13: chunks of 4096
+    /// coefficients) give portable's outputs bit for bit.
+    #[test]
+    fn large_transforms_match_portable(
+        (q, n, a) in (30u32..=62, 13u32..=16).prop_flat_map(|(bits, log_n)| {
+            let n = 1usize << log_n;
+            let q = ntt_primes(bits, n, 1).unwrap()[0];
+            (Just(q), Just(n), residues(q, n))
+        })
+    ) {
+        let reference = NttPlan::new(n, &Modulus::with_backend(q, Backend::Portable).unwrap()).unwrap();
+        let (mut fwd, mut inv) = (a.clone(), a.clone());
+        reference.forward(&mut fwd).unwrap();
+        reference.inverse(&mut inv).unwrap();
+        for m in moduli(q) {
+            let plan = NttPlan::new(n, &m).unwrap();
+            let (mut f, mut i) = (a.clone(), a.clone());
+            plan.forward(&mut f).unwrap();
+            plan.inverse(&mut i).unwrap();
+            prop_assert!(f == fwd, "forward, backend {:?}, n = {n}, q = {q}", m.backend());
+            prop_assert!(i == inv, "inverse, backend {:?}, n = {n}, q = {q}", m.backend());
+        }
+    }
+}
+
 #[test]
 fn round_trip_every_size_and_backend() {
     for log_n in 10..=17 {

@@ -6,17 +6,27 @@
  * 3 stages x {8 twiddles, 8 companions}, one per lane, in the order the
  * stages run (forward: t = 4, 2, 1; inverse: t = 1, 2, 4). Companions are
  * the 64-bit Shoup companions shifted right by `shift`: 12 for IFMA (52-bit
- * companions), 0 for AVX-512F. The other stages read the portable tables. */
+ * companions), 0 for AVX-512F. The stage t = 8, in the same pass, reads one
+ * {twiddle, shifted companion} pair per group from the mid tables. The other
+ * stages read the portable twiddles and the shifted companions (comp). */
 #include <stdlib.h>
+#include <string.h>
 
 #include "internal.h"
 
 typedef struct x86_aux {
     uint64_t *fwd_tail; /* offset 0 */
     uint64_t *inv_tail; /* offset 8 */
+    uint64_t *fwd_mid;  /* offset 16 */
+    uint64_t *inv_mid;  /* offset 24 */
+    uint64_t *fwd_comp; /* offset 32 */
+    uint64_t *inv_comp; /* offset 40 */
 } x86_aux;
 
-enum { GROUP = 16, LANES = 8, STAGE_WORDS = 2 * LANES, GROUP_WORDS = 3 * STAGE_WORDS };
+/* The avx512 kernels read each companion vector again 4 bytes on (the
+ * high halves as 32-bit lanes), up to 4 bytes past a table's end: PAD_WORDS
+ * keep that read inside the allocation (and its size a multiple of 64). */
+enum { GROUP = 16, LANES = 8, STAGE_WORDS = 2 * LANES, GROUP_WORDS = 3 * STAGE_WORDS, PAD_WORDS = 8 };
 
 /* Fills the lanes of one stage of one group: lane k of distance t uses
  * twiddle index (n / (2t)) + (16 / (2t)) * g + k / t. */
@@ -32,13 +42,37 @@ static void fill_stage(uint64_t *dst, const uint64_t *w, const uint64_t *w_shoup
 static uint64_t *build_tail(const triskel_ntt_plan *p, const uint64_t *w, const uint64_t *w_shoup,
                             const uint64_t order[3], unsigned shift) {
     const uint64_t groups = p->n / GROUP;
-    uint64_t *tail = aligned_alloc(64, groups * GROUP_WORDS * sizeof(uint64_t));
+    uint64_t *tail = aligned_alloc(64, (groups * GROUP_WORDS + PAD_WORDS) * sizeof(uint64_t));
     if (tail == NULL) return NULL;
     for (uint64_t g = 0; g < groups; g++)
         for (int s = 0; s < 3; s++)
             fill_stage(tail + g * GROUP_WORDS + s * STAGE_WORDS, w, w_shoup, p->n, g, order[s],
                        shift);
+    memset(tail + groups * GROUP_WORDS, 0, PAD_WORDS * sizeof(uint64_t));
     return tail;
+}
+
+/* Group g's pair of the stage t = 8: twiddle n/16 + g. */
+static uint64_t *build_mid(const triskel_ntt_plan *p, const uint64_t *w, const uint64_t *w_shoup,
+                           unsigned shift) {
+    const uint64_t groups = p->n / GROUP;
+    uint64_t *mid = aligned_alloc(64, (groups * 2 + PAD_WORDS) * sizeof(uint64_t));
+    if (mid == NULL) return NULL;
+    for (uint64_t g = 0; g < groups; g++) {
+        mid[2 * g] = w[groups + g];
+        mid[2 * g + 1] = w_shoup[groups + g] >> shift;
+    }
+    memset(mid + 2 * groups, 0, PAD_WORDS * sizeof(uint64_t));
+    return mid;
+}
+
+/* The companions of the broadcast twiddles (the other stages), shifted. */
+static uint64_t *build_comp(const triskel_ntt_plan *p, const uint64_t *w_shoup, unsigned shift) {
+    uint64_t *comp = aligned_alloc(64, (p->n + PAD_WORDS) * sizeof(uint64_t));
+    if (comp == NULL) return NULL;
+    for (uint64_t i = 0; i < p->n; i++) comp[i] = w_shoup[i] >> shift;
+    memset(comp + p->n, 0, PAD_WORDS * sizeof(uint64_t));
+    return comp;
 }
 
 static void x86_aux_free(triskel_ntt_plan *p) {
@@ -46,6 +80,10 @@ static void x86_aux_free(triskel_ntt_plan *p) {
     if (aux == NULL) return;
     free(aux->fwd_tail);
     free(aux->inv_tail);
+    free(aux->fwd_mid);
+    free(aux->inv_mid);
+    free(aux->fwd_comp);
+    free(aux->inv_comp);
     free(aux);
     p->aux = NULL;
 }
@@ -57,7 +95,12 @@ static int x86_aux_init(triskel_ntt_plan *p, unsigned shift) {
     p->aux = aux;
     aux->fwd_tail = build_tail(p, p->fwd, p->fwd_shoup, fwd_order, shift);
     aux->inv_tail = build_tail(p, p->inv, p->inv_shoup, inv_order, shift);
-    if (aux->fwd_tail == NULL || aux->inv_tail == NULL) {
+    aux->fwd_mid = build_mid(p, p->fwd, p->fwd_shoup, shift);
+    aux->inv_mid = build_mid(p, p->inv, p->inv_shoup, shift);
+    aux->fwd_comp = build_comp(p, p->fwd_shoup, shift);
+    aux->inv_comp = build_comp(p, p->inv_shoup, shift);
+    if (aux->fwd_tail == NULL || aux->inv_tail == NULL || aux->fwd_mid == NULL ||
+        aux->inv_mid == NULL || aux->fwd_comp == NULL || aux->inv_comp == NULL) {
         x86_aux_free(p);
         return -1;
     }
