@@ -9,7 +9,8 @@
 # Every op, every size 2^10..2^17, every test prime the backend accepts,
 # random and edge inputs: the driver compares each backend with portable bit
 # for bit. This script fails when a run did not check a backend it should
-# have (or ran SVE at another vector length than asked).
+# have (or ran SVE at another vector length than asked), or did not check
+# each of a backend's twelve ops (a NULL op would run portable unchecked).
 # On an AArch64 host it runs the driver natively instead and expects sve
 # there when /proc/cpuinfo lists it.
 # Installs gcc-aarch64-linux-gnu and qemu-user (Debian/Ubuntu) when missing.
@@ -30,10 +31,14 @@ check() {
         echo "AArch64 driver failed (${runner:-native})" >&2
         exit 1
     }
-    printf '%s\n' "$log" | grep -E 'vector length|matches portable|^skip|passed'
+    printf '%s\n' "$log" | grep -E 'vector length|matches portable|ops |^skip|passed'
     for b in $backends; do
         if ! printf '%s\n' "$log" | grep -qx "$b: matches portable"; then
             echo "the $b backend was not checked (${runner:-native})" >&2
+            exit 1
+        fi
+        if ! printf '%s\n' "$log" | grep -qx "$b ops checked: all 12"; then
+            echo "the $b backend left an op to portable or unchecked (${runner:-native})" >&2
             exit 1
         fi
     done
