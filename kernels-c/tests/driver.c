@@ -89,6 +89,16 @@ static uint64_t friendly_prime(int bits) {
         if (triskel_is_prime(q)) return q;
 }
 
+/* Smallest prime above 2^30 with q = 1 mod 2^18 (2^30 + 2^19 + 1): a 31-bit
+ * prime so close to 2^30 that the neon backend's 32-bit one-constant Barrett
+ * estimate (neon.S, sbarrett_mul) is two short for (q-1)(q-2), which the
+ * edge fills produce. */
+static uint64_t low_31_bit_prime(void) {
+    const uint64_t step = (uint64_t)1 << 18;
+    for (uint64_t q = ((uint64_t)1 << 30) + step + 1;; q += step)
+        if (triskel_is_prime(q)) return q;
+}
+
 /* A 62-bit NTT-friendly prime whose 2^124 / q has a fractional part above
  * 1/2: the case where a one-constant Barrett quotient estimate is two short,
  * which a second correction must catch. */
@@ -441,6 +451,7 @@ int main(void) {
             check_against_portable(be, hard);
             check_keyswitch_ops_against_portable(be, hard);
         }
+        if (be->max_modulus_bits == 31) check_against_portable(be, low_31_bit_prime());
         printf("%s: %s\n", be->name, failed == before ? "matches portable" : "MISMATCH");
         if (ops_seen == (1u << NUM_OPS) - 1) {
             printf("%s ops checked: all %d\n", be->name, (int)NUM_OPS);
