@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Static cycle estimates of the AArch64 kernels with llvm-mca 19 (Debian's
 # LLVM 19) for Neoverse N1 (Graviton2), V1 (Graviton3) and V2 (Graviton4):
-# cycles per butterfly of the forward and inverse NTT's main stages and
-# cycles per element of mul and mul_acc, for each AArch64 backend and for the
-# portable C compiled by clang 19 with the same -mcpu.
+# cycles per butterfly of the forward and inverse NTT's main stages, per
+# element of mul, mul_acc and the automorphisms, and per term (one product
+# per output element) of dot and the exact base_convert, for each AArch64
+# backend and for the portable C compiled by clang 19 with the same -mcpu.
 #
 # How: each kernel is assembled (aarch64-linux-gnu-gcc) or compiled (clang-19
 # -O3 -fno-unroll-loops -fno-vectorize, so one element per iteration),
@@ -74,8 +75,25 @@ LOOPS = [
     # there the mixed loop (4 + 2 butterflies), elsewhere the vector loop.
     ("neon", "neon", "ntt_forward", "triskel_neon_ntt_forward", {"N1": 2, "*": 3}, {"N1": 6, "*": 4}, 31),
     ("neon", "neon", "ntt_inverse", "triskel_neon_ntt_inverse", {"N1": 4, "*": 5}, {"N1": 6, "*": 4}, 31),
-    ("neon", "neon", "mul", "triskel_neon_mul", 1, 4, 31),
-    ("neon", "neon", "mul_acc", "triskel_neon_mul_acc", 1, 4, 31),
+    # neon's products interleave scalar ones on N1 only (neon.S): there the
+    # mixed loop (8 + 4 products), elsewhere the vector loop of 8.
+    ("neon", "neon", "mul", "triskel_neon_mul", {"N1": 1, "*": 2}, {"N1": 12, "*": 8}, 31),
+    ("neon", "neon", "mul_acc", "triskel_neon_mul_acc", {"N1": 1, "*": 2}, {"N1": 12, "*": 8}, 31),
+    # The key-switching ops: the loop over terms of dot and of the exact
+    # base_convert (one product, and for base_convert one double term, per
+    # output element), the automorphisms' loop over elements. neon's table
+    # uses the aarch64 kernels for these.
+    ("portable", "portable-{cpu}", "dot", "portable_dot", "umulh", 1, 62),
+    ("portable", "portable-{cpu}", "automorphism_coeff", "portable_automorphism_coeff", 1, 1, 62),
+    ("portable", "portable-{cpu}", "automorphism_ntt", "portable_automorphism_ntt", 1, 1, 62),
+    ("aarch64", "keyswitch", "dot", "triskel_aarch64_dot", 1, 1, 62),
+    ("aarch64", "keyswitch", "base_convert", "triskel_aarch64_base_convert", 1, 1, 62),
+    ("aarch64", "keyswitch", "automorphism_coeff", "triskel_aarch64_automorphism_coeff", 1, 1, 62),
+    ("aarch64", "keyswitch", "automorphism_ntt", "triskel_aarch64_automorphism_ntt", 1, 2, 62),
+    ("sve", "sve", "dot", "triskel_sve_dot", 1, "VL", 62),
+    ("sve", "sve", "base_convert", "triskel_sve_base_convert", 1, "VL", 62),
+    ("sve", "sve", "automorphism_coeff", "triskel_sve_automorphism_coeff", 1, "VL", 62),
+    ("sve", "sve", "automorphism_ntt", "triskel_sve_automorphism_ntt", 1, "VL", 62),
 ]
 CPUS = [("neoverse-n1", "N1", None), ("neoverse-v1", "V1", 4), ("neoverse-v2", "V2", 2)]
 LINE = re.compile(r"^\s*([0-9a-f]+):\s+(\S.*?)\s*(//.*)?$")
@@ -110,9 +128,10 @@ def innermost_loops(code):
     inner = [l for l in loops if not any(o != l and l[0] <= o[0] and o[1] <= l[1] for o in loops)]
     result = []
     for start, end in sorted(inner):
-        body = [ins for _, ins in code[start:end]]
-        branch = re.sub(r"0x[0-9a-f]+\s*<[^>]*>", ".Lloop", code[end][1])
-        result.append(body + [branch])
+        # llvm-mca follows no branch: every target (the back edge, and exits
+        # such as dot's every-16-terms reduction) becomes the loop label.
+        body = [re.sub(r"0x[0-9a-f]+\s*<[^>]*>", ".Lloop", ins) for _, ins in code[start:end + 1]]
+        result.append(body)
     return result
 
 
@@ -141,7 +160,8 @@ for backend, obj, kernel, func, which, per_iter_of, bits in LOOPS:
         c = cycles(body, cpu) / work_per_iter
         rows.setdefault((backend, kernel), {})[short] = (c, bits / c, len(body))
 
-unit = {"ntt_forward": "butterfly", "ntt_inverse": "butterfly", "mul": "element", "mul_acc": "element"}
+unit = {"ntt_forward": "butterfly", "ntt_inverse": "butterfly", "dot": "term",
+        "base_convert": "term, exact"}
 print("llvm-mca 19 static estimates (cycles per butterfly / per element; modulus bits per cycle)")
 print("| backend | kernel | N1 cycles | V1 cycles | V2 cycles | N1 bits/cycle | V1 bits/cycle | V2 bits/cycle | loop instructions (first CPU) |")
 print("|---|---|---|---|---|---|---|---|---|")
@@ -149,5 +169,5 @@ for (backend, kernel), per_cpu in rows.items():
     cyc = [f"{per_cpu[c][0]:.2f}" if c in per_cpu else "-" for c in ("N1", "V1", "V2")]
     bpc = [f"{per_cpu[c][1]:.1f}" if c in per_cpu else "-" for c in ("N1", "V1", "V2")]
     n_ins = next(iter(per_cpu.values()))[2]
-    print(f"| {backend} | {kernel} (per {unit[kernel]}) | " + " | ".join(cyc + bpc) + f" | {n_ins} |")
+    print(f"| {backend} | {kernel} (per {unit.get(kernel, 'element')}) | " + " | ".join(cyc + bpc) + f" | {n_ins} |")
 EOF

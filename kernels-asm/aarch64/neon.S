@@ -311,13 +311,14 @@ func triskel_neon_ntt_inverse
     ntt_return
 endfunc triskel_neon_ntt_inverse
 
-// Element-wise products. Setup from the triskel_modulus at \m: v30 = q,
+// Element-wise products. Setup from the triskel_modulus at \m: v30 = w6 = q,
 // v29 = q^-1 mod 2^32 (Newton: each step doubles the correct low bits,
-// 3 -> 6 -> 12 -> 24 -> 48), v27 = R^2 mod q in Montgomery form's terms: the
-// constant C = R^2 mod q with C' = C*q^-1 mod 2^32, so mont(r, C) = r*R mod q.
-// Scratch x6..x9. The two divisions are per call, not per element. An even
-// q (only q = 2 is prime) has no inverse mod 2^32: the whole call goes to
-// \fallback, the aarch64 backend's kernel with the same arguments.
+// 3 -> 6 -> 12 -> 24 -> 48), v27 = R^2 mod q in
+// Montgomery form's terms: the constant C = R^2 mod q with C' = C*q^-1 mod
+// 2^32, so mont(r, C) = r*R mod q. Scratch x7..x9. The two divisions are per
+// call, not per element. An even q (only q = 2 is prime) has no inverse mod
+// 2^32: the whole call goes to \fallback, the aarch64 backend's kernel with
+// the same arguments.
 .macro product_setup m, fallback
     ldr     x6, [\m]
     tbz     w6, #0, \fallback
@@ -342,30 +343,115 @@ endfunc triskel_neon_ntt_inverse
     dup     v28.4s, w9                      // (R^2 mod q) * q^-1 mod 2^32
 .endm
 
-// v4 = a*b mod q in [0, q) for a in v0, b in v2 (32-bit lanes).
-.macro product
-    mul     v5.4s, v0.4s, v2.4s
-    sqdmulh v4.4s, v0.4s, v2.4s
-    mul     v5.4s, v5.4s, v29.4s
-    sqdmulh v5.4s, v5.4s, v30.4s
-    shsub   v4.4s, v4.4s, v5.4s             // a*b/R mod q, in (-q, q)
-    mont    v4, v4, v27, v28, v5            // times R^2/R
-    to_pos  v4, v5
+// \r = a*b mod q in [0, q) for a in \a, b in \b (32-bit lanes); \t scratch.
+.macro product r, a, b, t
+    mul     \t\().4s, \a\().4s, \b\().4s
+    sqdmulh \r\().4s, \a\().4s, \b\().4s
+    mul     \t\().4s, \t\().4s, v29.4s
+    sqdmulh \t\().4s, \t\().4s, v30.4s
+    shsub   \r\().4s, \r\().4s, \t\().4s    // a*b/R mod q, in (-q, q)
+    mont    \r, \r, v27, v28, \t            // times R^2/R
+    to_pos  \r, \t
 .endm
 
-// Loop frame: out x0, a x1, b x2, len x3, m x4; \body turns the four
-// elements of a (v0) and b (v2) into v4. The tail goes to \tail with the
-// same arguments moved on.
-.macro products body, tail, acc
-    product_setup x4, \tail
-    lsr     x5, x3, #2
-    cbz     x5, 8f
-    mov     x10, x0
-1:  ld1     {v0.2d, v1.2d}, [x1], #32
+// The same product on the integer pipes, by one-constant Barrett (as in
+// mulmod.S, in 32-bit terms) with three 32 x 32-bit multiplies (one cycle
+// each on N1, where the 64-bit ones take three): for k = bit length of q,
+// x = a*b < 2^62, t = x >> (k-1) < 2^32 and mu = floor(2^(k+31) / q) < 2^32,
+// qh = t*mu >> 32 is at most two short of floor(x / q) (the argument of
+// mulmod.S with 2^(k-1)/q < 1 and t/2^32 < 1), so r = x - qh*q < 3q takes two
+// conditional subtractions. \r = a*b mod q from a in w\r and b in w\b
+// (register numbers); x\t scratch; x6 = q, x11 = mu, x12 = k - 1.
+.macro sbarrett_mul r, b, t
+    umull   x\r, w\r, w\b
+    lsr     x\t, x\r, x12
+    umull   x\t, w\t, w11
+    lsr     x\t, x\t, #32
+    umsubl  x\r, w\t, w6, x\r
+    subs    x\t, x\r, x6
+    csel    x\r, x\t, x\r, hs
+    subs    x\t, x\r, x6
+    csel    x\r, x\t, x\r, hs
+.endm
+
+// x11 = mu, x12 = k - 1 of sbarrett_mul for q in x6; x8, x9 scratch.
+.macro sbarrett_setup
+    clz     x8, x6
+    mov     x12, #63
+    sub     x12, x12, x8
+    add     x8, x12, #32
+    mov     x9, #1
+    lsl     x9, x9, x8
+    udiv    x11, x9, x6
+.endm
+
+// w\r = w\r + w\c mod q (both in [0, q)); w\t scratch.
+.macro sadd_mod r, c, t
+    add     w\r, w\r, w\c
+    subs    w\t, w\r, w6
+    csel    w\r, w\t, w\r, hs
+.endm
+
+// Eight products from the front (a at x1, b at x2, acc read at x10, out x0)
+// in two groups of registers, v0..v5 and v16..v21, their instructions
+// alternating: each product is a chain of dependent multiplies, and two
+// chains side by side keep the vector multiplier busy.
+.macro vector_products8 acc
+    ld1     {v0.2d, v1.2d}, [x1], #32
+    ld1     {v16.2d, v17.2d}, [x1], #32
+    ld1     {v2.2d, v3.2d}, [x2], #32
+    ld1     {v18.2d, v19.2d}, [x2], #32
+    uzp1    v0.4s, v0.4s, v1.4s
+    uzp1    v16.4s, v16.4s, v17.4s
+    uzp1    v2.4s, v2.4s, v3.4s
+    uzp1    v18.4s, v18.4s, v19.4s
+    mul     v5.4s, v0.4s, v2.4s
+    mul     v21.4s, v16.4s, v18.4s
+    sqdmulh v4.4s, v0.4s, v2.4s
+    sqdmulh v20.4s, v16.4s, v18.4s
+    mul     v5.4s, v5.4s, v29.4s
+    mul     v21.4s, v21.4s, v29.4s
+    sqdmulh v5.4s, v5.4s, v30.4s
+    sqdmulh v21.4s, v21.4s, v30.4s
+    shsub   v4.4s, v4.4s, v5.4s             // a*b/R mod q, in (-q, q)
+    shsub   v20.4s, v20.4s, v21.4s
+    mul     v5.4s, v4.4s, v28.4s            // times R^2/R (mont)
+    mul     v21.4s, v20.4s, v28.4s
+    sqdmulh v4.4s, v4.4s, v27.4s
+    sqdmulh v20.4s, v20.4s, v27.4s
+    sqdmulh v5.4s, v5.4s, v30.4s
+    sqdmulh v21.4s, v21.4s, v30.4s
+    shsub   v4.4s, v4.4s, v5.4s
+    shsub   v20.4s, v20.4s, v21.4s
+    to_pos  v4, v5
+    to_pos  v20, v21
+    .if \acc
+    ld1     {v0.2d, v1.2d}, [x10], #32
+    ld1     {v16.2d, v17.2d}, [x10], #32
+    uzp1    v0.4s, v0.4s, v1.4s
+    uzp1    v16.4s, v16.4s, v17.4s
+    add     v4.4s, v4.4s, v0.4s
+    add     v20.4s, v20.4s, v16.4s
+    sub     v5.4s, v4.4s, v30.4s
+    sub     v21.4s, v20.4s, v30.4s
+    umin    v4.4s, v4.4s, v5.4s
+    umin    v20.4s, v20.4s, v21.4s
+    .endif
+    ushll2  v1.2d, v4.4s, #0
+    ushll   v0.2d, v4.2s, #0
+    ushll2  v17.2d, v20.4s, #0
+    ushll   v16.2d, v20.2s, #0
+    st1     {v0.2d, v1.2d}, [x0], #32
+    st1     {v16.2d, v17.2d}, [x0], #32
+.endm
+
+// Four products from the front, as one group of vector_products8.
+.macro vector_products acc
+    ld1     {v0.2d, v1.2d}, [x1], #32
     ld1     {v2.2d, v3.2d}, [x2], #32
     uzp1    v0.4s, v0.4s, v1.4s
     uzp1    v2.4s, v2.4s, v3.4s
-    \body
+    product v4, v0, v2, v5
     .if \acc
     ld1     {v0.2d, v1.2d}, [x10], #32
     uzp1    v0.4s, v0.4s, v1.4s
@@ -376,23 +462,85 @@ endfunc triskel_neon_ntt_inverse
     ushll2  v1.2d, v4.4s, #0
     ushll   v0.2d, v4.2s, #0
     st1     {v0.2d, v1.2d}, [x0], #32
+.endm
+
+// Two products from the back (x13, x14, x15 move down from the ends of a, b
+// and out/acc).
+.macro scalar_pair acc
+    ldp     x16, x17, [x13, #-16]!
+    ldp     x8, x9, [x14, #-16]!
+    sbarrett_mul 16, 8, 7
+    sbarrett_mul 17, 9, 7
+    .if \acc
+    ldp     x3, x4, [x15, #-16]!
+    sadd_mod 16, 3, 7
+    sadd_mod 17, 4, 7
+    stp     x16, x17, [x15]
+    .else
+    stp     x16, x17, [x15, #-16]!
+    .endif
+.endm
+
+// mul / mul_acc: out/acc x0, a x1, b x2, len x3, m x4. On Neoverse N1
+// (triskel_neon_on_n1, set by neon.c), as in the NTT's wide stages, vector
+// products from the front run next to scalar ones from the back: per step
+// eight vector products and four scalar ones, so that the integer
+// multipliers work next to the vector one, whose multiplies take two cycles
+// there (1.4x faster by ci/mca.sh). On V1 and V2 the scalar products would
+// slow the step down: eight vector products per step. What is left takes
+// vector steps of four, then scalar ones from the front.
+.macro products fallback, acc
+    product_setup x4, \fallback
+    sbarrett_setup
+    add     x13, x1, x3, lsl #3
+    add     x14, x2, x3, lsl #3
+    add     x15, x0, x3, lsl #3
+    mov     x10, x0
+    mov     x5, x3                          // elements left
+    adrp    x7, triskel_neon_on_n1
+    ldr     w7, [x7, :lo12:triskel_neon_on_n1]
+    cbz     w7, 6f
+    b       2f
+1:  vector_products8 \acc
+    scalar_pair \acc
+    scalar_pair \acc
+2:  subs    x5, x5, #12
+    b.hs    1b
+    adds    x5, x5, #12
+    b       3f
+7:  vector_products8 \acc
+6:  subs    x5, x5, #8
+    b.hs    7b
+    adds    x5, x5, #8
+3:  subs    x5, x5, #4
+    b.lo    4f
+    vector_products \acc
+    b       3b
+4:  adds    x5, x5, #4
+    b.eq    9f
+5:  ldr     x16, [x1], #8
+    ldr     x8, [x2], #8
+    sbarrett_mul 16, 8, 7
+    .if \acc
+    ldr     x3, [x10], #8
+    sadd_mod 16, 3, 7
+    .endif
+    str     x16, [x0], #8
     subs    x5, x5, #1
-    b.ne    1b
-8:  ands    x3, x3, #3
-    b.ne    \tail
-    ret
+    b.ne    5b
+9:  ret
 .endm
 
 // void triskel_neon_mul(uint64_t *out, const uint64_t *a, const uint64_t *b,
 //                       size_t len, const triskel_modulus *m)
 func triskel_neon_mul
-    products product, triskel_aarch64_mul, 0
+    products triskel_aarch64_mul, 0
 endfunc triskel_neon_mul
 
 // void triskel_neon_mul_acc(uint64_t *acc, const uint64_t *a, const uint64_t *b,
 //                           size_t len, const triskel_modulus *m)
 func triskel_neon_mul_acc
-    products product, triskel_aarch64_mul_acc, 1
+    products triskel_aarch64_mul_acc, 1
 endfunc triskel_neon_mul_acc
 
 // void triskel_neon_mul_scalar(uint64_t *out, const uint64_t *a, uint64_t s,

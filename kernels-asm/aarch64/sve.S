@@ -461,4 +461,227 @@ func triskel_sve_mul_scalar
     sve_loop x4, mul_scalar_body
 endfunc triskel_sve_mul_scalar
 
+// The key-switching ops, one 64-bit lane per output element (the sums run
+// down the terms in each lane, so the order of the double sum is portable's).
+
+// (\hi:\lo) mod q lane-wise, as reduce128 in keyswitch.S: z26:z27 =
+// floor(2^128 / q) (high, low), z30 = q, z24 = 1; \hi, z6..z9, p2 clobbered.
+// Unsigned carries: a sum is below an addend exactly when it wrapped.
+.macro sve_reduce128 lo, hi
+    movprfx z6, \lo
+    umulh   z6.d, p0/m, z6.d, z27.d
+    movprfx z7, \lo
+    mul     z7.d, p0/m, z7.d, z26.d
+    movprfx z8, \lo
+    umulh   z8.d, p0/m, z8.d, z26.d
+    add     z7.d, z7.d, z6.d
+    cmphi   p2.d, p0/z, z6.d, z7.d
+    add     z8.d, p2/m, z8.d, z24.d         // lo * bhi + hi(lo * blo)
+    movprfx z6, \hi
+    mul     z6.d, p0/m, z6.d, z27.d
+    movprfx z9, \hi
+    umulh   z9.d, p0/m, z9.d, z27.d
+    add     z7.d, z7.d, z6.d
+    cmphi   p2.d, p0/z, z6.d, z7.d          // carry of the middle words
+    mul     \hi\().d, p0/m, \hi\().d, z26.d
+    add     \hi\().d, \hi\().d, z8.d
+    add     \hi\().d, \hi\().d, z9.d
+    add     \hi\().d, p2/m, \hi\().d, z24.d // quotient estimate
+    mls     \lo\().d, p0/m, \hi\().d, z30.d
+    sve_reduce \lo, z30, z6
+    sve_reduce \lo, z30, z6
+.endm
+
+// (z5:z4) += z0 * z1 (z0, z1, z2 and p2 clobbered).
+.macro sve_mul_add128
+    movprfx z2, z0
+    mul     z2.d, p0/m, z2.d, z1.d
+    umulh   z0.d, p0/m, z0.d, z1.d
+    add     z4.d, z4.d, z2.d
+    cmphi   p2.d, p0/z, z2.d, z4.d
+    add     z5.d, z5.d, z0.d
+    add     z5.d, p2/m, z5.d, z24.d
+.endm
+
+// After the term x13 was added: on to the next term (2b), reducing the sum
+// after every 16, or on to 3f after the last (x9 terms).
+.macro sve_next_term
+    add     x13, x13, #1
+    cmp     x13, x9
+    b.eq    3f
+    tst     x13, #15
+    b.ne    2b
+    sve_reduce128 z4, z5
+    mov     z5.d, #0
+    b       2b
+.endm
+
+// Setup of dot and base_convert from the triskel_modulus at \m.
+.macro sve_sum_setup m
+    ptrue   p0.d
+    ld1rd   z30.d, p0/z, [\m]
+    ld1rd   z26.d, p0/z, [\m, #8]
+    ld1rd   z27.d, p0/z, [\m, #16]
+    mov     z24.d, #1
+    mov     x6, #0
+.endm
+
+// void triskel_sve_dot(uint64_t *out, const uint64_t *const *a,
+//                      const uint64_t *const *b, size_t count, size_t len,
+//                      const triskel_modulus *m)
+// x6: first element of the step, x13: term j, (z5:z4) the sums.
+// With 128-bit vectors (two lanes: Neoverse V2, N2) the scalar kernel of the
+// aarch64 backend is faster by ci/mca.sh (1.35 against 2.0 cycles per term on
+// V2): the call goes there.
+func triskel_sve_dot
+    cntd    x6
+    cmp     x6, #2
+    b.eq    triskel_aarch64_dot
+    sve_sum_setup x5
+    mov     x9, x3
+    whilelo p1.d, x6, x4
+    b.none  9f
+1:  mov     z4.d, #0
+    mov     z5.d, #0
+    mov     x13, #0
+2:  ldr     x14, [x1, x13, lsl #3]
+    ldr     x15, [x2, x13, lsl #3]
+    ld1d    z0.d, p1/z, [x14, x6, lsl #3]
+    ld1d    z1.d, p1/z, [x15, x6, lsl #3]
+    sve_mul_add128
+    sve_next_term
+3:  sve_reduce128 z4, z5
+    st1d    z4.d, p1, [x0, x6, lsl #3]
+    incd    x6
+    whilelo p1.d, x6, x4
+    b.first 1b
+9:  ret
+endfunc triskel_sve_dot
+
+// The column loop of base_convert (registers: see the function); \exact adds
+// the double sum in z16 and the correction by vq_mod_p[v].
+.macro sve_convert_columns exact
+1:  mov     z4.d, #0
+    mov     z5.d, #0
+    mov     z16.d, #0                       // 0.0
+    mov     x13, #0
+2:  ldr     x14, [x1, x13, lsl #3]
+    ldr     x15, [x12, x13, lsl #3]
+    ld1d    z0.d, p1/z, [x14, x6, lsl #3]   // y_i
+    dup     z1.d, x15
+    .if \exact
+    scvtf   z3.d, p0/m, z0.d
+    ldr     d17, [x11, x13, lsl #3]
+    mov     z17.d, d17
+    fmul    z3.d, z3.d, z17.d
+    fadd    z16.d, z16.d, z3.d
+    .endif
+    sve_mul_add128
+    sve_next_term
+3:  sve_reduce128 z4, z5
+    .if \exact
+    cmp     x9, #1
+    b.ne    4f
+    ldr     x14, [x1]                       // k = 1: v = [y_0 > q_0 / 2]
+    ld1d    z0.d, p1/z, [x14, x6, lsl #3]
+    cmphi   p2.d, p0/z, z0.d, z18.d
+    sel     z17.d, p2, z20.d, z19.d
+    b       5f
+4:  fadd    z16.d, p0/m, z16.d, #0.5
+    fcvtzu  z16.d, p0/m, z16.d              // 0 for negative sums
+    umin    z16.d, p0/m, z16.d, z21.d       // at most k
+    ld1d    z17.d, p1/z, [x3, z16.d, lsl #3]
+5:  add     z4.d, z4.d, z30.d
+    sub     z4.d, z4.d, z17.d
+    sve_reduce z4, z30, z17
+    .endif
+    st1d    z4.d, p1, [x0, x6, lsl #3]
+    incd    x6
+    whilelo p1.d, x6, x2
+    b.first 1b
+.endm
+
+// void triskel_sve_base_convert(uint64_t *out, const uint64_t *const *y,
+//                               size_t len, const triskel_convert_table *t,
+//                               const triskel_modulus *m)
+// x3: vq_mod_p, x9: k, x11: inv_q, x12: qhat_mod_p, x13: term i; z18 = q_0 / 2,
+// z19, z20 = vq_mod_p[0], [1], z21 = k (exact only). Two lanes: the aarch64
+// kernel, as for dot.
+func triskel_sve_base_convert
+    cntd    x6
+    cmp     x6, #2
+    b.eq    triskel_aarch64_base_convert
+    sve_sum_setup x4
+    ldp     x9, x10, [x3]
+    ldp     x11, x12, [x3, #16]
+    ldr     x3, [x3, #32]
+    whilelo p1.d, x6, x2
+    b.none  9f
+    cbz     x3, 8f
+    ldr     x10, [x10]
+    lsr     x10, x10, #1
+    dup     z18.d, x10
+    ld1rd   z19.d, p0/z, [x3]
+    ld1rd   z20.d, p0/z, [x3, #8]
+    dup     z21.d, x9
+    sve_convert_columns 1
+    ret
+8:  sve_convert_columns 0
+9:  ret
+endfunc triskel_sve_base_convert
+
+// void triskel_sve_automorphism_coeff(uint64_t *out, const uint64_t *a,
+//                                     uint64_t g, size_t n, const triskel_modulus *m)
+// A scatter: lane j stores a[j] or -a[j] at (j g mod 2n) mod n; z26 holds
+// j g mod 2n for the step's lanes and moves on by VL g each step.
+func triskel_sve_automorphism_coeff
+    ptrue   p0.d
+    ld1rd   z30.d, p0/z, [x4]
+    lsl     x5, x3, #1
+    sub     x5, x5, #1
+    and     x2, x2, x5                      // the step of e
+    dup     z29.d, x5                       // 2n - 1
+    sub     x6, x3, #1
+    dup     z28.d, x6                       // n - 1
+    dup     z27.d, x3                       // n
+    index   z26.d, #0, x2
+    and     z26.d, z26.d, z29.d
+    cntd    x7
+    mul     x7, x7, x2
+    dup     z25.d, x7
+    mov     x8, #0
+    whilelo p1.d, x8, x3
+    b.none  9f
+1:  ld1d    z0.d, p1/z, [x1, x8, lsl #3]
+    sub     z1.d, z30.d, z0.d
+    sve_reduce z1, z30, z2                  // -a mod q
+    and     z2.d, z26.d, z27.d
+    cmpne   p2.d, p0/z, z2.d, #0            // e >= n: the negated value
+    sel     z0.d, p2, z1.d, z0.d
+    and     z2.d, z26.d, z28.d
+    st1d    z0.d, p1, [x0, z2.d, lsl #3]
+    add     z26.d, z26.d, z25.d
+    and     z26.d, z26.d, z29.d
+    incd    x8
+    whilelo p1.d, x8, x3
+    b.first 1b
+9:  ret
+endfunc triskel_sve_automorphism_coeff
+
+// void triskel_sve_automorphism_ntt(uint64_t *out, const uint64_t *a,
+//                                   const uint32_t *perm, size_t n)
+// A gather: out[j] = a[perm[j]].
+func triskel_sve_automorphism_ntt
+    mov     x5, #0
+    whilelo p1.d, x5, x3
+    b.none  9f
+1:  ld1w    z0.d, p1/z, [x2, x5, lsl #2]
+    ld1d    z1.d, p1/z, [x1, z0.d, lsl #3]
+    st1d    z1.d, p1, [x0, x5, lsl #3]
+    incd    x5
+    whilelo p1.d, x5, x3
+    b.first 1b
+9:  ret
+endfunc triskel_sve_automorphism_ntt
+
     .section .note.GNU-stack, "", %progbits

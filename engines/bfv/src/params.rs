@@ -161,6 +161,41 @@ impl BfvParameters {
         self
     }
 
+    /// The same set with Q and P each re-split into primes of at most
+    /// `max_bits` bits ([`triskel_ring::split_modulus_bits`]: log Q and log P
+    /// never grow) and dnum raised so that no key-switching digit holds more
+    /// bits than before. Unchanged when every prime already fits.
+    pub fn with_prime_bits(mut self, max_bits: u32) -> Result<BfvParameters> {
+        if self
+            .q_bits
+            .iter()
+            .chain(&self.p_bits)
+            .all(|&b| b <= max_bits)
+        {
+            return Ok(self);
+        }
+        let digit_bits = triskel_ring::digit_ranges(self.q_bits.len(), self.dnum)?
+            .into_iter()
+            .map(|r| self.q_bits[r].iter().sum::<u32>())
+            .max()
+            .unwrap_or(max_bits);
+        self.q_bits = triskel_ring::split_modulus_bits(self.q_bits.iter().sum(), max_bits)?;
+        self.p_bits = triskel_ring::split_modulus_bits(self.p_bits.iter().sum(), max_bits)?;
+        let alpha = (digit_bits / max_bits).max(1) as usize;
+        self.dnum = self.q_bits.len().div_ceil(alpha);
+        self.name = format!("{}-p{max_bits}", self.name);
+        Ok(self)
+    }
+
+    /// The same set with primes of the width the kernels run fastest on this
+    /// machine ([`triskel_ring::machine_prime_bits`]): 31-bit primes on AArch64
+    /// cores without SVE, where the `neon` kernels win; unchanged elsewhere.
+    pub fn for_this_machine(self) -> Result<BfvParameters> {
+        let widest = self.q_bits.iter().chain(&self.p_bits).max().copied();
+        let bits = triskel_ring::machine_prime_bits(widest.unwrap_or(62));
+        self.with_prime_bits(bits)
+    }
+
     /// Accepts a set below 128-bit security (for tests and experiments only).
     pub fn allow_insecure(mut self) -> BfvParameters {
         self.allow_insecure = true;

@@ -755,3 +755,47 @@ fn coefficient_match_extracts_exact_scores() {
         5
     );
 }
+
+/// A set re-split into 31-bit primes (the bases `for_this_machine` builds
+/// where the `neon` kernels are the fastest) computes exactly like the
+/// original: products with relinearization, rotations, decryption.
+#[test]
+fn a_set_of_31_bit_primes_computes_exactly() {
+    let params = BfvParameters::n4096().with_prime_bits(31).unwrap();
+    assert_eq!(params.q_bits(), [24, 24, 24]);
+    assert_eq!(params.p_bits(), [31]);
+    assert_eq!(params.dnum(), 3);
+    let ctx = BfvContext::new(params).unwrap();
+    let sk = SecretKey::generate(&ctx).unwrap();
+    let (rk, gk) = (
+        sk.relin_key().unwrap(),
+        sk.galois_keys_power_of_two().unwrap(),
+    );
+    let (n, t) = (ctx.n(), ctx.plain_modulus());
+    let (a, b) = (values(n, t, 7), values(n, t, 8));
+    let pk = sk.public_key().unwrap();
+    let ca = pk
+        .encrypt(&Plaintext::from_slots(&ctx, &a).unwrap())
+        .unwrap();
+    let cb = pk
+        .encrypt(&Plaintext::from_slots(&ctx, &b).unwrap())
+        .unwrap();
+    let prod = ca.mul(&cb).unwrap().relinearize(&rk).unwrap();
+    let got = sk.decrypt(&prod).unwrap().to_slots().unwrap();
+    let want: Vec<u64> = a.iter().zip(&b).map(|(&x, &y)| x * y % t).collect();
+    assert_eq!(got, want);
+    let half = n / 2;
+    let rotated = sk
+        .decrypt(&prod.rotate_rows(1, &gk).unwrap())
+        .unwrap()
+        .to_slots()
+        .unwrap();
+    assert_eq!(rotated[0], want[1]);
+    assert_eq!(rotated[half - 1], want[0]);
+    // Off AArch64-without-SVE the machine's width is the set's own.
+    #[cfg(not(target_arch = "aarch64"))]
+    assert_eq!(
+        BfvParameters::n4096().for_this_machine().unwrap(),
+        BfvParameters::n4096()
+    );
+}

@@ -234,6 +234,48 @@ pub fn digit_ranges(k: usize, dnum: usize) -> Result<Vec<Range<usize>>> {
         .collect())
 }
 
+/// The width of the narrow primes: the `neon` kernels take primes below 2^31.
+pub const NARROW_PRIME_BITS: u32 = 31;
+
+/// The widest primes a basis should use on this machine, by the kernels'
+/// dispatcher: [`NARROW_PRIME_BITS`] where the backend chosen for a 62-bit
+/// prime is the scalar `aarch64` one while 31-bit primes get `neon` (AArch64
+/// without SVE, such as Neoverse N1: twice the modulus bits per cycle there,
+/// by BENCHMARKS.md's llvm-mca figures), or when `TRISKEL_KERNELS` forces a
+/// backend that takes no wider prime; otherwise `wide_bits`. On SVE cores
+/// (Neoverse V1, V2) the 62-bit `sve` kernels carry more bits per cycle than
+/// `neon`, so wide primes stay.
+pub fn machine_prime_bits(wide_bits: u32) -> u32 {
+    use triskel_kernels::{select_backend, Backend};
+    let narrow = select_backend((1 << NARROW_PRIME_BITS) - 1);
+    let wide = select_backend((1 << 62) - 1);
+    match (wide, narrow) {
+        (Ok(Backend::Aarch64) | Err(_), Ok(b)) if b.max_modulus_bits() <= NARROW_PRIME_BITS => {
+            NARROW_PRIME_BITS.min(wide_bits)
+        }
+        _ => wide_bits,
+    }
+}
+
+/// Bit sizes of primes of at most `max_bits` bits (and at least 20) for a
+/// modulus of about `total_bits` bits: ceil(total / max) primes of equal
+/// sizes (differing by at most one bit) summing to `total_bits`, or, when
+/// those would fall below 20 bits, one prime fewer of `max_bits` bits (a
+/// smaller modulus, never a larger one).
+pub fn split_modulus_bits(total_bits: u32, max_bits: u32) -> Result<Vec<u32>> {
+    if !(20..=62).contains(&max_bits) || total_bits < 20 {
+        return invalid(format!(
+            "cannot split {total_bits} bits into primes of 20..={max_bits} bits"
+        ));
+    }
+    let count = total_bits.div_ceil(max_bits);
+    if total_bits / count < 20 {
+        return Ok(vec![max_bits; (count - 1).max(1) as usize]);
+    }
+    let (base, extra) = (total_bits / count, total_bits % count);
+    Ok((0..count).map(|i| base + u32::from(i < extra)).collect())
+}
+
 /// Distinct NTT-friendly primes for ring degree n with the given bit sizes,
 /// in order: the largest primes of each size, handed out in turn (so a
 /// parameter set described by bit sizes always gets the same primes).

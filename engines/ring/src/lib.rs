@@ -38,7 +38,10 @@ mod scratch;
 mod security;
 mod serialize;
 
-pub use basis::{allocate_primes, digit_ranges, RnsBasis, MAX_PRIMES};
+pub use basis::{
+    allocate_primes, digit_ranges, machine_prime_bits, split_modulus_bits, RnsBasis, MAX_PRIMES,
+    NARROW_PRIME_BITS,
+};
 pub use conversion::{BaseConverter, DivRound};
 pub use error::{Error, Result};
 pub use keyswitch::{Decomposition, KeySwitchContext, KeySwitchKey, SecretDistribution, SecretKey};

@@ -28,6 +28,14 @@ static int neon_interleave(void) {
     return implementer == 0x41 && part == 0xd0c;
 }
 
+/* Read by neon.S's mul and mul_acc, which interleave scalar products on N1
+ * only: set once at load time (a constructor), before any kernel runs. */
+__attribute__((visibility("hidden"))) int triskel_neon_on_n1;
+
+__attribute__((constructor)) static void neon_detect_core(void) {
+    triskel_neon_on_n1 = neon_interleave();
+}
+
 static int neon_plan_aux_init(triskel_ntt_plan *plan) {
     const size_t n = plan->n;
     const uint64_t q = plan->modulus.q, r = ((uint64_t)1 << 32) % q;
@@ -62,7 +70,7 @@ static int neon_plan_aux_init(triskel_ntt_plan *plan) {
     constants[2] = constants[1] * q_inv;
     constants[3] = MONT(plan->n_inv_w);
     constants[4] = constants[3] * q_inv;
-    constants[5] = (uint32_t)neon_interleave();
+    constants[5] = (uint32_t)triskel_neon_on_n1;
 #undef MONT
     plan->aux = aux;
     return 0;
@@ -81,4 +89,8 @@ const triskel_backend triskel_neon_backend = {
     .mul = triskel_neon_mul,
     .mul_scalar = triskel_neon_mul_scalar,
     .mul_acc = triskel_neon_mul_acc,
+    .dot = triskel_aarch64_dot,
+    .base_convert = triskel_aarch64_base_convert,
+    .automorphism_coeff = triskel_aarch64_automorphism_coeff,
+    .automorphism_ntt = triskel_aarch64_automorphism_ntt,
 };

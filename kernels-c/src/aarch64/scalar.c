@@ -1,7 +1,7 @@
 /* The aarch64 backend's table and its plan tables (AArch64 only): scalar
  * products (mul/umulh/msub), NEON add/sub/neg.
  *
- * The kernels are in kernels-asm/aarch64 (ntt.S, mulmod.S, vector.S). A plan's aux holds the twiddles
+ * The kernels are in kernels-asm/aarch64 (ntt.S, mulmod.S, vector.S, keyswitch.S). A plan's aux holds the twiddles
  * interleaved with their Shoup companions, so one ldp fetches both:
  *     aux[2i], aux[2i+1]           = fwd[i], fwd_shoup[i]   i = 0..n-1
  *     aux[2n+2i], aux[2n+2i+1]     = inv[i], inv_shoup[i]
@@ -43,4 +43,8 @@ const triskel_backend triskel_aarch64_backend = {
     .mul = triskel_aarch64_mul,
     .mul_scalar = triskel_aarch64_mul_scalar,
     .mul_acc = triskel_aarch64_mul_acc,
+    .dot = triskel_aarch64_dot,
+    .base_convert = triskel_aarch64_base_convert,
+    .automorphism_coeff = triskel_aarch64_automorphism_coeff,
+    .automorphism_ntt = triskel_aarch64_automorphism_ntt,
 };

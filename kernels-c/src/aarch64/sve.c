@@ -16,4 +16,8 @@ const triskel_backend triskel_sve_backend = {
     .mul = triskel_sve_mul,
     .mul_scalar = triskel_sve_mul_scalar,
     .mul_acc = triskel_sve_mul_acc,
+    .dot = triskel_sve_dot,
+    .base_convert = triskel_sve_base_convert,
+    .automorphism_coeff = triskel_sve_automorphism_coeff,
+    .automorphism_ntt = triskel_sve_automorphism_ntt,
 };
