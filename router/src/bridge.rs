@@ -23,6 +23,8 @@ pub struct BfvToTfhe<'a> {
     /// The decision per value: `value cmp constant`.
     pub cmp: Cmp,
     pub constant: i64,
+    /// Bits of the values the decision may round away (0: exact).
+    pub tolerance_bits: u32,
     /// The key holder's transition key (BFV secret -> TFHE LWE key) and the
     /// TFHE server key that evaluates.
     pub key: &'a TransitionKey,
@@ -43,6 +45,7 @@ pub fn run_bfv_to_tfhe(step: &BfvToTfhe<'_>) -> Result<Vec<tfhe::Ciphertext>> {
             ct,
             &indices,
             c,
+            step.tolerance_bits,
             step.key,
             step.tfhe_server,
         )?)

@@ -17,8 +17,8 @@ use crate::bridge::{run_bfv_to_tfhe, BfvToTfhe};
 use crate::cost::CostModel;
 use crate::error::{Error, Result};
 use crate::plan::{
-    bfv_rotations, check_transitions, ckks_polynomial, plan, BfvEncoding, Engine, Placement, Plan,
-    StepKind,
+    bfv_rotations, check_transitions, ckks_polynomial, plan, read_tolerance, BfvEncoding, Engine,
+    Placement, Plan, StepKind,
 };
 use crate::program::{Cmp, Kind, Op, Program, Scalar};
 use crate::transition::TransitionKey;
@@ -535,6 +535,9 @@ impl Session {
                 let (input, cmp, constant) = match &node.op {
                     Op::Compare(a, b, cmp) => (bfv_of(a)?.sub(bfv_of(b)?)?, *cmp, 0),
                     Op::CompareScalar(a, c, cmp) => (bfv_of(a)?.clone(), *cmp, int(c)),
+                    Op::ThresholdWithin { x, threshold, .. } => {
+                        (bfv_of(x)?.clone(), Cmp::Ge, *threshold)
+                    }
                     _ => return Err(wrong("transition")),
                 };
                 let bits = run_bfv_to_tfhe(&BfvToTfhe {
@@ -542,6 +545,10 @@ impl Session {
                     count: node.kind.len(),
                     cmp,
                     constant,
+                    tolerance_bits: read_tolerance(
+                        &node.op,
+                        input.context().plain_modulus().trailing_zeros(),
+                    ),
                     key,
                     tfhe_server: &t.sk,
                 })?;

@@ -362,6 +362,7 @@ impl Planner<'_> {
                         _ => continue, // a transition, placed with its BFV part
                     }
                 }
+                (Kind::Bit { .. }, Op::ThresholdWithin { .. }) => continue,
                 (Kind::Bit { .. }, _) => Placement::Tfhe,
                 _ => continue,
             };
@@ -382,6 +383,7 @@ impl Planner<'_> {
             let key = match (node.kind, &node.op) {
                 (Kind::Signed { .. }, _) => None,
                 (Kind::Modular { modulus, .. }, _) => Some(modulus),
+                (Kind::Bit { .. }, Op::ThresholdWithin { .. }) => None,
                 (Kind::Bit { .. }, Op::Compare(a, ..) | Op::CompareScalar(a, ..))
                     if self.placements[i].is_none() =>
                 {
@@ -454,6 +456,12 @@ impl Planner<'_> {
                     };
                     bound(a).max(c)
                 }
+                // The threshold leaves room for the rounding of the tolerance.
+                Op::ThresholdWithin {
+                    x,
+                    threshold,
+                    tolerance_bits,
+                } => bound(x).max(threshold.unsigned_abs().saturating_add(1 << tolerance_bits)),
                 _ => continue,
             };
             range = Some(range.unwrap_or(0).max(r));
@@ -487,6 +495,7 @@ impl Planner<'_> {
                     | Op::DotPlain(..)
                     | Op::Compare(..)
                     | Op::CompareScalar(..)
+                    | Op::ThresholdWithin { .. }
             );
             if !coefficient_ready {
                 return refuse(
@@ -615,7 +624,9 @@ impl Planner<'_> {
             let v = match op {
                 Op::Input { .. } => m.fresh(),
                 Op::Add(a, b) | Op::Sub(a, b) | Op::Compare(a, b, _) => x(a).max(x(b)) + 1.0,
-                Op::AddScalar(a, _) | Op::CompareScalar(a, _, _) => x(a),
+                Op::AddScalar(a, _)
+                | Op::CompareScalar(a, _, _)
+                | Op::ThresholdWithin { x: a, .. } => x(a),
                 Op::MulScalar(a, c) => x(a) + scalar_bits(c),
                 Op::Mul(a, b) => m.mul(x(a), x(b)),
                 Op::Dot(a, b) => tree(m.mul(x(a), x(b)), len_of(a)),
@@ -1057,6 +1068,15 @@ fn ckks_counts(p: &Program, packing: &[Packing], i: usize) -> Vec<(&'static str,
     }
 }
 
+/// The tolerance (bits) a decision on a t = 2^`log_t` part rounds away:
+/// the operation's, capped where the transition needs 3 bits left.
+pub fn read_tolerance(op: &Op, log_t: u32) -> u32 {
+    match op {
+        Op::ThresholdWithin { tolerance_bits, .. } => (*tolerance_bits).min(log_t - 3),
+        _ => 0,
+    }
+}
+
 /// Rotation steps of a BFV slots part (for its Galois keys).
 pub fn bfv_rotations(plan: &Plan, part: usize) -> Vec<i64> {
     let p = &plan.program;
@@ -1204,7 +1224,8 @@ fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
                 Placement::BfvToTfhe(k) => {
                     let part = &plan.bfv[k];
                     let log_t = part.params.plain_modulus().trailing_zeros();
-                    let decision = decision_bootstraps(log_t) as f64;
+                    let decision =
+                        decision_bootstraps(log_t - read_tolerance(&node.op, log_t)) as f64;
                     let per_value = match &node.op {
                         Op::Compare(_, _, c) | Op::CompareScalar(_, _, c) => match c {
                             Cmp::Eq | Cmp::Ne => 2.0 * decision + 1.0,
