@@ -133,6 +133,18 @@ pub struct Packing {
     pub mask_operand: bool,
 }
 
+/// A score of the single-product placement: the node's value (an inner
+/// product with plaintext weights) is coefficient `coefficient` of the one
+/// plaintext product computed at node `leader` for its whole group. The
+/// product's other coefficients hold partial sums of the templates, so it
+/// is never decrypted or used whole: only decisions read it, by extracting
+/// their score's coefficient as an LWE ciphertext.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScoreSlot {
+    pub leader: usize,
+    pub coefficient: usize,
+}
+
 /// A plan: placements, parameter sets and steps.
 #[derive(Clone, Debug)]
 pub struct Plan {
@@ -142,6 +154,9 @@ pub struct Plan {
     pub ckks: Option<CkksParameters>,
     pub tfhe: Option<TfheParameters>,
     pub packing: Vec<Packing>,
+    /// The single-product placement of inner products whose values only
+    /// flow into decisions ([`ScoreSlot`]); `None` for every other node.
+    pub scores: Vec<Option<ScoreSlot>>,
     pub steps: Vec<Step>,
     /// Time the planner took.
     pub planning_ns: f64,
@@ -330,6 +345,7 @@ pub fn plan(program: &Program, costs: &CostModel) -> Result<Plan> {
         (None, vec![Packing::default(); program.nodes.len()])
     };
     let uses_tfhe = placements.iter().any(|p| p.engine() == Engine::Tfhe);
+    let scores = single_products(program, &placements, &pl.bfv);
     let mut plan = Plan {
         program: program.clone(),
         placements,
@@ -337,6 +353,7 @@ pub fn plan(program: &Program, costs: &CostModel) -> Result<Plan> {
         ckks,
         tfhe: uses_tfhe.then(tfhe_set),
         packing,
+        scores,
         steps: Vec::new(),
         planning_ns: 0.0,
     };
@@ -765,6 +782,59 @@ pub(crate) fn check_transitions(plan: &Plan) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The single-product placement (issue 15): in a coefficient-encoded BFV
+/// part, inner products of one vector x with plaintext weights whose
+/// values only feed decisions (threshold comparisons, never an output or
+/// arithmetic) share one product. With x(X) = sum x_i X^i and the weights
+/// w_j of score j reversed at offset L j + L - 1 - i (L = len x),
+/// coefficient L j + L - 1 of x(X) w(X) is sum_i x_i w_j,i: n / L scores
+/// per plaintext product, no rotation.
+fn single_products(
+    p: &Program,
+    placements: &[Placement],
+    bfv: &[BfvPart],
+) -> Vec<Option<ScoreSlot>> {
+    let mut slots = vec![None; p.nodes.len()];
+    let decides = |j: usize, i: usize| {
+        matches!(
+            p.nodes[j].op,
+            Op::CompareScalar(a, ..) | Op::ThresholdWithin { x: a, .. } if a as usize == i
+        )
+    };
+    let mut groups: Vec<((usize, u32), Vec<usize>)> = Vec::new();
+    for (i, node) in p.nodes.iter().enumerate() {
+        let (Placement::Bfv(part), Op::DotPlain(a, _)) = (placements[i], &node.op) else {
+            continue;
+        };
+        let only_decisions = p
+            .nodes
+            .iter()
+            .enumerate()
+            .all(|(j, n)| !n.op.operands().contains(&(i as u32)) || decides(j, i))
+            && !p.outputs.iter().any(|(_, v)| *v as usize == i);
+        if bfv[part].encoding != BfvEncoding::Coefficients || !only_decisions {
+            continue;
+        }
+        match groups.iter_mut().find(|(k, _)| *k == (part, *a)) {
+            Some((_, g)) => g.push(i),
+            None => groups.push(((part, *a), vec![i])),
+        }
+    }
+    for ((part, a), members) in groups {
+        let len = len_of(p, a);
+        let per_product = bfv[part].params.n() / len;
+        for chunk in members.chunks(per_product) {
+            for (j, &i) in chunk.iter().enumerate() {
+                slots[i] = Some(ScoreSlot {
+                    leader: chunk[0],
+                    coefficient: len * j + len - 1,
+                });
+            }
+        }
+    }
+    slots
 }
 
 /// The smallest prime = 1 mod 2n above `above`.
@@ -1257,7 +1327,18 @@ fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
         if let StepKind::Transition { .. } = kind {
             label += " [transition bfv -> tfhe: extract, key switch, bootstrap]";
         }
-        let ns = counts(place)?;
+        let mut ns = counts(place)?;
+        if let Some(slot) = plan.scores[i] {
+            if slot.leader == i {
+                label += " [one plaintext product for its group's scores]";
+            } else {
+                label += &format!(
+                    " [coefficient {} of v{}'s product]",
+                    slot.coefficient, slot.leader
+                );
+                ns = 0.0;
+            }
+        }
         steps.push(step(kind, engine, params, label, ns));
     }
     for (k, (name, v)) in p.outputs.iter().enumerate() {

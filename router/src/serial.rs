@@ -432,6 +432,8 @@ mod tests {
             .dot_plain(x, &[Scalar::Int(1), Scalar::Int(-2), Scalar::Int(3)])
             .unwrap();
         let t = p.threshold(d, Scalar::Int(4)).unwrap();
+        let tw = p.threshold_within(d, -7, 3).unwrap();
+        p.output("tw", tw).unwrap();
         let yy = p.mul(y, y).unwrap();
         let ys = p.add_scalar(yy, Scalar::Int(5)).unwrap();
         let m = p
