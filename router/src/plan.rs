@@ -11,10 +11,13 @@
 //!   says it is cheaper;
 //! - a comparison of BFV values moves them to TFHE by a transition
 //!   ([`crate::bridge::run_bfv_to_tfhe`]); CKKS values never leave CKKS.
+//!   Inner products of one vector whose values only feed such decisions
+//!   share one plaintext product ([`ScoreSlot`]).
 //!
-//! Programs that cannot run (an exhausted noise budget or depth, a modulus no
-//! set batches, vectors longer than any set holds) are refused here, before
-//! any key or ciphertext exists, with an error naming the operation.
+//! Programs that cannot run (an exhausted noise budget or depth, a decision
+//! the transition's noise analysis would not pass, a modulus no set
+//! batches, vectors longer than any set holds) are refused here, before any
+//! key or ciphertext exists, with an error naming the operation.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -27,7 +30,9 @@ use triskel_tfhe::TfheParameters;
 use crate::cost::CostModel;
 use crate::error::{Error, Result};
 use crate::program::{Cmp, Kind, Op, Program, Scalar, MAX_SIGNED_BOUND};
-use crate::transition::{any_bootstraps, decision_bootstraps, MAX_TRANSITION_DIMENSION};
+use crate::transition::{
+    analyse, any_bootstraps, decision_bootstraps, MAX_LOG2_FAILURE, MAX_TRANSITION_DIMENSION,
+};
 
 /// An engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -421,18 +426,7 @@ impl Planner<'_> {
             let chosen = match self.transition_range(&nodes, modulus)? {
                 Some(range) => {
                     let t = (4 * (range + 1)).next_power_of_two();
-                    let chosen =
-                        self.choose_bfv(&nodes, BfvEncoding::Coefficients, |_, _| Some(t))?;
-                    if chosen.params.n() > MAX_TRANSITION_DIMENSION {
-                        return refuse(
-                            "compare",
-                            format!(
-                                "{} is larger than a transition key supports",
-                                chosen.params.name()
-                            ),
-                        );
-                    }
-                    chosen
+                    self.choose_bfv(&nodes, BfvEncoding::Coefficients, |_, _| Some(t))?
                 }
                 None => self.choose_bfv(&nodes, BfvEncoding::Slots, |n, bound| match modulus {
                     Some(t) => {
@@ -544,8 +538,17 @@ impl Planner<'_> {
         let len = nodes.iter().map(|&i| self.kind(i).len()).max().unwrap_or(1);
         let mut best: Option<(f64, BfvPart)> = None;
         let mut failure = None;
+        // Bits of a BFV part are its decisions (transitions to TFHE).
+        let decides = nodes
+            .iter()
+            .any(|&i| matches!(self.kind(i), Kind::Bit { .. }));
         for base in bfv_sets() {
             let n = base.n();
+            // Sets a transition key cannot take are no candidates for a part
+            // with decisions (the reason of an earlier set is kept).
+            if decides && n > MAX_TRANSITION_DIMENSION {
+                continue;
+            }
             let room = if encoding == BfvEncoding::Slots {
                 n / 2
             } else {
@@ -579,14 +582,8 @@ impl Planner<'_> {
                 continue;
             }
             let params = base.clone().with_plain_modulus(t);
-            if let Err(op) = self.bfv_noise_fits(nodes, &params, encoding) {
-                failure = Some(refuse(
-                    op,
-                    format!(
-                        "the BFV noise budget of {} is exhausted (multiplicative depth too large)",
-                        params.name()
-                    ),
-                ));
+            if let Err((op, msg)) = self.bfv_noise_fits(nodes, &params, encoding) {
+                failure = Some(refuse(op, msg));
                 continue;
             }
             let mut cost = 0.0;
@@ -614,13 +611,18 @@ impl Planner<'_> {
     }
 
     /// Walks `nodes` (in order) with the noise model; the first operation
-    /// that leaves less than the margin is the error.
+    /// that leaves less than the margin, or a decision whose transition
+    /// (after the mod switch to the last prime) the noise analysis of
+    /// [`crate::transition`] would not pass, is the error: (operation,
+    /// why). After the transition nothing accumulates: every TFHE
+    /// operation bootstraps, and `any` sums only as many bits as the set's
+    /// noise level allows before its bootstrap.
     fn bfv_noise_fits(
         &self,
         nodes: &[usize],
         params: &BfvParameters,
         encoding: BfvEncoding,
-    ) -> std::result::Result<(), &'static str> {
+    ) -> std::result::Result<(), (&'static str, String)> {
         let m = BfvNoise::new(params);
         let t = params.plain_modulus() as i128;
         let scalar_bits = |s: &Scalar| match *s {
@@ -656,10 +658,25 @@ impl Planner<'_> {
                     let top = cs.last().map_or(0.0, scalar_bits);
                     (2..cs.len()).fold(x(a) + top, |acc, _| m.mul(acc, x(a)))
                 }
-                _ => return Err(op.name()),
+                _ => return Err((op.name(), "not available on BFV".into())),
             };
             if m.budget(v) < BFV_MARGIN {
-                return Err(op.name());
+                return Err((
+                    op.name(),
+                    format!(
+                        "the BFV noise budget of {} is exhausted (multiplicative depth too large)",
+                        params.name()
+                    ),
+                ));
+            }
+            if let Some(failure) = transition_failure(op, v, params) {
+                return Err((
+                    op.name(),
+                    format!(
+                        "the BFV -> TFHE decision on {} would fail with probability 2^{failure:.0} (noise of the value and of the transition key switch; at most 2^{MAX_LOG2_FAILURE:.0} is accepted)",
+                        params.name()
+                    ),
+                ));
             }
             noise[i] = v;
         }
@@ -1138,6 +1155,39 @@ fn ckks_counts(p: &Program, packing: &[Packing], i: usize) -> Vec<(&'static str,
     }
 }
 
+/// For a decision (a BFV -> TFHE transition) on a value of noise `noise`
+/// (log2, at the full modulus of `params`): log2 of its failure
+/// probability when above [`MAX_LOG2_FAILURE`], by the transition's own
+/// analysis after the mod switch to the last prime (the noise divided by
+/// the dropped primes, plus the rounding of the switch).
+fn transition_failure(op: &Op, noise: f64, params: &BfvParameters) -> Option<f64> {
+    if !matches!(
+        op,
+        Op::Compare(..) | Op::CompareScalar(..) | Op::ThresholdWithin { .. }
+    ) {
+        return None;
+    }
+    let bits = params.q_bits();
+    let q0_bits = *bits.first()?;
+    let dropped: f64 = bits[1..].iter().map(|&b| b as f64).sum();
+    let n = params.n() as f64;
+    let at_q0 = if dropped > 0.0 {
+        let rounding = 0.5 * ((1.0 + 2.0 * n / 3.0) / 12.0).log2();
+        let scaled = noise - dropped;
+        let (hi, lo) = (scaled.max(rounding), scaled.min(rounding));
+        hi + 0.5 * (1.0 + (2.0 * (lo - hi)).exp2()).log2()
+    } else {
+        noise
+    };
+    let log_t = params.plain_modulus().trailing_zeros();
+    let read = log_t - read_tolerance(op, log_t);
+    // Named sets' primes lie just below 2^b (as in the budget model).
+    let q0 = (q0_bits as f64 - 0.05).exp2() as u64;
+    let analysis = analyse(params.n(), &tfhe_set(), at_q0, q0, read);
+    (analysis.log2_failure_per_decision > MAX_LOG2_FAILURE)
+        .then_some(analysis.log2_failure_per_decision)
+}
+
 /// The tolerance (bits) a decision on a t = 2^`log_t` part rounds away:
 /// the operation's, capped where the transition needs 3 bits left.
 pub fn read_tolerance(op: &Op, log_t: u32) -> u32 {
@@ -1260,7 +1310,12 @@ fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
         ));
     }
     if plan.tfhe.is_some() {
-        let ns = costs.predict("tfhe", tfhe.name, &[("keygen", 1.0)])?;
+        let mut ns = costs.predict("tfhe", tfhe.name, &[("keygen", 1.0)])?;
+        for (k, part) in plan.bfv.iter().enumerate() {
+            if plan.placements.contains(&Placement::BfvToTfhe(k)) {
+                ns += costs.predict("bfv", &part.base, &[("transition_key", 1.0)])?;
+            }
+        }
         steps.push(step(
             StepKind::Keygen(Engine::Tfhe, 0),
             Engine::Tfhe,

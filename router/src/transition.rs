@@ -46,6 +46,17 @@
 //! only the top bit of each window has to come out, which a sign
 //! (negacyclic) test vector gives without a padding bit.
 //!
+//! # Decisions within a tolerance
+//!
+//! A caller who states that values within 2^r of the threshold may be
+//! decided either way ([`bfv_scores_above`]'s `tolerance_bits`,
+//! `Program::threshold_within`) gets k - r bits read instead of k: the
+//! phase m 2^(64 - k) is read as (m / 2^r) 2^(64 - (k - r)), the r low bits
+//! become a fraction of the lowest window's digit that its half-box offset
+//! rounds, and the decision is m + e >= t/2 for some |e| <= 2^r. The
+//! rounding is done by the scaling of the LWE copies (no BFV operation):
+//! for the match's t = 2^23, r = 14 reads 9 bits in 2 windows, r = 18 one.
+//!
 //! # Noise and failure probability
 //!
 //! [`DecisionAnalysis`] computes it for a key and a ciphertext; for the
@@ -409,7 +420,18 @@ pub fn analyse_decision(
     last_prime: u64,
     k: u32,
 ) -> DecisionAnalysis {
-    let p = &key.tfhe;
+    analyse(key.source.n(), &key.tfhe, source_noise_log2, last_prime, k)
+}
+
+/// The same analysis before any key exists (what the planner checks): a
+/// source ring of degree `source_n` decided on the TFHE set `p`.
+pub fn analyse(
+    source_n: usize,
+    p: &tfhe::TfheParameters,
+    source_noise_log2: f64,
+    last_prime: u64,
+    k: u32,
+) -> DecisionAnalysis {
     let tfhe_noise = p.noise();
     let two_n = 2.0 * p.polynomial_size as f64;
     let scale = two_n * two_n;
@@ -417,7 +439,7 @@ pub fn analyse_decision(
         2f64.powi(TRANSITION_BASE_LOG as i32),
         TRANSITION_LEVELS as f64,
     );
-    let n_in = key.source.n() as f64;
+    let n_in = source_n as f64;
     // Ternary key: E[s^2] = 2/3.
     let transition = (n_in * l * (b * b + 2.0) / 12.0 * p.lwe_noise_std.powi(2)
         + n_in * (2.0 / 3.0) * 2f64.powi(-2 * (TRANSITION_BASE_LOG * TRANSITION_LEVELS) as i32)
