@@ -15,14 +15,16 @@ use crate::transition::{bfv_scores_above, TransitionKey};
 /// One BFV -> TFHE transition with its decision.
 pub struct BfvToTfhe<'a> {
     /// BFV ciphertext (coefficient encoding, t a power of two) whose
-    /// coefficients 0..count hold the values, as signed integers centred
-    /// modulo t, each in [-t/4, t/4) (the planner sizes t for that).
+    /// `coefficients` hold the values, as signed integers centred modulo t,
+    /// each in [-t/4, t/4) (the planner sizes t for that). Only those
+    /// coefficients leave it (sample extraction).
     pub input: &'a bfv::Ciphertext,
-    /// How many values (coefficients 0..count).
-    pub count: usize,
+    pub coefficients: &'a [usize],
     /// The decision per value: `value cmp constant`.
     pub cmp: Cmp,
     pub constant: i64,
+    /// Bits of the values the decision may round away (0: exact).
+    pub tolerance_bits: u32,
     /// The key holder's transition key (BFV secret -> TFHE LWE key) and the
     /// TFHE server key that evaluates.
     pub key: &'a TransitionKey,
@@ -38,11 +40,11 @@ pub struct BfvToTfhe<'a> {
 /// combined by one more bootstrap.
 pub fn run_bfv_to_tfhe(step: &BfvToTfhe<'_>) -> Result<Vec<tfhe::Ciphertext>> {
     let at_least = |ct: &bfv::Ciphertext, c: i64| -> Result<Vec<tfhe::Ciphertext>> {
-        let indices: Vec<usize> = (0..step.count).collect();
         Ok(bfv_scores_above(
             ct,
-            &indices,
+            step.coefficients,
             c,
+            step.tolerance_bits,
             step.key,
             step.tfhe_server,
         )?)

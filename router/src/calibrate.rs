@@ -13,6 +13,7 @@ use crate::cost::{machine, CostModel};
 use crate::error::{Error, Result};
 use crate::measure::median;
 use crate::plan::tfhe_set;
+use crate::transition::{TransitionKey, MAX_TRANSITION_DIMENSION};
 
 /// Median wall time of `f` in ns: one run, then four more when it is below
 /// 50 ms (slow primitives are timed once: the model needs their order of
@@ -170,6 +171,23 @@ pub fn calibrate(mut progress: impl FnMut(&str)) -> Result<CostModel> {
     let ck = tfhe::ClientKey::generate(&params)?;
     let sk = ck.server_key()?;
     put("tfhe", set, "keygen", t.elapsed().as_nanos() as f64);
+    // Transition keys (BFV secret -> this set's LWE key), per BFV set a
+    // transition can start from.
+    for base in bfv::BfvParameters::named() {
+        if base.n() > MAX_TRANSITION_DIMENSION {
+            continue;
+        }
+        let name = base.name().to_string();
+        let bfv_key = bfv::SecretKey::generate(&bfv::BfvContext::new(base)?)?;
+        let t = Instant::now();
+        TransitionKey::generate(&bfv_key, &ck)?;
+        put(
+            "bfv",
+            &name,
+            "transition_key",
+            t.elapsed().as_nanos() as f64,
+        );
+    }
     put(
         "tfhe",
         set,

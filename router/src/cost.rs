@@ -94,7 +94,9 @@ impl CostModel {
     }
 
     /// The cached table when it was measured on this CPU with this kernel
-    /// backend, else the built-in one; the flag says whether the cache served.
+    /// backend and has every entry the built-in one has (a table from an
+    /// older `triskel calibrate` lacks newer primitives), else the built-in
+    /// one; the flag says whether the cache served.
     pub fn load() -> (CostModel, bool) {
         let cached = cache_path().ok().and_then(|p| {
             let f = std::fs::File::open(p).ok()?;
@@ -104,9 +106,16 @@ impl CostModel {
             CostModel::from_json(&text).ok()
         });
         let (cpu, backend) = machine();
+        let builtin = CostModel::builtin();
         match cached {
-            Some(m) if m.cpu == cpu && m.backend == backend => (m, true),
-            _ => (CostModel::builtin(), false),
+            Some(m)
+                if m.cpu == cpu
+                    && m.backend == backend
+                    && builtin.costs.keys().all(|k| m.costs.contains_key(k)) =>
+            {
+                (m, true)
+            }
+            _ => (builtin, false),
         }
     }
 

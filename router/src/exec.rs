@@ -17,8 +17,8 @@ use crate::bridge::{run_bfv_to_tfhe, BfvToTfhe};
 use crate::cost::CostModel;
 use crate::error::{Error, Result};
 use crate::plan::{
-    bfv_rotations, check_transitions, ckks_polynomial, plan, BfvEncoding, Engine, Placement, Plan,
-    StepKind,
+    bfv_rotations, check_transitions, ckks_polynomial, plan, read_tolerance, BfvEncoding, Engine,
+    Placement, Plan, StepKind,
 };
 use crate::program::{Cmp, Kind, Op, Program, Scalar};
 use crate::transition::TransitionKey;
@@ -69,6 +69,10 @@ struct TfheKeys {
 /// Values during a run.
 enum Val {
     Bfv(bfv::Ciphertext),
+    /// A score of the single-product placement: coefficient `usize` of a
+    /// product shared by its group ([`crate::plan::ScoreSlot`]); only
+    /// decisions read it, by extracting that coefficient.
+    Score(Arc<bfv::Ciphertext>, usize),
     /// A CKKS ciphertext and its packing period.
     Ckks(ckks::Ciphertext, usize),
     Radix(Vec<tfhe::RadixCiphertext>),
@@ -201,6 +205,7 @@ impl Session {
     fn value_bytes(&self, v: &Val) -> Result<usize> {
         Ok(match v {
             Val::Bfv(c) => c.to_bytes().len(),
+            Val::Score(c, _) => c.to_bytes().len(),
             Val::Ckks(c, _) => c.to_bytes().len(),
             Val::Radix(r) => {
                 let params = self.tfhe_part()?.ck.parameters();
@@ -519,6 +524,9 @@ impl Session {
                 .ok_or_else(|| wrong(node.op.name()))
         };
         match plan.placements[i] {
+            Placement::Bfv(part) if plan.scores[i].is_some() => {
+                self.single_product(plan, part, i, &get)
+            }
             Placement::Bfv(part) => self.bfv_op(plan, part, i, &get),
             Placement::Ckks => self.ckks_op(plan, i, &get, transforms),
             Placement::Tfhe => self.tfhe_op(plan, i, &get),
@@ -532,22 +540,79 @@ impl Session {
                     Val::Bfv(c) => Ok(c),
                     _ => Err(wrong("transition")),
                 };
-                let (input, cmp, constant) = match &node.op {
-                    Op::Compare(a, b, cmp) => (bfv_of(a)?.sub(bfv_of(b)?)?, *cmp, 0),
-                    Op::CompareScalar(a, c, cmp) => (bfv_of(a)?.clone(), *cmp, int(c)),
+                // The values' ciphertext and the coefficients holding them.
+                let values = |k: &u32| match get(k)? {
+                    Val::Bfv(c) => Ok((c.clone(), (0..node.kind.len()).collect())),
+                    Val::Score(c, at) => Ok((c.as_ref().clone(), vec![*at])),
+                    _ => Err(wrong("transition")),
+                };
+                let ((input, coefficients), cmp, constant) = match &node.op {
+                    Op::Compare(a, b, cmp) => (
+                        (bfv_of(a)?.sub(bfv_of(b)?)?, (0..node.kind.len()).collect()),
+                        *cmp,
+                        0,
+                    ),
+                    Op::CompareScalar(a, c, cmp) => (values(a)?, *cmp, int(c)),
+                    Op::ThresholdWithin { x, threshold, .. } => (values(x)?, Cmp::Ge, *threshold),
                     _ => return Err(wrong("transition")),
                 };
                 let bits = run_bfv_to_tfhe(&BfvToTfhe {
                     input: &input,
-                    count: node.kind.len(),
+                    coefficients: &coefficients,
                     cmp,
                     constant,
+                    tolerance_bits: read_tolerance(
+                        &node.op,
+                        input.context().plain_modulus().trailing_zeros(),
+                    ),
                     key,
                     tfhe_server: &t.sk,
                 })?;
                 Ok(Val::Bits(bits))
             }
         }
+    }
+
+    /// An inner product of the single-product placement: at its group's
+    /// leader, the one plaintext product with every member's weights
+    /// reversed at offset L j + L - 1 - i; each member's value is its
+    /// coefficient of that product.
+    fn single_product<'v>(
+        &self,
+        plan: &Plan,
+        part: usize,
+        i: usize,
+        get: &dyn Fn(&u32) -> Result<&'v Val>,
+    ) -> Result<Val> {
+        let slot = plan.scores[i].ok_or_else(|| wrong("dot_plain"))?;
+        if slot.leader != i {
+            return match get(&(slot.leader as u32))? {
+                Val::Score(product, _) => Ok(Val::Score(product.clone(), slot.coefficient)),
+                _ => Err(wrong("dot_plain")),
+            };
+        }
+        let keys = self.bfv_part(plan, part)?;
+        let Op::DotPlain(a, _) = plan.program.nodes[i].op else {
+            return Err(wrong("dot_plain"));
+        };
+        let mut weights = vec![0i128; keys.ctx.n()];
+        for (k, member) in plan.scores.iter().enumerate() {
+            let (Some(m), Op::DotPlain(_, w)) = (member, &plan.program.nodes[k].op) else {
+                continue;
+            };
+            if m.leader != i {
+                continue;
+            }
+            for (idx, s) in w.iter().enumerate() {
+                weights[m.coefficient - idx] = int(s) as i128;
+            }
+        }
+        let x = match get(&a)? {
+            Val::Bfv(c) => c,
+            _ => return Err(wrong("dot_plain")),
+        };
+        let product = x.mul_plain(&self.bfv_plain(plan, part, &weights)?)?;
+        Ok(Val::Score(Arc::new(product), slot.coefficient))
     }
 
     fn bfv_op<'v>(

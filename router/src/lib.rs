@@ -37,7 +37,9 @@ pub mod transition;
 pub use cost::{cache_path, machine, CostModel};
 pub use error::{Error, Result};
 pub use exec::{attest_outputs, output_bytes, route, verify_output, Outputs, PlainValue, Session};
-pub use plan::{plan, BfvEncoding, BfvPart, Engine, Packing, Placement, Plan, Step, StepKind};
+pub use plan::{
+    plan, BfvEncoding, BfvPart, Engine, Packing, Placement, Plan, ScoreSlot, Step, StepKind,
+};
 pub use program::{
     Cmp, Kind, Node, Op, Program, Scalar, Value, MAX_DEGREE, MAX_LEN, MAX_NODES, MAX_SIGNED_BOUND,
 };

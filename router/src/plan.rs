@@ -11,10 +11,13 @@
 //!   says it is cheaper;
 //! - a comparison of BFV values moves them to TFHE by a transition
 //!   ([`crate::bridge::run_bfv_to_tfhe`]); CKKS values never leave CKKS.
+//!   Inner products of one vector whose values only feed such decisions
+//!   share one plaintext product ([`ScoreSlot`]).
 //!
-//! Programs that cannot run (an exhausted noise budget or depth, a modulus no
-//! set batches, vectors longer than any set holds) are refused here, before
-//! any key or ciphertext exists, with an error naming the operation.
+//! Programs that cannot run (an exhausted noise budget or depth, a decision
+//! the transition's noise analysis would not pass, a modulus no set
+//! batches, vectors longer than any set holds) are refused here, before any
+//! key or ciphertext exists, with an error naming the operation.
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -27,7 +30,9 @@ use triskel_tfhe::TfheParameters;
 use crate::cost::CostModel;
 use crate::error::{Error, Result};
 use crate::program::{Cmp, Kind, Op, Program, Scalar, MAX_SIGNED_BOUND};
-use crate::transition::{any_bootstraps, decision_bootstraps, MAX_TRANSITION_DIMENSION};
+use crate::transition::{
+    analyse, any_bootstraps, decision_bootstraps, MAX_LOG2_FAILURE, MAX_TRANSITION_DIMENSION,
+};
 
 /// An engine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -133,6 +138,18 @@ pub struct Packing {
     pub mask_operand: bool,
 }
 
+/// A score of the single-product placement: the node's value (an inner
+/// product with plaintext weights) is coefficient `coefficient` of the one
+/// plaintext product computed at node `leader` for its whole group. The
+/// product's other coefficients hold partial sums of the templates, so it
+/// is never decrypted or used whole: only decisions read it, by extracting
+/// their score's coefficient as an LWE ciphertext.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScoreSlot {
+    pub leader: usize,
+    pub coefficient: usize,
+}
+
 /// A plan: placements, parameter sets and steps.
 #[derive(Clone, Debug)]
 pub struct Plan {
@@ -142,6 +159,9 @@ pub struct Plan {
     pub ckks: Option<CkksParameters>,
     pub tfhe: Option<TfheParameters>,
     pub packing: Vec<Packing>,
+    /// The single-product placement of inner products whose values only
+    /// flow into decisions ([`ScoreSlot`]); `None` for every other node.
+    pub scores: Vec<Option<ScoreSlot>>,
     pub steps: Vec<Step>,
     /// Time the planner took.
     pub planning_ns: f64,
@@ -330,6 +350,7 @@ pub fn plan(program: &Program, costs: &CostModel) -> Result<Plan> {
         (None, vec![Packing::default(); program.nodes.len()])
     };
     let uses_tfhe = placements.iter().any(|p| p.engine() == Engine::Tfhe);
+    let scores = single_products(program, &placements, &pl.bfv);
     let mut plan = Plan {
         program: program.clone(),
         placements,
@@ -337,6 +358,7 @@ pub fn plan(program: &Program, costs: &CostModel) -> Result<Plan> {
         ckks,
         tfhe: uses_tfhe.then(tfhe_set),
         packing,
+        scores,
         steps: Vec::new(),
         planning_ns: 0.0,
     };
@@ -362,6 +384,7 @@ impl Planner<'_> {
                         _ => continue, // a transition, placed with its BFV part
                     }
                 }
+                (Kind::Bit { .. }, Op::ThresholdWithin { .. }) => continue,
                 (Kind::Bit { .. }, _) => Placement::Tfhe,
                 _ => continue,
             };
@@ -382,6 +405,7 @@ impl Planner<'_> {
             let key = match (node.kind, &node.op) {
                 (Kind::Signed { .. }, _) => None,
                 (Kind::Modular { modulus, .. }, _) => Some(modulus),
+                (Kind::Bit { .. }, Op::ThresholdWithin { .. }) => None,
                 (Kind::Bit { .. }, Op::Compare(a, ..) | Op::CompareScalar(a, ..))
                     if self.placements[i].is_none() =>
                 {
@@ -402,18 +426,7 @@ impl Planner<'_> {
             let chosen = match self.transition_range(&nodes, modulus)? {
                 Some(range) => {
                     let t = (4 * (range + 1)).next_power_of_two();
-                    let chosen =
-                        self.choose_bfv(&nodes, BfvEncoding::Coefficients, |_, _| Some(t))?;
-                    if chosen.params.n() > MAX_TRANSITION_DIMENSION {
-                        return refuse(
-                            "compare",
-                            format!(
-                                "{} is larger than a transition key supports",
-                                chosen.params.name()
-                            ),
-                        );
-                    }
-                    chosen
+                    self.choose_bfv(&nodes, BfvEncoding::Coefficients, |_, _| Some(t))?
                 }
                 None => self.choose_bfv(&nodes, BfvEncoding::Slots, |n, bound| match modulus {
                     Some(t) => {
@@ -454,6 +467,12 @@ impl Planner<'_> {
                     };
                     bound(a).max(c)
                 }
+                // The threshold leaves room for the rounding of the tolerance.
+                Op::ThresholdWithin {
+                    x,
+                    threshold,
+                    tolerance_bits,
+                } => bound(x).max(threshold.unsigned_abs().saturating_add(1 << tolerance_bits)),
                 _ => continue,
             };
             range = Some(range.unwrap_or(0).max(r));
@@ -487,6 +506,7 @@ impl Planner<'_> {
                     | Op::DotPlain(..)
                     | Op::Compare(..)
                     | Op::CompareScalar(..)
+                    | Op::ThresholdWithin { .. }
             );
             if !coefficient_ready {
                 return refuse(
@@ -518,8 +538,17 @@ impl Planner<'_> {
         let len = nodes.iter().map(|&i| self.kind(i).len()).max().unwrap_or(1);
         let mut best: Option<(f64, BfvPart)> = None;
         let mut failure = None;
+        // Bits of a BFV part are its decisions (transitions to TFHE).
+        let decides = nodes
+            .iter()
+            .any(|&i| matches!(self.kind(i), Kind::Bit { .. }));
         for base in bfv_sets() {
             let n = base.n();
+            // Sets a transition key cannot take are no candidates for a part
+            // with decisions (the reason of an earlier set is kept).
+            if decides && n > MAX_TRANSITION_DIMENSION {
+                continue;
+            }
             let room = if encoding == BfvEncoding::Slots {
                 n / 2
             } else {
@@ -553,14 +582,8 @@ impl Planner<'_> {
                 continue;
             }
             let params = base.clone().with_plain_modulus(t);
-            if let Err(op) = self.bfv_noise_fits(nodes, &params, encoding) {
-                failure = Some(refuse(
-                    op,
-                    format!(
-                        "the BFV noise budget of {} is exhausted (multiplicative depth too large)",
-                        params.name()
-                    ),
-                ));
+            if let Err((op, msg)) = self.bfv_noise_fits(nodes, &params, encoding) {
+                failure = Some(refuse(op, msg));
                 continue;
             }
             let mut cost = 0.0;
@@ -588,13 +611,18 @@ impl Planner<'_> {
     }
 
     /// Walks `nodes` (in order) with the noise model; the first operation
-    /// that leaves less than the margin is the error.
+    /// that leaves less than the margin, or a decision whose transition
+    /// (after the mod switch to the last prime) the noise analysis of
+    /// [`crate::transition`] would not pass, is the error: (operation,
+    /// why). After the transition nothing accumulates: every TFHE
+    /// operation bootstraps, and `any` sums only as many bits as the set's
+    /// noise level allows before its bootstrap.
     fn bfv_noise_fits(
         &self,
         nodes: &[usize],
         params: &BfvParameters,
         encoding: BfvEncoding,
-    ) -> std::result::Result<(), &'static str> {
+    ) -> std::result::Result<(), (&'static str, String)> {
         let m = BfvNoise::new(params);
         let t = params.plain_modulus() as i128;
         let scalar_bits = |s: &Scalar| match *s {
@@ -615,7 +643,9 @@ impl Planner<'_> {
             let v = match op {
                 Op::Input { .. } => m.fresh(),
                 Op::Add(a, b) | Op::Sub(a, b) | Op::Compare(a, b, _) => x(a).max(x(b)) + 1.0,
-                Op::AddScalar(a, _) | Op::CompareScalar(a, _, _) => x(a),
+                Op::AddScalar(a, _)
+                | Op::CompareScalar(a, _, _)
+                | Op::ThresholdWithin { x: a, .. } => x(a),
                 Op::MulScalar(a, c) => x(a) + scalar_bits(c),
                 Op::Mul(a, b) => m.mul(x(a), x(b)),
                 Op::Dot(a, b) => tree(m.mul(x(a), x(b)), len_of(a)),
@@ -628,10 +658,25 @@ impl Planner<'_> {
                     let top = cs.last().map_or(0.0, scalar_bits);
                     (2..cs.len()).fold(x(a) + top, |acc, _| m.mul(acc, x(a)))
                 }
-                _ => return Err(op.name()),
+                _ => return Err((op.name(), "not available on BFV".into())),
             };
             if m.budget(v) < BFV_MARGIN {
-                return Err(op.name());
+                return Err((
+                    op.name(),
+                    format!(
+                        "the BFV noise budget of {} is exhausted (multiplicative depth too large)",
+                        params.name()
+                    ),
+                ));
+            }
+            if let Some(failure) = transition_failure(op, v, params) {
+                return Err((
+                    op.name(),
+                    format!(
+                        "the BFV -> TFHE decision on {} would fail with probability 2^{failure:.0} (noise of the value and of the transition key switch; at most 2^{MAX_LOG2_FAILURE:.0} is accepted)",
+                        params.name()
+                    ),
+                ));
             }
             noise[i] = v;
         }
@@ -754,6 +799,59 @@ pub(crate) fn check_transitions(plan: &Plan) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The single-product placement (issue 15): in a coefficient-encoded BFV
+/// part, inner products of one vector x with plaintext weights whose
+/// values only feed decisions (threshold comparisons, never an output or
+/// arithmetic) share one product. With x(X) = sum x_i X^i and the weights
+/// w_j of score j reversed at offset L j + L - 1 - i (L = len x),
+/// coefficient L j + L - 1 of x(X) w(X) is sum_i x_i w_j,i: n / L scores
+/// per plaintext product, no rotation.
+fn single_products(
+    p: &Program,
+    placements: &[Placement],
+    bfv: &[BfvPart],
+) -> Vec<Option<ScoreSlot>> {
+    let mut slots = vec![None; p.nodes.len()];
+    let decides = |j: usize, i: usize| {
+        matches!(
+            p.nodes[j].op,
+            Op::CompareScalar(a, ..) | Op::ThresholdWithin { x: a, .. } if a as usize == i
+        )
+    };
+    let mut groups: Vec<((usize, u32), Vec<usize>)> = Vec::new();
+    for (i, node) in p.nodes.iter().enumerate() {
+        let (Placement::Bfv(part), Op::DotPlain(a, _)) = (placements[i], &node.op) else {
+            continue;
+        };
+        let only_decisions = p
+            .nodes
+            .iter()
+            .enumerate()
+            .all(|(j, n)| !n.op.operands().contains(&(i as u32)) || decides(j, i))
+            && !p.outputs.iter().any(|(_, v)| *v as usize == i);
+        if bfv[part].encoding != BfvEncoding::Coefficients || !only_decisions {
+            continue;
+        }
+        match groups.iter_mut().find(|(k, _)| *k == (part, *a)) {
+            Some((_, g)) => g.push(i),
+            None => groups.push(((part, *a), vec![i])),
+        }
+    }
+    for ((part, a), members) in groups {
+        let len = len_of(p, a);
+        let per_product = bfv[part].params.n() / len;
+        for chunk in members.chunks(per_product) {
+            for (j, &i) in chunk.iter().enumerate() {
+                slots[i] = Some(ScoreSlot {
+                    leader: chunk[0],
+                    coefficient: len * j + len - 1,
+                });
+            }
+        }
+    }
+    slots
 }
 
 /// The smallest prime = 1 mod 2n above `above`.
@@ -1057,6 +1155,48 @@ fn ckks_counts(p: &Program, packing: &[Packing], i: usize) -> Vec<(&'static str,
     }
 }
 
+/// For a decision (a BFV -> TFHE transition) on a value of noise `noise`
+/// (log2, at the full modulus of `params`): log2 of its failure
+/// probability when above [`MAX_LOG2_FAILURE`], by the transition's own
+/// analysis after the mod switch to the last prime (the noise divided by
+/// the dropped primes, plus the rounding of the switch).
+fn transition_failure(op: &Op, noise: f64, params: &BfvParameters) -> Option<f64> {
+    if !matches!(
+        op,
+        Op::Compare(..) | Op::CompareScalar(..) | Op::ThresholdWithin { .. }
+    ) {
+        return None;
+    }
+    let bits = params.q_bits();
+    let q0_bits = *bits.first()?;
+    let dropped: f64 = bits[1..].iter().map(|&b| b as f64).sum();
+    let n = params.n() as f64;
+    let at_q0 = if dropped > 0.0 {
+        let rounding = 0.5 * ((1.0 + 2.0 * n / 3.0) / 12.0).log2();
+        let scaled = noise - dropped;
+        let (hi, lo) = (scaled.max(rounding), scaled.min(rounding));
+        hi + 0.5 * (1.0 + (2.0 * (lo - hi)).exp2()).log2()
+    } else {
+        noise
+    };
+    let log_t = params.plain_modulus().trailing_zeros();
+    let read = log_t - read_tolerance(op, log_t);
+    // Named sets' primes lie just below 2^b (as in the budget model).
+    let q0 = (q0_bits as f64 - 0.05).exp2() as u64;
+    let analysis = analyse(params.n(), &tfhe_set(), at_q0, q0, read);
+    (analysis.log2_failure_per_decision > MAX_LOG2_FAILURE)
+        .then_some(analysis.log2_failure_per_decision)
+}
+
+/// The tolerance (bits) a decision on a t = 2^`log_t` part rounds away:
+/// the operation's, capped where the transition needs 3 bits left.
+pub fn read_tolerance(op: &Op, log_t: u32) -> u32 {
+    match op {
+        Op::ThresholdWithin { tolerance_bits, .. } => (*tolerance_bits).min(log_t - 3),
+        _ => 0,
+    }
+}
+
 /// Rotation steps of a BFV slots part (for its Galois keys).
 pub fn bfv_rotations(plan: &Plan, part: usize) -> Vec<i64> {
     let p = &plan.program;
@@ -1170,7 +1310,12 @@ fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
         ));
     }
     if plan.tfhe.is_some() {
-        let ns = costs.predict("tfhe", tfhe.name, &[("keygen", 1.0)])?;
+        let mut ns = costs.predict("tfhe", tfhe.name, &[("keygen", 1.0)])?;
+        for (k, part) in plan.bfv.iter().enumerate() {
+            if plan.placements.contains(&Placement::BfvToTfhe(k)) {
+                ns += costs.predict("bfv", &part.base, &[("transition_key", 1.0)])?;
+            }
+        }
         steps.push(step(
             StepKind::Keygen(Engine::Tfhe, 0),
             Engine::Tfhe,
@@ -1204,7 +1349,8 @@ fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
                 Placement::BfvToTfhe(k) => {
                     let part = &plan.bfv[k];
                     let log_t = part.params.plain_modulus().trailing_zeros();
-                    let decision = decision_bootstraps(log_t) as f64;
+                    let decision =
+                        decision_bootstraps(log_t - read_tolerance(&node.op, log_t)) as f64;
                     let per_value = match &node.op {
                         Op::Compare(_, _, c) | Op::CompareScalar(_, _, c) => match c {
                             Cmp::Eq | Cmp::Ne => 2.0 * decision + 1.0,
@@ -1236,7 +1382,18 @@ fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
         if let StepKind::Transition { .. } = kind {
             label += " [transition bfv -> tfhe: extract, key switch, bootstrap]";
         }
-        let ns = counts(place)?;
+        let mut ns = counts(place)?;
+        if let Some(slot) = plan.scores[i] {
+            if slot.leader == i {
+                label += " [one plaintext product for its group's scores]";
+            } else {
+                label += &format!(
+                    " [coefficient {} of v{}'s product]",
+                    slot.coefficient, slot.leader
+                );
+                ns = 0.0;
+            }
+        }
         steps.push(step(kind, engine, params, label, ns));
     }
     for (k, (name, v)) in p.outputs.iter().enumerate() {

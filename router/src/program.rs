@@ -169,6 +169,14 @@ pub enum Op {
     Compare(u32, u32, Cmp),
     /// Element-wise comparison with a constant (a threshold is `Ge`).
     CompareScalar(u32, Scalar, Cmp),
+    /// Element-wise `x >= threshold` on signed integers, where values within
+    /// 2^`tolerance_bits` of the threshold may be decided either way (a
+    /// cheaper decision: fewer bits read through the transition).
+    ThresholdWithin {
+        x: u32,
+        threshold: i64,
+        tolerance_bits: u32,
+    },
     /// Element-wise `if cond then a else b`.
     Select {
         cond: u32,
@@ -199,6 +207,7 @@ impl Op {
             Op::MatVec { .. } => "matvec",
             Op::Compare(..) => "compare",
             Op::CompareScalar(..) => "compare_scalar",
+            Op::ThresholdWithin { .. } => "threshold_within",
             Op::Select { .. } => "select",
             Op::Argmax(..) => "argmax",
             Op::Any(..) => "any",
@@ -223,7 +232,9 @@ impl Op {
             | Op::Argmax(a)
             | Op::Polynomial(a, _)
             | Op::CompareScalar(a, _, _) => vec![a],
-            Op::Chebyshev { x, .. } | Op::MatVec { x, .. } => vec![x],
+            Op::Chebyshev { x, .. } | Op::MatVec { x, .. } | Op::ThresholdWithin { x, .. } => {
+                vec![x]
+            }
             Op::Select { cond, a, b } => vec![cond, a, b],
             Op::Any(ref bits) => bits.clone(),
         }
@@ -576,6 +587,25 @@ impl Program {
                     format!("compares u8..u64 or signed integers, not {}", k.describe()),
                 ),
             },
+            &Op::ThresholdWithin {
+                x,
+                threshold,
+                tolerance_bits,
+            } => match self.kind_of(x) {
+                Kind::Signed { len, .. } => {
+                    if tolerance_bits > 40 {
+                        return op_err(name, format!("tolerance 2^{tolerance_bits} above 2^40"));
+                    }
+                    if threshold.unsigned_abs() > MAX_SIGNED_BOUND {
+                        return op_err(name, format!("threshold {threshold} outside +-2^40"));
+                    }
+                    Ok(Kind::Bit { len })
+                }
+                k => op_err(
+                    name,
+                    format!("decides on signed integers, not {}", k.describe()),
+                ),
+            },
             &Op::Select { cond, a, b } => {
                 let (ka, _) = same(a, b)?;
                 let kc = self.kind_of(cond);
@@ -731,6 +761,23 @@ impl Program {
     /// Element-wise `a >= threshold`.
     pub fn threshold(&mut self, a: Value, threshold: Scalar) -> Result<Value> {
         self.compare_scalar(a, Cmp::Ge, threshold)
+    }
+
+    /// Element-wise `a >= threshold` on signed integers, decided only to
+    /// within 2^`tolerance_bits`: a value more than that from the threshold
+    /// gets the exact answer, one closer may get either. Each 4 bits of
+    /// tolerance save one bootstrap per value of the BFV -> TFHE decision.
+    pub fn threshold_within(
+        &mut self,
+        a: Value,
+        threshold: i64,
+        tolerance_bits: u32,
+    ) -> Result<Value> {
+        self.unary("threshold_within", a, |x| Op::ThresholdWithin {
+            x,
+            threshold,
+            tolerance_bits,
+        })
     }
 
     /// The index of the largest value (the first on ties), as a value of

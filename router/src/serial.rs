@@ -17,6 +17,7 @@
 //!   14 select        cond:u32 a:u32 b:u32
 //!   15 argmax        a:u32
 //!   16 any           count:u32 bits:u32* (at least one)
+//!   17 threshold_within x:u32 scalar(i64 only) tolerance_bits:u8
 //! kind     = 0 modular len:u32 modulus:u64 | 1 signed len:u32 bound:u64
 //!          | 2 real len:u32 | 3 uint len:u32 bits:u8 | 4 bit len:u32
 //! scalar   = 0 i64 | 1 f64
@@ -279,6 +280,16 @@ impl Program {
                     w.scalar(s);
                     w.cmp(*c);
                 }
+                &Op::ThresholdWithin {
+                    x,
+                    threshold,
+                    tolerance_bits,
+                } => {
+                    w.u8(17);
+                    w.u32(x as usize);
+                    w.scalar(&Scalar::Int(threshold));
+                    w.u8(tolerance_bits as u8);
+                }
                 &Op::Select { cond, a, b } => {
                     w.u8(14);
                     w.u32(cond as usize);
@@ -362,6 +373,17 @@ impl Program {
                     let count = r.count(4)?;
                     Op::Any((0..count).map(|_| r.u32()).collect::<Result<_>>()?)
                 }
+                17 => {
+                    let x = r.u32()?;
+                    let Scalar::Int(threshold) = r.scalar()? else {
+                        return bad("threshold_within: a real threshold");
+                    };
+                    Op::ThresholdWithin {
+                        x,
+                        threshold,
+                        tolerance_bits: r.u8()? as u32,
+                    }
+                }
                 t => return bad(format!("operation tag {t}")),
             };
             if matches!(&op, Op::MatVec { rows, .. } if rows.is_empty()) {
@@ -410,6 +432,8 @@ mod tests {
             .dot_plain(x, &[Scalar::Int(1), Scalar::Int(-2), Scalar::Int(3)])
             .unwrap();
         let t = p.threshold(d, Scalar::Int(4)).unwrap();
+        let tw = p.threshold_within(d, -7, 3).unwrap();
+        p.output("tw", tw).unwrap();
         let yy = p.mul(y, y).unwrap();
         let ys = p.add_scalar(yy, Scalar::Int(5)).unwrap();
         let m = p

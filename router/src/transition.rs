@@ -46,6 +46,17 @@
 //! only the top bit of each window has to come out, which a sign
 //! (negacyclic) test vector gives without a padding bit.
 //!
+//! # Decisions within a tolerance
+//!
+//! A caller who states that values within 2^r of the threshold may be
+//! decided either way ([`bfv_scores_above`]'s `tolerance_bits`,
+//! `Program::threshold_within`) gets k - r bits read instead of k: the
+//! phase m 2^(64 - k) is read as (m / 2^r) 2^(64 - (k - r)), the r low bits
+//! become a fraction of the lowest window's digit that its half-box offset
+//! rounds, and the decision is m + e >= t/2 for some |e| <= 2^r. The
+//! rounding is done by the scaling of the LWE copies (no BFV operation):
+//! for the match's t = 2^23, r = 14 reads 9 bits in 2 windows, r = 18 one.
+//!
 //! # Noise and failure probability
 //!
 //! [`DecisionAnalysis`] computes it for a key and a ciphertext; for the
@@ -409,7 +420,18 @@ pub fn analyse_decision(
     last_prime: u64,
     k: u32,
 ) -> DecisionAnalysis {
-    let p = &key.tfhe;
+    analyse(key.source.n(), &key.tfhe, source_noise_log2, last_prime, k)
+}
+
+/// The same analysis before any key exists (what the planner checks): a
+/// source ring of degree `source_n` decided on the TFHE set `p`.
+pub fn analyse(
+    source_n: usize,
+    p: &tfhe::TfheParameters,
+    source_noise_log2: f64,
+    last_prime: u64,
+    k: u32,
+) -> DecisionAnalysis {
     let tfhe_noise = p.noise();
     let two_n = 2.0 * p.polynomial_size as f64;
     let scale = two_n * two_n;
@@ -417,7 +439,7 @@ pub fn analyse_decision(
         2f64.powi(TRANSITION_BASE_LOG as i32),
         TRANSITION_LEVELS as f64,
     );
-    let n_in = key.source.n() as f64;
+    let n_in = source_n as f64;
     // Ternary key: E[s^2] = 2/3.
     let transition = (n_in * l * (b * b + 2.0) / 12.0 * p.lwe_noise_std.powi(2)
         + n_in * (2.0 / 3.0) * 2f64.powi(-2 * (TRANSITION_BASE_LOG * TRANSITION_LEVELS) as i32)
@@ -545,15 +567,24 @@ fn check_analysis(key: &TransitionKey, noise_log2: f64, last_prime: u64, k: u32)
 
 /// For each coefficient index of a BFV ciphertext (plaintext modulus
 /// t = 2^k, values read as signed in [-t/2, t/2)), an encrypted bit: is the
-/// coefficient >= `threshold`? Exact when the coefficients lie in
-/// [-t/4, t/4) and the threshold in [-t/4, t/4] (the difference then stays
-/// in [-t/2, t/2)): the threshold is checked (an error otherwise), the
-/// coefficients are the caller's promise, which the coefficient match keeps. The ciphertext is mod-switched to its last prime first. Runs the
-/// coefficients in parallel (rayon).
+/// coefficient >= `threshold`? The coefficients must lie in [-t/4, t/4)
+/// (the caller's promise, which the coefficient match keeps).
+///
+/// With `tolerance_bits` r = 0 the decision is exact (k bits read, one
+/// bootstrap per [`WINDOW_BITS`]); with r > 0 only the top k - r bits are
+/// read (the lowest window's offset rounds away the r bits below it), so
+/// the bit is `value + e >= threshold` for some |e| <= 2^r: exact whenever
+/// the value is more than 2^r from the threshold, with fewer bootstraps
+/// ([`decision_bootstraps`] of k - r). r must leave at least 3 bits
+/// (r <= k - 3) and the threshold must lie in [-t/4 + 2^r, t/4 - 2^r] (so
+/// that no rounding wraps around t; with r = 0 it is [-t/4, t/4]): an
+/// error otherwise. The ciphertext is mod-switched to its last prime first.
+/// Runs the coefficients in parallel (rayon).
 pub fn bfv_scores_above(
     ct: &bfv::Ciphertext,
     coefficients: &[usize],
     threshold: i64,
+    tolerance_bits: u32,
     key: &TransitionKey,
     server: &tfhe::ServerKey,
 ) -> Result<Vec<EncryptedBit>> {
@@ -565,7 +596,17 @@ pub fn bfv_scores_above(
         )));
     }
     let k = t.trailing_zeros();
-    let quarter = (t / 4) as i64;
+    if tolerance_bits + 3 > k {
+        return Err(Error::OutOfRange(format!(
+            "a tolerance of 2^{tolerance_bits} leaves fewer than 3 of the {k} bits of t"
+        )));
+    }
+    let margin = if tolerance_bits == 0 {
+        0
+    } else {
+        1i64 << tolerance_bits
+    };
+    let quarter = (t / 4) as i64 - margin;
     if !(-quarter..=quarter).contains(&threshold) {
         return Err(Error::OutOfRange(format!(
             "threshold {threshold} outside [-{quarter}, {quarter}]"
@@ -576,13 +617,16 @@ pub fn bfv_scores_above(
         low = low.mod_switch_to_next()?;
     }
     let q = ct.context().q_primes()[0];
-    check_analysis(key, low.noise_estimate_log2(), q, k)?;
+    let read = k - tolerance_bits;
+    check_analysis(key, low.noise_estimate_log2(), q, read)?;
     // m = value - threshold + t/2 in [0, t): its top bit is value >= threshold.
     let offset = (t / 2).wrapping_sub(threshold as u64) & (t - 1);
     let mut lwes = low.sample_extract(coefficients)?;
     lwes.iter_mut()
         .for_each(|lwe| lwe.add_constant(offset << (64 - k)));
-    top_bits(&lwes, k, key, server)
+    // The phase m 2^(64 - k) is (m / 2^r) 2^(64 - read): reading `read`
+    // bits treats the r bits below as a fraction the first window rounds.
+    top_bits(&lwes, read, key, server)
 }
 
 /// A bound on the noise of a fresh or lightly computed CKKS ciphertext at

@@ -520,6 +520,114 @@ fn bfv_to_tfhe_decisions_decrypt_to_the_plaintext_decisions() {
     }
 }
 
+/// Transition noise at plan time: 5000 values need N = 8192, whose
+/// transition key switch (8192 terms) alone leaves a decision a failure
+/// probability above 2^-120, exact or within a tolerance: refused before
+/// any key exists, naming the operation (the run-time check would only
+/// have caught it after key generation). 4096 values plan on N = 4096.
+#[test]
+fn a_decision_the_transition_noise_would_break_is_refused_at_plan_time() {
+    let build = |len: usize, tolerance: Option<u32>| {
+        let mut p = Program::new();
+        let x = signed(&mut p, "x", len, 1 << 20);
+        let d = match tolerance {
+            None => p.threshold(x, Scalar::Int(0)).unwrap(),
+            Some(r) => p.threshold_within(x, 0, r).unwrap(),
+        };
+        p.output("d", d).unwrap();
+        p
+    };
+    for (tolerance, op) in [(None, "compare_scalar"), (Some(12), "threshold_within")] {
+        match triskel::plan(&build(5000, tolerance), &costs()) {
+            Err(Error::Refused { op: got, msg }) => {
+                assert_eq!(got, op);
+                assert!(msg.contains("would fail with probability"), "{msg}");
+            }
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+        let plan = plan_of(&build(4096, tolerance));
+        assert_eq!(plan.bfv[0].params.n(), 4096);
+    }
+}
+
+/// Inner products of one probe whose scores only feed decisions share ONE
+/// plaintext product (score j at coefficient L j + L - 1); decisions within
+/// a tolerance read fewer bits. Every decision more than the tolerance from
+/// its threshold decrypts to the plaintext decision; an inner product that
+/// is an output keeps its own product.
+#[test]
+fn single_product_scores_and_decisions_within_a_tolerance() {
+    let probe: [i128; 8] = [100, -37, 5, 0, -100, 64, 12, -9];
+    let templates: [[i64; 8]; 3] = [
+        [3, 1, -2, 7, 0, 1, 1, 2],
+        [-1, 4, 0, 0, 2, -3, 5, 1],
+        [9, 9, 9, 9, -9, 9, 9, 9],
+    ];
+    let scores: Vec<i64> = templates
+        .iter()
+        .map(|t| t.iter().zip(&probe).map(|(&w, &x)| w * x as i64).sum())
+        .collect();
+    assert_eq!(scores, [311, -589, 2115]);
+    let mut p = Program::new();
+    let x = signed(&mut p, "probe", 8, 100);
+    let (tolerance, band) = (5u32, 32i64);
+    let mut cases: Vec<(String, bool)> = Vec::new();
+    let mut values = Vec::new();
+    let mut decisions = Vec::new();
+    for (j, t) in templates.iter().enumerate() {
+        let w: Vec<Scalar> = t.iter().map(|&v| Scalar::Int(v)).collect();
+        let score = p.dot_plain(x, &w).unwrap();
+        values.push(score);
+        let s = scores[j];
+        for c in [s - band - 1, s + band + 1, s + 3 * band, -s] {
+            let d = p.threshold_within(score, c, tolerance).unwrap();
+            let name = format!("s{j}_within_{c}");
+            p.output(&name, d).unwrap();
+            cases.push((name, s >= c));
+            decisions.push(d);
+        }
+        let exact = p.threshold(score, Scalar::Int(s)).unwrap();
+        p.output(&format!("s{j}_exact"), exact).unwrap();
+        cases.push((format!("s{j}_exact"), true));
+    }
+    let any = p.any(&decisions[1..2]).unwrap();
+    p.output("any", any).unwrap();
+    cases.push(("any".into(), false));
+    let own = p.dot_plain(x, &[Scalar::Int(1); 8]).unwrap();
+    p.output("own", own).unwrap();
+
+    let mut plan = plan_of(&p);
+    assert_eq!(plan.bfv[0].encoding, BfvEncoding::Coefficients);
+    let leader = values[0].index();
+    for (j, v) in values.iter().enumerate() {
+        assert_eq!(
+            plan.scores[v.index()],
+            Some(triskel::ScoreSlot {
+                leader,
+                coefficient: 8 * j + 7
+            })
+        );
+    }
+    assert_eq!(plan.scores[own.index()], None);
+    // One product: the other members' steps cost nothing.
+    assert!(plan
+        .steps
+        .iter()
+        .any(|s| s.kind == StepKind::Op(values[1].index()) && s.predicted_ns == 0.0));
+    let mut session = Session::with_costs(costs());
+    let inputs = BTreeMap::from([("probe".to_string(), ints(&probe))]);
+    let out = session.run(&mut plan, &inputs).unwrap();
+    for (name, want) in &cases {
+        assert_eq!(
+            out.get(name),
+            Some(&PlainValue::Bits(vec![*want])),
+            "{name}"
+        );
+    }
+    let sum: i128 = probe.iter().sum();
+    assert_eq!(out.get("own"), Some(&ints(&[sum])));
+}
+
 /// The router moves values between engines only BFV -> TFHE: a plan that
 /// would feed a TFHE value into BFV is refused, naming the direction,
 /// before any key exists.

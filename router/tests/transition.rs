@@ -33,7 +33,7 @@ fn fixture() -> &'static Fixture {
     })
 }
 
-fn decide(f: &Fixture, values: &[i64], threshold: i64) -> Vec<u64> {
+fn decide(f: &Fixture, values: &[i64], threshold: i64, tolerance_bits: u32) -> Vec<u64> {
     let t = f.ctx.plain_modulus() as i64;
     let coeffs: Vec<u64> = values.iter().map(|v| v.rem_euclid(t) as u64).collect();
     let ct = f
@@ -41,7 +41,7 @@ fn decide(f: &Fixture, values: &[i64], threshold: i64) -> Vec<u64> {
         .encrypt(&Plaintext::from_coeffs(&f.ctx, &coeffs).unwrap())
         .unwrap();
     let indices: Vec<usize> = (0..values.len()).collect();
-    transition::bfv_scores_above(&ct, &indices, threshold, &f.key, &f.server)
+    transition::bfv_scores_above(&ct, &indices, threshold, tolerance_bits, &f.key, &f.server)
         .unwrap()
         .iter()
         .map(|b| f.tfhe_key.decrypt_with_carry(b).unwrap())
@@ -73,7 +73,7 @@ fn threshold_decisions_are_exact_on_edges_and_at_random() {
             values.push((state >> 20) as i64 % (quarter + 1) * if state & 1 == 0 { 1 } else { -1 });
         }
         values.retain(|v| (-quarter..quarter).contains(v));
-        let got = decide(f, &values, threshold);
+        let got = decide(f, &values, threshold, 0);
         for (v, bit) in values.iter().zip(got) {
             assert_eq!(
                 bit,
@@ -84,8 +84,66 @@ fn threshold_decisions_are_exact_on_edges_and_at_random() {
     }
 }
 
+/// With a tolerance of 2^r the decision reads k - r bits: exact for every
+/// value more than 2^r from the threshold (edges, carries through every
+/// window, the ends of the range), whatever it says inside the band.
+#[test]
+fn threshold_decisions_within_a_tolerance() {
+    let f = fixture();
+    let quarter = (f.ctx.plain_modulus() / 4) as i64;
+    for (r, threshold) in [(14u32, 123_457i64), (18, -quarter + (1 << 18))] {
+        let band = 1i64 << r;
+        let mut values = vec![
+            threshold + band + 1,
+            threshold - band - 1,
+            threshold + band + 2,
+            threshold - band - 2,
+            quarter - 1,
+            -quarter,
+        ];
+        for w in [r + 1, r + 3, r + 5, 20] {
+            values.extend([threshold + (1 << w) - 1, threshold - (1 << w) - 1]);
+        }
+        let mut state = threshold as u64 ^ 0x2545_f491_4f6c_dd1d;
+        for _ in 0..6 {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+            values.push((state >> 20) as i64 % quarter * if state & 1 == 0 { 1 } else { -1 });
+        }
+        values.retain(|v| (-quarter..quarter).contains(v) && (v - threshold).abs() > band);
+        let got = decide(f, &values, threshold, r);
+        for (v, bit) in values.iter().zip(got) {
+            assert_eq!(
+                bit,
+                (*v >= threshold) as u64,
+                "value {v}, threshold {threshold}, r {r}"
+            );
+        }
+    }
+    // Two windows for r = 14, one for r = 18 (23-bit t), against six exact.
+    assert_eq!(transition::decision_bootstraps(23 - 14), 2);
+    assert_eq!(transition::decision_bootstraps(23 - 18), 1);
+    // A tolerance that leaves fewer than 3 bits, or a threshold whose
+    // rounding could wrap around t, is refused.
+    let ct = f
+        .bfv_key
+        .encrypt(&Plaintext::from_coeffs(&f.ctx, &[1]).unwrap())
+        .unwrap();
+    let run =
+        |threshold, r| transition::bfv_scores_above(&ct, &[0], threshold, r, &f.key, &f.server);
+    assert!(matches!(run(0, 21), Err(Error::OutOfRange(_))));
+    assert!(matches!(
+        run(quarter - (1 << 14) + 1, 14),
+        Err(Error::OutOfRange(_))
+    ));
+    assert!(matches!(
+        run(-quarter + (1 << 14) - 1, 14),
+        Err(Error::OutOfRange(_))
+    ));
+}
+
 /// The match end to end: 32 scores from one plaintext product, decided
-/// against thresholds one below, at and one above a score, then OR-ed.
+/// within a tolerance and OR-ed, then single scores exactly against
+/// thresholds one below, at and one above them.
 #[test]
 fn match_decision_end_to_end() {
     use biometric::*;
@@ -103,14 +161,22 @@ fn match_decision_end_to_end() {
         .unwrap();
     let scores = compute_scores_coefficients(&ct, &groups, &pk).unwrap();
     let coefficients = score_coefficients(&f.ctx, 32).unwrap();
-    let threshold = want[2];
+    // All 32 within a tolerance of 2^18 (one bootstrap each; the exact
+    // reading is tested on edges above and on single scores below): every
+    // score further than that from the threshold gets the exact answer.
+    let (threshold, r) = (want[2], 18);
     let bits =
-        transition::bfv_scores_above(&scores[0], &coefficients, threshold, &f.key, &f.server)
+        transition::bfv_scores_above(&scores[0], &coefficients, threshold, r, &f.key, &f.server)
             .unwrap();
+    let mut checked = 0;
     for (j, b) in bits.iter().enumerate() {
-        let expected = (want[j] >= threshold) as u64;
-        assert_eq!(f.tfhe_key.decrypt_with_carry(b).unwrap(), expected, "{j}");
+        if (want[j] - threshold).abs() > 1 << r {
+            let expected = (want[j] >= threshold) as u64;
+            assert_eq!(f.tfhe_key.decrypt_with_carry(b).unwrap(), expected, "{j}");
+            checked += 1;
+        }
     }
+    assert!(checked >= 2, "templates 0 and 1 lie far from any threshold");
     let any = transition::any(&f.server, &bits).unwrap();
     assert_eq!(f.tfhe_key.decrypt_with_carry(&any).unwrap(), 1);
     // One template, thresholds around its score and the largest one.
@@ -125,6 +191,7 @@ fn match_decision_end_to_end() {
             &scores[0],
             &coefficients[j..=j],
             threshold,
+            0,
             &f.key,
             &f.server,
         )
@@ -140,6 +207,7 @@ fn match_decision_end_to_end() {
         &scores[0],
         &coefficients[..3],
         want[0] + 1,
+        0,
         &f.key,
         &f.server,
     )
@@ -165,11 +233,11 @@ fn bad_inputs_are_refused() {
         .bfv_key
         .encrypt(&Plaintext::from_coeffs(&f.ctx, &[1]).unwrap())
         .unwrap();
-    let run = |threshold| transition::bfv_scores_above(&ct, &[0], threshold, &f.key, &f.server);
+    let run = |threshold| transition::bfv_scores_above(&ct, &[0], threshold, 0, &f.key, &f.server);
     assert!(matches!(run(quarter + 1), Err(Error::OutOfRange(_))));
     assert!(matches!(run(-quarter - 1), Err(Error::OutOfRange(_))));
     assert!(matches!(
-        transition::bfv_scores_above(&ct, &[4096], 0, &f.key, &f.server),
+        transition::bfv_scores_above(&ct, &[4096], 0, 0, &f.key, &f.server),
         Err(Error::Bfv(_))
     ));
     // Another BFV set, another TFHE set.
@@ -179,13 +247,13 @@ fn bad_inputs_are_refused() {
         .encrypt(&Plaintext::from_coeffs(&other, &[1]).unwrap())
         .unwrap();
     assert!(matches!(
-        transition::bfv_scores_above(&other_ct, &[0], 0, &f.key, &f.server),
+        transition::bfv_scores_above(&other_ct, &[0], 0, 0, &f.key, &f.server),
         Err(Error::Mismatch(_))
     ));
     let small = ClientKey::generate(&TfheParameters::message_1_carry_1()).unwrap();
     let small_server = small.server_key().unwrap();
     assert!(matches!(
-        transition::bfv_scores_above(&ct, &[0], 0, &f.key, &small_server),
+        transition::bfv_scores_above(&ct, &[0], 0, 0, &f.key, &small_server),
         Err(Error::Mismatch(_))
     ));
     // TFHE -> BFV / CKKS has no homomorphic path: an error that names it.
@@ -209,7 +277,7 @@ fn transition_keys_serialize_and_loading_validates() {
         .bfv_key
         .encrypt(&Plaintext::from_coeffs(&f.ctx, &[7, (1 << 23) - 7]).unwrap())
         .unwrap();
-    let bits = transition::bfv_scores_above(&ct, &[0, 1], 0, &loaded, &f.server).unwrap();
+    let bits = transition::bfv_scores_above(&ct, &[0, 1], 0, 0, &loaded, &f.server).unwrap();
     let got: Vec<u64> = bits
         .iter()
         .map(|b| f.tfhe_key.decrypt_with_carry(b).unwrap())
