@@ -21,17 +21,7 @@ pub(crate) fn try_limbs<F>(data: &mut [u64], n: usize, f: F) -> Result<()>
 where
     F: Fn(usize, &mut [u64]) -> Result<()> + Sync + Send,
 {
-    #[cfg(feature = "parallel")]
-    if worth_parallel(data.len(), n) {
-        use rayon::prelude::*;
-        return data
-            .par_chunks_mut(n)
-            .enumerate()
-            .try_for_each(|(i, l)| f(i, l));
-    }
-    data.chunks_mut(n)
-        .enumerate()
-        .try_for_each(|(i, l)| f(i, l))
+    try_limbs_with(data, n, || (), |_, i, l| f(i, l))
 }
 
 /// Runs `f(i, limb_i)` for every limb of `data` (infallible closures).
@@ -56,6 +46,43 @@ pub(crate) fn try_limb_pairs<F>(a: &mut [u64], b: &mut [u64], n: usize, f: F) ->
 where
     F: Fn(usize, &mut [u64], &mut [u64]) -> Result<()> + Sync + Send,
 {
+    try_limb_pairs_with(a, b, n, || (), |_, i, x, y| f(i, x, y))
+}
+
+/// [`try_limbs`] with a per-worker temporary made by `init` (once per
+/// thread that takes part, once in all when sequential), for loops that
+/// need a limb-sized buffer per limb.
+pub(crate) fn try_limbs_with<T, I, F>(data: &mut [u64], n: usize, init: I, f: F) -> Result<()>
+where
+    I: Fn() -> T + Sync + Send,
+    F: Fn(&mut T, usize, &mut [u64]) -> Result<()> + Sync + Send,
+{
+    #[cfg(feature = "parallel")]
+    if worth_parallel(data.len(), n) {
+        use rayon::prelude::*;
+        return data
+            .par_chunks_mut(n)
+            .enumerate()
+            .try_for_each_init(&init, |t, (i, l)| f(t, i, l));
+    }
+    let mut t = init();
+    data.chunks_mut(n)
+        .enumerate()
+        .try_for_each(|(i, l)| f(&mut t, i, l))
+}
+
+/// [`try_limb_pairs`] with a per-worker temporary (see [`try_limbs_with`]).
+pub(crate) fn try_limb_pairs_with<T, I, F>(
+    a: &mut [u64],
+    b: &mut [u64],
+    n: usize,
+    init: I,
+    f: F,
+) -> Result<()>
+where
+    I: Fn() -> T + Sync + Send,
+    F: Fn(&mut T, usize, &mut [u64], &mut [u64]) -> Result<()> + Sync + Send,
+{
     debug_assert_eq!(a.len(), b.len());
     #[cfg(feature = "parallel")]
     if worth_parallel(a.len(), n) {
@@ -64,10 +91,11 @@ where
             .par_chunks_mut(n)
             .zip(b.par_chunks_mut(n))
             .enumerate()
-            .try_for_each(|(i, (x, y))| f(i, x, y));
+            .try_for_each_init(&init, |t, (i, (x, y))| f(t, i, x, y));
     }
+    let mut t = init();
     a.chunks_mut(n)
         .zip(b.chunks_mut(n))
         .enumerate()
-        .try_for_each(|(i, (x, y))| f(i, x, y))
+        .try_for_each(|(i, (x, y))| f(&mut t, i, x, y))
 }

@@ -89,6 +89,8 @@ void triskel_ifma_dot(uint64_t *out, const uint64_t *const *a, const uint64_t *c
                       size_t count, size_t len, const triskel_modulus *m);
 void triskel_ifma_base_convert_raw(uint64_t *out, const uint64_t *const *y, size_t len,
                                    const triskel_convert_table *t, const triskel_modulus *m);
+void triskel_ifma_lift(uint64_t *out, const uint64_t *y, size_t len,
+                       const triskel_convert_table *t, const triskel_modulus *m);
 
 /* The IFMA conversion multiplies 52-bit limbs: source residues of primes of
  * 50 bits or more (the target is below 2^50 by the backend's limit) take
@@ -100,6 +102,12 @@ static void ifma_base_convert(uint64_t *out, const uint64_t *const *y, size_t le
             triskel_portable_backend.base_convert(out, y, len, t, m);
             return;
         }
+    /* One source prime (Q/q_0 = 1): a reduction and the sign's correction,
+     * without the floating-point sum of the general kernel. */
+    if (t->count == 1 && t->qhat_mod_p[0] == 1 % m->q) {
+        triskel_ifma_lift(out, y[0], len, t, m);
+        return;
+    }
     triskel_ifma_base_convert_raw(out, y, len, t, m);
 }
 
