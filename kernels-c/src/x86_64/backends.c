@@ -89,6 +89,26 @@ void triskel_ifma_dot(uint64_t *out, const uint64_t *const *a, const uint64_t *c
                       size_t count, size_t len, const triskel_modulus *m);
 void triskel_ifma_base_convert_raw(uint64_t *out, const uint64_t *const *y, size_t len,
                                    const triskel_convert_table *t, const triskel_modulus *m);
+/* AVX-512F gathers, shared by both AVX-512 backends (avx512.S). */
+void triskel_x86_automorphism_ntt(uint64_t *out, const uint64_t *a, const uint32_t *perm,
+                                  size_t n);
+void triskel_x86_automorphism_coeff_raw(uint64_t *out, const uint64_t *a, uint64_t ginv, size_t n,
+                                        const triskel_modulus *m);
+
+/* The coefficient-form automorphism as a gather (avx512.S), from g^-1 mod
+ * 2n (Newton's iteration: each step doubles the correct low bits of an
+ * inverse of the odd g modulo 2^64). Fewer than 8 values: portable. */
+static void x86_automorphism_coeff(uint64_t *out, const uint64_t *a, uint64_t g, size_t n,
+                                   const triskel_modulus *m) {
+    if (n < 8) {
+        triskel_portable_backend.automorphism_coeff(out, a, g, n, m);
+        return;
+    }
+    uint64_t inv = g;
+    for (int i = 0; i < 6; i++) inv *= 2 - g * inv;
+    triskel_x86_automorphism_coeff_raw(out, a, inv & (2 * (uint64_t)n - 1), n, m);
+}
+
 void triskel_ifma_lift(uint64_t *out, const uint64_t *y, size_t len,
                        const triskel_convert_table *t, const triskel_modulus *m);
 
@@ -126,6 +146,8 @@ const triskel_backend triskel_avx512ifma_backend = {
     .mul_acc = triskel_ifma_mul_acc,
     .dot = triskel_ifma_dot,
     .base_convert = ifma_base_convert,
+    .automorphism_coeff = x86_automorphism_coeff,
+    .automorphism_ntt = triskel_x86_automorphism_ntt,
 };
 
 const triskel_backend triskel_avx512_backend = {
@@ -141,6 +163,8 @@ const triskel_backend triskel_avx512_backend = {
     .mul = triskel_avx512_mul,
     .mul_scalar = triskel_avx512_mul_scalar,
     .mul_acc = triskel_avx512_mul_acc,
+    .automorphism_coeff = x86_automorphism_coeff,
+    .automorphism_ntt = triskel_x86_automorphism_ntt,
 };
 
 /* The avx2 NTT (kernels-asm/x86_64/avx2.S) runs in double precision for
