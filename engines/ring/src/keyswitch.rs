@@ -130,9 +130,9 @@ impl SecretKey {
 struct LevelTables {
     q: Arc<RnsBasis>,
     qp: Arc<RnsBasis>,
-    /// Per digit: its primes within Q_l, the complement's limb indices in Q_l P,
-    /// and the converter digit -> complement.
-    digits: Vec<(Range<usize>, Vec<usize>, BaseConverter)>,
+    /// Per digit: its primes within Q_l and the converter digit -> the
+    /// complement (the other limbs of Q_l P, in order).
+    digits: Vec<(Range<usize>, BaseConverter)>,
     mod_down: DivRound,
 }
 
@@ -258,7 +258,7 @@ impl KeySwitchContext {
         let scaled = t
             .digits
             .iter()
-            .map(|(range, _, conv)| conv.scale_inputs(&c_coef[range.start * n..range.end * n]))
+            .map(|(range, conv)| conv.scale_inputs(&c_coef[range.start * n..range.end * n]))
             .collect::<Result<Vec<_>>>()?;
         let lp = t.qp.len();
         let mut acc0 = Scratch::zeroed(lp * n);
@@ -271,7 +271,7 @@ impl KeySwitchContext {
             |ext, i, out0, out1| {
                 // Limb i of d_j: c's own (NTT form) on the digit's primes,
                 // else the exact extension of [c]_{Q_j}, transformed.
-                for ((range, _, conv), (slot, y)) in
+                for ((range, conv), (slot, y)) in
                     t.digits.iter().zip(ext.chunks_mut(n).zip(&scaled))
                 {
                     if !range.contains(&i) {
@@ -287,7 +287,7 @@ impl KeySwitchContext {
                     .digits
                     .iter()
                     .zip(ext.chunks(n))
-                    .map(|((range, _, _), slot)| match range.contains(&i) {
+                    .map(|((range, _), slot)| match range.contains(&i) {
                         true => &c_ntt[i * n..(i + 1) * n],
                         false => slot,
                     })
@@ -342,7 +342,7 @@ impl KeySwitchContext {
             false => (&other, c.data()),
         };
         let mut digits = Vec::with_capacity(t.digits.len());
-        for (range, _, conv) in &t.digits {
+        for (range, conv) in &t.digits {
             // d_j is c itself (NTT form) on the digit's own primes and the
             // exact extension of [c]_{Q_j}, then NTT, on the complement,
             // whose limb i is conversion target i (before the digit) or
@@ -411,25 +411,31 @@ impl KeySwitchContext {
         // Per limb i: both halves are lazy dot products over the digits,
         // sum_j d_j (b_j, a_j), of the digits' limbs i (first mapped by
         // X -> X^g when rotating: the NTT-domain slot permutation).
-        par::try_limb_pairs(&mut acc0, &mut acc1, n, |i, out0, out1| {
-            let m = t.qp.modulus(i);
-            let range = i * n..(i + 1) * n;
-            let mut permuted = Scratch::zeroed(if perm.is_some() {
-                dec.digits.len() * n
-            } else {
-                0
-            });
-            let d: Vec<&[u64]> = match &perm {
-                Some(perm) => {
-                    for (dst, digit) in permuted.chunks_mut(n).zip(&dec.digits) {
-                        k::automorphism_ntt(m, dst, &digit[range.clone()], perm)?;
+        let permuted_len = if perm.is_some() {
+            dec.digits.len() * n
+        } else {
+            0
+        };
+        par::try_limb_pairs_with(
+            &mut acc0,
+            &mut acc1,
+            n,
+            || Scratch::zeroed(permuted_len),
+            |permuted, i, out0, out1| {
+                let m = t.qp.modulus(i);
+                let range = i * n..(i + 1) * n;
+                let d: Vec<&[u64]> = match &perm {
+                    Some(perm) => {
+                        for (dst, digit) in permuted.chunks_mut(n).zip(&dec.digits) {
+                            k::automorphism_ntt(m, dst, &digit[range.clone()], perm)?;
+                        }
+                        permuted.chunks(n).collect()
                     }
-                    permuted.chunks(n).collect()
-                }
-                None => dec.digits.iter().map(|d| &d[range.clone()]).collect(),
-            };
-            key_dot(key, key_idx(i), m, &d, out0, out1)
-        })?;
+                    None => dec.digits.iter().map(|d| &d[range.clone()]).collect(),
+                };
+                key_dot(key, key_idx(i), m, &d, out0, out1)
+            },
+        )?;
         Ok((t, acc0, acc1))
     }
 
@@ -560,7 +566,7 @@ fn level_tables(
             let plans = complement.iter().map(|&i| qp.plans()[i].clone()).collect();
             let target = RnsBasis::from_plans(q.n(), plans)?;
             let conv = BaseConverter::new(&q_l.sub_basis(range.clone())?, &target)?;
-            Ok((range, complement, conv))
+            Ok((range, conv))
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(LevelTables {

@@ -40,15 +40,6 @@ where
     data.chunks_mut(n).enumerate().for_each(|(i, l)| f(i, l))
 }
 
-/// Runs `f(i, a_i, b_i)` for every pair of limbs i of `a` and `b` (as long
-/// as each other): loops that produce two outputs from the same inputs.
-pub(crate) fn try_limb_pairs<F>(a: &mut [u64], b: &mut [u64], n: usize, f: F) -> Result<()>
-where
-    F: Fn(usize, &mut [u64], &mut [u64]) -> Result<()> + Sync + Send,
-{
-    try_limb_pairs_with(a, b, n, || (), |_, i, x, y| f(i, x, y))
-}
-
 /// [`try_limbs`] with a per-worker temporary made by `init` (once per
 /// thread that takes part, once in all when sequential), for loops that
 /// need a limb-sized buffer per limb.
@@ -71,7 +62,9 @@ where
         .try_for_each(|(i, l)| f(&mut t, i, l))
 }
 
-/// [`try_limb_pairs`] with a per-worker temporary (see [`try_limbs_with`]).
+/// Runs `f(t, i, a_i, b_i)` for every pair of limbs i of `a` and `b` (as
+/// long as each other), with a per-worker temporary t (see
+/// [`try_limbs_with`]): loops that produce two outputs from the same inputs.
 pub(crate) fn try_limb_pairs_with<T, I, F>(
     a: &mut [u64],
     b: &mut [u64],
