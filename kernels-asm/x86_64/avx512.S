@@ -138,6 +138,32 @@ SIMPLE_OPS triskel_avx512
 
 PRODUCT_OPS triskel_avx512
 
+/* One block of 8 (mask k1) of the single-prime lift at byte offset r10:
+ * zmm1 = (y mod p) - (y > q_0 / 2 ? zmm27 : zmm23) mod p. The quotient
+ * estimate floor(y * floor(2^64 / p) / 2^64), minus at most 1 more from
+ * MULHI_APPROX, is floor(y / p) minus 0..2, so y - est * p is in [0, 3p). */
+.macro LIFT_BLOCK
+        vmovdqu64 zmm0{k1}{z}, [rsi + r10]
+        MULHI_APPROX zmm1, zmm0, zmm24, zmm25
+        vpmullq zmm1, zmm1, zmm30
+        vpsubq  zmm1, zmm0, zmm1
+        SUB_IF_GE zmm1, zmm30, zmm3
+        SUB_IF_GE zmm1, zmm30, zmm3
+        LIFT_CORRECT
+.endm
+
+/* The single-prime lift (LIFT_FUNC, common.inc) for q_0, p < 2^62:
+ * zmm24 = floor(2^64 / p) (the high word of the modulus' floor(2^128 / p)),
+ * zmm25 = its high half. */
+.macro LIFT_CONSTANTS
+        mov     rax, [r8 + 8]
+        vpbroadcastq zmm24, rax
+        shr     rax, 32
+        vpbroadcastq zmm25, rax
+.endm
+
+LIFT_FUNC triskel_avx512_lift
+
 /* void triskel_x86_automorphism_ntt(u64 *out rdi, const u64 *a rsi,
  *     const u32 *perm rdx, size_t n rcx): out[j] = a[perm[j]], eight
  * values per gather (AVX-512F only, so the avx512 and avx512ifma backends

@@ -316,61 +316,22 @@ ENDFUNC triskel_ifma_base_convert_raw
         vmovdqu64 zmm0{k1}{z}, [rsi + r10]
         SHOUP   zmm1, zmm0, zmm25, zmm24
         SUB_IF_GE zmm1, zmm30, zmm3
-        vpcmpuq k2{k1}, zmm0, zmm26, 6  // y > q_0 / 2
-        vpblendmq zmm2{k2}, zmm23, zmm27
-        vpsubq  zmm1, zmm1, zmm2
-        vpaddq  zmm3, zmm1, zmm30
-        vpminuq zmm1, zmm1, zmm3
+        LIFT_CORRECT
 .endm
 
-/* void triskel_ifma_lift(out rdi, const u64 *y rsi, size_t len rdx,
- *     const triskel_convert_table *t rcx, m r8): the conversion from one
- * prime q_0 < 2^50 (Q/q_0 = 1, as the C wrapper checks): out = y mod p,
- * minus vq_mod_p[y > q_0 / 2] when exact (t->vq_mod_p non-NULL). One
- * Shoup product by 1 per value (y < 2^50, so the estimate is at most one
- * short): no floating-point sum, no lazy 104-bit reduction. */
-FUNC triskel_ifma_lift
-        mov     r9, rdx                 // len
-        mov     r10, rcx
-        SETUP_MOD r8
+/* The single-prime lift (LIFT_FUNC, common.inc) for q_0 < 2^50 (the C
+ * wrapper checks): one Shoup product by 1 per value (y < 2^50, so the
+ * estimate is at most one short), no floating-point sum, no lazy 104-bit
+ * reduction. zmm24 = floor(2^52 / p), zmm25 = 1. */
+.macro LIFT_CONSTANTS
         xor     edx, edx
         movabs  rax, 0x10000000000000
-        div     qword ptr [r8]          // rax = floor(2^52 / p)
+        div     qword ptr [r8]
         vpbroadcastq zmm24, rax
         mov     eax, 1
         vpbroadcastq zmm25, rax
-        mov     rax, [r10 + 8]
-        mov     rax, [rax]
-        shr     rax, 1
-        vpbroadcastq zmm26, rax         // q_0 / 2
-        vpxorq  zmm23, zmm23, zmm23     // subtrahends where y <= q_0 / 2
-        vpxorq  zmm27, zmm27, zmm27     // and where y > q_0 / 2
-        mov     rax, [r10 + 32]
-        test    rax, rax
-        jz      6f
-        vpbroadcastq zmm23, [rax]       // vq_mod_p[0] (0 in real tables)
-        vpbroadcastq zmm27, [rax + 8]   // vq_mod_p[1] = q_0 mod p
-6:      kxnorb  k1, k1, k1
-        xor     r10, r10
-        mov     r11, r9
-        and     r11, -8
-        shl     r11, 3
-        cmp     r10, r11
-        jae     2f
-1:      LIFT_BLOCK
-        vmovdqu64 [rdi + r10], zmm1
-        add     r10, 64
-        cmp     r10, r11
-        jb      1b
-2:      and     r9d, 7
-        jz      3f
-        mov     eax, 0xff
-        bzhi    eax, eax, r9d
-        kmovb   k1, eax
-        LIFT_BLOCK
-        vmovdqu64 [rdi + r10]{k1}, zmm1
-3:      vzeroupper
-        ret
-ENDFUNC triskel_ifma_lift
+.endm
+
+LIFT_FUNC triskel_ifma_lift
 
         .section .note.GNU-stack, "", @progbits

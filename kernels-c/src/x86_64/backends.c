@@ -111,24 +111,37 @@ static void x86_automorphism_coeff(uint64_t *out, const uint64_t *a, uint64_t g,
 
 void triskel_ifma_lift(uint64_t *out, const uint64_t *y, size_t len,
                        const triskel_convert_table *t, const triskel_modulus *m);
+void triskel_avx512_lift(uint64_t *out, const uint64_t *y, size_t len,
+                         const triskel_convert_table *t, const triskel_modulus *m);
+
+/* One source prime with Q/q_0 = 1 (every real basis): a reduction and the
+ * sign's correction, without the general kernel's floating-point sum. */
+static int is_lift(const triskel_convert_table *t, const triskel_modulus *m) {
+    return t->count == 1 && t->qhat_mod_p[0] == 1 % m->q;
+}
 
 /* The IFMA conversion multiplies 52-bit limbs: source residues of primes of
  * 50 bits or more (the target is below 2^50 by the backend's limit) take
- * the portable kernel. */
+ * the AVX-512F lift, or else the portable kernel. */
 static void ifma_base_convert(uint64_t *out, const uint64_t *const *y, size_t len,
                               const triskel_convert_table *t, const triskel_modulus *m) {
-    for (uint64_t i = 0; i < t->count; i++)
-        if ((t->src_q[i] >> 50) != 0) {
-            triskel_portable_backend.base_convert(out, y, len, t, m);
-            return;
-        }
-    /* One source prime (Q/q_0 = 1): a reduction and the sign's correction,
-     * without the floating-point sum of the general kernel. */
-    if (t->count == 1 && t->qhat_mod_p[0] == 1 % m->q) {
-        triskel_ifma_lift(out, y[0], len, t, m);
-        return;
-    }
-    triskel_ifma_base_convert_raw(out, y, len, t, m);
+    int small = 1;
+    for (uint64_t i = 0; i < t->count; i++) small &= (t->src_q[i] >> 50) == 0;
+    if (is_lift(t, m))
+        (small ? triskel_ifma_lift : triskel_avx512_lift)(out, y[0], len, t, m);
+    else if (small)
+        triskel_ifma_base_convert_raw(out, y, len, t, m);
+    else
+        triskel_portable_backend.base_convert(out, y, len, t, m);
+}
+
+/* AVX-512F: the single-prime lift in SIMD, other conversions portable. */
+static void avx512_base_convert(uint64_t *out, const uint64_t *const *y, size_t len,
+                                const triskel_convert_table *t, const triskel_modulus *m) {
+    if (is_lift(t, m))
+        triskel_avx512_lift(out, y[0], len, t, m);
+    else
+        triskel_portable_backend.base_convert(out, y, len, t, m);
 }
 
 const triskel_backend triskel_avx512ifma_backend = {
@@ -163,6 +176,7 @@ const triskel_backend triskel_avx512_backend = {
     .mul = triskel_avx512_mul,
     .mul_scalar = triskel_avx512_mul_scalar,
     .mul_acc = triskel_avx512_mul_acc,
+    .base_convert = avx512_base_convert,
     .automorphism_coeff = x86_automorphism_coeff,
     .automorphism_ntt = triskel_x86_automorphism_ntt,
 };
