@@ -5,7 +5,8 @@
 //! N = 8192 (`bfv-n8192`); and the key-switching kernels per backend
 //! (N = 2^12 and 2^14, 50-bit primes): the lazy dot product over 3 and 8
 //! digits, base conversion from 8 primes to one (exact) and from one prime
-//! (the exact lift), and the two automorphisms.
+//! (the exact lift), and the two automorphisms. Also the biometric match's
+//! server-side compute (N = 8192 match set), whose rotations are key switches.
 //!
 //! Run: `RAYON_NUM_THREADS=1 cargo bench -p triskel-benches --bench keyswitch`
 
@@ -14,6 +15,7 @@ use std::time::Duration;
 use criterion::measurement::{Measurement, ValueFormatter};
 use criterion::BenchmarkId;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use triskel_bfv::biometric::{self, sample_embeddings, MatchPrivacy, DIM};
 use triskel_bfv::{BfvContext, BfvParameters, Plaintext, SecretKey as BfvSecretKey};
 use triskel_kernels::{
     automorphism_coeff, automorphism_ntt, available_backends, dot, ntt_primes, BaseConversion,
@@ -129,6 +131,19 @@ fn keyswitch(c: &mut Criterion<ThreadCpuTime>) {
             });
         }
     }
+
+    // The biometric match's server side (one plaintext product, the rotation
+    // sums, the score mask, re-randomization), whose rotations are key switches.
+    let ctx = BfvContext::new(biometric::match_parameters().expect("match set")).expect("ctx");
+    let sk = BfvSecretKey::generate(&ctx).expect("sk");
+    let keys = biometric::match_keys(&sk).expect("match keys");
+    let templates = sample_embeddings(ctx.n() / DIM, 2);
+    let groups = biometric::encode_templates(&ctx, &templates).expect("templates");
+    let probe = biometric::encode_probe(&ctx, &sample_embeddings(1, 1)[0]).expect("probe");
+    let ct = sk.encrypt(&probe).expect("ct");
+    group.bench_function(format!("bfv_match_compute/{}", ctx.params().name()), |b| {
+        b.iter(|| biometric::compute_scores(&ct, &groups, &keys, MatchPrivacy::Masked).unwrap())
+    });
     group.finish();
 }
 

@@ -134,4 +134,108 @@ SIMPLE_OPS triskel_avx512
 
 PRODUCT_OPS triskel_avx512
 
+/* One block of 8 (mask k1) of the single-prime lift at byte offset r10:
+ * zmm1 = (y mod p) - (y > q_0 / 2 ? zmm27 : zmm23) mod p. The quotient
+ * estimate floor(y * floor(2^64 / p) / 2^64), minus at most 1 more from
+ * MULHI_APPROX, is floor(y / p) minus 0..2, so y - est * p is in [0, 3p). */
+.macro LIFT_BLOCK
+        vmovdqu64 zmm0{k1}{z}, [rsi + r10]
+        MULHI_APPROX zmm1, zmm0, zmm24, zmm25
+        vpmullq zmm1, zmm1, zmm30
+        vpsubq  zmm1, zmm0, zmm1
+        SUB_IF_GE zmm1, zmm30, zmm3
+        SUB_IF_GE zmm1, zmm30, zmm3
+        LIFT_CORRECT
+.endm
+
+/* The single-prime lift (LIFT_FUNC, common.inc) for q_0, p < 2^62:
+ * zmm24 = floor(2^64 / p) (the high word of the modulus' floor(2^128 / p)),
+ * zmm25 = its high half. */
+.macro LIFT_CONSTANTS
+        mov     rax, [r8 + 8]
+        vpbroadcastq zmm24, rax
+        shr     rax, 32
+        vpbroadcastq zmm25, rax
+.endm
+
+LIFT_FUNC triskel_avx512_lift
+
+/* void triskel_x86_automorphism_ntt(u64 *out rdi, const u64 *a rsi,
+ *     const u32 *perm rdx, size_t n rcx): out[j] = a[perm[j]], eight
+ * values per gather (AVX-512F only, so the avx512 and avx512ifma backends
+ * share it). perm[j] < n <= 2^31, so the sign-extended dword indices are
+ * the indices. */
+FUNC triskel_x86_automorphism_ntt
+        xor     eax, eax
+        mov     r8, rcx
+        and     r8, -16
+        jz      2f
+1:      vmovdqu32 ymm0, [rdx + rax*4]
+        vmovdqu32 ymm1, [rdx + rax*4 + 32]
+        kxnorb  k1, k1, k1
+        kxnorb  k2, k2, k2
+        vpxorq  zmm2, zmm2, zmm2
+        vpxorq  zmm3, zmm3, zmm3
+        vpgatherdq zmm2{k1}, qword ptr [rsi + ymm0*8]
+        vpgatherdq zmm3{k2}, qword ptr [rsi + ymm1*8]
+        vmovdqu64 [rdi + rax*8], zmm2
+        vmovdqu64 [rdi + rax*8 + 64], zmm3
+        add     rax, 16
+        cmp     rax, r8
+        jb      1b
+2:      cmp     rax, rcx
+        jae     3f
+4:      mov     r9d, [rdx + rax*4]
+        mov     r9, [rsi + r9*8]
+        mov     [rdi + rax*8], r9
+        inc     rax
+        cmp     rax, rcx
+        jb      4b
+3:      vzeroupper
+        ret
+ENDFUNC triskel_x86_automorphism_ntt
+
+/* void triskel_x86_automorphism_coeff_raw(u64 *out rdi, const u64 *a rsi,
+ *     u64 ginv rdx, size_t n rcx, m r8): X -> X^g in coefficient form as a
+ * gather (no scatter): for e < n, J = e g^-1 mod 2n (ginv = g^-1 mod 2n)
+ * satisfies J g = e mod 2n, so out[e] = a[J] when J < n and, as n g = n
+ * mod 2n for odd g, out[e] = -a[J - n] mod q otherwise. n is a power of
+ * two >= 8 (the C wrapper checks). */
+FUNC triskel_x86_automorphism_coeff_raw
+        vpbroadcastq zmm30, qword ptr [r8]      // q
+        lea     rax, [rcx*2 - 1]
+        vpbroadcastq zmm29, rax                 // 2n - 1
+        lea     rax, [rcx - 1]
+        vpbroadcastq zmm28, rax                 // n - 1
+        vpbroadcastq zmm27, rcx                 // n
+        vpbroadcastq zmm1, rdx
+        vpmullq zmm0, zmm1, [rip + .Llane_index]
+        vpandq  zmm0, zmm0, zmm29               // J of lanes e = 0..7
+        shl     rdx, 3
+        vpbroadcastq zmm26, rdx                 // 8 ginv: J of e + 8
+        xor     eax, eax
+1:      vptestmq k2, zmm0, zmm27                // J >= n
+        vpandq  zmm1, zmm0, zmm28
+        kxnorb  k1, k1, k1
+        vpxorq  zmm2, zmm2, zmm2
+        vpgatherqq zmm2{k1}, qword ptr [rsi + zmm1*8]
+        vptestmq k3, zmm2, zmm2                 // -0 = 0
+        kandb   k2, k2, k3
+        vpsubq  zmm2{k2}, zmm30, zmm2
+        vmovdqu64 [rdi + rax*8], zmm2
+        vpaddq  zmm0, zmm0, zmm26
+        vpandq  zmm0, zmm0, zmm29
+        add     rax, 8
+        cmp     rax, rcx
+        jb      1b
+        vzeroupper
+        ret
+ENDFUNC triskel_x86_automorphism_coeff_raw
+
+        .section .rodata
+        .balign 64
+.Llane_index:
+        .quad   0, 1, 2, 3, 4, 5, 6, 7
+        .text
+
         .section .note.GNU-stack, "", @progbits

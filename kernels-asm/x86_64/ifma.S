@@ -305,4 +305,28 @@ FUNC triskel_ifma_base_convert_raw
         ret
 ENDFUNC triskel_ifma_base_convert_raw
 
+/* One block of 8 (mask k1) of the single-prime lift at byte offset r10:
+ * zmm1 = (y mod p) - (y > q_0 / 2 ? zmm27 : zmm23) mod p. */
+.macro LIFT_BLOCK
+        vmovdqu64 zmm0{k1}{z}, [rsi + r10]
+        SHOUP   zmm1, zmm0, zmm25, zmm24
+        SUB_IF_GE zmm1, zmm30, zmm3
+        LIFT_CORRECT
+.endm
+
+/* The single-prime lift (LIFT_FUNC, common.inc) for q_0 < 2^50 (the C
+ * wrapper checks): one Shoup product by 1 per value (y < 2^50, so the
+ * estimate is at most one short), no floating-point sum, no lazy 104-bit
+ * reduction. zmm24 = floor(2^52 / p), zmm25 = 1. */
+.macro LIFT_CONSTANTS
+        xor     edx, edx
+        movabs  rax, 0x10000000000000
+        div     qword ptr [r8]
+        vpbroadcastq zmm24, rax
+        mov     eax, 1
+        vpbroadcastq zmm25, rax
+.endm
+
+LIFT_FUNC triskel_ifma_lift
+
         .section .note.GNU-stack, "", @progbits

@@ -311,7 +311,38 @@ static void check_keyswitch_ops_against_portable(const triskel_backend *be, uint
                     w[0] = w0;
                     check(memcmp(x, y, n * 8) == 0, be->name, "base_convert lift", n, q);
                 }
-            free(ys);
+            /* The lift from a 62-bit prime (above IFMA's 52-bit limbs). */
+            uint64_t big = friendly_prime(62), one = 1, *y0 = malloc(n * 8);
+            double inv_big = 1.0 / (double)big;
+            const uint64_t *y0p[1] = {y0};
+            for (uint64_t c = 0; c < n; c++)
+                y0[c] = c % 4 == 0 ? big / 2 + (c / 4) % 2 : c % 4 == 1 ? big - 1 : next_u64() % big;
+            for (int exact = 0; exact <= 1; exact++) {
+                triskel_convert_table t = {1, &big, &inv_big, &one, exact ? vq : NULL};
+                pb->base_convert(x, y0p, n, &t, &m);
+                be->base_convert(y, y0p, n, &t, &m);
+                check(memcmp(x, y, n * 8) == 0, be->name, "base_convert lift (62-bit source)", n, q);
+            }
+            free(ys), free(y0);
+        }
+    }
+    /* The lift's quotient estimates err more for primes far from a power of
+     * two (the NTT primes above sit just below one): a target p of about
+     * 1.5 * 2^48, a source prime just below 2^50 (IFMA) or 2^62. */
+    if (be->base_convert) {
+        uint64_t p = (3ull << 47) + 1, one = 1, vq[2] = {0, 12345};
+        while (!triskel_is_prime(p)) p += 2;
+        triskel_modulus mp;
+        triskel_modulus_init(&mp, p);
+        for (int big = 0; big <= 1; big++) {
+            uint64_t src = friendly_prime(big ? 62 : 50);
+            double inv_src = 1.0 / (double)src;
+            const uint64_t *y0p[1] = {buf};
+            for (uint64_t c = 0; c < n; c++) buf[c] = next_u64() % src;
+            triskel_convert_table t = {1, &src, &inv_src, &one, vq};
+            pb->base_convert(x, y0p, n, &t, &mp);
+            be->base_convert(y, y0p, n, &t, &mp);
+            check(memcmp(x, y, n * 8) == 0, be->name, "base_convert lift (p far from 2^k)", n, p);
         }
     }
     const uint64_t sizes[2] = {1024, 4096};

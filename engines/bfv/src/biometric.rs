@@ -13,8 +13,10 @@
 //!   [`MatchKeys`]: Galois keys for the rotations and its public key.
 //! - The server packs n / 128 templates per plaintext (64 at n = 8192),
 //!   template b in slots 128 b .. 128 b + 127, multiplies (one plaintext
-//!   product per group) and sums each block with 7 rotate-and-add steps
-//!   (by 64, 32, ..., 1): slot 128 b then holds <probe, template b>.
+//!   product per group) and sums each block: one hoisted sum of the
+//!   rotations by 0, 1, 2, 3 (one ModUp and one ModDown for the three key
+//!   switches), then 5 rotate-and-add steps (by 64, 32, ..., 4): slot 128 b
+//!   then holds <probe, template b>.
 //! - Every other slot then holds a partial window sum that would reveal
 //!   differences between neighbouring templates, so the server multiplies by
 //!   the 0/1 score mask (a plaintext product: no key switch, about
@@ -132,8 +134,13 @@ fn blocks_per_ciphertext(ctx: &BfvContext) -> Result<usize> {
     Ok(ctx.n() / DIM)
 }
 
+/// Rotations summed by one hoisted [`Ciphertext::sum_of_rotations`] (0 up to
+/// this, exclusive) before the rotate-and-add tree takes over.
+const HOISTED: usize = 4;
+
 /// What the client gives the server: Galois keys for rotations by
-/// 1, 2, 4, ..., 64 and its public key (for re-randomization and flooding).
+/// 1, 2, 3 (the hoisted sum) and 4, 8, ..., 64 (the tree), and its public key
+/// (for re-randomization and flooding).
 #[derive(Clone, Debug)]
 pub struct MatchKeys {
     /// Rotations of the rotate-and-add tree.
@@ -144,7 +151,9 @@ pub struct MatchKeys {
 
 /// Client: the keys the server needs.
 pub fn match_keys(sk: &SecretKey) -> Result<MatchKeys> {
-    let steps: Vec<i64> = (0..DIM.trailing_zeros()).map(|b| 1i64 << b).collect();
+    let hoisted = 1..HOISTED as i64;
+    let tree = (HOISTED.trailing_zeros()..DIM.trailing_zeros()).map(|b| 1i64 << b);
+    let steps: Vec<i64> = hoisted.chain(tree).collect();
     Ok(MatchKeys {
         galois: sk.galois_keys(&steps, false)?,
         public: sk.public_key()?,
@@ -212,8 +221,9 @@ pub fn encode_templates(
 }
 
 /// Server: one ciphertext of scores per template group: probe * group,
-/// rotate-and-add by 64, 32, ..., 1 (slot 128 b holds the inner product with
-/// template b), the score mask, then re-randomization or flooding.
+/// the hoisted sum of its rotations by 0..4, rotate-and-add by 64, 32, ...,
+/// 4 (slot 128 b holds the inner product with template b), the score mask,
+/// then re-randomization or flooding.
 pub fn compute_scores(
     probe: &Ciphertext,
     templates: &EncodedTemplates,
@@ -224,9 +234,12 @@ pub fn compute_scores(
         .groups
         .iter()
         .map(|group| {
-            let mut acc = probe.mul_plain(group)?;
+            let hoisted: Vec<i64> = (0..HOISTED as i64).collect();
+            let mut acc = probe
+                .mul_plain(group)?
+                .sum_of_rotations(&hoisted, &keys.galois)?;
             let mut step = DIM / 2;
-            while step >= 1 {
+            while step >= HOISTED {
                 acc = acc.rotate_rows(step as i64, &keys.galois)?.add_into(&acc)?;
                 step /= 2;
             }

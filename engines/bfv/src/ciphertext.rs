@@ -385,6 +385,64 @@ impl Ciphertext {
         Ok(ct)
     }
 
+    /// The sum of the rotations of the rows left by each of `steps` (0 is
+    /// the ciphertext itself), each step with its own Galois key. The
+    /// switches share one ModUp of c1 (hoisting) and one ModDown (their inner
+    /// products are summed in Q_l P first), so k rotations cost about one
+    /// key switch plus k inner products. Noise: as if each rotation were
+    /// done on its own and the results added (an overestimate: the ModDown
+    /// rounding is paid once).
+    pub fn sum_of_rotations(&self, steps: &[i64], keys: &GaloisKeys) -> Result<Ciphertext> {
+        check_same_context(&self.ctx, &keys.ctx)?;
+        self.expect_size(2)?;
+        if steps.is_empty() {
+            return Err(Error::InvalidParameters(
+                "a sum of rotations needs at least one step".into(),
+            ));
+        }
+        let half = (self.ctx.n() / 2) as i64;
+        let ks = self.ctx.key_switch();
+        let (c0, c1) = (&self.polys[0], &self.polys[1]);
+        let dec = ks.decompose(c1)?;
+        let mut sum = [
+            Poly::zero(c0.basis(), c0.representation()),
+            Poly::zero(c1.basis(), c1.representation()),
+        ];
+        let mut inner: Option<(Poly, Poly)> = None;
+        let mut noise: Option<f64> = None;
+        for &s in steps {
+            let term_noise = if s.rem_euclid(half) == 0 {
+                sum[0].add_assign(c0)?;
+                sum[1].add_assign(c1)?;
+                self.noise_log2
+            } else {
+                let g = self.ctx.galois_element_for_rotation(s.rem_euclid(half));
+                let key = keys
+                    .keys
+                    .get(&g)
+                    .ok_or_else(|| Error::MissingKey(format!("Galois key for element {g}")))?;
+                let (ip0, ip1) = ks.inner_product(key, &dec, Some(g))?;
+                match &mut inner {
+                    None => inner = Some((ip0, ip1)),
+                    Some((acc0, acc1)) => {
+                        acc0.add_assign(&ip0)?;
+                        acc1.add_assign(&ip1)?;
+                    }
+                }
+                sum[0].add_assign(&c0.automorphism(g)?)?;
+                add_std(self.noise_log2, self.key_switch_noise_log2())
+            };
+            noise = Some(noise.map_or(term_noise, |n| add_correlated(n, term_noise)));
+        }
+        if let Some((acc0, acc1)) = inner {
+            sum[0].add_assign(&ks.mod_down(&acc0)?)?;
+            sum[1].add_assign(&ks.mod_down(&acc1)?)?;
+        }
+        let [u0, u1] = sum;
+        self.derived(vec![u0, u1], noise.unwrap_or(self.noise_log2))
+            .checked("rotate")
+    }
+
     /// Swaps the two rows of slots (SEAL's "rotate columns"): X -> X^-1.
     pub fn rotate_columns(&self, keys: &GaloisKeys) -> Result<Ciphertext> {
         self.apply_galois(self.ctx.galois_element_for_row_swap(), keys)

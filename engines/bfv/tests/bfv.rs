@@ -131,6 +131,29 @@ fn rotations_move_slots() {
         }
         assert!(r.estimated_noise_budget() <= f.sk.noise_budget(&r).unwrap());
     }
+    // Hoisted: one ModUp and one ModDown for the whole sum.
+    let steps = [0i64, 1, 4, -2, 1];
+    let r = ct.sum_of_rotations(&steps, &f.gk).unwrap();
+    let got = f.sk.decrypt(&r).unwrap().to_slots().unwrap();
+    for row in 0..2 {
+        for c in 0..half {
+            let want = steps.iter().fold(0, |acc, &s| {
+                let src = (c as i64 + s).rem_euclid(half as i64) as usize;
+                (acc + v[row * half + src]) % t
+            });
+            assert_eq!(got[row * half + c], want, "slot {c} of row {row}");
+        }
+    }
+    assert!(r.estimated_noise_budget() <= f.sk.noise_budget(&r).unwrap());
+    let few = f.sk.galois_keys(&[1], false).unwrap();
+    assert!(matches!(
+        ct.sum_of_rotations(&[1, 2], &few),
+        Err(Error::MissingKey(_))
+    ));
+    assert!(matches!(
+        ct.sum_of_rotations(&[], &few),
+        Err(Error::InvalidParameters(_))
+    ));
     let swapped =
         f.sk.decrypt(&ct.rotate_columns(&f.gk).unwrap())
             .unwrap()

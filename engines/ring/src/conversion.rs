@@ -99,29 +99,47 @@ impl BaseConverter {
     /// The conversion on raw limb-major slices: `src` holds k_from limbs in
     /// coefficient form, `dst` receives k_to limbs.
     pub(crate) fn convert_raw(&self, src: &[u64], dst: &mut [u64], exact: bool) -> Result<()> {
+        debug_assert_eq!(dst.len(), self.to.len() * self.to.n());
+        let scaled = self.scale_inputs(src)?;
+        let ys = scaled.as_deref().unwrap_or(src);
+        par::try_limbs(dst, self.to.n(), |j, out| {
+            self.convert_limb(j, ys, out, exact)
+        })
+    }
+
+    /// The first step of a conversion of `src` (k_from limbs, coefficient
+    /// form): y_i = [x_i * (Q/q_i)^-1]_{q_i}, or `None` when Q is one prime
+    /// (then y = x: pass `src` itself to [`convert_limb`](Self::convert_limb)).
+    pub(crate) fn scale_inputs(&self, src: &[u64]) -> Result<Option<Scratch>> {
         let (n, kf) = (self.from.n(), self.from.len());
         debug_assert_eq!(src.len(), kf * n);
-        debug_assert_eq!(dst.len(), self.to.len() * n);
-        // y_i = [x_i * (Q/q_i)^-1]_{q_i} (x itself for a single prime).
-        let mut y = Scratch::zeroed(if kf > 1 { kf * n } else { 0 });
-        let y: &[u64] = if kf > 1 {
-            par::try_limbs(&mut y, n, |i, limb| {
-                let x = &src[i * n..(i + 1) * n];
-                Ok(k::mul_scalar(
-                    self.from.modulus(i),
-                    limb,
-                    x,
-                    self.from.qhat_inv(i),
-                )?)
-            })?;
-            &y
-        } else {
-            src
-        };
-        let ys: Vec<&[u64]> = y.chunks(n).collect();
-        par::try_limbs(dst, n, |j, out| {
-            Ok(self.targets[j].convert(out, &ys, exact)?)
-        })
+        if kf == 1 {
+            return Ok(None);
+        }
+        let mut y = Scratch::zeroed(kf * n);
+        par::try_limbs(&mut y, n, |i, limb| {
+            let x = &src[i * n..(i + 1) * n];
+            Ok(k::mul_scalar(
+                self.from.modulus(i),
+                limb,
+                x,
+                self.from.qhat_inv(i),
+            )?)
+        })?;
+        Ok(Some(y))
+    }
+
+    /// Target limb j of the conversion, from the y_i of
+    /// [`scale_inputs`](Self::scale_inputs) (k_from limbs) into `out` (n values).
+    pub(crate) fn convert_limb(
+        &self,
+        j: usize,
+        ys: &[u64],
+        out: &mut [u64],
+        exact: bool,
+    ) -> Result<()> {
+        let ys: Vec<&[u64]> = ys.chunks(self.from.n()).collect();
+        Ok(self.targets[j].convert(out, &ys, exact)?)
     }
 }
 
@@ -235,35 +253,39 @@ impl DivRound {
         drop_ntt: bool,
     ) -> Result<()> {
         let mut d = Scratch::copy_of(drop);
-        let mut scratch = Scratch::zeroed(keep.len());
-        self.apply_raw_in_place(keep, keep_ntt, &mut d, drop_ntt, &mut scratch)
+        self.apply_raw_in_place(keep, keep_ntt, &mut d, drop_ntt)
     }
 
-    /// Like [`apply_raw`](Self::apply_raw) without allocating: `drop` is
-    /// overwritten (brought to coefficient form), and `scratch` (at least
-    /// as long as `keep`) receives the temporary x_c in `keep`.
+    /// Like [`apply_raw`](Self::apply_raw) without copying `drop`, which
+    /// is overwritten (brought to coefficient form). Limb by limb, so that
+    /// x_c's limb is still in cache when it is subtracted.
     pub(crate) fn apply_raw_in_place(
         &self,
         keep: &mut [u64],
         keep_ntt: bool,
         drop: &mut [u64],
         drop_ntt: bool,
-        scratch: &mut [u64],
     ) -> Result<()> {
         let n = self.keep.n();
         if drop_ntt {
             par::try_limbs(drop, n, |i, l| Ok(self.drop.plan(i).inverse(l)?))?;
         }
-        let t = &mut scratch[..keep.len()];
-        self.conv.convert_raw(drop, t, true)?;
-        if keep_ntt {
-            par::try_limbs(t, n, |i, l| Ok(self.keep.plan(i).forward(l)?))?;
-        }
-        let t = &*t;
-        par::try_limbs(keep, n, |i, l| {
-            let m = self.keep.modulus(i);
-            k::sub_assign(m, l, &t[i * n..(i + 1) * n])?;
-            Ok(k::mul_scalar_assign(m, l, self.d_inv[i])?)
-        })
+        let drop = &*drop;
+        let scaled = self.conv.scale_inputs(drop)?;
+        let ys = scaled.as_deref().unwrap_or(drop);
+        par::try_limbs_with(
+            keep,
+            n,
+            || Scratch::zeroed(n),
+            |x_c, i, l| {
+                self.conv.convert_limb(i, ys, x_c, true)?;
+                if keep_ntt {
+                    self.keep.plan(i).forward(x_c)?;
+                }
+                let m = self.keep.modulus(i);
+                k::sub_assign(m, l, x_c)?;
+                Ok(k::mul_scalar_assign(m, l, self.d_inv[i])?)
+            },
+        )
     }
 }

@@ -111,9 +111,9 @@ impl SecretKey {
 struct LevelTables {
     q: Arc<RnsBasis>,
     qp: Arc<RnsBasis>,
-    /// Per digit: its primes within Q_l, the complement's limb indices in Q_l P,
-    /// and the converter digit -> complement.
-    digits: Vec<(Range<usize>, Vec<usize>, BaseConverter)>,
+    /// Per digit: its primes within Q_l and the converter digit -> the
+    /// complement (the other limbs of Q_l P, in order).
+    digits: Vec<(Range<usize>, BaseConverter)>,
     mod_down: DivRound,
 }
 
@@ -221,8 +221,78 @@ impl KeySwitchContext {
     /// The switch of module documentation: for c in a prefix Q_l of Q (any
     /// representation) and a key for s' -> s, returns (u0, u1) in Q_l, NTT
     /// form, with u0 + u1 s = c s' + E, ||E||_inf <= [`noise_bound`](Self::noise_bound).
+    ///
+    /// ModUp and the inner product run limb by limb of Q_l P: every digit's
+    /// limb is extended, transformed and used by the dot product while it is
+    /// in cache, and the digits are never stored whole (for one switch of c;
+    /// [`decompose`](Self::decompose) keeps them for several).
     pub fn switch(&self, key: &KeySwitchKey, c: &Poly) -> Result<(Poly, Poly)> {
-        self.switch_decomposed(key, &self.decompose(c)?, None)
+        let t = self.level(c)?;
+        self.check_key(key)?;
+        let (n, ql, kq) = (self.q.n(), c.basis().len(), self.q.len());
+        let (other, other_is_ntt) = other_representation(c)?;
+        let (c_coef, c_ntt): (&[u64], &[u64]) = match other_is_ntt {
+            true => (c.data(), &other),
+            false => (&other, c.data()),
+        };
+        // y_i of each digit's conversion (multi-prime digits only).
+        let scaled = t
+            .digits
+            .iter()
+            .map(|(range, conv)| conv.scale_inputs(&c_coef[range.start * n..range.end * n]))
+            .collect::<Result<Vec<_>>>()?;
+        let lp = t.qp.len();
+        let mut acc0 = Scratch::zeroed(lp * n);
+        let mut acc1 = Scratch::zeroed(lp * n);
+        par::try_limb_pairs_with(
+            &mut acc0,
+            &mut acc1,
+            n,
+            || Scratch::zeroed(t.digits.len() * n),
+            |ext, i, out0, out1| {
+                // Limb i of d_j: c's own (NTT form) on the digit's primes,
+                // else the exact extension of [c]_{Q_j}, transformed.
+                for ((range, conv), (slot, y)) in
+                    t.digits.iter().zip(ext.chunks_mut(n).zip(&scaled))
+                {
+                    if !range.contains(&i) {
+                        let ys = y
+                            .as_deref()
+                            .unwrap_or(&c_coef[range.start * n..range.end * n]);
+                        let o = if i < range.start { i } else { i - range.len() };
+                        conv.convert_limb(o, ys, slot, true)?;
+                        t.qp.plan(i).forward(slot)?;
+                    }
+                }
+                let d: Vec<&[u64]> = t
+                    .digits
+                    .iter()
+                    .zip(ext.chunks(n))
+                    .map(|((range, _), slot)| match range.contains(&i) {
+                        true => &c_ntt[i * n..(i + 1) * n],
+                        false => slot,
+                    })
+                    .collect();
+                let ki = if i < ql { i } else { kq + i - ql };
+                key_dot(key, ki, t.qp.modulus(i), &d, out0, out1)
+            },
+        )?;
+        Ok((
+            self.mod_down_raw(t, &mut acc0)?,
+            self.mod_down_raw(t, &mut acc1)?,
+        ))
+    }
+
+    fn check_key(&self, key: &KeySwitchKey) -> Result<()> {
+        let belongs = key
+            .b
+            .iter()
+            .chain(&key.a)
+            .all(|p| same_basis(p.basis(), &self.qp));
+        if !belongs || key.b.len() != self.digits.len() || key.a.len() != key.b.len() {
+            return invalid("key-switching key does not belong to this context");
+        }
+        Ok(())
     }
 
     /// [`switch`](Self::switch) of c(X^g) (with `galois = Some(g)`) or of c
@@ -247,25 +317,20 @@ impl KeySwitchContext {
         let t = self.level(c)?;
         let (n, ql) = (self.q.n(), c.basis().len());
         let lp = t.qp.len();
-        // c in both representations (one transform of a copy).
-        let mut other = Scratch::copy_of(c.data());
-        let to_ntt = c.representation() == Representation::Coefficient;
-        par::try_limbs(&mut other, n, |i, l| match to_ntt {
-            true => Ok(c.basis().plan(i).forward(l)?),
-            false => Ok(c.basis().plan(i).inverse(l)?),
-        })?;
-        let (c_coef, c_ntt): (&[u64], &[u64]) = match to_ntt {
+        let (other, other_is_ntt) = other_representation(c)?;
+        let (c_coef, c_ntt): (&[u64], &[u64]) = match other_is_ntt {
             true => (c.data(), &other),
             false => (&other, c.data()),
         };
         let mut digits = Vec::with_capacity(t.digits.len());
-        let mut ext = Scratch::zeroed(lp * n);
-        for (range, complement, conv) in &t.digits {
+        for (range, conv) in &t.digits {
             // d_j is c itself (NTT form) on the digit's own primes and the
             // exact extension of [c]_{Q_j}, then NTT, on the complement,
-            // whose limb i sits at i (before the digit) or i - width (after).
-            let ext = &mut ext[..complement.len() * n];
-            conv.convert_raw(&c_coef[range.start * n..range.end * n], ext, true)?;
+            // whose limb i is conversion target i (before the digit) or
+            // i - width (after).
+            let src = &c_coef[range.start * n..range.end * n];
+            let scaled = conv.scale_inputs(src)?;
+            let ys = scaled.as_deref().unwrap_or(src);
             let mut d = Scratch::zeroed(lp * n);
             par::try_limbs(&mut d, n, |i, l| {
                 if range.contains(&i) {
@@ -273,8 +338,8 @@ impl KeySwitchContext {
                     return Ok(());
                 }
                 let o = if i < range.start { i } else { i - range.len() };
-                l.copy_from_slice(&ext[o * n..(o + 1) * n]);
-                Ok(t.qp.plan(complement[o]).forward(l)?)
+                conv.convert_limb(o, ys, l, true)?;
+                Ok(t.qp.plan(i).forward(l)?)
             })?;
             digits.push(d);
         }
@@ -308,14 +373,7 @@ impl KeySwitchContext {
         dec: &Decomposition,
         galois: Option<usize>,
     ) -> Result<(&LevelTables, Scratch, Scratch)> {
-        let belongs = key
-            .b
-            .iter()
-            .chain(&key.a)
-            .all(|p| same_basis(p.basis(), &self.qp));
-        if !belongs || key.b.len() != self.digits.len() || key.a.len() != key.b.len() {
-            return invalid("key-switching key does not belong to this context");
-        }
+        self.check_key(key)?;
         let t = self
             .levels
             .get(dec.ql.wrapping_sub(1))
@@ -334,30 +392,31 @@ impl KeySwitchContext {
         // Per limb i: both halves are lazy dot products over the digits,
         // sum_j d_j (b_j, a_j), of the digits' limbs i (first mapped by
         // X -> X^g when rotating: the NTT-domain slot permutation).
-        par::try_limb_pairs(&mut acc0, &mut acc1, n, |i, out0, out1| {
-            let m = t.qp.modulus(i);
-            let range = i * n..(i + 1) * n;
-            let mut permuted = Scratch::zeroed(if perm.is_some() {
-                dec.digits.len() * n
-            } else {
-                0
-            });
-            let d: Vec<&[u64]> = match &perm {
-                Some(perm) => {
-                    for (dst, digit) in permuted.chunks_mut(n).zip(&dec.digits) {
-                        k::automorphism_ntt(m, dst, &digit[range.clone()], perm)?;
+        let permuted_len = if perm.is_some() {
+            dec.digits.len() * n
+        } else {
+            0
+        };
+        par::try_limb_pairs_with(
+            &mut acc0,
+            &mut acc1,
+            n,
+            || Scratch::zeroed(permuted_len),
+            |permuted, i, out0, out1| {
+                let m = t.qp.modulus(i);
+                let range = i * n..(i + 1) * n;
+                let d: Vec<&[u64]> = match &perm {
+                    Some(perm) => {
+                        for (dst, digit) in permuted.chunks_mut(n).zip(&dec.digits) {
+                            k::automorphism_ntt(m, dst, &digit[range.clone()], perm)?;
+                        }
+                        permuted.chunks(n).collect()
                     }
-                    permuted.chunks(n).collect()
-                }
-                None => dec.digits.iter().map(|d| &d[range.clone()]).collect(),
-            };
-            let ki = key_idx(i);
-            let b: Vec<&[u64]> = key.b[..d.len()].iter().map(|p| p.limb(ki)).collect();
-            let a: Vec<&[u64]> = key.a[..d.len()].iter().map(|p| p.limb(ki)).collect();
-            k::dot(m, out0, &d, &b)?;
-            k::dot(m, out1, &d, &a)?;
-            Ok(())
-        })?;
+                    None => dec.digits.iter().map(|d| &d[range.clone()]).collect(),
+                };
+                key_dot(key, key_idx(i), m, &d, out0, out1)
+            },
+        )?;
         Ok((t, acc0, acc1))
     }
 
@@ -380,9 +439,8 @@ impl KeySwitchContext {
         let split = t.q.len() * self.q.n();
         let (keep, drop) = x.split_at_mut(split);
         let mut out = Poly::from_raw(&t.q, Representation::Ntt, keep);
-        let mut buf = Scratch::zeroed(split);
         t.mod_down
-            .apply_raw_in_place(out.data_mut(), true, drop, true, &mut buf)?;
+            .apply_raw_in_place(out.data_mut(), true, drop, true)?;
         Ok(out)
     }
 
@@ -415,6 +473,35 @@ impl KeySwitchContext {
             Ok(k::add_assign(m, l, &t)?)
         })
     }
+}
+
+/// Limb `ki` (in Q P) of both halves of the key dotted with the digits'
+/// limbs `d`: out0 = sum_j d_j b_j, out1 = sum_j d_j a_j.
+fn key_dot(
+    key: &KeySwitchKey,
+    ki: usize,
+    m: &k::Modulus,
+    d: &[&[u64]],
+    out0: &mut [u64],
+    out1: &mut [u64],
+) -> Result<()> {
+    let b: Vec<&[u64]> = key.b[..d.len()].iter().map(|p| p.limb(ki)).collect();
+    let a: Vec<&[u64]> = key.a[..d.len()].iter().map(|p| p.limb(ki)).collect();
+    k::dot(m, out0, d, &b)?;
+    k::dot(m, out1, d, &a)?;
+    Ok(())
+}
+
+/// c in its other representation (a pooled, transformed copy), and
+/// whether that is the NTT form.
+fn other_representation(c: &Poly) -> Result<(Scratch, bool)> {
+    let mut other = Scratch::copy_of(c.data());
+    let to_ntt = c.representation() == Representation::Coefficient;
+    par::try_limbs(&mut other, c.n(), |i, l| match to_ntt {
+        true => Ok(c.basis().plan(i).forward(l)?),
+        false => Ok(c.basis().plan(i).inverse(l)?),
+    })?;
+    Ok((other, to_ntt))
 }
 
 /// The ModUp of one polynomial c at a level (Q_l): its digits d_j in Q_l P,
@@ -460,7 +547,7 @@ fn level_tables(
             let plans = complement.iter().map(|&i| qp.plans()[i].clone()).collect();
             let target = RnsBasis::from_plans(q.n(), plans)?;
             let conv = BaseConverter::new(&q_l.sub_basis(range.clone())?, &target)?;
-            Ok((range, complement, conv))
+            Ok((range, conv))
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(LevelTables {

@@ -21,17 +21,7 @@ pub(crate) fn try_limbs<F>(data: &mut [u64], n: usize, f: F) -> Result<()>
 where
     F: Fn(usize, &mut [u64]) -> Result<()> + Sync + Send,
 {
-    #[cfg(feature = "parallel")]
-    if worth_parallel(data.len(), n) {
-        use rayon::prelude::*;
-        return data
-            .par_chunks_mut(n)
-            .enumerate()
-            .try_for_each(|(i, l)| f(i, l));
-    }
-    data.chunks_mut(n)
-        .enumerate()
-        .try_for_each(|(i, l)| f(i, l))
+    try_limbs_with(data, n, || (), |_, i, l| f(i, l))
 }
 
 /// Runs `f(i, limb_i)` for every limb of `data` (infallible closures).
@@ -50,11 +40,41 @@ where
     data.chunks_mut(n).enumerate().for_each(|(i, l)| f(i, l))
 }
 
-/// Runs `f(i, a_i, b_i)` for every pair of limbs i of `a` and `b` (as long
-/// as each other): loops that produce two outputs from the same inputs.
-pub(crate) fn try_limb_pairs<F>(a: &mut [u64], b: &mut [u64], n: usize, f: F) -> Result<()>
+/// [`try_limbs`] with a per-worker temporary made by `init` (once per
+/// thread that takes part, once in all when sequential), for loops that
+/// need a limb-sized buffer per limb.
+pub(crate) fn try_limbs_with<T, I, F>(data: &mut [u64], n: usize, init: I, f: F) -> Result<()>
 where
-    F: Fn(usize, &mut [u64], &mut [u64]) -> Result<()> + Sync + Send,
+    I: Fn() -> T + Sync + Send,
+    F: Fn(&mut T, usize, &mut [u64]) -> Result<()> + Sync + Send,
+{
+    #[cfg(feature = "parallel")]
+    if worth_parallel(data.len(), n) {
+        use rayon::prelude::*;
+        return data
+            .par_chunks_mut(n)
+            .enumerate()
+            .try_for_each_init(&init, |t, (i, l)| f(t, i, l));
+    }
+    let mut t = init();
+    data.chunks_mut(n)
+        .enumerate()
+        .try_for_each(|(i, l)| f(&mut t, i, l))
+}
+
+/// Runs `f(t, i, a_i, b_i)` for every pair of limbs i of `a` and `b` (as
+/// long as each other), with a per-worker temporary t (see
+/// [`try_limbs_with`]): loops that produce two outputs from the same inputs.
+pub(crate) fn try_limb_pairs_with<T, I, F>(
+    a: &mut [u64],
+    b: &mut [u64],
+    n: usize,
+    init: I,
+    f: F,
+) -> Result<()>
+where
+    I: Fn() -> T + Sync + Send,
+    F: Fn(&mut T, usize, &mut [u64], &mut [u64]) -> Result<()> + Sync + Send,
 {
     debug_assert_eq!(a.len(), b.len());
     #[cfg(feature = "parallel")]
@@ -64,10 +84,11 @@ where
             .par_chunks_mut(n)
             .zip(b.par_chunks_mut(n))
             .enumerate()
-            .try_for_each(|(i, (x, y))| f(i, x, y));
+            .try_for_each_init(&init, |t, (i, (x, y))| f(t, i, x, y));
     }
+    let mut t = init();
     a.chunks_mut(n)
         .zip(b.chunks_mut(n))
         .enumerate()
-        .try_for_each(|(i, (x, y))| f(i, x, y))
+        .try_for_each(|(i, (x, y))| f(&mut t, i, x, y))
 }

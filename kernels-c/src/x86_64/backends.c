@@ -132,18 +132,59 @@ void triskel_ifma_dot(uint64_t *out, const uint64_t *const *a, const uint64_t *c
                       size_t count, size_t len, const triskel_modulus *m);
 void triskel_ifma_base_convert_raw(uint64_t *out, const uint64_t *const *y, size_t len,
                                    const triskel_convert_table *t, const triskel_modulus *m);
+/* AVX-512F gathers, shared by both AVX-512 backends (avx512.S). */
+void triskel_x86_automorphism_ntt(uint64_t *out, const uint64_t *a, const uint32_t *perm,
+                                  size_t n);
+void triskel_x86_automorphism_coeff_raw(uint64_t *out, const uint64_t *a, uint64_t ginv, size_t n,
+                                        const triskel_modulus *m);
+
+/* The coefficient-form automorphism as a gather (avx512.S), from g^-1 mod
+ * 2n (Newton's iteration: each step doubles the correct low bits of an
+ * inverse of the odd g modulo 2^64). Fewer than 8 values: portable. */
+static void x86_automorphism_coeff(uint64_t *out, const uint64_t *a, uint64_t g, size_t n,
+                                   const triskel_modulus *m) {
+    if (n < 8) {
+        triskel_portable_backend.automorphism_coeff(out, a, g, n, m);
+        return;
+    }
+    uint64_t inv = g;
+    for (int i = 0; i < 6; i++) inv *= 2 - g * inv;
+    triskel_x86_automorphism_coeff_raw(out, a, inv & (2 * (uint64_t)n - 1), n, m);
+}
+
+void triskel_ifma_lift(uint64_t *out, const uint64_t *y, size_t len,
+                       const triskel_convert_table *t, const triskel_modulus *m);
+void triskel_avx512_lift(uint64_t *out, const uint64_t *y, size_t len,
+                         const triskel_convert_table *t, const triskel_modulus *m);
+
+/* One source prime with Q/q_0 = 1 (every real basis): a reduction and the
+ * sign's correction, without the general kernel's floating-point sum. */
+static int is_lift(const triskel_convert_table *t, const triskel_modulus *m) {
+    return t->count == 1 && t->qhat_mod_p[0] == 1 % m->q;
+}
 
 /* The IFMA conversion multiplies 52-bit limbs: source residues of primes of
  * 50 bits or more (the target is below 2^50 by the backend's limit) take
- * the portable kernel. */
+ * the AVX-512F lift, or else the portable kernel. */
 static void ifma_base_convert(uint64_t *out, const uint64_t *const *y, size_t len,
                               const triskel_convert_table *t, const triskel_modulus *m) {
-    for (uint64_t i = 0; i < t->count; i++)
-        if ((t->src_q[i] >> 50) != 0) {
-            triskel_portable_backend.base_convert(out, y, len, t, m);
-            return;
-        }
-    triskel_ifma_base_convert_raw(out, y, len, t, m);
+    int small = 1;
+    for (uint64_t i = 0; i < t->count; i++) small &= (t->src_q[i] >> 50) == 0;
+    if (is_lift(t, m))
+        (small ? triskel_ifma_lift : triskel_avx512_lift)(out, y[0], len, t, m);
+    else if (small)
+        triskel_ifma_base_convert_raw(out, y, len, t, m);
+    else
+        triskel_portable_backend.base_convert(out, y, len, t, m);
+}
+
+/* AVX-512F: the single-prime lift in SIMD, other conversions portable. */
+static void avx512_base_convert(uint64_t *out, const uint64_t *const *y, size_t len,
+                                const triskel_convert_table *t, const triskel_modulus *m) {
+    if (is_lift(t, m))
+        triskel_avx512_lift(out, y[0], len, t, m);
+    else
+        triskel_portable_backend.base_convert(out, y, len, t, m);
 }
 
 const triskel_backend triskel_avx512ifma_backend = {
@@ -161,6 +202,8 @@ const triskel_backend triskel_avx512ifma_backend = {
     .mul_acc = triskel_ifma_mul_acc,
     .dot = triskel_ifma_dot,
     .base_convert = ifma_base_convert,
+    .automorphism_coeff = x86_automorphism_coeff,
+    .automorphism_ntt = triskel_x86_automorphism_ntt,
 };
 
 const triskel_backend triskel_avx512_backend = {
@@ -176,6 +219,9 @@ const triskel_backend triskel_avx512_backend = {
     .mul = triskel_avx512_mul,
     .mul_scalar = triskel_avx512_mul_scalar,
     .mul_acc = triskel_avx512_mul_acc,
+    .base_convert = avx512_base_convert,
+    .automorphism_coeff = x86_automorphism_coeff,
+    .automorphism_ntt = triskel_x86_automorphism_ntt,
 };
 
 /* The avx2 NTT (kernels-asm/x86_64/avx2.S) runs in double precision for
