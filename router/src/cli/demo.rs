@@ -92,8 +92,12 @@ fn tfhe_demo() -> CliResult {
 fn bfv_demo() -> CliResult {
     use triskel::bfv::biometric::{self, MatchPrivacy};
     println!("BFV encrypted biometric match: 128 int8 features per embedding, n/128 templates per");
-    println!("ciphertext, multiply-plain + one hoisted sum of rotations 1..3 + 5 rotate-and-add + score");
-    println!("mask + re-randomization (and 40-bit noise flooding when private); every slot checked");
+    println!(
+        "ciphertext, multiply-plain + one hoisted sum of rotations 1..3 + 5 rotate-and-add + score"
+    );
+    println!(
+        "mask + re-randomization (and 40-bit noise flooding when private); every slot checked"
+    );
     println!("against the plaintext");
     for (params, privacy) in [
         (biometric::match_parameters()?, MatchPrivacy::Masked),
