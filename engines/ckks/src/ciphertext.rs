@@ -83,7 +83,7 @@ impl Ciphertext {
         noise: Noise,
     ) -> Result<Ciphertext> {
         check_scale(&self.ctx, level, scale)?;
-        let noise = noise.check(scale)?;
+        let noise = noise.check(scale, self.ctx.level(level)?.log2_q)?;
         Ok(Ciphertext::new(&self.ctx, polys, level, scale, noise, None))
     }
 

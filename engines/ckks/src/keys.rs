@@ -169,8 +169,7 @@ impl SecretKey {
         let noise = pt
             .noise
             .plus_error(symmetric_error(&self.ctx))
-            .published(pt.scale)
-            .check(pt.scale)?;
+            .check(pt.scale, self.ctx.level(pt.level)?.log2_q)?;
         Ok(Ciphertext::new(
             &self.ctx,
             vec![c0, a],
@@ -246,8 +245,7 @@ impl PublicKey {
         let noise = pt
             .noise
             .plus_error(public_key_error(ctx))
-            .published(pt.scale)
-            .check(pt.scale)?;
+            .check(pt.scale, ctx.level(pt.level)?.log2_q)?;
         Ok(Ciphertext::new(
             ctx,
             vec![c0, c1],

@@ -70,7 +70,7 @@ fn encoder_round_trip_precision_at_each_n() {
             .zip(values(4, s))
             .map(|(&a, b)| Complex::new(a, b))
             .collect();
-        let pt = Plaintext::encode(&ctx, &v, 0, ctx.default_scale()).unwrap();
+        let pt = Plaintext::encode(&ctx, &v, 0, ctx.default_scale(), 1.5).unwrap();
         let got = pt.decode().unwrap();
         let err = got
             .iter()
@@ -99,7 +99,7 @@ fn encrypt_decrypt_public_and_symmetric() {
     }
     let z = [Complex::new(0.5, -0.25), Complex::new(-1.0, 0.75)];
     let ct =
-        f.pk.encrypt(&Plaintext::encode(&f.ctx, &z, 2, f.ctx.default_scale()).unwrap())
+        f.pk.encrypt(&Plaintext::encode(&f.ctx, &z, 2, f.ctx.default_scale(), 1.5).unwrap())
             .unwrap();
     assert_eq!(ct.level(), 2);
     let got = f.sk.decrypt(&ct).unwrap().decode().unwrap();
@@ -214,7 +214,7 @@ fn levels_and_scales_are_matched_or_refused() {
     let big = ca.mul_const(1.0, f.ctx.default_scale()).unwrap();
     assert!(matches!(ca.add(&big), Err(Error::ScaleMismatch { .. })));
     // Plaintext below the ciphertext's level, or at another scale.
-    let low = Plaintext::encode_real(&f.ctx, &a, 0, f.ctx.default_scale()).unwrap();
+    let low = Plaintext::encode_real(&f.ctx, &a, 0, f.ctx.default_scale(), 1.0).unwrap();
     assert!(matches!(
         ca.add_plain(&low),
         Err(Error::LevelMismatch { .. })
@@ -223,7 +223,7 @@ fn levels_and_scales_are_matched_or_refused() {
         ca.mul_plain(&low),
         Err(Error::LevelMismatch { .. })
     ));
-    let odd = Plaintext::encode_real(&f.ctx, &a, 3, 2f64.powi(30)).unwrap();
+    let odd = Plaintext::encode_real(&f.ctx, &a, 3, 2f64.powi(30), 1.0).unwrap();
     assert!(matches!(
         ca.add_plain(&odd),
         Err(Error::ScaleMismatch { .. })
@@ -235,7 +235,7 @@ fn levels_and_scales_are_matched_or_refused() {
         Err(Error::ScaleOverflow { .. })
     ));
     assert!(matches!(
-        Plaintext::encode_real(&f.ctx, &a, 0, 2f64.powi(60)),
+        Plaintext::encode_real(&f.ctx, &a, 0, 2f64.powi(60), 1.0),
         Err(Error::ScaleOverflow { .. })
     ));
     // Other parameters.
@@ -271,7 +271,7 @@ fn rotations_conjugation_and_missing_keys() {
     }
     let z = [Complex::new(0.25, 0.5), Complex::new(-0.75, -0.125)];
     let cz =
-        f.pk.encrypt(&Plaintext::encode(&f.ctx, &z, 3, f.ctx.default_scale()).unwrap())
+        f.pk.encrypt(&Plaintext::encode(&f.ctx, &z, 3, f.ctx.default_scale(), 1.5).unwrap())
             .unwrap();
     let conj =
         f.sk.decrypt(&cz.conjugate(&f.gk).unwrap())
@@ -491,7 +491,8 @@ fn chebyshev_evaluation_matches_the_plaintext_polynomial() {
     assert!(err < FRESH_BOUND, "x^2 error {err}");
     let (ctx, sk, rk) = deep_fixture();
     let a: Vec<f64> = values(13, ctx.slots()).iter().map(|x| 8.0 * x).collect();
-    let ct = sk.encrypt(&Plaintext::from_real(ctx, &a).unwrap()).unwrap();
+    let pt = Plaintext::encode_real(ctx, &a, ctx.max_level(), ctx.default_scale(), 8.0);
+    let ct = sk.encrypt(&pt.unwrap()).unwrap();
     let sigmoid = |x: f64| 1.0 / (1.0 + (-x).exp());
     let cases = [
         (ChebyshevPolynomial::sigmoid(-8.0, 8.0, 7).unwrap(), 1e-5),
@@ -736,13 +737,6 @@ fn loaded_estimates_are_kept_and_floored_at_fresh() {
     let a = values(6, f.ctx.slots());
     let x = encrypt(f, &a);
     let deep = x.mul_relin_rescale(&x, &f.rk).unwrap();
-    // The message bound (public) reveals nothing about values up to 1 and
-    // only the binary order of magnitude of larger ones.
-    let bound = |v: f64| encrypt(f, &[v, -v / 2.0]).message_bound_log2() - x.scale().log2();
-    assert_eq!(bound(0.01), 0.0);
-    assert_eq!(bound(0.99), 0.0);
-    assert_eq!(bound(5.0), 3.0);
-    assert_eq!(bound(7.9), 3.0);
     // A deeper ciphertext keeps its (larger) estimate through bytes.
     let back = Ciphertext::from_bytes(&deep.to_bytes(), &f.ctx).unwrap();
     assert_eq!(back.noise_estimate_log2(), deep.noise_estimate_log2());
@@ -773,7 +767,7 @@ fn operations_without_precision_left_are_refused() {
     let a = values(7, f.ctx.slots());
     let top = f.ctx.max_level();
     // At scale 2^22 a fresh encryption keeps a few bits (checked)...
-    let pt = Plaintext::encode_real(&f.ctx, &a, top, 2f64.powi(22)).unwrap();
+    let pt = Plaintext::encode_real(&f.ctx, &a, top, 2f64.powi(22), 1.0).unwrap();
     let x = f.pk.encrypt(&pt).unwrap();
     assert!(x.precision_bits() > 0.0 && x.precision_bits() < 8.0);
     check_estimate(f, "fresh at scale 2^22", &x, &a);
@@ -790,9 +784,98 @@ fn operations_without_precision_left_are_refused() {
     });
     assert!(matches!(refused, Some(Error::NoiseExhausted { .. })));
     // At scale 2^12 nothing is left from the start.
-    let pt = Plaintext::encode_real(&f.ctx, &a, top, 2f64.powi(12)).unwrap();
+    let pt = Plaintext::encode_real(&f.ctx, &a, top, 2f64.powi(12), 1.0).unwrap();
     assert!(matches!(
         f.pk.encrypt(&pt),
         Err(Error::NoiseExhausted { .. })
     ));
+}
+
+/// The bytes of a seeded symmetric encryption before its random parts
+/// (the seed of c1, then c0): the parameters and the metadata.
+fn public_header(f: &Fixture, ct: &Ciphertext) -> Vec<u8> {
+    let bytes = ct.to_bytes();
+    let len = f.ctx.params().to_bytes().len() + 1 + 1 + 8 + 8 + 8 + 1;
+    bytes[..len].to_vec()
+}
+
+#[test]
+fn ciphertexts_do_not_reveal_the_magnitude_of_their_values() {
+    let f = fixture();
+    let (level, scale) = (f.ctx.max_level(), f.ctx.default_scale());
+    let encrypt_under = |v: &[f64], bound: f64| {
+        let pt = Plaintext::encode_real(&f.ctx, v, level, scale, bound).unwrap();
+        f.sk.encrypt(&pt).unwrap()
+    };
+    // Values of magnitudes 2^-7, 0.9 and 7.5 under the declared bound 8:
+    // the same bytes apart from the seed and c0, and the same estimates.
+    let tiny = encrypt_under(&[0.01, -0.005], 8.0);
+    let mid = encrypt_under(&[0.9, -0.45], 8.0);
+    let large = encrypt_under(&[7.5, -3.75], 8.0);
+    for ct in [&mid, &large] {
+        assert_eq!(ct.to_bytes().len(), tiny.to_bytes().len());
+        assert_eq!(public_header(f, ct), public_header(f, &tiny));
+        assert_eq!(ct.message_bound_log2(), tiny.message_bound_log2());
+        assert_eq!(ct.noise_estimate_log2(), tiny.noise_estimate_log2());
+    }
+    assert_eq!(tiny.message_bound_log2(), scale.log2() + 3.0);
+    // They still decrypt to their values.
+    let got = f.sk.decrypt_real(&large).unwrap();
+    assert!((got[0] - 7.5).abs() < FRESH_BOUND && (got[1] + 3.75).abs() < FRESH_BOUND);
+    // A value above the declared bound (or a bad bound) is refused, and the
+    // error does not print the value.
+    let refused = Plaintext::encode_real(&f.ctx, &[0.5, 8.25], level, scale, 8.0).unwrap_err();
+    assert!(matches!(refused, Error::Encoding(_)));
+    assert!(!refused.to_string().contains("8.25"));
+    assert!(Plaintext::from_real(&f.ctx, &[1.5]).is_err());
+    assert!(Plaintext::from_real(&f.ctx, &[-1.0, 1.0]).is_ok());
+    for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        assert!(Plaintext::encode_real(&f.ctx, &[0.5], level, scale, bad).is_err());
+    }
+    let coeffs = Plaintext::from_coefficients(&f.ctx, &[0.5, -0.75], level, scale, 1.0);
+    assert!(coeffs.is_err());
+}
+
+#[test]
+fn results_that_would_wrap_modulo_q_are_refused() {
+    let f = fixture();
+    let scale = f.ctx.default_scale();
+    // Q_0 = 2^50 at scale 2^40: values up to 2^8 fit, 2^9 + error does not.
+    let at_bottom = |bound: f64| {
+        let pt = Plaintext::encode_real(&f.ctx, &[1.0], 0, scale, bound).unwrap();
+        f.pk.encrypt(&pt)
+    };
+    assert!(at_bottom(256.0).is_ok());
+    assert!(matches!(
+        at_bottom(512.0),
+        Err(Error::MessageOverflow { .. })
+    ));
+    // x * 2^5 at level 0 (bound 16) fits; times 2^6 more would wrap.
+    let x = at_bottom(16.0).unwrap();
+    let y = x.mul_int(8).unwrap();
+    let got = f.sk.decrypt_real(&y).unwrap();
+    assert!((got[0] - 8.0).abs() < 1e-4);
+    assert!(matches!(y.mul_int(8), Err(Error::MessageOverflow { .. })));
+    // Squaring bound-8 values at level 1 lands at 2^6 x 2^40 in Q_0: fits;
+    // bound-32 values (2^10 x 2^40 >= Q_0 / 2) would wrap.
+    let at_one = |bound: f64| {
+        let pt = Plaintext::encode_real(&f.ctx, &[1.0], 1, scale, bound).unwrap();
+        f.pk.encrypt(&pt).unwrap()
+    };
+    assert!(at_one(8.0).square_relin_rescale(&f.rk).is_ok());
+    assert!(matches!(
+        at_one(32.0).square_relin_rescale(&f.rk),
+        Err(Error::MessageOverflow { .. })
+    ));
+    // Bytes stating a message bound that would wrap are refused on load.
+    let bytes = x.to_bytes();
+    let at = public_header(f, &x).len() - 1 - 8;
+    for bad in [2f64.powi(60), f64::INFINITY, f64::NAN, 0.0, -1.0] {
+        let mut b = bytes.clone();
+        b[at..at + 8].copy_from_slice(&bad.to_le_bytes());
+        assert!(
+            matches!(Ciphertext::from_bytes(&b, &f.ctx), Err(Error::Malformed(_))),
+            "message bound {bad} accepted"
+        );
+    }
 }
