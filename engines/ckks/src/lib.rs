@@ -18,7 +18,7 @@
 //! # Ok::<(), triskel_ckks::Error>(())
 //! ```
 //!
-//! - [`CkksParameters`]: named sets (N = 2^13 .. 2^15) and a chain builder
+//! - [`CkksParameters`]: named sets (N = 2^13 .. 2^16) and a chain builder
 //!   for a depth and precision, checked against the HomomorphicEncryption.org
 //!   128-bit table.
 //! - [`Plaintext`]: the canonical-embedding encoder (special FFT), under a
