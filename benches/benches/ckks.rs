@@ -66,13 +66,6 @@ fn pipeline(c: &mut Criterion, params: CkksParameters, all: bool) {
         b.iter(|| x.rotate_hoisted(&steps, &hoist_keys).unwrap())
     });
     g.bench_function("slot_sum64", |b| b.iter(|| x.slot_sum(64, &gk).unwrap()));
-    // The same sum in hoisted stages (one ModUp and one ModDown per 7 rotations).
-    let stage_keys = sk
-        .galois_keys(&triskel_ckks::Ciphertext::slot_sum_steps(64), false)
-        .unwrap();
-    g.bench_function("slot_sum64_hoisted", |b| {
-        b.iter(|| x.slot_sum(64, &stage_keys).unwrap())
-    });
     g.bench_function("dot64", |b| {
         b.iter(|| {
             x.mul_relin_rescale(&y, &rk)

@@ -585,11 +585,8 @@ impl Ciphertext {
             .collect()
     }
 
-    /// Slot i receives sum_{k < width} slot (i + k) (indices mod n/2);
-    /// `width` a power of two. By stages of up to 7 rotations
-    /// ([`slot_sum_steps`](Self::slot_sum_steps) lists them) that share one
-    /// ModUp and one ModDown when their keys are all present, otherwise by a
-    /// tree of log2(width) plain rotations (which any power-of-two keys serve).
+    /// Slot i receives sum_{k < width} slot (i + k) (indices mod n/2), by a
+    /// tree of log2(width) rotations; `width` a power of two.
     pub fn slot_sum(&self, width: usize, keys: &GaloisKeys) -> Result<Ciphertext> {
         if !width.is_power_of_two() || width > self.ctx.slots() {
             return Err(Error::Encoding(format!(
@@ -597,110 +594,14 @@ impl Ciphertext {
                 self.ctx.slots()
             )));
         }
-        self.strided_sum(1, width, keys)
-    }
-
-    /// The rotations the hoisted stages of [`slot_sum`](Self::slot_sum) use
-    /// for `width`: generate Galois keys for them.
-    pub fn slot_sum_steps(width: usize) -> Vec<i64> {
-        strided_sum_steps(1, width)
-    }
-
-    /// Slot i receives sum_{t < count} slot (i + t stride), `count` a power
-    /// of two (module documentation of [`slot_sum`](Self::slot_sum)).
-    pub(crate) fn strided_sum(
-        &self,
-        stride: usize,
-        count: usize,
-        keys: &GaloisKeys,
-    ) -> Result<Ciphertext> {
-        check_same_context(&self.ctx, &keys.ctx)?;
         let mut acc = self.clone();
-        for steps in sum_stages(stride, count) {
-            let elements: Option<Vec<usize>> = steps
-                .iter()
-                .map(|&s| {
-                    rotation_element(&self.ctx, s)
-                        .ok()
-                        .filter(|&g| keys.get(g).is_some())
-                })
-                .collect();
-            acc = match elements {
-                Some(elements) if steps.len() > 1 => acc.hoisted_sum(&elements, keys)?,
-                _ => {
-                    // Binary tree over the stage: steps[0] doubling.
-                    let mut shift = steps[0];
-                    while shift <= *steps.last().unwrap_or(&0) {
-                        acc = acc.add(&acc.rotate(shift, keys)?)?;
-                        shift *= 2;
-                    }
-                    acc
-                }
-            };
+        let mut shift = 1;
+        while shift < width {
+            acc = acc.add(&acc.rotate(shift as i64, keys)?)?;
+            shift *= 2;
         }
         Ok(acc)
     }
-
-    /// self + sum_g self(X^g) over the Galois elements `elements` (keys
-    /// present): one ModUp of c1, an inner product per element, accumulated
-    /// in Q_l P with P (c1 + sum_g c0(X^g)) added, and one ModDown (lazy).
-    fn hoisted_sum(&self, elements: &[usize], keys: &GaloisKeys) -> Result<Ciphertext> {
-        self.expect_size(2)?;
-        let ks = self.ctx.key_switch();
-        let dec = ks.decompose(&self.polys[1])?;
-        let mut c0 = self.polys[0].clone();
-        let mut acc: Option<(Poly, Poly)> = None;
-        for &g in elements {
-            let key = keys
-                .get(g)
-                .ok_or_else(|| Error::MissingKey(format!("Galois key for element {g}")))?;
-            let (x0, x1) = ks.inner_product(key, &dec, Some(g))?;
-            acc = Some(match acc {
-                None => (x0, x1),
-                Some((mut a0, mut a1)) => {
-                    a0.add_assign(&x0)?;
-                    a1.add_assign(&x1)?;
-                    (a0, a1)
-                }
-            });
-            c0.add_assign(&self.polys[0].automorphism(g)?)?;
-        }
-        let (mut a0, mut a1) = acc.ok_or(Error::Encoding("no rotation to sum".into()))?;
-        ks.add_scaled_by_p(&mut a0, &c0)?;
-        ks.add_scaled_by_p(&mut a1, &self.polys[1])?;
-        let polys = vec![ks.mod_down(&a0)?, ks.mod_down(&a1)?];
-        // Terms add (messages and errors), each with a key switch's error
-        // (their roundings, here one, are over-counted).
-        let r = elements.len() as f64;
-        let noise = self
-            .noise
-            .times(r + 1.0)
-            .plus_error(r * key_switch_error(&self.ctx, self.level));
-        self.derived(polys, self.level, self.scale, noise)
-    }
-}
-
-/// Terms per hoisted stage of a slot sum (RADIX - 1 rotations, one ModUp
-/// and one ModDown), measured in BENCHMARKS.md against the binary tree.
-const SUM_RADIX: usize = 8;
-
-/// Every rotation the hoisted stages of a strided sum use.
-pub(crate) fn strided_sum_steps(stride: usize, count: usize) -> Vec<i64> {
-    sum_stages(stride, count).into_iter().flatten().collect()
-}
-
-/// The stages of a strided sum of `count` terms: stage k rotates by j
-/// stride RADIX^k for j in 1..r (r = RADIX, or what remains).
-fn sum_stages(stride: usize, count: usize) -> Vec<Vec<i64>> {
-    let mut stages = Vec::new();
-    let (mut step, mut left) = (stride, count);
-    while left > 1 {
-        let r = SUM_RADIX.min(left);
-        stages.push((1..r).map(|j| (j * step) as i64).collect());
-        step *= r;
-        left /= r;
-    }
-    stages
 }
 
 /// The non-adjacent form of s: signed powers of two summing to s, fewest

@@ -18,19 +18,17 @@
 //!
 //! Hybrid method, chosen when it needs fewer rotations (few rows): with r
 //! the number of rows rounded up to a power of two, u'_i[s] = M[s mod r][(s +
-//! i) mod dim] for i < r, z = sum_i u'_i * rot(x, i) (hoisted), and the
-//! fold y = sum_(t < dim / r) rot(z, r t), a strided slot sum in hoisted
-//! stages (plain rotations by r, 2r, 4r, ... when only their keys exist),
-//! so that slot s holds (M x)[s mod r]: the result is periodic with period
-//! r (a 64 -> 4 layer takes 3 hoisted rotations and a fold of two hoisted
-//! stages, instead of 14 rotations). One level is used: the
+//! i) mod dim] for i < r, z = sum_i u'_i * rot(x, i) (hoisted), and
+//! y = z + rot(z, r) + ... folded log2(dim / r) times, so that slot s holds
+//! sum_t z[s + r t] = (M x)[s mod r]: the result is periodic with period r
+//! (a 64 -> 4 layer takes 3 hoisted and 4 plain rotations instead of 14). One level is used: the
 //! diagonals are encoded once, at the level they will be applied at and the
 //! scale q_l of its last prime, so the result keeps x's scale.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::ciphertext::{strided_sum_steps, Ciphertext};
+use crate::ciphertext::Ciphertext;
 use crate::context::CkksContext;
 use crate::error::{Error, Result};
 use crate::keys::GaloisKeys;
@@ -164,13 +162,14 @@ impl LinearTransform {
         steps
     }
 
-    /// The rotations of the hybrid method's fold (a strided sum of dim / r
-    /// terms, stride r, in hoisted stages).
+    /// The rotations of the hybrid method's fold: r, 2r, ... below dim.
     fn fold_shifts(&self) -> Vec<i64> {
-        match self.fold {
-            Some(r) => strided_sum_steps(r, self.dim / r),
-            None => Vec::new(),
-        }
+        let Some(r) = self.fold else {
+            return Vec::new();
+        };
+        (0..(self.dim / r).trailing_zeros())
+            .map(|k| (r << k) as i64)
+            .collect()
     }
 
     /// The period of the result's packing: r for the hybrid method, dim
@@ -237,8 +236,8 @@ impl LinearTransform {
         let mut out = total
             .ok_or(Error::Encoding("the matrix is zero".into()))?
             .rescale()?;
-        if let Some(r) = self.fold {
-            out = out.strided_sum(r, self.dim / r, keys)?;
+        for shift in self.fold_shifts() {
+            out = out.add(&out.rotate(shift, keys)?)?;
         }
         Ok(out)
     }

@@ -319,31 +319,6 @@ fn slot_sum_by_rotation_tree() {
         "{} vs {want}",
         got[0]
     );
-    // Width 64 in hoisted stages (rotations 1..7, then 8..56) and by the
-    // binary tree of power-of-two keys: the same sums in every slot.
-    assert_eq!(
-        Ciphertext::slot_sum_steps(64),
-        [1, 2, 3, 4, 5, 6, 7, 8, 16, 24, 32, 40, 48, 56]
-    );
-    let s = f.ctx.slots();
-    let v = values(11, s);
-    let x = encrypt(f, &v);
-    let stage_keys =
-        f.sk.galois_keys(&Ciphertext::slot_sum_steps(64), false)
-            .unwrap();
-    let tree_keys = f.sk.galois_keys(&[1, 2, 4, 8, 16, 32], false).unwrap();
-    let want: Vec<f64> = (0..s)
-        .map(|i| (0..64).map(|k| v[(i + k) % s]).sum())
-        .collect();
-    for keys in [&stage_keys, &tree_keys] {
-        let sum = x.slot_sum(64, keys).unwrap();
-        check_estimate(f, "slot sum of 64", &sum, &want);
-        let err = max_err(&f.sk.decrypt_real(&sum).unwrap(), &want);
-        assert!(err < 2e-6, "slot sum error {err}");
-    }
-    // Neither the stages' keys nor a power-of-two decomposition: refused.
-    let few = f.sk.galois_keys(&[1], false).unwrap();
-    assert!(matches!(x.slot_sum(64, &few), Err(Error::MissingKey(_))));
 }
 
 #[test]
