@@ -108,7 +108,7 @@ pub fn calibrate(mut progress: impl FnMut(&str)) -> Result<CostModel> {
             time("decrypt", || Ok(sk.decrypt(&x)?))?,
         );
     }
-    for base in ckks::CkksParameters::named() {
+    for base in crate::plan::ckks_sets() {
         progress(base.name());
         let set = base.name().to_string();
         let ctx = ckks::CkksContext::new(base)?;

@@ -451,7 +451,8 @@ impl Session {
     }
 
     /// A CKKS plaintext of `values` repeated with `period` (zeros in
-    /// len..period) at `level` and `scale`.
+    /// len..period) at `level` and `scale`, under the declared `bound`
+    /// (`None`: a public operand, bounded by its own largest value).
     fn ckks_plain(
         &self,
         plan: &Plan,
@@ -459,12 +460,17 @@ impl Session {
         period: usize,
         level: usize,
         scale: f64,
+        bound: Option<f64>,
     ) -> Result<ckks::Plaintext> {
         let k = self.ckks_part(plan)?;
         let mut padded = values.to_vec();
         padded.resize(period, 0.0);
         let packed = ckks::LinearTransform::pack(&padded, period, k.ctx.slots());
-        Ok(ckks::Plaintext::encode_real(&k.ctx, &packed, level, scale)?)
+        let bound =
+            bound.unwrap_or_else(|| values.iter().fold(f64::MIN_POSITIVE, |m, v| m.max(v.abs())));
+        Ok(ckks::Plaintext::encode_real(
+            &k.ctx, &packed, level, scale, bound,
+        )?)
     }
 
     fn encrypt(&self, plan: &Plan, i: usize, inputs: &BTreeMap<String, PlainValue>) -> Result<Val> {
@@ -480,8 +486,16 @@ impl Session {
             (Placement::Ckks, PlainValue::Reals(v)) => {
                 let k = self.ckks_part(plan)?;
                 let period = plan.packing[i].period;
-                let pt =
-                    self.ckks_plain(plan, v, period, k.ctx.max_level(), k.ctx.default_scale())?;
+                // Real inputs are in [-1, 1]: the bound a ciphertext
+                // carries must not depend on the secret values.
+                let pt = self.ckks_plain(
+                    plan,
+                    v,
+                    period,
+                    k.ctx.max_level(),
+                    k.ctx.default_scale(),
+                    Some(ckks::DEFAULT_BOUND),
+                )?;
                 Ok(Val::Ckks(k.sk.encrypt(&pt)?, period))
             }
             (Placement::Tfhe, PlainValue::Ints(v)) => {
@@ -714,7 +728,7 @@ impl Session {
         let mul_plain =
             |c: &ckks::Ciphertext, values: &[f64], period: usize| -> Result<ckks::Ciphertext> {
                 let q = keys.ctx.prime(c.level())? as f64;
-                let pt = self.ckks_plain(plan, values, period, c.level(), q)?;
+                let pt = self.ckks_plain(plan, values, period, c.level(), q, None)?;
                 Ok(c.mul_plain(&pt)?.rescale()?)
             };
         let sum = |c: ckks::Ciphertext, period: usize| -> Result<ckks::Ciphertext> {
@@ -742,6 +756,7 @@ impl Session {
                     p,
                     x.level(),
                     x.scale(),
+                    None,
                 )?)?
             }
             Op::MulScalar(a, c) => ct(a)?.0.mul_const_rescale(real(c))?,

@@ -371,7 +371,10 @@ fn ckks_threshold_decisions() {
         -0.75,
         1.0 / 3.0,
     ];
-    let pt = ckks::Plaintext::from_coefficients(&ctx, &values, 0, ctx.default_scale()).unwrap();
+    // The declared bound on sum |v_i| (every slot's bound), below 2^19.
+    let bound = 500_200.0;
+    let pt =
+        ckks::Plaintext::from_coefficients(&ctx, &values, 0, ctx.default_scale(), bound).unwrap();
     let ct = sk.encrypt(&pt).unwrap();
     let indices: Vec<usize> = (0..values.len()).collect();
     let bits =

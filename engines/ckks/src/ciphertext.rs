@@ -23,6 +23,7 @@
 //! [`Ciphertext::precision_bits`]. An operation whose result's estimated
 //! error would reach its scale returns [`Error::NoiseExhausted`].
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use triskel_ring::{LweCiphertext, Poly, Seed};
@@ -83,7 +84,7 @@ impl Ciphertext {
         noise: Noise,
     ) -> Result<Ciphertext> {
         check_scale(&self.ctx, level, scale)?;
-        let noise = noise.check(scale)?;
+        let noise = noise.check(scale, self.ctx.level(level)?.log2_q)?;
         Ok(Ciphertext::new(&self.ctx, polys, level, scale, noise, None))
     }
 
@@ -203,15 +204,20 @@ impl Ciphertext {
             .rescale()
     }
 
-    /// Both operands at one level and scale (the lower level wins).
-    fn matched(&self, other: &Ciphertext) -> Result<(Ciphertext, Ciphertext)> {
+    /// Both operands at one level and scale (the lower level wins): the
+    /// first as a new ciphertext (the result to be), the second copied only
+    /// when it had to be adjusted.
+    fn matched<'a>(&self, other: &'a Ciphertext) -> Result<(Ciphertext, Cow<'a, Ciphertext>)> {
         check_same_context(&self.ctx, &other.ctx)?;
         if self.level > other.level {
-            Ok((self.adjust(other.level, other.scale)?, other.clone()))
+            Ok((self.adjust(other.level, other.scale)?, Cow::Borrowed(other)))
         } else if other.level > self.level {
-            Ok((self.clone(), other.adjust(self.level, self.scale)?))
+            Ok((
+                self.clone(),
+                Cow::Owned(other.adjust(self.level, self.scale)?),
+            ))
         } else if same_scale(self.scale, other.scale) {
-            Ok((self.clone(), other.clone()))
+            Ok((self.clone(), Cow::Borrowed(other)))
         } else {
             Err(Error::ScaleMismatch {
                 left_log2: self.scale.log2(),
@@ -383,27 +389,43 @@ impl Ciphertext {
         self.derived(polys, self.level, self.scale, self.noise.times(k as f64))
     }
 
+    /// This ciphertext at `level`, copied only when primes must be dropped.
+    fn at_level(&self, level: usize) -> Result<Cow<'_, Ciphertext>> {
+        if level == self.level {
+            return Ok(Cow::Borrowed(self));
+        }
+        Ok(Cow::Owned(self.drop_to_level(level)?))
+    }
+
     /// The tensor product (d0, d1, d2) = (a0 b0, a0 b1 + a1 b0, a1 b1) of two
     /// size-2 ciphertexts brought to the lower of their levels (scales need
-    /// not agree: they multiply).
-    fn tensor(&self, other: &Ciphertext) -> Result<(Ciphertext, [Poly; 3])> {
+    /// not agree: they multiply), and that level. A square takes one product
+    /// fewer (d1 = 2 a0 a1).
+    fn tensor(&self, other: &Ciphertext) -> Result<(usize, [Poly; 3])> {
         self.expect_size(2)?;
         other.expect_size(2)?;
         check_same_context(&self.ctx, &other.ctx)?;
         let level = self.level.min(other.level);
-        let (a, b) = (self.drop_to_level(level)?, other.drop_to_level(level)?);
+        let a = self.at_level(level)?;
+        if std::ptr::eq(self, other) {
+            let mut d1 = a.polys[0].mul(&a.polys[1])?;
+            d1.mul_small_assign(2)?;
+            let d0 = a.polys[0].mul(&a.polys[0])?;
+            return Ok((level, [d0, d1, a.polys[1].mul(&a.polys[1])?]));
+        }
+        let b = other.at_level(level)?;
         let d0 = a.polys[0].mul(&b.polys[0])?;
         let mut d1 = a.polys[0].mul(&b.polys[1])?;
         d1.mul_acc(&a.polys[1], &b.polys[0])?;
         let d2 = a.polys[1].mul(&b.polys[1])?;
-        Ok((a, [d0, d1, d2]))
+        Ok((level, [d0, d1, d2]))
     }
 
     /// self * other without relinearization (3 components, scale multiplied).
     pub fn mul(&self, other: &Ciphertext) -> Result<Ciphertext> {
-        let (a, d) = self.tensor(other)?;
+        let (level, d) = self.tensor(other)?;
         let noise = self.noise.mul(other.noise);
-        self.derived(d.into(), a.level, a.scale * other.scale, noise)
+        self.derived(d.into(), level, self.scale * other.scale, noise)
     }
 
     /// Back to 2 components with the relinearization key.
@@ -456,23 +478,23 @@ impl Ciphertext {
     /// the transforms of a separate ModDown.
     pub fn mul_relin_rescale(&self, other: &Ciphertext, rk: &RelinKey) -> Result<Ciphertext> {
         check_same_context(&self.ctx, &rk.ctx)?;
-        let (a, [d0, d1, d2]) = self.tensor(other)?;
-        let lv = self.ctx.level(a.level)?;
+        let (level, [d0, d1, d2]) = self.tensor(other)?;
+        let lv = self.ctx.level(level)?;
         let div = lv.mod_down_rescale.as_ref().ok_or(Error::LowestLevel)?;
         let ks = self.ctx.key_switch();
         let (mut x0, mut x1) = ks.inner_product(&rk.key, &ks.decompose(&d2)?, None)?;
         ks.add_scaled_by_p(&mut x0, &d0)?;
         ks.add_scaled_by_p(&mut x1, &d1)?;
-        let q = self.ctx.prime(a.level)? as f64;
+        let q = self.ctx.prime(level)? as f64;
         let polys = vec![div.apply_joined(&x0)?, div.apply_joined(&x1)?];
         // As mul, relinearize, rescale (the key switch's rounding, divided by q
         // here, is over-counted).
         let noise = self
             .noise
             .mul(other.noise)
-            .plus_error(key_switch_error(&self.ctx, a.level))
+            .plus_error(key_switch_error(&self.ctx, level))
             .divide(q, rounding_error(&self.ctx, 2));
-        self.derived(polys, a.level - 1, a.scale * other.scale / q, noise)
+        self.derived(polys, level - 1, self.scale * other.scale / q, noise)
     }
 
     /// self^2 -> relinearize -> rescale (the fused pipeline).

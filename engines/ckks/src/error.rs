@@ -64,6 +64,14 @@ pub enum Error {
         /// log2 of the result's scale.
         scale_log2: f64,
     },
+    /// The message bound plus the error bound would reach Q_l / 2: the
+    /// decrypted values would wrap around the modulus.
+    MessageOverflow {
+        /// log2 of message bound + error bound (scaled units).
+        needed_log2: f64,
+        /// log2 of the level's modulus Q_l.
+        q_log2: f64,
+    },
     /// Serialized bytes are malformed; the message says where.
     Malformed(String),
 }
@@ -117,6 +125,12 @@ impl fmt::Display for Error {
                 f,
                 "the estimated error 2^{noise_log2:.1} would reach the scale 2^{scale_log2:.1}: \
                  no precision left"
+            ),
+            Error::MessageOverflow { needed_log2, q_log2 } => write!(
+                f,
+                "message and error bounds 2^{needed_log2:.1} would reach Q/2 = 2^{:.1}: \
+                 decryption would wrap (declare a smaller bound or use a larger modulus)",
+                q_log2 - 1.0
             ),
             Error::Malformed(m) => write!(f, "malformed CKKS data: {m}"),
         }

@@ -156,8 +156,7 @@ impl SecretKey {
         let noise = pt
             .noise
             .plus_error(symmetric_error(&self.ctx))
-            .published(pt.scale)
-            .check(pt.scale)?;
+            .check(pt.scale, self.ctx.level(pt.level)?.log2_q)?;
         Ok(Ciphertext::new(
             &self.ctx,
             polys,
@@ -216,8 +215,7 @@ impl PublicKey {
         let noise = pt
             .noise
             .plus_error(public_key_error(ctx))
-            .published(pt.scale)
-            .check(pt.scale)?;
+            .check(pt.scale, ctx.level(pt.level)?.log2_q)?;
         Ok(Ciphertext::new(
             ctx,
             polys.into(),

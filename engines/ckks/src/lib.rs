@@ -8,18 +8,22 @@
 //! let ctx = CkksContext::new(CkksParameters::n8192())?;   // checked against the 128-bit table
 //! let sk = SecretKey::generate(&ctx)?;
 //! let (pk, rk) = (sk.public_key()?, sk.relin_key()?);
-//! let x = pk.encrypt(&Plaintext::from_real(&ctx, &[0.5, 1.5, -2.0])?)?;
-//! let y = pk.encrypt(&Plaintext::from_real(&ctx, &[2.0, 0.25, 3.0])?)?;
+//! // Values above 1 need a declared (public) bound: here 4.
+//! let (level, scale) = (ctx.max_level(), ctx.default_scale());
+//! let x = pk.encrypt(&Plaintext::encode_real(&ctx, &[0.5, 1.5, -2.0], level, scale, 4.0)?)?;
+//! let y = pk.encrypt(&Plaintext::encode_real(&ctx, &[2.0, 0.25, 3.0], level, scale, 4.0)?)?;
 //! let z = x.mul_relin_rescale(&y, &rk)?;                   // multiply, relinearize, rescale
 //! let got = sk.decrypt_real(&z)?;
 //! assert!((got[0] - 1.0).abs() < 1e-6 && (got[2] + 6.0).abs() < 1e-6);
 //! # Ok::<(), triskel_ckks::Error>(())
 //! ```
 //!
-//! - [`CkksParameters`]: named sets (N = 2^13 .. 2^15) and a chain builder
+//! - [`CkksParameters`]: named sets (N = 2^13 .. 2^16) and a chain builder
 //!   for a depth and precision, checked against the HomomorphicEncryption.org
 //!   128-bit table.
-//! - [`Plaintext`]: the canonical-embedding encoder (special FFT).
+//! - [`Plaintext`]: the canonical-embedding encoder (special FFT), under a
+//!   public bound on the values that the caller declares (default
+//!   [`DEFAULT_BOUND`] = 1): ciphertexts never reveal the values' magnitude.
 //! - [`SecretKey`], [`PublicKey`], [`RelinKey`], [`GaloisKeys`]:
 //!   encryption (public key, and symmetric with a seed-compressed c1), decryption.
 //! - [`Ciphertext`]: add, sub, negate, constants and plaintexts, multiply,
@@ -55,7 +59,7 @@ pub use error::{Error, Result};
 pub use keys::{GaloisKeys, PublicKey, RelinKey, SecretKey};
 pub use linear::LinearTransform;
 pub use params::CkksParameters;
-pub use plaintext::Plaintext;
+pub use plaintext::{Plaintext, DEFAULT_BOUND};
 pub use polynomial::{ChebyshevPolynomial, MAX_DEGREE};
 pub use serial::FORMAT_VERSION;
 pub use triskel_ring::{max_log_qp_128, HE_STANDARD_128};

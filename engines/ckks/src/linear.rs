@@ -119,7 +119,12 @@ impl LinearTransform {
             let rotated: Vec<f64> = (0..slots)
                 .map(|s| u[(s + dim - shift % dim) % dim])
                 .collect();
-            diagonals.insert(i, Plaintext::encode_real(ctx, &rotated, level, q)?);
+            // The matrix is the evaluator's public operand: its own largest
+            // entry is its declared bound.
+            let bound = rotated
+                .iter()
+                .fold(f64::MIN_POSITIVE, |m, v| m.max(v.abs()));
+            diagonals.insert(i, Plaintext::encode_real(ctx, &rotated, level, q, bound)?);
         }
         Ok(LinearTransform {
             dim,

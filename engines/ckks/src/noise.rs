@@ -156,22 +156,23 @@ impl Noise {
         Noise::new(self.message / q, self.error / q + rounding)
     }
 
-    /// The bound an encryption publishes: the message bound travels in the
-    /// clear with the ciphertext (and its bytes), so only a power of two of
-    /// at least 1 (in value units, at `scale`) is kept: values of magnitude
-    /// up to 1 reveal nothing, larger ones only ceil(log2 max |value|).
-    pub fn published(self, scale: f64) -> Noise {
-        let value = (self.message / scale).max(1.0);
-        Noise::new(value.log2().ceil().exp2() * scale, self.error)
-    }
-
     /// Refuses a result with no precision left: error >= scale (a value of
-    /// magnitude 1 would be all noise). Also refuses non-finite bounds.
-    pub fn check(self, scale: f64) -> Result<Noise> {
+    /// magnitude 1 would be all noise), and one that decryption could not
+    /// recover: message + error >= Q_l / 2 (`log2_q` = log2 Q_l), where the
+    /// phase's coefficients (at most its slots' bound) would wrap modulo
+    /// Q_l. Also refuses non-finite bounds.
+    pub fn check(self, scale: f64, log2_q: f64) -> Result<Noise> {
         if !self.error.is_finite() || !self.message.is_finite() || self.error >= scale {
             return Err(Error::NoiseExhausted {
                 noise_log2: self.error.log2(),
                 scale_log2: scale.log2(),
+            });
+        }
+        let needed = self.message + self.error;
+        if needed >= (log2_q - 1.0).exp2() {
+            return Err(Error::MessageOverflow {
+                needed_log2: needed.log2(),
+                q_log2: log2_q,
             });
         }
         Ok(self)

@@ -83,6 +83,16 @@ impl CkksParameters {
         CkksParameters::new("ckks-n32768", 32768, &q, &[50, 50, 50], 40, 6)
     }
 
+    /// N = 65536, Q = 50 + 36 x 40 bits, P = 5 x 50 bits (log QP = 1740
+    /// of the 1747 that the 128-bit table allows at this degree, see
+    /// [`HE_STANDARD_128`](triskel_ring::HE_STANDARD_128) for the source),
+    /// scale 2^40, dnum = 8: depth 36.
+    pub fn n65536() -> CkksParameters {
+        let mut q = vec![50];
+        q.extend([40; 36]);
+        CkksParameters::new("ckks-n65536", 65536, &q, &[50; 5], 40, 8)
+    }
+
     /// Every named set.
     pub fn named() -> Vec<CkksParameters> {
         vec![
@@ -90,6 +100,7 @@ impl CkksParameters {
             CkksParameters::n8192_depth3(),
             CkksParameters::n16384(),
             CkksParameters::n32768(),
+            CkksParameters::n65536(),
         ]
     }
 
@@ -184,7 +195,7 @@ impl CkksParameters {
         self.q_bits.iter().chain(&self.p_bits).sum()
     }
 
-    /// Checks the set: n a power of two in [2^10, 2^15] (the range of the
+    /// Checks the set: n a power of two in [2^10, 2^16] (the range of the
     /// security table), at least one Q and one P prime, primes of 20..=61
     /// bits, 10 <= log_scale < 61 and every q_l (l >= 1) at least as large
     /// as the scale minus 2 bits, q_0 larger than the scale, 1 <= dnum <=

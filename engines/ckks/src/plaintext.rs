@@ -1,4 +1,11 @@
 //! Plaintexts: encoded slot vectors at a level and scale, kept in NTT form.
+//!
+//! Every plaintext carries a *declared* bound on the magnitude of its slot
+//! values: the caller states it ([`DEFAULT_BOUND`] = 1 unless given), the
+//! encoder refuses values above it, and everything the ciphertexts built
+//! from it carry or serialize (the message bound of the noise estimate)
+//! derives from the declared bound only, never from the values: a
+//! ciphertext does not reveal the magnitude of what it encrypts.
 
 use std::sync::Arc;
 
@@ -46,6 +53,21 @@ pub(crate) fn poly_from_i128(basis: &Arc<RnsBasis>, coeffs: &[i128]) -> Result<P
     Ok(p)
 }
 
+/// The bound on slot magnitudes that [`Plaintext::from_real`] declares:
+/// values in [-1, 1], the usual normalization of CKKS inputs.
+pub const DEFAULT_BOUND: f64 = 1.0;
+
+/// Checks a declared bound: finite, positive, and representable at `scale`
+/// (bound x scale below 2^120, the encoder's coefficient limit).
+fn check_bound(bound: f64, scale: f64) -> Result<()> {
+    if !(bound.is_finite() && bound > 0.0 && bound * scale < 2f64.powi(120)) {
+        return Err(Error::Encoding(format!(
+            "the declared bound {bound} must be finite, positive and fit the scale"
+        )));
+    }
+    Ok(())
+}
+
 /// Checks a scale: finite, at least 1 and at most the level's limit.
 pub(crate) fn check_scale(ctx: &CkksContext, level: usize, scale: f64) -> Result<()> {
     let max = ctx.max_scale(level)?;
@@ -59,27 +81,36 @@ pub(crate) fn check_scale(ctx: &CkksContext, level: usize, scale: f64) -> Result
 }
 
 impl Plaintext {
-    /// Encodes up to n/2 complex values at `level` with `scale`.
+    /// Encodes up to n/2 complex values at `level` with `scale`, under the
+    /// caller's public `bound` on their magnitudes (module documentation):
+    /// a value with |z| > bound is refused.
     pub fn encode(
         ctx: &Arc<CkksContext>,
         values: &[Complex],
         level: usize,
         scale: f64,
+        bound: f64,
     ) -> Result<Plaintext> {
         check_scale(ctx, level, scale)?;
+        check_bound(bound, scale)?;
+        // Does not say which value or by how much: the values are secret.
+        if values.iter().any(|z| z.abs().is_nan() || z.abs() > bound) {
+            return Err(Error::Encoding(format!(
+                "a value is above the declared bound {bound} (or not finite)"
+            )));
+        }
         let coeffs = ctx.encoder.encode(values, scale)?;
-        let largest = values.iter().map(|z| z.abs()).fold(0.0, f64::max);
-        Plaintext::from_integers(ctx, &coeffs, level, scale, largest)
+        Plaintext::from_integers(ctx, &coeffs, level, scale, bound)
     }
 
     /// The plaintext of integer coefficients at `scale`, whose slots are at
-    /// most `largest` in magnitude (before scaling).
+    /// most `bound` in magnitude (before scaling).
     fn from_integers(
         ctx: &Arc<CkksContext>,
         coeffs: &[i128],
         level: usize,
         scale: f64,
-        largest: f64,
+        bound: f64,
     ) -> Result<Plaintext> {
         let basis = &ctx.level(level)?.basis;
         Ok(Plaintext {
@@ -87,37 +118,50 @@ impl Plaintext {
             poly: poly_from_i128(basis, coeffs)?,
             level,
             scale,
-            noise: Noise::new(largest * scale, encoding_error(ctx)),
+            noise: Noise::new(bound * scale, encoding_error(ctx)),
         })
     }
 
-    /// Encodes up to n/2 real values at `level` with `scale`.
+    /// Encodes up to n/2 real values at `level` with `scale` under the
+    /// declared `bound` (see [`encode`](Self::encode)).
     pub fn encode_real(
         ctx: &Arc<CkksContext>,
         values: &[f64],
         level: usize,
         scale: f64,
+        bound: f64,
     ) -> Result<Plaintext> {
         let values: Vec<Complex> = values.iter().map(|&v| Complex::from(v)).collect();
-        Plaintext::encode(ctx, &values, level, scale)
+        Plaintext::encode(ctx, &values, level, scale, bound)
     }
 
-    /// Encodes real values at the top level with the default scale.
+    /// Encodes real values in [-1, 1] ([`DEFAULT_BOUND`]) at the top level
+    /// with the default scale.
     pub fn from_real(ctx: &Arc<CkksContext>, values: &[f64]) -> Result<Plaintext> {
-        Plaintext::encode_real(ctx, values, ctx.max_level(), ctx.default_scale())
+        Plaintext::encode_real(
+            ctx,
+            values,
+            ctx.max_level(),
+            ctx.default_scale(),
+            DEFAULT_BOUND,
+        )
     }
 
     /// Coefficient encoding: the polynomial with coefficients
     /// round(scale v_i) (at most n values; missing ones are zero). Products
     /// then act as polynomial products, and each coefficient can be
     /// sample-extracted on its own ([`Ciphertext::sample_extract`](crate::Ciphertext::sample_extract)).
+    /// `bound` is the caller's public bound on sum_i |v_i| (which bounds
+    /// every slot); values above it are refused.
     pub fn from_coefficients(
         ctx: &Arc<CkksContext>,
         values: &[f64],
         level: usize,
         scale: f64,
+        bound: f64,
     ) -> Result<Plaintext> {
         check_scale(ctx, level, scale)?;
+        check_bound(bound, scale)?;
         if values.len() > ctx.n() {
             return Err(Error::Encoding(format!(
                 "{} coefficients given, at most n = {} fit",
@@ -129,14 +173,20 @@ impl Plaintext {
         for (c, &v) in coeffs.iter_mut().zip(values) {
             let x = (v * scale).round();
             if !x.is_finite() || x.abs() >= 2f64.powi(120) {
-                return Err(Error::Encoding(format!("{v} times the scale does not fit")));
+                return Err(Error::Encoding(
+                    "a coefficient times the scale does not fit".into(),
+                ));
             }
             *c = x as i128;
         }
         // A slot is the polynomial evaluated at a root of unity: at most the
         // sum of the coefficients' magnitudes.
-        let largest = values.iter().map(|v| v.abs()).sum();
-        Plaintext::from_integers(ctx, &coeffs, level, scale, largest)
+        if values.iter().map(|v| v.abs()).sum::<f64>() > bound {
+            return Err(Error::Encoding(format!(
+                "the coefficients' magnitudes sum above the declared bound {bound}"
+            )));
+        }
+        Plaintext::from_integers(ctx, &coeffs, level, scale, bound)
     }
 
     /// The n/2 slot values.

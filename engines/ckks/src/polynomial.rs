@@ -1,17 +1,34 @@
 //! Polynomial evaluation in the Chebyshev basis with baby-step giant-step
-//! (Paterson-Stockmeyer), and approximations of common activations.
+//! (Paterson-Stockmeyer) at optimal depth, and approximations of common
+//! activations.
 //!
 //! p(x) = sum_i c_i T_i(y), y = (2x - a - b) / (b - a) maps [a, b] to [-1, 1].
-//! With d the degree, m = ceil(log2(d + 1)), k = 2^ceil(m / 2) baby steps and
-//! giant steps T_k, T_2k, T_4k, ...: p is split as q T_(k 2^j) + r
-//! (Chebyshev division, T_m T_i = (T_(m+i) + T_(|m-i|)) / 2) until the pieces
-//! have degree < k, which are linear combinations of T_1..T_(k-1).
+//! With d the degree, m = ceil(log2(d + 1)) and k = 2^ceil(m / 2): the baby
+//! steps T_1 .. T_(k-1) and the giant steps T_k, T_2k, T_4k, ... are
+//! computed (T_i at level L - ceil(log2 i)), and p is split as q T_g + r
+//! (Chebyshev division, T_g T_i = (T_(g+i) + T_(|g-i|)) / 2) until the
+//! pieces are linear combinations of baby steps (leaves).
 //!
-//! Depth: at most m + 1 (one level above the optimum m: each leaf multiplies its T_i
-//! by non-integer coefficients and rescales once), plus one when [a, b] is not
-//! [-1, 1] (the change of variable). Products T_i T_j run through the fused
-//! multiply -> relinearize -> rescale pipeline; operands at different levels
-//! are matched by [`Ciphertext::adjust`].
+//! Depth m on [-1, 1], the optimum, as in Lattigo and OpenFHE, by
+//! level-aware leaves: every piece is evaluated for a target (level,
+//! scale), and a leaf is used only where every T_i it needs lies above the
+//! target level (its scalar products take one rescale). Otherwise the
+//! piece is split again by a smaller power of two whose T_g lies above the
+//! target: with k = 2 this is always possible, so the top-level target
+//! L - m is always met.
+//!
+//! On another interval the change of variable y = alpha x + beta takes one
+//! more level (a product by the constant alpha and a rescale, which keeps
+//! the scale; reading x at scale / alpha instead would cost no level but
+//! make the scales of the T_i drift by a factor 1 / alpha that squares at
+//! every level, and lose the precision of the pieces). Callers that can
+//! fold the map into what precedes (encrypting y, or scaling the weights of
+//! a previous linear layer) evaluate the same coefficients on [-1, 1].
+//!
+//! Every piece lands exactly on its target scale, so the halves of a split
+//! add without a scale mismatch. Products T_i T_j run through the fused
+//! multiply -> relinearize -> rescale pipeline; operands at different
+//! levels are matched by [`Ciphertext::adjust`].
 
 use crate::ciphertext::Ciphertext;
 use crate::error::{Error, Result};
@@ -33,7 +50,7 @@ pub struct ChebyshevPolynomial {
 }
 
 impl ChebyshevPolynomial {
-    /// sum_i coeffs[i] T_i((2x - a - b) / (b - a)); degree <= 63, a < b finite.
+    /// sum_i `coeffs[i]` T_i((2x - a - b) / (b - a)); degree <= 63, a < b finite.
     pub fn new(coeffs: Vec<f64>, a: f64, b: f64) -> Result<ChebyshevPolynomial> {
         if coeffs.is_empty() || coeffs.len() > MAX_DEGREE + 1 {
             return Err(Error::Encoding(format!(
@@ -108,11 +125,16 @@ impl ChebyshevPolynomial {
         &self.coeffs
     }
 
-    /// The levels [`evaluate`](Self::evaluate) needs (it may use fewer when
-    /// the top coefficients leave short pieces).
+    /// The levels [`evaluate`](Self::evaluate) uses: ceil(log2(degree + 1)),
+    /// the optimum, plus one for the change of variable when the interval
+    /// is not [-1, 1].
     pub fn depth(&self) -> usize {
-        let m = usize::BITS - self.degree().leading_zeros();
-        m as usize + 1 + usize::from(!self.on_unit_interval())
+        self.unit_depth() + usize::from(!self.on_unit_interval())
+    }
+
+    /// ceil(log2(degree + 1)): the levels of the evaluation in y.
+    fn unit_depth(&self) -> usize {
+        (usize::BITS - self.degree().leading_zeros()) as usize
     }
 
     fn on_unit_interval(&self) -> bool {
@@ -140,8 +162,8 @@ impl ChebyshevPolynomial {
             .fold(0.0, f64::max)
     }
 
-    /// p(x) on every slot of `ct` (module documentation); needs
-    /// [`depth`](Self::depth) levels.
+    /// p(x) on every slot of `ct` (module documentation): the result is
+    /// [`depth`](Self::depth) levels below `ct`, at `ct`'s scale.
     pub fn evaluate(&self, ct: &Ciphertext, rk: &RelinKey) -> Result<Ciphertext> {
         if ct.level() < self.depth() {
             return Err(Error::LevelMismatch {
@@ -156,118 +178,118 @@ impl ChebyshevPolynomial {
             ct.mul_const_rescale(alpha)?
                 .add_const(-(self.a + self.b) / (self.b - self.a))?
         };
+        let m = self.unit_depth();
         let degree = self.degree();
-        let m = (usize::BITS - degree.leading_zeros()) as usize;
         let k = 1usize << m.div_ceil(2);
         // |T_i(x)| <= T_i(max(|x|, 1)): the products' message bounds (the
         // noise estimate) would otherwise grow doubly exponentially.
         let r = y.message_bound().max(1.0);
         let t_bound = |i: usize| (i as f64 * r.acosh()).cosh();
-        // T_1 .. T_k: T_2i = 2 T_i^2 - 1, T_2i+1 = 2 T_i T_i+1 - T_1.
-        let mut t = vec![y.clone(), y];
-        for i in 2..=k.min(degree.max(1)) {
+        // T_1 .. T_(k-1), then T_k, T_2k, ...: T_2i = 2 T_i^2 - 1,
+        // T_2i+1 = 2 T_i T_i+1 - T_1.
+        let mut t: Vec<Option<Ciphertext>> = vec![None; degree.max(1) + 1];
+        t[1] = Some(y);
+        let giants = std::iter::successors(Some(k), |g| Some(2 * g));
+        let needed = (2..k).chain(giants).take_while(|&i| i <= degree);
+        for i in needed {
             let (h, odd) = (i / 2, i % 2 == 1);
+            let power = |j: usize| t[j].as_ref().ok_or(Error::LowestLevel);
             let prod = if odd {
-                t[h].mul_relin_rescale(&t[h + 1], rk)?
+                power(h)?.mul_relin_rescale(power(h + 1)?, rk)?
             } else {
-                t[h].square_relin_rescale(rk)?
+                power(h)?.square_relin_rescale(rk)?
             };
             let twice = prod.mul_int(2)?;
             let mut ti = if odd {
-                twice.sub(&t[1])?
+                twice.sub(power(1)?)?
             } else {
                 twice.add_const(-1.0)?
             };
             ti.bound_message(t_bound(i));
-            t.push(ti);
+            t[i] = Some(ti);
         }
-        // Giant steps T_k, T_2k, ... below the degree.
-        let mut giants: Vec<(usize, Ciphertext)> = Vec::new();
-        let mut g = k;
-        while g <= degree {
-            let mut next = match giants.last() {
-                None => t[k].clone(),
-                Some((_, prev)) => prev.square_relin_rescale(rk)?.mul_int(2)?.add_const(-1.0)?,
-            };
-            next.bound_message(t_bound(g));
-            giants.push((g, next));
-            g *= 2;
-        }
-        evaluate_split(&self.coeffs, &t, &giants, rk, None)
+        let target = (ct.level() - self.depth(), ct.scale());
+        evaluate_at(&self.coeffs, &t, k, rk, target)
     }
 }
 
-/// sum_i c_i T_i for coefficients of degree below 2 x the largest giant
-/// step used (module documentation). With a `target` (level, scale) the
-/// result lands exactly there, so that the two halves of a split add up
-/// without a scale mismatch; without one it lands where it naturally does.
-fn evaluate_split(
+/// sum_i c_i T_i at exactly `target` (level, scale), from the powers `t`
+/// (module documentation): a leaf when every T_i it needs lies above the
+/// target level, otherwise split by the largest power of two g whose T_g
+/// does: p = q T_g + r, q at (level + 1, scale q_(level+1) / scale(T_g)).
+fn evaluate_at(
     c: &[f64],
-    t: &[Ciphertext],
-    giants: &[(usize, Ciphertext)],
+    t: &[Option<Ciphertext>],
+    k: usize,
     rk: &RelinKey,
-    target: Option<(usize, f64)>,
+    target: (usize, f64),
 ) -> Result<Ciphertext> {
-    let Some(pos) = giants.iter().rposition(|(g, _)| *g < c.len()) else {
+    // Trailing negligible coefficients need no T_i.
+    let len = 1
+        + (1..c.len())
+            .rev()
+            .find(|&i| c[i].abs() > NEGLIGIBLE)
+            .unwrap_or(0);
+    let c = &c[..len];
+    let (level, scale) = target;
+    let above = |i: usize| t[i].as_ref().is_some_and(|x| x.level() > level);
+    let leaf_fits = (1..len).all(|i| c[i].abs() <= NEGLIGIBLE || (i < k && above(i)));
+    if leaf_fits {
         return leaf(c, t, target);
-    };
-    let (m, giant) = (giants[pos].0, &giants[pos].1);
-    // p = q T_m + r: q_0 = c_m, q_j = 2 c_(m+j); r_i = c_i - c_(2m-i).
-    let q: Vec<f64> = (m..c.len())
-        .map(|i| if i == m { c[i] } else { 2.0 * c[i] })
+    }
+    let g = (1..usize::BITS)
+        .map(|b| 1usize << b)
+        .take_while(|&g| g < len)
+        .filter(|&g| above(g))
+        .last()
+        .ok_or(Error::LevelMismatch {
+            left: level,
+            right: level + 1,
+        })?;
+    let giant = t[g]
+        .as_ref()
+        .ok_or(Error::LowestLevel)?
+        .drop_to_level(level + 1)?;
+    // p = q T_g + r: q_0 = c_g, q_j = 2 c_(g+j); r_i = c_i - c_(2g-i).
+    let q: Vec<f64> = (g..len)
+        .map(|i| if i == g { c[i] } else { 2.0 * c[i] })
         .collect();
-    let r: Vec<f64> = (0..m)
+    let r: Vec<f64> = (0..g)
         .map(|i| {
             c[i] - if i > 0 {
-                c.get(2 * m - i).copied().unwrap_or(0.0)
+                c.get(2 * g - i).copied().unwrap_or(0.0)
             } else {
                 0.0
             }
         })
         .collect();
-    let high = match target {
-        None => evaluate_split(&q, t, &giants[..pos], rk, None)?.mul_relin_rescale(giant, rk)?,
-        Some((level, scale)) => {
-            // q T_m is multiplied at level + 1 and rescaled by q_(level+1).
-            let giant = giant.drop_to_level(level + 1)?;
-            let q_scale = scale * giant.context().prime(level + 1)? as f64 / giant.scale();
-            evaluate_split(&q, t, &giants[..pos], rk, Some((level + 1, q_scale)))?
-                .mul_relin_rescale(&giant, rk)?
-        }
-    };
-    let low = evaluate_split(
-        &r,
-        t,
-        &giants[..pos],
-        rk,
-        Some((high.level(), high.scale())),
-    )?;
+    let q_scale = scale * giant.context().prime(level + 1)? as f64 / giant.scale();
+    let high = evaluate_at(&q, t, k, rk, (level + 1, q_scale))?.mul_relin_rescale(&giant, rk)?;
+    let low = evaluate_at(&r, t, k, rk, (high.level(), high.scale()))?;
     high.add(&low)
 }
 
-/// sum_i c_i T_i for i below the number of baby steps, at `target` (level
-/// L, scale S) or at the natural one: every used T_i dropped to level L + 1
-/// and multiplied by c_i at scale S q_(L+1) / scale(T_i), so that all terms
+/// sum_i c_i T_i (every used T_i above the target level) at exactly
+/// `target` (level L, scale S): each used T_i dropped to level L + 1 and
+/// multiplied by c_i at scale S q_(L+1) / scale(T_i), so that all terms
 /// share the scale S q_(L+1); one rescale, then + c_0.
-fn leaf(c: &[f64], t: &[Ciphertext], target: Option<(usize, f64)>) -> Result<Ciphertext> {
-    let used: Vec<usize> = (1..c.len()).filter(|&i| c[i].abs() > NEGLIGIBLE).collect();
-    let lowest = used.iter().min_by_key(|&&i| t[i].level()).map(|&i| &t[i]);
-    let (level, scale) = match (target, lowest) {
-        (Some(ls), _) => ls,
-        (None, Some(low)) if low.level() > 0 => (low.level() - 1, low.scale()),
-        (None, Some(_)) => return Err(Error::LowestLevel),
-        (None, None) => (t[1].level(), t[1].scale()),
-    };
+fn leaf(c: &[f64], t: &[Option<Ciphertext>], target: (usize, f64)) -> Result<Ciphertext> {
+    let (level, scale) = target;
+    let t1 = t[1].as_ref().ok_or(Error::LowestLevel)?;
+    let used: Vec<&Ciphertext> = (1..c.len())
+        .filter(|&i| c[i].abs() > NEGLIGIBLE)
+        .map(|i| t[i].as_ref().ok_or(Error::LowestLevel))
+        .collect::<Result<_>>()?;
     if used.is_empty() {
         // The constant c_0 at the requested level and scale.
-        let zero = t[1].drop_to_level(level)?;
+        let zero = t1.drop_to_level(level)?;
         return zero.mul_const(0.0, scale / zero.scale())?.add_const(c[0]);
     }
-    let q = t[1].context().prime(level + 1)? as f64;
+    let q = t1.context().prime(level + 1)? as f64;
     let mut acc: Option<Ciphertext> = None;
-    for &i in &used {
-        let x = t[i].drop_to_level(level + 1)?;
-        let term = x.mul_const(c[i], scale * q / x.scale())?;
+    for (&ci, x) in c[1..].iter().filter(|ci| ci.abs() > NEGLIGIBLE).zip(used) {
+        let x = x.drop_to_level(level + 1)?;
+        let term = x.mul_const(ci, scale * q / x.scale())?;
         acc = Some(match acc {
             None => term,
             Some(a) => a.add(&term)?,

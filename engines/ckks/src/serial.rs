@@ -3,7 +3,7 @@
 //! Layout (little-endian):
 //!
 //! ```text
-//! object     = "TRKC" | version: u8 (= 2) | kind: u8 | params | body
+//! object     = "TRKC" | version: u8 (= 3) | kind: u8 | params | body
 //! kind       = 1 parameters, 2 secret key, 3 public key, 4 relinearization key,
 //!              5 Galois keys, 6 ciphertext
 //! params     = name_len: u16 | name | n: u32 | kq: u8 | kq x bits: u8
@@ -13,7 +13,9 @@
 //! relin      = len: u32 | ring key-switching key bytes (seed-compressed)
 //! galois     = count: u32 | count x (g: u32 | len: u32 | ring key bytes)
 //! ciphertext = level: u8 | size: u8 | scale: f64 | error: f64 | message: f64
-//!              | seeded: u8
+//!              | seeded: u8   (message: the bound derived from the bounds
+//!              the encryptor declared, never from the values; version 2
+//!              stored a power of two of the values' magnitude)
 //!              | seeded ? (seed: 32 bytes | c0) : size x poly
 //! ```
 //!
@@ -22,12 +24,13 @@
 //! so a set allowed as insecure in memory does not load), must equal the
 //! context's, and a ciphertext's level, size and scale must be possible for
 //! it (scale in [1, Q_l / 4]); polynomials must be in NTT form and reduced.
-//! A ciphertext's noise estimate (error and message bounds) must be finite
-//! and non-negative, and its error is raised to at least a fresh public-key
-//! encryption's: bytes can never make a ciphertext look cleaner than fresh.
-//! An error at or above the scale is refused (no precision left). The
-//! message bound cannot be checked without the secret key and is taken as
-//! stated.
+//! A ciphertext's noise estimate must be finite (error non-negative,
+//! message bound positive), and its error is raised to at least a fresh
+//! public-key encryption's: bytes can never make a ciphertext look cleaner
+//! than fresh. An error at or above the scale is refused (no precision
+//! left), and so is message + error at or above Q_l / 2 (decryption would
+//! wrap). The message bound cannot be checked further without the secret
+//! key and is taken as stated.
 //! Anything else is an [`Error`], never a panic.
 
 use std::collections::BTreeMap;
@@ -48,7 +51,7 @@ use crate::plaintext::check_scale;
 
 const MAGIC: &[u8; 4] = b"TRKC";
 /// The format version written by this build.
-pub const FORMAT_VERSION: u8 = 2;
+pub const FORMAT_VERSION: u8 = 3;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 #[repr(u8)]
@@ -275,12 +278,12 @@ impl Ciphertext {
         check_scale(ctx, level, scale)
             .map_err(|e| Error::Malformed(format!("scale impossible at level {level}: {e}")))?;
         let (error, message) = (read_f64(&mut r, "error")?, read_f64(&mut r, "message")?);
-        if !(error >= 0.0 && message >= 0.0) {
-            return malformed("noise bounds must be non-negative numbers");
+        if !(error >= 0.0 && message > 0.0) {
+            return malformed("the error bound must be non-negative, the message bound positive");
         }
         let fresh = public_key_error(ctx) + encoding_error(ctx);
         let noise = Noise::new(message, error.max(fresh))
-            .check(scale)
+            .check(scale, ctx.level(level)?.log2_q)
             .map_err(|e| Error::Malformed(format!("noise estimate: {e}")))?;
         let basis = &ctx.level(level)?.basis;
         let (polys, seed) = read_components(&mut r, basis, size, true)?;

@@ -35,7 +35,7 @@ fn ckks_seeds(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
     let ctx = CkksContext::new(CkksParameters::n8192())?;
     let sk = SecretKey::generate(&ctx)?;
     let pk = sk.public_key()?;
-    let ct = pk.encrypt(&Plaintext::from_real(&ctx, &[0.5, -1.25, 3.0])?)?;
+    let ct = pk.encrypt(&Plaintext::from_real(&ctx, &[0.5, -0.25, 1.0])?)?;
     seeds.push(tagged(1, &sk.to_bytes()));
     seeds.push(tagged(2, &pk.to_bytes()));
     seeds.push(tagged(5, &ct.to_bytes()));

@@ -50,13 +50,14 @@ fn max_error(got: &[f64], want: &[f64]) -> f64 {
 /// The computation of a workload on its encrypted inputs.
 type Compute<'a> = dyn Fn(&[Ciphertext]) -> triskel::ckks::Result<Ciphertext> + 'a;
 
-/// Times `RUNS` runs of: encode `inputs` (real, top level, default scale),
-/// encrypt them with the public key, `compute`, decrypt; and compares every
+/// Times `RUNS` runs of: encode `inputs` (real, top level, default scale,
+/// under the public `bound` on their magnitudes), encrypt them with the public key, `compute`, decrypt; and compares every
 /// decrypted result with `want` (its first `want.len()` slots).
 fn measure(
     name: &'static str,
     sk: &SecretKey,
     inputs: &[Vec<f64>],
+    bound: f64,
     compute: &Compute<'_>,
     want: &[f64],
 ) -> Result<WorkloadReport, Error> {
@@ -69,7 +70,7 @@ fn measure(
         let t = Instant::now();
         let pts = inputs
             .iter()
-            .map(|v| Plaintext::from_real(ctx, v))
+            .map(|v| Plaintext::encode_real(ctx, v, ctx.max_level(), ctx.default_scale(), bound))
             .collect::<Result<Vec<_>, _>>()?;
         times[0].push(us(t));
         let t = Instant::now();
@@ -121,7 +122,7 @@ pub fn mul_pipeline(params: CkksParameters) -> Result<WorkloadReport, Error> {
     let (a, b) = (inputs(1, ctx.slots()), inputs(2, ctx.slots()));
     let want: Vec<f64> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
     let compute = |c: &[Ciphertext]| c[0].mul_relin_rescale(&c[1], &rk);
-    measure("ckks.mul_pipeline", &sk, &[a, b], &compute, &want)
+    measure("ckks.mul_pipeline", &sk, &[a, b], 1.0, &compute, &want)
 }
 
 /// x^2 over all slots (the fused pipeline on one ciphertext).
@@ -131,7 +132,7 @@ pub fn poly_x2(params: CkksParameters) -> Result<WorkloadReport, Error> {
     let a = inputs(3, ctx.slots());
     let want: Vec<f64> = a.iter().map(|x| x * x).collect();
     let compute = |c: &[Ciphertext]| c[0].square_relin_rescale(&rk);
-    measure("ckks.poly_x2", &sk, &[a], &compute, &want)
+    measure("ckks.poly_x2", &sk, &[a], 1.0, &compute, &want)
 }
 
 /// One rotation by one slot (key switching with a Galois key).
@@ -142,7 +143,7 @@ pub fn rotate(params: CkksParameters) -> Result<WorkloadReport, Error> {
     let a = inputs(4, s);
     let want: Vec<f64> = (0..s).map(|i| a[(i + 1) % s]).collect();
     let compute = |c: &[Ciphertext]| c[0].rotate(1, &gk);
-    measure("ckks.rotate", &sk, &[a], &compute, &want)
+    measure("ckks.rotate", &sk, &[a], 1.0, &compute, &want)
 }
 
 /// The sum of 64 encrypted values by a tree of 6 rotations (slot 0 checked).
@@ -152,7 +153,7 @@ pub fn slot_sum64(params: CkksParameters) -> Result<WorkloadReport, Error> {
     let a = inputs(5, 64);
     let want = [a.iter().sum::<f64>()];
     let compute = |c: &[Ciphertext]| c[0].slot_sum(64, &gk);
-    measure("ckks.slot_sum64", &sk, &[a], &compute, &want)
+    measure("ckks.slot_sum64", &sk, &[a], 1.0, &compute, &want)
 }
 
 /// The dot product of two encrypted 64-dimensional vectors: multiply
@@ -164,7 +165,7 @@ pub fn dot64(params: CkksParameters) -> Result<WorkloadReport, Error> {
     let (a, b) = (inputs(6, 64), inputs(7, 64));
     let want = [a.iter().zip(&b).map(|(x, y)| x * y).sum::<f64>()];
     let compute = |c: &[Ciphertext]| c[0].mul_relin_rescale(&c[1], &rk)?.slot_sum(64, &gk);
-    measure("ckks.dot64", &sk, &[a, b], &compute, &want)
+    measure("ckks.dot64", &sk, &[a, b], 1.0, &compute, &want)
 }
 
 /// The activation: sigmoid approximated by a degree-7 Chebyshev
@@ -175,15 +176,28 @@ pub fn activation() -> Result<ChebyshevPolynomial, Error> {
     Ok(ChebyshevPolynomial::sigmoid(a, b, d)?)
 }
 
-/// The degree-7 activation on every slot.
+/// The activation's coefficients on [-1, 1]: the same function of
+/// y = x / 8, for inputs whose change of variable is folded into what
+/// precedes (the client encrypts y, or a layer's weights are divided by 8),
+/// which saves a level (3 instead of 4).
+fn unit_activation() -> Result<ChebyshevPolynomial, Error> {
+    Ok(ChebyshevPolynomial::new(
+        activation()?.coeffs().to_vec(),
+        -1.0,
+        1.0,
+    )?)
+}
+
+/// The degree-7 activation on every slot: x in [-8, 8] encrypted as
+/// y = x / 8, three levels.
 pub fn poly_deg7(params: CkksParameters) -> Result<WorkloadReport, Error> {
     let (ctx, sk) = setup(params)?;
     let rk = sk.relin_key()?;
-    let p = activation()?;
-    let a: Vec<f64> = inputs(8, ctx.slots()).iter().map(|x| 8.0 * x).collect();
-    let want: Vec<f64> = a.iter().map(|&x| p.eval(x)).collect();
-    let compute = |c: &[Ciphertext]| p.evaluate(&c[0], &rk);
-    measure("ckks.poly_deg7", &sk, &[a], &compute, &want)
+    let (p, unit) = (activation()?, unit_activation()?);
+    let y = inputs(8, ctx.slots());
+    let want: Vec<f64> = y.iter().map(|&y| p.eval(8.0 * y)).collect();
+    let compute = |c: &[Ciphertext]| unit.evaluate(&c[0], &rk);
+    measure("ckks.poly_deg7", &sk, &[y], 1.0, &compute, &want)
 }
 
 /// A deterministic rows x cols weight matrix with entries in [-max, max].
@@ -216,7 +230,7 @@ pub fn dense_64x4(params: CkksParameters) -> Result<WorkloadReport, Error> {
     let want = mat_vec(&w, &x);
     let compute = |c: &[Ciphertext]| layer.apply(&c[0], &gk);
     let packed = LinearTransform::pack(&x, 64, ctx.slots());
-    measure("ckks.dense_64x4", &sk, &[packed], &compute, &want)
+    measure("ckks.dense_64x4", &sk, &[packed], 1.0, &compute, &want)
 }
 
 /// A two-layer network 64 -> 4 -> 1 with the degree-7 activation between
@@ -225,19 +239,24 @@ pub fn mlp_64_4_1(params: CkksParameters) -> Result<WorkloadReport, Error> {
     let (ctx, sk) = setup(params)?;
     let rk = sk.relin_key()?;
     // |w1| <= 1/8 and |x| <= 1 keep the hidden values inside the
-    // activation's interval [-8, 8].
+    // activation's interval [-8, 8]; layer 1 runs with w1 / 8, so that the
+    // activation reads y = h / 8 on [-1, 1] (one level saved).
     let (w1, w2) = (weights(200, 4, 64, 0.125), weights(300, 1, 4, 0.5));
-    let p = activation()?;
+    let (p, unit) = (activation()?, unit_activation()?);
+    let w1_unit: Vec<Vec<f64>> = w1
+        .iter()
+        .map(|row| row.iter().map(|w| w / 8.0).collect())
+        .collect();
     let top = ctx.max_level();
-    let l1 = LinearTransform::new(&ctx, &w1, 64, top)?;
-    let l2 = LinearTransform::new(&ctx, &w2, l1.output_period(), top - 1 - p.depth())?;
+    let l1 = LinearTransform::new(&ctx, &w1_unit, 64, top)?;
+    let l2 = LinearTransform::new(&ctx, &w2, l1.output_period(), top - 1 - unit.depth())?;
     let mut steps = l1.rotation_steps();
     steps.extend(l2.rotation_steps());
     let gk = sk.galois_keys(&steps, false)?;
     let x = inputs(10, 64);
     let hidden: Vec<f64> = mat_vec(&w1, &x).iter().map(|&h| p.eval(h)).collect();
     let want = mat_vec(&w2, &hidden);
-    let compute = |c: &[Ciphertext]| l2.apply(&p.evaluate(&l1.apply(&c[0], &gk)?, &rk)?, &gk);
+    let compute = |c: &[Ciphertext]| l2.apply(&unit.evaluate(&l1.apply(&c[0], &gk)?, &rk)?, &gk);
     let packed = LinearTransform::pack(&x, 64, ctx.slots());
-    measure("ckks.mlp_64_4_1", &sk, &[packed], &compute, &want)
+    measure("ckks.mlp_64_4_1", &sk, &[packed], 1.0, &compute, &want)
 }

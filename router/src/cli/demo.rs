@@ -141,7 +141,7 @@ fn ckks_demo() -> CliResult {
         let v: Vec<Complex> = (0..ctx.slots())
             .map(|i| Complex::new((i as f64 * 0.37).sin(), (i as f64 * 0.11).cos()))
             .collect();
-        let got = Plaintext::encode(&ctx, &v, 0, ctx.default_scale())?.decode()?;
+        let got = Plaintext::encode(&ctx, &v, 0, ctx.default_scale(), 2.0)?.decode()?;
         let err = got
             .iter()
             .zip(&v)

@@ -114,7 +114,7 @@ pub fn all() -> Vec<Workload> {
         },
         Workload {
             name: "ckks.poly_deg7",
-            run: || ckks::poly_deg7(CkksParameters::n16384()),
+            run: || ckks::poly_deg7(CkksParameters::n8192_depth3()),
         },
         Workload {
             name: "ckks.dense_64x4",
