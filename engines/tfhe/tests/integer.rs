@@ -19,6 +19,24 @@ fn mask(bits: u32) -> u64 {
     }
 }
 
+/// Every u8 constant times a fresh 200: the partial products' degrees are
+/// those of the blocks' actual range, so no valid product is refused.
+#[test]
+fn scalar_mul_by_every_u8_constant() {
+    let (ck, sk) = keys();
+    let a = ck.encrypt_u8(200).unwrap();
+    for c in 0..=255u8 {
+        let product = sk
+            .scalar_mul(&a, c as u64)
+            .unwrap_or_else(|e| panic!("200 * {c}: {e}"));
+        assert_eq!(
+            ck.decrypt_radix(&product).unwrap(),
+            200u8.wrapping_mul(c) as u64,
+            "200 * {c}"
+        );
+    }
+}
+
 #[test]
 fn u8_everything() {
     let (ck, sk) = keys();
