@@ -5,6 +5,7 @@
 
 use criterion::measurement::{Measurement, ValueFormatter};
 use criterion::Throughput;
+use triskel_benches::process_cpu_ns;
 
 /// A criterion measurement in nanoseconds of the clock `$now`.
 macro_rules! cpu_time_measurement {
@@ -84,13 +85,5 @@ cpu_time_measurement!(ThreadCpuTime, thread_cpu_ns);
 /// /proc/self/task/*/schedstat): a benchmark on a one-thread rayon pool runs
 /// on the pool's thread, not the caller's.
 pub struct ProcessCpuTime;
-
-fn process_cpu_ns() -> u64 {
-    std::fs::read_dir("/proc/self/task")
-        .expect("/proc/self/task (Linux) is readable")
-        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("schedstat")).ok())
-        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
-        .sum()
-}
 
 cpu_time_measurement!(ProcessCpuTime, process_cpu_ns);

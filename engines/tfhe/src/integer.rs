@@ -444,15 +444,16 @@ impl ServerKey {
         // One job per (i, j, half) with i + j (+ 1) < n.
         let mut jobs = Vec::new();
         for j in 0..n {
+            // The largest value of digit j: its block's degree or the constant.
+            let digit_max = digit_blocks[j]
+                .as_ref()
+                .map_or(digit_values[j], |b| b.degree);
             for i in 0..n - j {
-                if digit_blocks[j].is_none() && digit_values[j] == 0 {
-                    continue;
-                }
+                // Halves that the blocks' degrees bound to 0 need no bootstrap.
+                let product_max = a.blocks[i].degree.saturating_mul(digit_max);
                 for (h, shift) in [(0usize, 0usize), (1, 1)] {
-                    // The high half of a block times a small constant is often 0.
-                    let high_is_zero = digit_blocks[j].is_none()
-                        && a.blocks[i].degree.saturating_mul(digit_values[j]) < msg;
-                    if i + j + shift < n && !(h == 1 && high_is_zero) {
+                    let is_zero = product_max == 0 || (h == 1 && product_max < msg);
+                    if i + j + shift < n && !is_zero {
                         jobs.push((i, j, h));
                     }
                 }

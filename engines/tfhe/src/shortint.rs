@@ -65,7 +65,9 @@ impl ClientKey {
         }
         Ok(Ciphertext {
             lwe: self.encrypt_torus(m * delta(msg * carry))?,
-            degree: m,
+            // The degree is public metadata (the server branches on it and
+            // serializes it): it must not depend on the message.
+            degree: msg - 1,
             noise_level: 1,
         })
     }
