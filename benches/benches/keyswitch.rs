@@ -12,7 +12,10 @@
 
 use std::time::Duration;
 
-use criterion::measurement::{Measurement, ValueFormatter};
+#[path = "common/cpu_time.rs"]
+mod cpu_time;
+use cpu_time::ThreadCpuTime;
+
 use criterion::BenchmarkId;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use triskel_bfv::biometric::{self, sample_embeddings, MatchPrivacy, DIM};
@@ -26,72 +29,6 @@ use triskel_ring::{
     KeySwitchContext, KeySwitchKey, NoiseDistribution, Prng, Representation, RnsBasis,
     SecretDistribution, SecretKey,
 };
-
-/// CPU time of the calling thread, from /proc/thread-self/schedstat (its
-/// first field: nanoseconds on a CPU). Still inflated by a busy sibling
-/// hyper-thread and shared caches, but not by waiting for a CPU.
-struct ThreadCpuTime;
-
-fn thread_cpu_ns() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse().ok())
-        .expect("/proc/thread-self/schedstat (Linux) is readable")
-}
-
-/// Formats nanoseconds like criterion's wall time.
-struct Nanoseconds;
-
-impl ValueFormatter for Nanoseconds {
-    fn scale_values(&self, typical: f64, values: &mut [f64]) -> &'static str {
-        let (factor, unit) = match typical {
-            t if t < 1e3 => (1.0, "ns"),
-            t if t < 1e6 => (1e-3, "us"),
-            t if t < 1e9 => (1e-6, "ms"),
-            _ => (1e-9, "s"),
-        };
-        values.iter_mut().for_each(|v| *v *= factor);
-        unit
-    }
-
-    fn scale_throughputs(&self, _: f64, t: &Throughput, values: &mut [f64]) -> &'static str {
-        let per = match t {
-            Throughput::Elements(e) | Throughput::Bytes(e) | Throughput::BytesDecimal(e) => {
-                *e as f64
-            }
-            _ => 1.0,
-        };
-        values.iter_mut().for_each(|v| *v = per * 1e9 / *v);
-        "elem/s (CPU time)"
-    }
-
-    fn scale_for_machines(&self, _: &mut [f64]) -> &'static str {
-        "ns"
-    }
-}
-
-impl Measurement for ThreadCpuTime {
-    type Intermediate = u64;
-    type Value = u64;
-    fn start(&self) -> u64 {
-        thread_cpu_ns()
-    }
-    fn end(&self, start: u64) -> u64 {
-        thread_cpu_ns() - start
-    }
-    fn add(&self, a: &u64, b: &u64) -> u64 {
-        a + b
-    }
-    fn zero(&self) -> u64 {
-        0
-    }
-    fn to_f64(&self, v: &u64) -> f64 {
-        *v as f64
-    }
-    fn formatter(&self) -> &dyn ValueFormatter {
-        &Nanoseconds
-    }
-}
 
 fn keyswitch(c: &mut Criterion<ThreadCpuTime>) {
     let mut group = c.benchmark_group("keyswitch_cpu");

@@ -1,13 +1,21 @@
-//! Criterion bench of the TFHE engine: a boolean NAND gate, one 2_2 key
-//! switch + bootstrap and its parts, u8 add and greater-than, u64 add.
+//! Criterion bench of the TFHE engine in process CPU time (every thread's):
+//! a boolean NAND gate, one 2_2 key switch + bootstrap and its parts (the
+//! key switch; modulus switch + blind rotation + sample extraction), u8 add
+//! and greater-than, u64 add.
 //!
 //! Run: `RAYON_NUM_THREADS=1 cargo bench -p triskel-benches --bench tfhe`
-//! (one thread; leave RAYON_NUM_THREADS unset for all threads).
+//! (one thread: CPU time is the time; with more threads it is their sum).
+
+use std::time::Duration;
+
+#[path = "common/cpu_time.rs"]
+mod cpu_time;
+use cpu_time::ProcessCpuTime;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use triskel_tfhe::{ClientKey, Comparison, Gate, TfheParameters};
 
-fn boolean(c: &mut Criterion) {
+fn boolean(c: &mut Criterion<ProcessCpuTime>) {
     let ck = ClientKey::generate(&TfheParameters::boolean()).unwrap();
     let sk = ck.server_key().unwrap();
     let (a, b) = (
@@ -22,7 +30,7 @@ fn boolean(c: &mut Criterion) {
     g.finish();
 }
 
-fn shortint_and_integers(c: &mut Criterion) {
+fn shortint_and_integers(c: &mut Criterion<ProcessCpuTime>) {
     let ck = ClientKey::generate(&TfheParameters::message_2_carry_2()).unwrap();
     let sk = ck.server_key().unwrap();
     let lut = sk.lookup_table(|x| (x * x + 1) % 16).unwrap();
@@ -31,6 +39,13 @@ fn shortint_and_integers(c: &mut Criterion) {
     g.sample_size(10);
     g.bench_function("ks_pbs", |b| {
         b.iter(|| sk.apply_lookup_table(&ct, &lut).unwrap())
+    });
+    g.bench_function("key_switch", |b| {
+        b.iter(|| sk.key_switch(ct.lwe()).unwrap())
+    });
+    let small = sk.key_switch(ct.lwe()).unwrap();
+    g.bench_function("blind_rotation", |b| {
+        b.iter(|| sk.sign_bootstrap(&small, 1 << 60).unwrap())
     });
     let (x, y) = (ck.encrypt_u8(200).unwrap(), ck.encrypt_u8(77).unwrap());
     g.bench_function("uint8_add", |b| b.iter(|| sk.add(&x, &y).unwrap()));
@@ -45,5 +60,12 @@ fn shortint_and_integers(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, boolean, shortint_and_integers);
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .with_measurement(ProcessCpuTime)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3));
+    targets = boolean, shortint_and_integers
+}
 criterion_main!(benches);

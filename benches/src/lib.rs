@@ -28,18 +28,46 @@ impl AbTimes {
 /// Times `a` and `b` over AB_ROUNDS short rounds of AB_CALLS calls that
 /// alternate which side runs first, after one warm-up round each, so that a
 /// loaded, shared machine slows both sides alike.
-pub fn interleaved(mut a: impl FnMut(), mut b: impl FnMut()) -> AbTimes {
+pub fn interleaved(a: impl FnMut(), b: impl FnMut()) -> AbTimes {
+    interleaved_on(AB_ROUNDS, AB_CALLS, wall_ns, a, b)
+}
+
+/// Nanoseconds since the first call (wall time).
+pub fn wall_ns() -> u64 {
+    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    START.get_or_init(Instant::now).elapsed().as_nanos() as u64
+}
+
+/// CPU time of every thread of the process in nanoseconds (the sum over
+/// /proc/self/task/*/schedstat, Linux): work on a one-thread rayon pool runs
+/// on the pool's thread, not the caller's.
+pub fn process_cpu_ns() -> u64 {
+    std::fs::read_dir("/proc/self/task")
+        .expect("/proc/self/task (Linux) is readable")
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("schedstat")).ok())
+        .filter_map(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .sum()
+}
+
+/// [`interleaved`] with `rounds` rounds of `calls` calls timed by `clock`.
+pub fn interleaved_on(
+    rounds: usize,
+    calls: usize,
+    clock: fn() -> u64,
+    mut a: impl FnMut(),
+    mut b: impl FnMut(),
+) -> AbTimes {
     let time = |f: &mut dyn FnMut()| {
-        let start = Instant::now();
-        for _ in 0..AB_CALLS {
+        let start = clock();
+        for _ in 0..calls {
             f();
         }
-        start.elapsed().as_nanos() as f64 / AB_CALLS as f64
+        clock().saturating_sub(start) as f64 / calls as f64
     };
     time(&mut a);
     time(&mut b);
     let (mut ta, mut tb, mut ratios) = (vec![], vec![], vec![]);
-    for round in 0..AB_ROUNDS {
+    for round in 0..rounds {
         let (x, y) = if round % 2 == 0 {
             let x = time(&mut a);
             (x, time(&mut b))

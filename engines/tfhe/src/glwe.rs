@@ -3,7 +3,7 @@
 //! element-wise products of the best backend for q).
 
 use rayon::prelude::*;
-use triskel_kernels::{add_assign, mul, mul_acc, ntt_primes, Modulus, NttPlan};
+use triskel_kernels::{add_assign, dot, mul_acc, ntt_primes, Modulus, NttPlan};
 use triskel_ring::lwe::sample_wide_gaussian;
 use triskel_ring::{Prng, Seed};
 use zeroize::Zeroizing;
@@ -59,7 +59,8 @@ impl Decomposer {
         self.decompose_portable(poly, out);
     }
 
-    /// The same loop compiled for AVX-512 (the compiler vectorizes it).
+    /// The same loop compiled for AVX-512 (vectorized by the compiler: the
+    /// f64 conversions need AVX-512DQ).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx512dq")]
     unsafe fn decompose_avx512(&self, poly: &[u64], out: &mut [u64]) {
@@ -68,36 +69,37 @@ impl Decomposer {
 
     #[inline(always)]
     fn decompose_portable(&self, poly: &[u64], out: &mut [u64]) {
+        const LANES: usize = 8;
         let n = poly.len();
         let total = self.base_log as usize * self.levels;
         let mask_total = (1u64 << total) - 1;
         let base = 1u64 << self.base_log;
         let (half, q_minus_base) = (base >> 1, self.q - base);
-        // Simple passes over the whole polynomial (vectorizable): y, kept in
-        // the level-0 block, loses one digit per pass from the least
-        // significant level up.
-        let (first, rest) = out[..self.levels * n].split_at_mut(n);
-        for (y, &x) in first.iter_mut().zip(poly) {
-            // round(x B^l / q): x < 2^52 is exact in f64 and the product's
-            // relative error 2^-53 moves y only at ties, which changes the
-            // rounding error by at most one unit of q / B^l.
-            *y = (x as f64 * self.scale + 0.5) as u64 & mask_total;
-        }
-        let signed_digit = |y: &mut u64| {
-            let v = *y & (base - 1);
-            let carry = (v >= half) as u64;
-            *y = (*y >> self.base_log) + carry;
-            // v - B carry, as a residue mod q: v + carry (q - B).
-            v + carry * q_minus_base
-        };
-        for level in rest.chunks_mut(n).rev() {
-            for (d, y) in level.iter_mut().zip(first.iter_mut()) {
-                *d = signed_digit(y);
+        // Blocks of 8 coefficients: y = round(x B^l / q) in registers, then
+        // one digit per level from the least significant up. x < 2^52 and
+        // y < 2^53 convert exactly through i64 (which vectorizes); the
+        // product's relative error 2^-53 moves y only at ties, which changes
+        // the rounding error by at most one unit of q / B^l.
+        for (block, xs) in poly.chunks(LANES).enumerate() {
+            let mut y = [0u64; LANES];
+            for (y, &x) in y.iter_mut().zip(xs) {
+                let scaled = (x.min(self.q - 1) as i64) as f64 * self.scale + 0.5;
+                // SAFETY: scaled is finite and in [0, B^l + 1) with B^l <= 2^50
+                // (x clamped below q < 2^52, scale = B^l / q), so it fits an
+                // i64; the unchecked conversion skips the saturation fix-ups
+                // that keep the loop from vectorizing.
+                *y = unsafe { scaled.to_int_unchecked::<i64>() } as u64 & mask_total;
             }
-        }
-        for y in first.iter_mut() {
-            let mut t = *y;
-            *y = signed_digit(&mut t);
+            for level in (0..self.levels).rev() {
+                let start = level * n + block * LANES;
+                for (d, y) in out[start..start + xs.len()].iter_mut().zip(y.iter_mut()) {
+                    let v = *y & (base - 1);
+                    let carry = (v >= half) as u64;
+                    *y = (*y >> self.base_log) + carry;
+                    // v - B carry, as a residue mod q: v + carry (q - B).
+                    *d = v + carry * q_minus_base;
+                }
+            }
         }
     }
 }
@@ -305,8 +307,9 @@ impl Scratch {
 }
 
 /// acc += GGSW (x) input: decompose each input polynomial, forward NTT the
-/// (k + 1) l digit polynomials, accumulate their products with the rows in the
-/// NTT domain, and run only k + 1 inverse transforms for the whole product.
+/// (k + 1) l digit polynomials, sum their products with the rows in the NTT
+/// domain (one lazy dot product per output polynomial, reduced once), and
+/// run only k + 1 inverse transforms for the whole product.
 pub(crate) fn external_product_add(
     ctx: &GlweContext,
     ggsw: &[u64],
@@ -325,16 +328,14 @@ pub(crate) fn external_product_add(
         }
     }
     let m = &ctx.modulus;
+    let rows: Vec<&[u64]> = digits.chunks(n).collect();
+    let mut key_rows: Vec<&[u64]> = Vec::with_capacity(rows.len());
     for c in 0..=k {
         let o = &mut out[c * n..(c + 1) * n];
-        for (row, d) in digits.chunks(n).enumerate() {
-            let g = &ggsw[row * len + c * n..row * len + (c + 1) * n];
-            if row == 0 {
-                mul(m, o, d, g)?;
-            } else {
-                mul_acc(m, o, d, g)?;
-            }
-        }
+        key_rows.clear();
+        key_rows
+            .extend((0..rows.len()).map(|row| &ggsw[row * len + c * n..row * len + (c + 1) * n]));
+        dot(m, o, &rows, &key_rows)?;
         ctx.plan.inverse(o)?;
         add_assign(m, &mut acc[c * n..(c + 1) * n], o)?;
     }
@@ -383,6 +384,24 @@ pub(crate) fn generate_ggsws(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The dispatched (AVX-512 where the CPU has it) decomposition gives the
+    /// portable loop's digits bit for bit.
+    #[test]
+    fn decomposition_paths_agree() {
+        let q = ntt_primes(50, 1024, 1).unwrap()[0];
+        let mut rng = Prng::from_seed([9; 32]);
+        let mut xs: Vec<u64> = (0..1020).map(|_| rng.below(q).unwrap()).collect();
+        xs.extend([0, 1, q - 1, q / 2]);
+        for (base_log, levels) in [(23u32, 1u32), (15, 2), (2, 10)] {
+            let d = Decomposer::new(q, base_log, levels);
+            let mut fast = vec![0u64; levels as usize * xs.len()];
+            let mut slow = fast.clone();
+            d.decompose(&xs, &mut fast);
+            d.decompose_portable(&xs, &mut slow);
+            assert_eq!(fast, slow, "B = 2^{base_log}, l = {levels}");
+        }
+    }
 
     /// sum_j d_j g_j is within q / (2 B^l) (rounding) plus the gadget's own
     /// rounding (l B / 4) plus one unit at ties of x, for random and edge values.

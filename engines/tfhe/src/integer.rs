@@ -189,9 +189,10 @@ impl ServerKey {
         self.apply_lookup_tables(&refs, luts)
     }
 
-    /// Clean blocks from blocks that may hold carries (degree < p): carries
-    /// ripple up, message extractions run in parallel; the carry out of the
-    /// top block is dropped (arithmetic mod 2^bits).
+    /// Clean blocks (degree < message_modulus, noise level at most 1) from
+    /// blocks that may hold carries (degree < p): carries ripple up, message
+    /// extractions run in parallel; the carry out of the top block is
+    /// dropped (arithmetic mod 2^bits).
     pub(crate) fn propagate(&self, blocks: Vec<Ciphertext>) -> Result<Vec<Ciphertext>> {
         let (msg, _) = self.msg()?;
         // The prefix scan does n log n bootstraps in log n rounds, the ripple
@@ -272,11 +273,11 @@ impl ServerKey {
             if let Some(c) = carry.take() {
                 *block = self.unchecked_add(block, &c)?;
             }
-            if block.degree < msg {
+            if block.degree < msg && block.noise_level <= 1 {
                 to_clean.push(None);
                 continue;
             }
-            if i < last {
+            if block.degree >= msg && i < last {
                 let block_degree = block.degree;
                 let (message, mut c) = if block_degree < msg * carry_space / 2 {
                     self.apply_two_lookup_tables(block, &both)?
@@ -443,12 +444,16 @@ impl ServerKey {
         // One job per (i, j, half) with i + j (+ 1) < n.
         let mut jobs = Vec::new();
         for j in 0..n {
+            // The largest value of digit j: its block's degree or the constant.
+            let digit_max = digit_blocks[j]
+                .as_ref()
+                .map_or(digit_values[j], |b| b.degree);
             for i in 0..n - j {
-                if digit_blocks[j].is_none() && digit_values[j] == 0 {
-                    continue;
-                }
+                // Halves that the blocks' degrees bound to 0 need no bootstrap.
+                let product_max = a.blocks[i].degree.saturating_mul(digit_max);
                 for (h, shift) in [(0usize, 0usize), (1, 1)] {
-                    if i + j + shift < n {
+                    let is_zero = product_max == 0 || (h == 1 && product_max < msg);
+                    if i + j + shift < n && !is_zero {
                         jobs.push((i, j, h));
                     }
                 }
@@ -460,6 +465,10 @@ impl ServerKey {
                 let lut = if h == 0 { &low } else { &high };
                 let out = match &digit_blocks[j] {
                     Some(b) => self.apply_lookup_table(&self.pack(&a.blocks[i], b)?, lut)?,
+                    // A clean block times 1 is itself.
+                    None if h == 0 && digit_values[j] == 1 && a.blocks[i].degree < msg => {
+                        a.blocks[i].clone()
+                    }
                     None => {
                         let v = digit_values[j];
                         let f = |x: u64| if h == 0 { (x * v) % msg } else { (x * v) / msg };

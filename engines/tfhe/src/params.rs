@@ -72,6 +72,10 @@ pub struct TfheParameters {
     pub lwe_security: SecuritySource,
     /// The estimate the GLWE key's (k N, noise) scales from.
     pub glwe_security: SecuritySource,
+    /// log2 of the largest failure probability per bootstrap the set
+    /// promises: -128 for the default sets, -64 for the faster `_2M64`
+    /// variants; never above -64.
+    pub max_log2_failure: f64,
 }
 
 /// A tfhe-rs parameter set (tfhe/src/shortint/parameters, generated with the
@@ -112,6 +116,7 @@ impl TfheParameters {
                 2048,
                 3.1529322391500584e-16,
             ),
+            max_log2_failure: -128.0,
         }
     }
 
@@ -144,6 +149,7 @@ impl TfheParameters {
                 2048,
                 3.1529322391500584e-16,
             ),
+            max_log2_failure: -128.0,
         }
     }
 
@@ -176,6 +182,7 @@ impl TfheParameters {
                 2048,
                 3.1529322391500584e-16,
             ),
+            max_log2_failure: -128.0,
         }
     }
 
@@ -208,6 +215,33 @@ impl TfheParameters {
                 8192,
                 2.168404344971009e-19,
             ),
+            max_log2_failure: -128.0,
+        }
+    }
+
+    /// The 2_2 set with failure probability <= 2^-64 per bootstrap (same
+    /// keys' security): a 3-level key switch in base 2^5 instead of 5 levels
+    /// in base 2^3, so a 40% smaller key-switching key and a faster key switch.
+    pub fn message_2_carry_2_2m64() -> TfheParameters {
+        TfheParameters {
+            name: "TFHE_MESSAGE_2_CARRY_2_2M64",
+            ks_base_log: 5,
+            ks_levels: 3,
+            max_log2_failure: -64.0,
+            ..Self::message_2_carry_2()
+        }
+    }
+
+    /// The 3_3 set with failure probability <= 2^-64 per bootstrap (same
+    /// keys' security): a 5-level key switch in base 2^4 instead of 10
+    /// levels in base 2^2, halving its key-switching key (614 MB expanded).
+    pub fn message_3_carry_3_2m64() -> TfheParameters {
+        TfheParameters {
+            name: "TFHE_MESSAGE_3_CARRY_3_2M64",
+            ks_base_log: 4,
+            ks_levels: 5,
+            max_log2_failure: -64.0,
+            ..Self::message_3_carry_3()
         }
     }
 
@@ -218,6 +252,8 @@ impl TfheParameters {
             Self::message_1_carry_1(),
             Self::message_2_carry_2(),
             Self::message_3_carry_3(),
+            Self::message_2_carry_2_2m64(),
+            Self::message_3_carry_3_2m64(),
         ]
     }
 
@@ -229,7 +265,8 @@ impl TfheParameters {
             .ok_or_else(|| Error::InvalidParameters(format!("no parameter set named {name:?}")))
     }
 
-    /// Checks shape, security scaling and failure probability (<= 2^-128).
+    /// Checks shape, security scaling and failure probability (at most the
+    /// set's promise, which is at most 2^-64).
     pub fn check(&self) -> Result<()> {
         let bad = |m: String| Err(Error::InvalidParameters(format!("{}: {m}", self.name)));
         let n = self.polynomial_size;
@@ -280,9 +317,16 @@ impl TfheParameters {
         if self.glwe_noise_std * 2f64.powi(self.modulus_bits as i32 - 1) < 3.2 {
             return bad("GLWE noise below 3.2 on the prime".into());
         }
+        let bound = self.max_log2_failure;
+        // NaN or anything above -64 is refused.
+        if bound.is_nan() || bound > -64.0 {
+            return bad(format!(
+                "promised failure probability 2^{bound} above 2^-64"
+            ));
+        }
         let p = self.noise().log2_failure;
-        if p > -128.0 {
-            return bad(format!("failure probability 2^{p:.1} exceeds 2^-128"));
+        if p > bound {
+            return bad(format!("failure probability 2^{p:.1} exceeds 2^{bound}"));
         }
         Ok(())
     }

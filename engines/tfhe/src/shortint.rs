@@ -65,7 +65,9 @@ impl ClientKey {
         }
         Ok(Ciphertext {
             lwe: self.encrypt_torus(m * delta(msg * carry))?,
-            degree: m,
+            // The degree is public metadata (the server branches on it and
+            // serializes it): it must not depend on the message.
+            degree: msg - 1,
             noise_level: 1,
         })
     }
@@ -135,16 +137,17 @@ impl ServerKey {
         let torus: Vec<u64> = outputs.iter().map(|&v| v * delta(p)).collect();
         Ok(LookupTable {
             tv: self.test_vector(&torus)?,
-            degree: outputs.into_iter().max().unwrap_or(0),
+            outputs,
         })
     }
 
     /// f applied to the block (value and carries) by one bootstrap: the
-    /// result has noise level 1 and the LUT's degree.
+    /// result has noise level 1 and the largest output of f on the values
+    /// the block can hold as its degree.
     pub fn apply_lookup_table(&self, ct: &Ciphertext, lut: &LookupTable) -> Result<Ciphertext> {
         Ok(Ciphertext {
             lwe: self.bootstrap(&ct.lwe, &lut.tv)?,
-            degree: lut.degree,
+            degree: lut.degree_on(ct.degree),
             noise_level: 1,
         })
     }
@@ -160,10 +163,10 @@ impl ServerKey {
         Ok(self
             .bootstrap_many(&lwes, &tvs)?
             .into_iter()
-            .zip(luts)
-            .map(|(lwe, l)| Ciphertext {
+            .zip(luts.iter().zip(cts))
+            .map(|(lwe, (l, c))| Ciphertext {
                 lwe,
-                degree: l.degree,
+                degree: l.degree_on(c.degree),
                 noise_level: 1,
             })
             .collect())
@@ -182,7 +185,7 @@ impl ServerKey {
                 let acc = self.blind_rotate(&sw, &l.tv)?;
                 Ok(Ciphertext {
                     lwe: self.extract(&acc)?,
-                    degree: l.degree,
+                    degree: l.degree_on(ct.degree),
                     noise_level: 1,
                 })
             })
@@ -208,10 +211,11 @@ impl ServerKey {
             )));
         }
         let torus: Vec<u64> = outputs.iter().map(|&v| v * delta(p)).collect();
-        let degree = |r: std::ops::Range<usize>| outputs[r].iter().copied().max().unwrap_or(0);
+        let (f_outputs, g_outputs) = outputs.split_at(half as usize);
         Ok(TwoLookupTables {
             tv: self.test_vector(&torus)?,
-            degrees: (degree(0..half as usize), degree(half as usize..p as usize)),
+            f_outputs: f_outputs.to_vec(),
+            g_outputs: g_outputs.to_vec(),
         })
     }
 
@@ -239,8 +243,8 @@ impl ServerKey {
             })
         };
         Ok((
-            out(0, luts.degrees.0)?,
-            out(self.ctx.n / 2, luts.degrees.1)?,
+            out(0, max_output(&luts.f_outputs, ct.degree))?,
+            out(self.ctx.n / 2, max_output(&luts.g_outputs, ct.degree))?,
         ))
     }
 
@@ -385,12 +389,30 @@ impl ServerKey {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TwoLookupTables {
     pub(crate) tv: TestVector,
-    pub(crate) degrees: (u64, u64),
+    /// f(x) and g(x) for every x of the lower half of the block space.
+    pub(crate) f_outputs: Vec<u64>,
+    pub(crate) g_outputs: Vec<u64>,
 }
 
-/// A lookup table on a whole block, with the largest value it outputs.
+/// A lookup table on a whole block, with its outputs in the clear.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LookupTable {
     pub(crate) tv: TestVector,
-    pub(crate) degree: u64,
+    /// f(x) for every x of the block space.
+    pub(crate) outputs: Vec<u64>,
+}
+
+impl LookupTable {
+    /// The degree of f's output on a block of degree `input_degree`.
+    pub(crate) fn degree_on(&self, input_degree: u64) -> u64 {
+        max_output(&self.outputs, input_degree)
+    }
+}
+
+/// The largest of `outputs[0..=input_degree]`: a block holds no value above
+/// its degree, so the outputs past it are unreachable (a LUT's degree over
+/// the whole block space would overstate, e.g., x * 3 / 4 on a clean block).
+fn max_output(outputs: &[u64], input_degree: u64) -> u64 {
+    let reachable = usize::try_from(input_degree).map_or(usize::MAX, |d| d.saturating_add(1));
+    outputs.iter().take(reachable).copied().max().unwrap_or(0)
 }

@@ -19,6 +19,32 @@ fn mask(bits: u32) -> u64 {
     }
 }
 
+/// A fresh 200 times constants that put every pair of digit values in the
+/// low two and the high two blocks (0..16 and 16 k), plus 3 and 9 (refused
+/// before LUT degrees followed their inputs' range) and a few dense ones:
+/// every product against `wrapping_mul`. (All 256 constants passed once;
+/// at ~18 bootstraps each they take minutes, too long for CI.)
+#[test]
+fn scalar_mul_by_u8_constants() {
+    let (ck, sk) = keys();
+    let a = ck.encrypt_u8(200).unwrap();
+    let constants = (0..16u8)
+        .chain((1..16u8).map(|k| 16 * k))
+        .chain([3, 9, 37, 85, 170, 201, 255]);
+    for c in constants {
+        // A fresh block's degree does not reveal its value.
+        assert!(a.blocks().iter().all(|b| b.degree() == 3));
+        let product = sk
+            .scalar_mul(&a, c as u64)
+            .unwrap_or_else(|e| panic!("200 * {c}: {e}"));
+        assert_eq!(
+            ck.decrypt_radix(&product).unwrap(),
+            200u8.wrapping_mul(c) as u64,
+            "200 * {c}"
+        );
+    }
+}
+
 #[test]
 fn u8_everything() {
     let (ck, sk) = keys();

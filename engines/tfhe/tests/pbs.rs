@@ -1,5 +1,6 @@
 //! Programmable bootstrapping: several LUTs on every value of the whole block
-//! (message and carry) for the 1_1 and 2_2 sets; parameter checks.
+//! (message and carry) for the 1_1 and 2_2 sets and the 2_2 2^-64 variant;
+//! the 3_3 set on a few values; parameter checks.
 
 use triskel_ring::Prng;
 use triskel_tfhe::{ClientKey, Encoding, Error, TfheParameters};
@@ -11,6 +12,7 @@ fn every_lut_on_the_whole_block() {
     for params in [
         TfheParameters::message_1_carry_1(),
         TfheParameters::message_2_carry_2(),
+        TfheParameters::message_2_carry_2_2m64(),
     ] {
         let Encoding::Integer {
             message_modulus: msg,
@@ -83,12 +85,19 @@ fn every_lut_on_the_whole_block() {
 }
 
 #[test]
-fn named_sets_are_secure_and_fail_at_most_2_pow_minus_128() {
+fn named_sets_are_secure_and_fail_at_most_as_promised() {
     for params in TfheParameters::all() {
         params.check().unwrap();
         let a = params.noise();
+        // Default sets 2^-128; the _2M64 variants 2^-64.
+        let promise = if params.name.ends_with("_2M64") {
+            -64.0
+        } else {
+            -128.0
+        };
+        assert_eq!(params.max_log2_failure, promise, "{}", params.name);
         assert!(
-            a.log2_failure <= -128.0,
+            a.log2_failure <= promise,
             "{} {}",
             params.name,
             a.log2_failure
@@ -117,7 +126,14 @@ fn named_sets_are_secure_and_fail_at_most_2_pow_minus_128() {
         let mut noisy = params.clone();
         noisy.ks_levels = 1;
         assert!(noisy.check().is_err(), "{}", params.name);
+        let mut lax = params.clone();
+        lax.max_log2_failure = -32.0;
+        assert!(lax.check().is_err(), "{}", params.name);
     }
+    // A 2^-64 variant does not pass as a 2^-128 set.
+    let mut strict = TfheParameters::message_2_carry_2_2m64();
+    strict.max_log2_failure = -128.0;
+    assert!(strict.check().is_err());
     assert!(TfheParameters::by_name("nope").is_err());
 }
 
@@ -152,4 +168,26 @@ fn sign_blocks_from_a_foreign_key() {
     let big = ck.encrypt(1).unwrap();
     assert!(sk.sign_bootstrap(big.lwe(), 1 << 58).is_err());
     assert!(sk.sign_block(&sk.key_switch(big.lwe()).unwrap()).is_ok());
+}
+
+/// The 3_3 set (N = 8192, its 2^-64 variant: 0.8 GB of expanded server key)
+/// bootstraps: a LUT on values spread over the whole block of 64.
+#[test]
+fn message_3_carry_3_bootstraps() {
+    let params = TfheParameters::message_3_carry_3_2m64();
+    let mut rng = Prng::from_seed([33; 32]);
+    let ck = ClientKey::generate_with(&params, &mut rng).unwrap();
+    let sk = ck.server_key_with(&mut rng).unwrap();
+    let lut = sk.lookup_table(|x| (5 * x + 3) % 64).unwrap();
+    for v in [0u64, 7, 8, 29, 63] {
+        let ct = sk
+            .unchecked_scalar_add(&ck.encrypt(v % 8).unwrap(), v - v % 8)
+            .unwrap();
+        let out = sk.apply_lookup_table(&ct, &lut).unwrap();
+        assert_eq!(
+            ck.decrypt_with_carry(&out).unwrap(),
+            (5 * v + 3) % 64,
+            "{v}"
+        );
+    }
 }

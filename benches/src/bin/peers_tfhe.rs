@@ -1,0 +1,220 @@
+//! Side by side with tfhe-rs (the `tfhe` crate 1.8) in one process, on the
+//! same inputs, interleaved round by round (`triskel_benches::interleaved_on`,
+//! alternating which side runs first): a boolean NAND gate, one 2_2 key
+//! switch + bootstrap (at 2^-128 and at 2^-64), FheUint8 greater-than and
+//! add, FheUint64 add. Failure probabilities per bootstrap: ours from the
+//! crate README's analysis, tfhe-rs's from its parameter files.
+//!
+//! With `RAYON_NUM_THREADS=1` times are process CPU time (both libraries run
+//! on the one rayon thread); otherwise wall time on all threads.
+//!
+//! A binary rather than a criterion bench: benches build with the
+//! dev-dependencies, whose features change tfhe's dependency graph and force
+//! a second full build of tfhe (over 45 minutes on this machine).
+//!
+//! Run: `RAYON_NUM_THREADS=1 cargo run --release -p triskel-benches --features peers --bin peers_tfhe`
+//! and again without RAYON_NUM_THREADS.
+
+use std::hint::black_box;
+
+use tfhe::prelude::*;
+use triskel_benches::{interleaved_on, load_average, process_cpu_ns, wall_ns, AbTimes};
+use triskel_tfhe::{ClientKey, Comparison, Gate, TfheParameters};
+
+/// Rounds per comparison (each side once per round, after a warm-up).
+const ROUNDS: usize = 9;
+
+struct Bench {
+    one_thread: bool,
+}
+
+impl Bench {
+    fn compare(&self, what: &str, ours: &str, theirs: &str, a: impl FnMut(), b: impl FnMut()) {
+        let clock = if self.one_thread {
+            process_cpu_ns
+        } else {
+            wall_ns
+        };
+        let t: AbTimes = interleaved_on(ROUNDS, 1, clock, a, b);
+        let ms = |ns: f64| ns / 1e6;
+        println!(
+            "| {what} | {ours} | {theirs} | {:.2} / {:.2} | {:.2} / {:.2} | {:.2} / {:.2} | {} |",
+            ms(t.a_min),
+            ms(t.a_median),
+            ms(t.b_min),
+            ms(t.b_median),
+            t.min_ratio(),
+            t.median_ratio,
+            load_average()
+        );
+    }
+}
+
+fn boolean(bench: &Bench) {
+    use tfhe::boolean::prelude::{BinaryBooleanGates, ClientKey as Ck, ServerKey as Sk};
+    let ck = ClientKey::generate(&TfheParameters::boolean()).unwrap();
+    let sk = ck.server_key().unwrap();
+    let (a, b) = (
+        ck.encrypt_bool(true).unwrap(),
+        ck.encrypt_bool(false).unwrap(),
+    );
+    assert!(ck
+        .decrypt_bool(&sk.gate(Gate::Nand, &a, &b).unwrap())
+        .unwrap());
+    for (theirs, params) in [
+        (
+            "2^-165 KS-PBS",
+            tfhe::boolean::parameters::PARAMETERS_ERROR_PROB_2_POW_MINUS_165_KS_PBS,
+        ),
+        (
+            "2^-64 default",
+            tfhe::boolean::parameters::DEFAULT_PARAMETERS,
+        ),
+    ] {
+        let tck = Ck::new(&params);
+        let tsk = Sk::new(&tck);
+        let (ta, tb) = (tck.encrypt(true), tck.encrypt(false));
+        assert!(tck.decrypt(&tsk.nand(&ta, &tb)));
+        bench.compare(
+            "boolean NAND",
+            "2^-151",
+            theirs,
+            || {
+                let _ = black_box(sk.gate(Gate::Nand, &a, &b).unwrap());
+            },
+            || {
+                let _ = black_box(tsk.nand(&ta, &tb));
+            },
+        );
+    }
+}
+
+fn ks_pbs(bench: &Bench) {
+    use tfhe::shortint::parameters::v1_1::classic::gaussian::p_fail_2_minus_64::ks_pbs::V1_1_PARAM_MESSAGE_2_CARRY_2_KS_PBS_GAUSSIAN_2M64 as TFHE_RS_2M64;
+    use tfhe::shortint::parameters::PARAM_MESSAGE_2_CARRY_2_KS_PBS as TFHE_RS_2M128;
+    for (ours, params, theirs, tparams) in [
+        (
+            "2^-142",
+            TfheParameters::message_2_carry_2(),
+            "2^-128 default",
+            TFHE_RS_2M128,
+        ),
+        (
+            "2^-86 (2M64)",
+            TfheParameters::message_2_carry_2_2m64(),
+            "2^-64 gaussian",
+            TFHE_RS_2M64,
+        ),
+    ] {
+        let ck = ClientKey::generate(&params).unwrap();
+        let sk = ck.server_key().unwrap();
+        let lut = sk.lookup_table(|x| (x * x + 1) % 16).unwrap();
+        let ct = ck.encrypt(3).unwrap();
+        let out = sk.apply_lookup_table(&ct, &lut).unwrap();
+        assert_eq!(ck.decrypt_with_carry(&out).unwrap(), 10);
+        let (tck, tsk) = tfhe::shortint::gen_keys(tparams);
+        let tlut = tsk.generate_lookup_table(|x| (x * x + 1) % 16);
+        let tct = tck.encrypt(3);
+        let tout = tsk.apply_lookup_table(&tct, &tlut);
+        assert_eq!(tck.decrypt_message_and_carry(&tout), 10);
+        bench.compare(
+            "2_2 KS + PBS",
+            ours,
+            theirs,
+            || {
+                let _ = black_box(sk.apply_lookup_table(&ct, &lut).unwrap());
+            },
+            || {
+                let _ = black_box(tsk.apply_lookup_table(&tct, &tlut));
+            },
+        );
+    }
+}
+
+fn integers(bench: &Bench) {
+    let ck = ClientKey::generate(&TfheParameters::message_2_carry_2()).unwrap();
+    let sk = ck.server_key().unwrap();
+    let (tck, tsk) = tfhe::generate_keys(tfhe::ConfigBuilder::default().build());
+    tfhe::set_server_key(tsk);
+
+    let (x, y) = (ck.encrypt_u8(200).unwrap(), ck.encrypt_u8(77).unwrap());
+    let (tx, ty) = (
+        tfhe::FheUint8::encrypt(200u8, &tck),
+        tfhe::FheUint8::encrypt(77u8, &tck),
+    );
+    let gt = sk.compare(Comparison::Gt, &x, &y).unwrap();
+    assert_eq!(ck.decrypt(&gt).unwrap(), 1);
+    assert_eq!(ck.decrypt_radix(&sk.add(&x, &y).unwrap()).unwrap(), 21);
+    let tgt: bool = tx.gt(&ty).decrypt(&tck);
+    let tsum: u8 = (&tx + &ty).decrypt(&tck);
+    assert!(tgt && tsum == 21);
+    bench.compare(
+        "FheUint8 gt",
+        "2_2 2^-142",
+        "default 2^-128",
+        || {
+            let _ = black_box(sk.compare(Comparison::Gt, &x, &y).unwrap());
+        },
+        || {
+            let _ = black_box(tx.gt(&ty));
+        },
+    );
+    bench.compare(
+        "FheUint8 add",
+        "2_2 2^-142",
+        "default 2^-128",
+        || {
+            let _ = black_box(sk.add(&x, &y).unwrap());
+        },
+        || {
+            let _ = black_box(&tx + &ty);
+        },
+    );
+
+    let (a, b) = (u64::MAX - 5, 1u64 << 40);
+    let (x, y) = (ck.encrypt_u64(a).unwrap(), ck.encrypt_u64(b).unwrap());
+    let (tx, ty) = (
+        tfhe::FheUint64::encrypt(a, &tck),
+        tfhe::FheUint64::encrypt(b, &tck),
+    );
+    let sum = ck.decrypt_radix(&sk.add(&x, &y).unwrap()).unwrap();
+    let tsum: u64 = (&tx + &ty).decrypt(&tck);
+    assert!(sum == a.wrapping_add(b) && tsum == sum);
+    bench.compare(
+        "FheUint64 add",
+        "2_2 2^-142",
+        "default 2^-128",
+        || {
+            let _ = black_box(sk.add(&x, &y).unwrap());
+        },
+        || {
+            let _ = black_box(&tx + &ty);
+        },
+    );
+}
+
+fn main() {
+    let one_thread = std::env::var("RAYON_NUM_THREADS").as_deref() == Ok("1");
+    println!("cpu: {}", triskel_kernels::cpu_model());
+    println!(
+        "{} ({}), {ROUNDS} interleaved rounds; times in ms, fastest / median round",
+        if one_thread {
+            "one thread"
+        } else {
+            "all threads"
+        },
+        if one_thread {
+            "process CPU time"
+        } else {
+            "wall time"
+        },
+    );
+    println!(
+        "| op | triskel p_fail | tfhe-rs p_fail | triskel | tfhe-rs | triskel / tfhe-rs (fastest / median ratio) | load |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    let bench = Bench { one_thread };
+    boolean(&bench);
+    ks_pbs(&bench);
+    integers(&bench);
+}
