@@ -16,7 +16,8 @@
 # mispredictions, no loop overhead outside the measured loop (the NTT's other
 # stages, the neon backend's pack/unpack passes). SVE loops assume the
 # hardware vector length: 256 bits on V1, 128 on V2; N1 has no SVE.
-# "bits/cycle" counts modulus bits: 62 for 64-bit lanes, 31 for neon.
+# "bits/cycle" counts modulus bits: 62 for 64-bit lanes (61 for the rows of
+# primes below 2^61), 31 for neon.
 # Installs llvm-19, clang-19 and gcc-aarch64-linux-gnu (Debian/Ubuntu) when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -65,12 +66,18 @@ LOOPS = [
     ("portable", "portable-{cpu}", "mul_acc", "portable_mul_acc", 1, 1, 62),
     ("aarch64", "ntt", "ntt_forward", "triskel_aarch64_ntt_forward", 1, 2, 62),
     ("aarch64", "ntt", "ntt_inverse", "triskel_aarch64_ntt_inverse", 2, 2, 62),
-    ("aarch64", "mulmod", "mul", "triskel_aarch64_mul", 1, 2, 62),
-    ("aarch64", "mulmod", "mul_acc", "triskel_aarch64_mul_acc", 1, 2, 62),
+    # mul and mul_acc have a loop for primes below 2^61 and one for 62-bit
+    # primes (mulmod.S): aarch64's pair loops 1 and 2, sve's main loops 1 and 3.
+    ("aarch64", "mulmod", "mul", "triskel_aarch64_mul", 2, 2, 62),
+    ("aarch64", "mulmod", "mul_acc", "triskel_aarch64_mul_acc", 2, 2, 62),
+    ("aarch64", "mulmod", "mul, q < 2^61", "triskel_aarch64_mul", 1, 2, 61),
+    ("aarch64", "mulmod", "mul_acc, q < 2^61", "triskel_aarch64_mul_acc", 1, 2, 61),
     ("sve", "sve", "ntt_forward", "triskel_sve_ntt_forward", 1, "VL+2", 62),
     ("sve", "sve", "ntt_inverse", "triskel_sve_ntt_inverse", 2, "VL+2", 62),
-    ("sve", "sve", "mul", "triskel_sve_mul", 1, "VL+2", 62),
-    ("sve", "sve", "mul_acc", "triskel_sve_mul_acc", 1, "VL+2", 62),
+    ("sve", "sve", "mul", "triskel_sve_mul", 3, "VL+2", 62),
+    ("sve", "sve", "mul_acc", "triskel_sve_mul_acc", 3, "VL+2", 62),
+    ("sve", "sve", "mul, q < 2^61", "triskel_sve_mul", 1, "VL+2", 61),
+    ("sve", "sve", "mul_acc, q < 2^61", "triskel_sve_mul_acc", 1, "VL+2", 61),
     # neon's NTT stages interleave scalar butterflies on N1 only (neon.S):
     # there the mixed loop (4 + 2 butterflies), elsewhere the vector loop.
     ("neon", "neon", "ntt_forward", "triskel_neon_ntt_forward", {"N1": 2, "*": 3}, {"N1": 6, "*": 4}, 31),

@@ -26,27 +26,39 @@
     orr     \mu, \t1, \t0
 .endm
 
+// For 62-bit q (k = 62): \mu = floor(2^125 / q) = floor(2^128/q) >> 3, one
+// bit more than barrett_setup's (mulmod.S says why); below 2^64 because a
+// 62-bit prime is above 2^61. \t0, \t1 are scratch.
+.macro barrett_setup62 m, mu, t0, t1
+    ldp     \t0, \t1, [\m, #8]
+    extr    \mu, \t0, \t1, #3
+.endm
+
 // Scalar one-constant Barrett product (mulmod.S; reads the aliases Q, SHR =
-// k - 2, SHL = -(k - 2) mod 64 and MU set up by barrett_setup):
+// k - 2, SHL = -(k - 2) mod 64 and MU set up by barrett_setup, or with
+// \wide for 62-bit q only Q and MU set up by barrett_setup62):
 // r = a * b (+ c when \acc) mod q into \lo; \a, \b, \t clobbered (\t holds
-// c on entry when \acc). \twice: a second conditional subtraction (needed
-// only for 62-bit q).
-.macro barrett lo, a, b, t, twice, acc
+// c on entry when \acc).
+.macro barrett lo, a, b, t, wide, acc
     mul     \lo, \a, \b
     umulh   \a, \a, \b
     .if \acc
     adds    \lo, \lo, \t
     cinc    \a, \a, hs
     .endif
+    .if \wide
+    lsr     \b, \lo, #60             // floor(x / 2^60); not extr, which
+    orr     \b, \b, \a, lsl #4       // takes a multiply pipe on N1 and V2
+    umulh   \b, \b, MU
+    lsr     \b, \b, #1
+    .else
     lsr     \b, \lo, SHR
     lsl     \a, \a, SHL
     orr     \b, \b, \a
     umulh   \b, \b, MU
+    .endif
     msub    \lo, \b, Q, \lo
     sub_if_ge \lo, Q, \t
-    .if \twice
-    sub_if_ge \lo, Q, \t
-    .endif
 .endm
 
 // Scalar NTT butterflies of the aarch64 backend (ntt.S), also interleaved

@@ -8,16 +8,21 @@
 //   With t = x/2^(k-2) - f and mu = 2^(k+62)/q - g (0 <= f, g < 1),
 //   x/q - t*mu/2^64 = (f*2^(k+62)/q + g*t)/2^64 < 1/2 + 2^(k-62), so
 //   qh <= floor(x/q) and qh is exact or one short for k <= 61 (one
-//   conditional subtraction), at most two short for k = 62 (two).
-//   r = x - qh*q is computed mod 2^64 from the low word of x (r < 3q < 2^64).
+//   conditional subtraction).
+//   For k = 62 that bound would allow two short; one more bit of constant
+//   makes it one: t = floor(x / 2^60) (< 2^64), mu = floor(2^125 / q)
+//   (< 2^64: a 62-bit prime is above 2^61), qh = floor(t * mu / 2^65)
+//   (umulh, then a shift by one), so x/q - t*mu/2^65 = (f*2^125/q + g*t)/2^65
+//   < 2^60/q + 2^64/2^65 < 1/2 + 1/2: qh is exact or one short.
+//   r = x - qh*q is computed mod 2^64 from the low word of x (r < 2q < 2^63).
 // mul_scalar: Shoup with the caller's s' = floor(s * 2^64 / q), as portable.
 //
 // Instructions per element (pair loops, from aarch64-linux-gnu-objdump -d),
 // against portable C (gcc 12 -O3 for aarch64, which reloads the modulus
 // every iteration because out may alias it as far as C knows):
-//   mul        11.5 (13.5 for 62-bit q), 4 multiplies   portable 24, 9 multiplies
-//   mul_acc    14   (16 for 62-bit q),   4 multiplies   portable 27, 9 multiplies
-//   mul_scalar  7,                       3 multiplies   portable 12, 3 multiplies
+//   mul        11.5 (62-bit q too), 4 multiplies   portable 24, 9 multiplies
+//   mul_acc    14   (62-bit q too), 4 multiplies   portable 27, 9 multiplies
+//   mul_scalar  7,                  3 multiplies   portable 12, 3 multiplies
 // The scalar products for the reason given in ntt.S: NEON has no 64x64-bit
 // multiply, and 32-bit limbs take more instructions and more multiplies.
 
@@ -33,15 +38,18 @@ MU      .req x11
 // The scalar Barrett product `barrett` is in common.h (the sve backend
 // interleaves it with vector products).
 
-// Pairs loop: out/acc x0, a x1, b x2, pair count x13.
-.macro barrett_pairs acc, twice
+// The pairs, then the last element of an odd len: out/acc x0, a x1, b x2,
+// len x3; \wide for 62-bit q.
+.macro barrett_loop acc, wide
+    lsr     x13, x3, #1
+    cbz     x13, 8f
 1:  ldp     x6, x7, [x1], #16
     ldp     x12, x14, [x2], #16
     .if \acc
     ldp     x15, x16, [x0], #16     // the load advances acc: the store
     .endif                          // below then waits on nothing
-    barrett x4, x6, x12, x15, \twice, \acc
-    barrett x17, x7, x14, x16, \twice, \acc
+    barrett x4, x6, x12, x15, \wide, \acc
+    barrett x17, x7, x14, x16, \wide, \acc
     .if \acc
     stp     x4, x17, [x0, #-16]
     .else
@@ -49,29 +57,26 @@ MU      .req x11
     .endif
     subs    x13, x13, #1
     b.ne    1b
-.endm
-
-// Whole kernel: out/acc x0, a x1, b x2, len x3, m x4. The last element of an
-// odd len always gets two subtractions (the second is a no-op below 62 bits).
-.macro barrett_func acc
-    barrett_setup x4, x8, Q, SHR, MU, x6, x7, x12
-    neg     SHL, SHR
-    lsr     x13, x3, #1
-    cbz     x13, 8f
-    cmp     x8, #2                  // 62-bit q?
-    b.eq    5f
-    barrett_pairs \acc, 0
-    b       8f
-5:  barrett_pairs \acc, 1
 8:  tbz     x3, #0, 9f
     ldr     x6, [x1]
     ldr     x12, [x2]
     .if \acc
     ldr     x15, [x0]
     .endif
-    barrett x4, x6, x12, x15, 1, \acc
+    barrett x4, x6, x12, x15, \wide, \acc
     str     x4, [x0]
 9:  ret
+.endm
+
+// Whole kernel: out/acc x0, a x1, b x2, len x3, m x4.
+.macro barrett_func acc
+    barrett_setup x4, x8, Q, SHR, MU, x6, x7, x12
+    neg     SHL, SHR
+    cmp     x8, #2                  // 62-bit q?
+    b.eq    5f
+    barrett_loop \acc, 0
+5:  barrett_setup62 x4, MU, x6, x7
+    barrett_loop \acc, 1
 .endm
 
 // void triskel_aarch64_mul(uint64_t *out, const uint64_t *a, const uint64_t *b,

@@ -338,9 +338,10 @@ func triskel_sve_neg
 endfunc triskel_sve_neg
 
 // One-constant Barrett as in mulmod.S: z30 = q, z25 = k - 2, z26 = 64 - (k - 2),
-// z27 = mu. r = a*b (+ c) mod q into z0; z1 (b) and z2, z3 clobbered. p1
-// selects the lanes loaded and stored.
-.macro barrett_body acc, twice
+// z27 = mu; with \wide (62-bit q) z27 = floor(2^125 / q) and the shifts are
+// immediates, which spares a movprfx. r = a*b (+ c) mod q into z0; z1 (b)
+// and z2, z3 clobbered. p1 selects the lanes loaded and stored.
+.macro barrett_body acc, wide
     ld1d    z0.d, p1/z, [x1, x5, lsl #3]
     ld1d    z1.d, p1/z, [x2, x5, lsl #3]
     movprfx z2, z0
@@ -352,16 +353,21 @@ endfunc triskel_sve_neg
     cmphi   p2.d, p0/z, z1.d, z2.d          // carry out of the low word
     add     z0.d, p2/m, z0.d, z24.d         // z24 = 1
     .endif
+    .if \wide
+    lsr     z3.d, z2.d, #60
+    lsl     z0.d, z0.d, #4
+    orr     z3.d, z3.d, z0.d                // floor(x / 2^60)
+    umulh   z3.d, p0/m, z3.d, z27.d
+    lsr     z3.d, z3.d, #1                  // quotient estimate
+    .else
     movprfx z3, z2
     lsr     z3.d, p0/m, z3.d, z25.d
     lsl     z0.d, p0/m, z0.d, z26.d         // shifts >= 64 give 0 (k = 2)
     orr     z3.d, z3.d, z0.d                // floor(x / 2^(k-2))
     umulh   z3.d, p0/m, z3.d, z27.d         // quotient estimate
+    .endif
     mls     z2.d, p0/m, z3.d, z30.d
     sve_reduce z2, z30, z3
-    .if \twice                              // only 62-bit q needs a second one
-    sve_reduce z2, z30, z3
-    .endif
     st1d    z2.d, p1, [x0, x5, lsl #3]
 .endm
 
@@ -372,10 +378,10 @@ SHR     .req x9
 SHL     .req x10
 MU      .req x11
 
-// The loops of barrett_func; \twice: the second conditional subtraction.
-.macro barrett_loop acc, twice
+// The loops of barrett_func; \wide: 62-bit q.
+.macro barrett_loop acc, wide
     b       2f
-1:  barrett_body \acc, \twice
+1:  barrett_body \acc, \wide
     ldp     x13, x14, [x15, #-16]!
     ldp     x16, x17, [x7, #-16]!
     .if \acc
@@ -383,8 +389,8 @@ MU      .req x11
     .else
     sub     x12, x12, #16
     .endif
-    barrett x19, x13, x16, x21, \twice, \acc
-    barrett x20, x14, x17, x22, \twice, \acc
+    barrett x19, x13, x16, x21, \wide, \acc
+    barrett x20, x14, x17, x22, \wide, \acc
     stp     x19, x20, [x12]
     incd    x5
 2:  subs    x23, x23, x24
@@ -393,7 +399,7 @@ MU      .req x11
     add     x23, x23, x5                    // end of the middle
 3:  whilelo p1.d, x5, x23
     b.none  9f
-    barrett_body \acc, \twice
+    barrett_body \acc, \wide
     incd    x5
     b       3b
 .endm
@@ -427,7 +433,9 @@ MU      .req x11
     cmp     x8, #2                          // 62-bit q?
     b.eq    5f
     barrett_loop \acc, 0
-5:  barrett_loop \acc, 1
+5:  barrett_setup62 x4, MU, x13, x14
+    dup     z27.d, MU
+    barrett_loop \acc, 1
 9:  ldp     x21, x22, [sp, #16]
     ldp     x23, x24, [sp, #32]
     ldp     x19, x20, [sp], #48
