@@ -339,8 +339,8 @@ endfunc triskel_sve_neg
 
 // One-constant Barrett as in mulmod.S: z30 = q, z25 = k - 2, z26 = 64 - (k - 2),
 // z27 = mu; with \wide (62-bit q) z27 = floor(2^125 / q) and the shifts are
-// immediates, which spares a movprfx. r = a*b (+ c) mod q into z0; z1 (b)
-// and z2, z3 clobbered. p1 selects the lanes loaded and stored.
+// immediates, which spares a movprfx. r = a*b (+ c) mod q into z2 and out;
+// z0, z1 and z3 clobbered. p1 selects the lanes loaded and stored.
 .macro barrett_body acc, wide
     ld1d    z0.d, p1/z, [x1, x5, lsl #3]
     ld1d    z1.d, p1/z, [x2, x5, lsl #3]
