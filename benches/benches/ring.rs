@@ -1,10 +1,10 @@
 //! Criterion bench of the ring layer (triskel-ring): NTT of a full RNS
 //! polynomial, exact base extension Q -> B, and one hybrid key switch.
 //!
-//! Parameter shapes follow the HomomorphicEncryption.org 128-bit limits:
-//! N = 8192 with Q = 4 x 44-bit primes and P = 1 (log QP ~ 218), N = 16384
-//! with Q = 8 x 48-bit primes and P = 1 (log QP ~ 432), dnum = k (one prime
-//! per digit), plus N = 16384 with Q = 7, P = 2, dnum = 4.
+//! Parameter shapes within the 128-bit limits (`triskel_ring::HE_STANDARD_128`):
+//! N = 8192 with Q = 4 x 42-bit primes and P = 1 (log QP ~ 210), N = 16384
+//! with Q = 8 x 47-bit primes and P = 1 (log QP ~ 423), dnum = k (one prime
+//! per digit), plus N = 16384 with Q = 7 x 47, P = 2, dnum = 4.
 //!
 //! Run (one core): `RAYON_NUM_THREADS=1 cargo bench -p triskel-benches --bench ring`
 
@@ -17,9 +17,9 @@ use triskel_ring::{
 
 /// (n, bits, primes of Q, primes of P, dnum)
 const SHAPES: [(usize, u32, usize, usize, usize); 3] = [
-    (8192, 44, 4, 1, 4),
-    (16384, 48, 8, 1, 8),
-    (16384, 48, 7, 2, 4),
+    (8192, 42, 4, 1, 4),
+    (16384, 47, 8, 1, 8),
+    (16384, 47, 7, 2, 4),
 ];
 
 fn ring(c: &mut Criterion) {

@@ -350,7 +350,7 @@ fn ckks_threshold_decisions() {
         "ckks-n4096-d0",
         4096,
         &[60],
-        &[49],
+        &[46],
         40,
         1,
     ))

@@ -30,7 +30,7 @@
 //!   security, on [`private_match_parameters`], which have room for it.
 //!
 //! The mask multiplication is why the match needs about 62 bits of noise
-//! room after the rotations: the N = 4096 sets (at most 109 bits of QP) cannot
+//! room after the rotations: the N = 4096 sets (at most 106 bits of QP) cannot
 //! give it with t ~ 2^22, so [`match_parameters`] is an N = 8192 set whose
 //! primes are all below 2^50 (the IFMA kernels serve every one).
 
@@ -75,7 +75,7 @@ pub fn match_parameters_for(base: BfvParameters) -> Result<BfvParameters> {
 }
 
 /// The set of the default (masked) match: N = 8192, Q = 2 x 50 bits,
-/// P = 50 bits (log QP = 150 of the 218 allowed), one prime per key-switching
+/// P = 50 bits (log QP = 150 of the 214 allowed), one prime per key-switching
 /// digit, t = [`match_plain_modulus`].
 pub fn match_parameters() -> Result<BfvParameters> {
     let base = BfvParameters::new("bfv-n8192-match", 8192, &[50, 50], &[50], 2).with_dnum(2);
@@ -83,7 +83,7 @@ pub fn match_parameters() -> Result<BfvParameters> {
 }
 
 /// The set of the flooded match: N = 8192, Q = 3 x 50 bits, P = 50 bits
-/// (log QP = 200 of 218): about 40 bits more room, which 40-bit flooding uses.
+/// (log QP = 200 of 214): about 40 bits more room, which 40-bit flooding uses.
 pub fn private_match_parameters() -> Result<BfvParameters> {
     let base =
         BfvParameters::new("bfv-n8192-match-private", 8192, &[50, 50, 50], &[50], 2).with_dnum(3);
@@ -296,7 +296,7 @@ fn coefficient_blocks(ctx: &BfvContext) -> Result<usize> {
 }
 
 /// The set of the coefficient-encoded match: the shallow N = 4096 set (one
-/// 62-bit prime, log QP = 109; depth 0 needs no more) with t = 2^23. A power
+/// 62-bit prime, log QP = 106; depth 0 needs no more) with t = 2^23. A power
 /// of two: no batching is needed, and on the torus a score sits at
 /// m 2^(64 - 23) exactly, which the TFHE transition relies on.
 pub fn coefficient_match_parameters() -> BfvParameters {

@@ -16,7 +16,7 @@
 //! ```
 //!
 //! - [`BfvParameters`]: named sets (N = 4096 .. 32768, and a shallow N = 4096
-//!   set for depth-0 circuits) checked against the HomomorphicEncryption.org
+//!   set for depth-0 circuits) checked against the ePrint 2024/463
 //!   128-bit table; custom sets are refused below it unless allowed.
 //! - [`BfvContext`]: everything precomputed from a set.
 //! - [`Plaintext`]: batch encoder (2 rows of n/2 slots) and coefficient encoder.

@@ -1,5 +1,5 @@
-//! BFV parameters: named sets checked against the HomomorphicEncryption.org
-//! security standard, and the checks every custom set goes through.
+//! BFV parameters: named sets checked against the 128-bit table
+//! of ePrint 2024/463, and the checks every custom set goes through.
 
 use crate::error::{Error, Result};
 
@@ -82,54 +82,54 @@ impl BfvParameters {
         }
     }
 
-    /// N = 4096, Q = 2 x 36 bits, P = 37 bits (log QP = 109), t = 65537:
+    /// N = 4096, Q = 2 x 35 bits, P = 36 bits (log QP = 106), t = 65537:
     /// depth-1 multiplication, rotations.
     pub fn n4096() -> BfvParameters {
-        BfvParameters::new("bfv-n4096", 4096, &[36, 36], &[37], DEFAULT_PLAIN_MODULUS)
+        BfvParameters::new("bfv-n4096", 4096, &[35, 35], &[36], DEFAULT_PLAIN_MODULUS)
     }
 
-    /// N = 4096 with one 62-bit data prime and one 47-bit special prime
-    /// (log QP = 109): the cheapest set for depth-0 circuits (plaintext
+    /// N = 4096 with one 62-bit data prime and one 44-bit special prime
+    /// (log QP = 106): the cheapest set for depth-0 circuits (plaintext
     /// products, additions, rotations) such as the biometric match.
     pub fn n4096_shallow() -> BfvParameters {
         BfvParameters::new(
             "bfv-n4096-shallow",
             4096,
             &[62],
-            &[47],
-            DEFAULT_PLAIN_MODULUS,
-        )
-    }
-
-    /// N = 8192, Q = 43 + 43 + 44 + 44 bits, P = 44 bits (log QP = 218), t = 65537.
-    pub fn n8192() -> BfvParameters {
-        BfvParameters::new(
-            "bfv-n8192",
-            8192,
-            &[43, 43, 44, 44],
             &[44],
             DEFAULT_PLAIN_MODULUS,
         )
     }
 
-    /// N = 16384, Q = 8 primes of 48-49 bits, P = 49 bits (log QP <= 438), t = 65537.
+    /// N = 8192, Q = 42 + 42 + 43 + 43 bits, P = 44 bits (log QP = 214), t = 65537.
+    pub fn n8192() -> BfvParameters {
+        BfvParameters::new(
+            "bfv-n8192",
+            8192,
+            &[42, 42, 43, 43],
+            &[44],
+            DEFAULT_PLAIN_MODULUS,
+        )
+    }
+
+    /// N = 16384, Q = 8 primes of 47-48 bits, P = 49 bits (log QP = 430), t = 65537.
     pub fn n16384() -> BfvParameters {
         BfvParameters::new(
             "bfv-n16384",
             16384,
-            &[48, 48, 48, 49, 49, 49, 49, 49],
+            &[47, 47, 47, 48, 48, 48, 48, 48],
             &[49],
             DEFAULT_PLAIN_MODULUS,
         )
     }
 
-    /// N = 32768, Q = 16 primes of 50 bits, P = 2 x 40 bits (log QP <= 881), t = 65537.
+    /// N = 32768, Q = 16 primes of 49 bits, P = 2 x 42 bits (log QP = 868), t = 65537.
     pub fn n32768() -> BfvParameters {
         BfvParameters::new(
             "bfv-n32768",
             32768,
-            &[50; 16],
-            &[40, 40],
+            &[49; 16],
+            &[42, 42],
             DEFAULT_PLAIN_MODULUS,
         )
         .with_dnum(8)

@@ -19,7 +19,7 @@
 //! ```
 //!
 //! - [`CkksParameters`]: named sets (N = 2^13 .. 2^16) and a chain builder
-//!   for a depth and precision, checked against the HomomorphicEncryption.org
+//!   for a depth and precision, checked against the ePrint 2024/463
 //!   128-bit table.
 //! - [`Plaintext`]: the canonical-embedding encoder (special FFT), under a
 //!   public bound on the values that the caller declares (default

@@ -1,4 +1,4 @@
-//! CKKS parameters: named sets checked against the HomomorphicEncryption.org
+//! CKKS parameters: named sets checked against the ePrint 2024/463
 //! 128-bit table, a helper that builds a chain for a depth and precision, and
 //! the checks every set goes through.
 //!
@@ -61,10 +61,12 @@ impl CkksParameters {
         CkksParameters::new("ckks-n8192", 8192, &[50, 40, 40], &[50], 40, 3)
     }
 
-    /// N = 8192, Q = 50 + 3 x 40 bits, P = 48 bits (log QP = 218, the
-    /// 128-bit limit), scale 2^40, dnum = 4: depth 3.
+    /// N = 8192, Q = 49 + 3 x 40 bits, P = 45 bits (log QP = 214, the
+    /// 128-bit limit), scale 2^40, dnum = 4: depth 3; values up to 2^8 in
+    /// magnitude decrypt at level 0. P is 4 bits below q_0, so a key switch
+    /// at level 0 adds about 2^-21 relative error to each slot.
     pub fn n8192_depth3() -> CkksParameters {
-        CkksParameters::new("ckks-n8192-d3", 8192, &[50, 40, 40, 40], &[48], 40, 4)
+        CkksParameters::new("ckks-n8192-d3", 8192, &[49, 40, 40, 40], &[45], 40, 4)
     }
 
     /// N = 16384, Q = 50 + 7 x 40 bits, P = 2 x 50 bits (log QP = 430),

@@ -333,7 +333,7 @@ fn parameters_are_checked() {
         Err(Error::Insecure { .. })
     ));
     assert!(CkksContext::new(insecure.allow_insecure()).is_ok());
-    assert!(CkksParameters::for_depth(8192, 3, 40, 8).is_ok());
+    assert!(CkksParameters::for_depth(8192, 3, 40, 6).is_ok());
     assert!(matches!(
         CkksParameters::for_depth(8192, 5, 40, 10),
         Err(Error::Insecure { .. })
@@ -862,14 +862,14 @@ fn ciphertexts_do_not_reveal_the_magnitude_of_their_values() {
 fn results_that_would_wrap_modulo_q_are_refused() {
     let f = fixture();
     let scale = f.ctx.default_scale();
-    // Q_0 = 2^50 at scale 2^40: values up to 2^8 fit, 2^9 + error does not.
+    // Q_0 < 2^49 at scale 2^40: values up to 2^7 fit, 2^8 + error does not.
     let at_bottom = |bound: f64| {
         let pt = Plaintext::encode_real(&f.ctx, &[1.0], 0, scale, bound).unwrap();
         f.pk.encrypt(&pt)
     };
-    assert!(at_bottom(256.0).is_ok());
+    assert!(at_bottom(128.0).is_ok());
     assert!(matches!(
-        at_bottom(512.0),
+        at_bottom(256.0),
         Err(Error::MessageOverflow { .. })
     ));
     // x * 2^5 at level 0 (bound 16) fits; times 2^6 more would wrap.

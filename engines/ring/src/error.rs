@@ -64,7 +64,7 @@ impl fmt::Display for Error {
             Error::Insecure { n, log_qp, max_log_qp } => write!(
                 f,
                 "parameters are below 128-bit security: log2(QP) = {log_qp} exceeds {max_log_qp} \
-                 for n = {n} (HomomorphicEncryption.org standard); call allow_insecure() to use them anyway"
+                 for n = {n} (ePrint 2024/463 128-bit table); call allow_insecure() to use them anyway"
             ),
         }
     }
