@@ -3,7 +3,7 @@
 //! switch at N = 16384 (Q = 8 x 47-bit primes, P = 1, dnum = 8), one BFV
 //! rotation at N = 4096 (`bfv-n4096`), one BFV multiply + relinearize at
 //! N = 8192 (`bfv-n8192`); and the key-switching kernels per backend
-//! (N = 2^12 and 2^14, 50-bit primes): the lazy dot product over 3 and 8
+//! (N = 2^12 and 2^14, 50-bit and 62-bit primes): the lazy dot product over 3 and 8
 //! digits, base conversion from 8 primes to one (exact) and from one prime
 //! (the exact lift), and the two automorphisms. Also the biometric match's
 //! server-side compute (N = 8192 match set), whose rotations are key switches.
@@ -85,11 +85,17 @@ fn keyswitch(c: &mut Criterion<ThreadCpuTime>) {
 }
 
 fn kernels(c: &mut Criterion<ThreadCpuTime>) {
-    let mut group = c.benchmark_group("keyswitch_cpu/kernels/50bit");
+    for bits in [50, 62] {
+        kernels_at(c, bits);
+    }
+}
+
+fn kernels_at(c: &mut Criterion<ThreadCpuTime>, bits: u32) {
+    let mut group = c.benchmark_group(format!("keyswitch_cpu/kernels/{bits}bit"));
     group.sample_size(10);
     for log_n in [12, 14] {
         let n = 1usize << log_n;
-        let primes = ntt_primes(50, n, 9).expect("NTT-friendly primes exist");
+        let primes = ntt_primes(bits, n, 9).expect("NTT-friendly primes exist");
         let (q, src) = (primes[8], &primes[..8]);
         group.throughput(Throughput::Elements(n as u64));
         // Residues below q, the smallest of the nine primes.

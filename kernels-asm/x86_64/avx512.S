@@ -160,6 +160,151 @@ PRODUCT_OPS triskel_avx512
 
 LIFT_FUNC triskel_avx512_lift
 
+/* Lazy sums of products (dot, base_convert) for primes up to 62 bits: each
+ * 124-bit product a*b of a = a1*2^32 + a0, b = b1*2^32 + b0 (a1, b1 < 2^30)
+ * is added to three 64-bit columns without carries:
+ *     zmm16 += lo32(a0 b0)                         (2^0)
+ *     s = a0 b1 + a1 b0 + hi32(a0 b0) < 2^63 + 2^32
+ *     zmm17 += lo32(s)                             (2^32)
+ *     zmm18 += a1 b1 + hi32(s)                     (2^64)
+ * so 16 terms (the ABI's reduction period: below 2^128 with one residue
+ * more) never overflow a column: 15 vector ops per 8 products. */
+.macro LAZY128_TERM a, b0, b1
+        vpsrlq  zmm4, \a, 32
+        vpmuludq zmm6, \a, \b0          // a0 b0
+        vpmuludq zmm7, \a, \b1          // a0 b1
+        vpmuludq zmm8, zmm4, \b0        // a1 b0
+        vpmuludq zmm4, zmm4, \b1        // a1 b1
+        vpaddq  zmm18, zmm18, zmm4
+        vpaddq  zmm7, zmm7, zmm8
+        vpandq  zmm8, zmm6, zmm29
+        vpaddq  zmm16, zmm16, zmm8
+        vpsrlq  zmm6, zmm6, 32
+        vpaddq  zmm7, zmm7, zmm6        // s
+        vpandq  zmm8, zmm7, zmm29
+        vpaddq  zmm17, zmm17, zmm8
+        vpsrlq  zmm7, zmm7, 32
+        vpaddq  zmm18, zmm18, zmm7
+.endm
+
+/* Constants of LAZY128_REDUCE from the modulus at [m] (clobbers rax, r11):
+ * zmm24/25 = floor(2^64 / q) (the high word of floor(2^128 / q)) and its
+ * high half, zmm26 = w = 2^64 mod q (= -floor(2^64 / q) q mod 2^64),
+ * zmm27/28 = w's Shoup companion floor(w 2^64 / q), which is
+ * floor(2^128 / q) - floor(2^64 / q) 2^64, the low word, and its high half. */
+.macro LAZY_CONSTANTS m
+        mov     rax, [\m + 8]
+        vpbroadcastq zmm24, rax
+        mov     r11, rax
+        shr     rax, 32
+        vpbroadcastq zmm25, rax
+        imul    r11, [\m]
+        neg     r11
+        vpbroadcastq zmm26, r11
+        mov     rax, [\m + 16]
+        vpbroadcastq zmm27, rax
+        shr     rax, 32
+        vpbroadcastq zmm28, rax
+.endm
+
+/* zmm0 = (zmm18 2^64 + zmm17 2^32 + zmm16) mod q, the sum below 2^128:
+ * carried into hi:lo words, then lo - floor(lo / q) q and hi w - ... by
+ * Shoup's method (quotients from MULHI_APPROX, one short at most: each
+ * part in [0, 3q)), each brought to [0, 2q), summed and fully reduced.
+ * Clobbers zmm1..zmm3, zmm12..zmm15. */
+.macro LAZY128_REDUCE
+        vpsrlq  zmm1, zmm16, 32
+        vpaddq  zmm1, zmm1, zmm17       // the 2^32 column, < 2^38
+        vpandq  zmm2, zmm16, zmm29
+        vpsllq  zmm3, zmm1, 32
+        vporq   zmm2, zmm2, zmm3        // lo
+        vpsrlq  zmm1, zmm1, 32
+        vpaddq  zmm1, zmm1, zmm18       // hi
+        MULHI_APPROX zmm3, zmm2, zmm24, zmm25
+        vpmullq zmm3, zmm3, zmm30
+        vpsubq  zmm2, zmm2, zmm3
+        SUB_IF_GE zmm2, zmm31, zmm3
+        MULHI_APPROX zmm3, zmm1, zmm27, zmm28
+        vpmullq zmm3, zmm3, zmm30
+        vpmullq zmm0, zmm1, zmm26
+        vpsubq  zmm0, zmm0, zmm3
+        SUB_IF_GE zmm0, zmm31, zmm3
+        vpaddq  zmm0, zmm0, zmm2
+        SUB_IF_GE zmm0, zmm31, zmm3
+        SUB_IF_GE zmm0, zmm30, zmm3
+.endm
+
+/* Before term rax: every 16 terms (not before the first), the columns are
+ * reduced and restart from the residue, as the ABI's reduction period. */
+.macro LAZY128_FOLD
+        test    eax, 15
+        jnz     76f
+        test    eax, eax
+        jz      76f
+        LAZY128_REDUCE
+        vmovdqa64 zmm16, zmm0
+        vpxorq  zmm17, zmm17, zmm17
+        vpxorq  zmm18, zmm18, zmm18
+76:
+.endm
+
+.macro LAZY128_CLEAR
+        vpxorq  zmm16, zmm16, zmm16
+        vpxorq  zmm17, zmm17, zmm17
+        vpxorq  zmm18, zmm18, zmm18
+.endm
+
+/* One block of 8 (mask k1) of the dot product at byte offset r12 into zmm0:
+ * the rcx terms of the pointer arrays rsi, r10. */
+.macro DOT_BLOCK
+        LAZY128_CLEAR
+        xor     eax, eax
+77:     LAZY128_FOLD
+        mov     r11, [rsi + rax*8]
+        mov     r9, [r10 + rax*8]
+        vmovdqu64 zmm2{k1}{z}, [r11 + r12]
+        vmovdqu64 zmm3{k1}{z}, [r9 + r12]
+        vpsrlq  zmm5, zmm3, 32
+        LAZY128_TERM zmm2, zmm3, zmm5
+        inc     rax
+        cmp     rax, rcx
+        jb      77b
+        LAZY128_REDUCE
+.endm
+
+/* One block of 8 (mask k1) of base_convert at byte offset r12 into zmm0:
+ * the sum of y_i * qhat_mod_p[i] mod p over the rcx source primes (pointer
+ * array rsi, table r10, qhat r13), and when exact (rbx = vq_mod_p non-NULL)
+ * minus vq_mod_p[v] (HPS_OVERFLOW, from the double sum of y_i * inv_q[i]
+ * (r9), taken left to right as portable does). */
+.macro CONVERT_BLOCK
+        LAZY128_CLEAR
+        vpxorq  zmm11, zmm11, zmm11     // the double sum
+        xor     eax, eax
+77:     LAZY128_FOLD
+        mov     r11, [rsi + rax*8]
+        vmovdqu64 zmm9{k1}{z}, [r11 + r12]
+        vpbroadcastq zmm3, [r13 + rax*8]
+        vpsrlq  zmm5, zmm3, 32
+        LAZY128_TERM zmm9, zmm3, zmm5
+        test    rbx, rbx
+        jz      78f
+        vcvtqq2pd zmm9, zmm9
+        vmulpd  zmm9, zmm9, qword ptr [r9 + rax*8]{1to8}
+        vaddpd  zmm11, zmm11, zmm9
+78:     inc     rax
+        cmp     rax, rcx
+        jb      77b
+        LAZY128_REDUCE
+        test    rbx, rbx
+        jz      81f
+        HPS_OVERFLOW
+        HPS_CORRECT
+81:
+.endm
+
+LAZY_SUM_FUNCS triskel_avx512
+
 /* void triskel_x86_automorphism_ntt(u64 *out rdi, const u64 *a rsi,
  *     const u32 *perm rdx, size_t n rcx): out[j] = a[perm[j]], eight
  * values per gather (AVX-512F only, so the avx512 and avx512ifma backends

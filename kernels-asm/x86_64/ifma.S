@@ -102,10 +102,10 @@ PRODUCT_OPS triskel_ifma
  *     X = hh*2^104 + hl*2^52 + l  with l, hl < 2^52, hh < 2^4
  *       = Shoup(l, 1) + Shoup(hl, 2^52 mod q) + Shoup(hh, 2^104 mod q)  (mod q)
  * (three products in [0, 2q), summed with conditional subtractions).
- * LAZY_SETUP computes the constants from q (rdx:rax division, once per call;
+ * LAZY_CONSTANTS computes the constants from q (rdx:rax division, once per call;
  * clobbers rax, rdx, r11): zmm25 = 1, zmm24 = floor(2^52 / q),
  * zmm20/21 = 2^52 mod q and its companion, zmm22/23 = 2^104 mod q and its. */
-.macro LAZY_SETUP m
+.macro LAZY_CONSTANTS m
         mov     r11, [\m]
         xor     edx, edx
         movabs  rax, 0x10000000000000
@@ -145,9 +145,10 @@ PRODUCT_OPS triskel_ifma
         vmovdqa64 zmm0, zmm6
 .endm
 
-/* One block of 8 (mask k1) of the dot product at byte offset r12:
- * zmm0/zmm1 = lo/hi sums over the rcx terms of the pointer arrays rsi, r10. */
-.macro DOT_TERMS
+/* One block of 8 (mask k1) of the dot product at byte offset r12 into zmm0:
+ * the lo/hi sums (zmm0/zmm1) over the rcx terms of the pointer arrays rsi,
+ * r10, reduced. */
+.macro DOT_BLOCK
         vpxorq  zmm0, zmm0, zmm0
         vpxorq  zmm1, zmm1, zmm1
         xor     eax, eax
@@ -160,53 +161,17 @@ PRODUCT_OPS triskel_ifma
         inc     rax
         cmp     rax, rcx
         jb      77b
+        LAZY_REDUCE
 .endm
 
-/* void triskel_ifma_dot(out rdi, const u64 *const *a rsi,
- *     const u64 *const *b rdx, size_t count rcx, size_t len r8, m r9) */
-FUNC triskel_ifma_dot
-        push    r12
-        push    r13
-        mov     r10, rdx
-        SETUP_MOD r9
-        LAZY_SETUP r9
-        kxnorb  k1, k1, k1
-        xor     r12, r12
-        mov     r13, r8
-        and     r13, -8
-        shl     r13, 3
-        cmp     r12, r13
-        jae     2f
-1:      DOT_TERMS
-        LAZY_REDUCE
-        vmovdqu64 [rdi + r12], zmm0
-        add     r12, 64
-        cmp     r12, r13
-        jb      1b
-2:      mov     r11, r8
-        and     r11d, 7
-        jz      3f
-        mov     eax, 0xff
-        bzhi    eax, eax, r11d
-        kmovb   k1, eax
-        DOT_TERMS
-        LAZY_REDUCE
-        vmovdqu64 [rdi + r12]{k1}, zmm0
-3:      pop     r13
-        pop     r12
-        vzeroupper
-        ret
-ENDFUNC triskel_ifma_dot
-
-/* One block of 8 (mask k1) of base_convert at byte offset r12: zmm0/zmm1 =
- * lo/hi sums of y_i * qhat_mod_p[i], zmm10 = v (the clamped overflow count;
- * 0 when rbx (vq_mod_p) is NULL). Pointer array rsi, table r10, count rcx. */
-.macro CONVERT_TERMS
+/* One block of 8 (mask k1) of base_convert at byte offset r12 into zmm0:
+ * the lo/hi sums (zmm0/zmm1) of y_i * qhat_mod_p[i] reduced, minus
+ * vq_mod_p[v] when rbx (vq_mod_p) is not NULL (HPS_OVERFLOW, with the double
+ * sum in zmm11). Pointer array rsi, table r10, count rcx. */
+.macro CONVERT_BLOCK
         vpxorq  zmm0, zmm0, zmm0
         vpxorq  zmm1, zmm1, zmm1
         vpxorq  zmm11, zmm11, zmm11     // double sum
-        mov     r13, [r10 + 24]         // qhat_mod_p
-        mov     r9, [r10 + 16]          // inv_q
         xor     eax, eax
 77:     mov     r11, [rsi + rax*8]
         vmovdqu64 zmm2{k1}{z}, [r11 + r12]
@@ -219,91 +184,15 @@ ENDFUNC triskel_ifma_dot
         inc     rax
         cmp     rax, rcx
         jb      77b
-        vpxorq  zmm10, zmm10, zmm10
+        LAZY_REDUCE
         test    rbx, rbx
-        jz      79f
-        cmp     rcx, 1
-        jne     78f
-        // one prime: v = [y_0 > q_0 / 2]
-        mov     r11, [rsi]
-        vmovdqu64 zmm2{k1}{z}, [r11 + r12]
-        mov     r11, [r10 + 8]
-        mov     r11, [r11]
-        shr     r11, 1
-        vpbroadcastq zmm3, r11
-        vpcmpuq k2, zmm2, zmm3, 6       // y > q/2
-        vpbroadcastq zmm10{k2}{z}, rax  // rax = 1 here
-        jmp     79f
-78:     movabs  r11, 0x3fe0000000000000 // 0.5
-        vpbroadcastq zmm2, r11
-        vaddpd  zmm11, zmm11, zmm2
-        vcvttpd2uqq zmm10, zmm11
-        vpbroadcastq zmm2, rcx
-        vpminuq zmm10, zmm10, zmm2
-79:
+        jz      80f
+        HPS_OVERFLOW
+        HPS_CORRECT
+80:
 .endm
 
-/* void triskel_ifma_base_convert_raw(out rdi, const u64 *const *y rsi,
- *     size_t len rdx, const triskel_convert_table *t rcx, m r8): every
- * source prime below 2^50 (the C wrapper checks). */
-FUNC triskel_ifma_base_convert_raw
-        push    rbx
-        push    r12
-        push    r13
-        push    r14
-        mov     r10, rcx
-        mov     r14, rdx                // len
-        SETUP_MOD r8
-        LAZY_SETUP r8
-        mov     rcx, [r10]              // count
-        mov     rbx, [r10 + 32]         // vq_mod_p or NULL
-        kxnorb  k1, k1, k1
-        xor     r12, r12
-        mov     rdx, r14
-        and     rdx, -8
-        shl     rdx, 3
-        push    rdx                     // bytes of whole blocks, at [rsp]
-        cmp     r12, [rsp]
-        jae     2f
-1:      CONVERT_TERMS
-        LAZY_REDUCE
-        test    rbx, rbx
-        jz      4f
-        kxnorb  k2, k2, k2
-        vpxorq  zmm2, zmm2, zmm2
-        vpgatherqq zmm2{k2}, qword ptr [rbx + zmm10*8]
-        vpaddq  zmm0, zmm0, zmm30
-        vpsubq  zmm0, zmm0, zmm2
-        SUB_IF_GE zmm0, zmm30, zmm3
-4:      vmovdqu64 [rdi + r12], zmm0
-        add     r12, 64
-        cmp     r12, [rsp]
-        jb      1b
-2:      mov     r11, r14
-        and     r11d, 7
-        jz      3f
-        mov     eax, 0xff
-        bzhi    eax, eax, r11d
-        kmovb   k1, eax
-        CONVERT_TERMS
-        LAZY_REDUCE
-        test    rbx, rbx
-        jz      5f
-        kxnorb  k2, k2, k2
-        vpxorq  zmm2, zmm2, zmm2
-        vpgatherqq zmm2{k2}, qword ptr [rbx + zmm10*8]
-        vpaddq  zmm0, zmm0, zmm30
-        vpsubq  zmm0, zmm0, zmm2
-        SUB_IF_GE zmm0, zmm30, zmm3
-5:      vmovdqu64 [rdi + r12]{k1}, zmm0
-3:      pop     rdx
-        pop     r14
-        pop     r13
-        pop     r12
-        pop     rbx
-        vzeroupper
-        ret
-ENDFUNC triskel_ifma_base_convert_raw
+LAZY_SUM_FUNCS triskel_ifma
 
 /* One block of 8 (mask k1) of the single-prime lift at byte offset r10:
  * zmm1 = (y mod p) - (y > q_0 / 2 ? zmm27 : zmm23) mod p. */

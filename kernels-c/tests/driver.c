@@ -397,6 +397,58 @@ static void check_keyswitch_ops_against_portable(const triskel_backend *be, uint
     free(buf), free(x), free(y), free(perm);
 }
 
+/* dot and base_convert of `be` equal portable's for every term count the
+ * ABI allows (1..TRISKEL_MAX_TERMS, across the reduction period's
+ * boundaries 16, 32, ...), on every fill: all q-1 is the largest sum the
+ * lazy columns must hold. */
+static void check_lazy_sums_at_max_terms(const triskel_backend *be, uint64_t q) {
+    const triskel_backend *pb = triskel_backend_get(TRISKEL_BACKEND_PORTABLE);
+    enum { K = TRISKEL_MAX_TERMS };
+    const uint64_t n = 16 + 5; /* whole vectors and a tail */
+    triskel_modulus m;
+    triskel_modulus_init(&m, q);
+    uint64_t *buf = malloc(2 * K * n * 8), *ys = malloc(K * n * 8);
+    uint64_t *x = malloc(n * 8), *y = malloc(n * 8);
+    const uint64_t *a[K], *b[K], *yp[K];
+    uint64_t src_q[K], w[K], vq[K + 1];
+    double inv_q[K];
+    const int bits = (int)(64 - __builtin_clzll(q));
+    for (int j = 0; j < K; j++) {
+        a[j] = buf + j * n, b[j] = buf + (K + j) * n, yp[j] = ys + j * n;
+        /* Moduli around q's size (the kernels need no primality). */
+        int sb = bits + (j % 3) - 1;
+        src_q[j] = friendly_prime(sb < 20 ? 20 : sb > 62 ? 62 : sb) - 2 * (uint64_t)j;
+        inv_q[j] = 1.0 / (double)src_q[j];
+    }
+    for (int v = 0; v <= K; v++) vq[v] = next_u64() % q;
+    for (int kind = 0; kind < NUM_FILLS; kind++) {
+        fill(buf, 2 * K * n, q, kind);
+        for (int j = 0; j < K; j++) w[j] = kind == MAX ? q - 1 : next_u64() % q;
+        for (size_t count = 1; count <= K; count++) {
+            if (be->dot) {
+                pb->dot(x, a, b, count, n, &m);
+                be->dot(y, a, b, count, n, &m);
+                check(memcmp(x, y, n * 8) == 0, be->name, "dot (up to the largest term count)", n,
+                      q);
+            }
+            if (!be->base_convert) continue;
+            /* Residues of the source primes: the "b" vectors reduced, or
+             * q_i - 1 for the largest sum. */
+            for (size_t i = 0; i < count; i++)
+                for (uint64_t c = 0; c < n; c++)
+                    ys[i * n + c] = kind == MAX ? src_q[i] - 1 : b[i][c] % src_q[i];
+            for (int exact = 0; exact <= 1; exact++) {
+                triskel_convert_table t = {count, src_q, inv_q, w, exact ? vq : NULL};
+                pb->base_convert(x, yp, n, &t, &m);
+                be->base_convert(y, yp, n, &t, &m);
+                check(memcmp(x, y, n * 8) == 0, be->name,
+                      "base_convert (up to the largest term count)", n, q);
+            }
+        }
+    }
+    free(buf), free(ys), free(x), free(y);
+}
+
 /* Every kernel of `be` equals the portable kernel on the same inputs. */
 static void check_against_portable(const triskel_backend *be, uint64_t q) {
     const triskel_backend *pb = triskel_backend_get(TRISKEL_BACKEND_PORTABLE);
@@ -509,11 +561,13 @@ int main(void) {
             if (bits[i] <= (int)be->max_modulus_bits) {
                 check_against_portable(be, friendly_prime(bits[i]));
                 check_keyswitch_ops_against_portable(be, friendly_prime(bits[i]));
+                check_lazy_sums_at_max_terms(be, friendly_prime(bits[i]));
             }
         if (be->max_modulus_bits >= 62) {
             check_against_portable(be, hard);
             check_keyswitch_ops_against_portable(be, hard);
             check_products_above_2_61(be);
+            check_lazy_sums_at_max_terms(be, hard);
         }
         if (be->max_modulus_bits == 31) check_against_portable(be, low_31_bit_prime());
         printf("%s: %s\n", be->name, failed == before ? "matches portable" : "MISMATCH");

@@ -391,6 +391,12 @@ fn dispatch_lists_and_selects_usable_backends() {
         }
     }
     assert_eq!(Backend::Portable.native_ops(), OPS.to_vec());
+    // Both AVX-512 backends implement every op (none falls back to portable).
+    for b in [Backend::Avx512, Backend::Avx512Ifma] {
+        if b.is_compiled() {
+            assert_eq!(b.native_ops(), OPS.to_vec(), "{b:?}");
+        }
+    }
     if forced_backend().unwrap().is_none() {
         for bits in [30, 49, 55, 61] {
             let q = ntt_primes(bits, 1024, 1).unwrap()[0];

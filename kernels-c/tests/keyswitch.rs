@@ -211,3 +211,75 @@ fn bad_arguments_are_errors() {
     let perm = GaloisPermutation::new(16, 5).unwrap();
     assert!(automorphism_ntt(&m, &mut out, &v, &perm).is_err());
 }
+
+/// The largest term count the ABI allows (MAX_TERMS, several reduction
+/// periods of 16), on all-maximal inputs (the largest lazy sums) and mixed
+/// edges, for primes up to 62 bits: `dot` against u128 sums, the fast
+/// conversion against sum_i y_i (Q/q_i) mod p in u128, and the exact one
+/// bit for bit against portable, on every backend.
+#[test]
+fn lazy_sums_at_the_largest_term_count() {
+    let len = 21;
+    for bits in [62, 50, 31] {
+        let primes = ntt_primes(bits, 1024, MAX_TERMS + 1).unwrap();
+        let (p, src) = (primes[MAX_TERMS], &primes[..MAX_TERMS]);
+        let edge = |q: u64, j: usize, i: usize| match (i + j) % 5 {
+            0 => 0,
+            1 => 1,
+            2 => ((j as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ i as u64) % q,
+            _ => q - 1,
+        };
+        for all_max in [true, false] {
+            let value = |q: u64, j: usize, i: usize| if all_max { q - 1 } else { edge(q, j, i) };
+            let a: Vec<Vec<u64>> = (0..MAX_TERMS)
+                .map(|j| (0..len).map(|i| value(p, j, i)).collect())
+                .collect();
+            let b: Vec<Vec<u64>> = (0..MAX_TERMS)
+                .map(|j| (0..len).map(|i| value(p, j + 1, i)).collect())
+                .collect();
+            let y: Vec<Vec<u64>> = src
+                .iter()
+                .enumerate()
+                .map(|(j, &q)| (0..len).map(|i| value(q, j, i)).collect())
+                .collect();
+            let (ar, br): (Vec<&[u64]>, Vec<&[u64]>) = (
+                a.iter().map(|v| &v[..]).collect(),
+                b.iter().map(|v| &v[..]).collect(),
+            );
+            let yr: Vec<&[u64]> = y.iter().map(|v| &v[..]).collect();
+            let sum = |f: &dyn Fn(usize, usize) -> u128, i: usize| {
+                (0..MAX_TERMS).fold(0u128, |acc, j| (acc + f(j, i) % p as u128) % p as u128) as u64
+            };
+            let dot_expected: Vec<u64> = (0..len)
+                .map(|i| sum(&|j, i| a[j][i] as u128 * b[j][i] as u128, i))
+                .collect();
+            let pm = Modulus::with_backend(p, Backend::Portable).unwrap();
+            let qhat: Vec<u128> = (0..MAX_TERMS)
+                .map(|j| {
+                    src.iter()
+                        .enumerate()
+                        .filter(|&(l, _)| l != j)
+                        .fold(1, |acc, (_, &q)| pm.mul_mod(acc, q)) as u128
+                })
+                .collect();
+            let fast_expected: Vec<u64> = (0..len)
+                .map(|i| sum(&|j, i| y[j][i] as u128 * qhat[j], i))
+                .collect();
+            let mut exact_portable = vec![0; len];
+            BaseConversion::new(src, &pm)
+                .unwrap()
+                .convert(&mut exact_portable, &yr, true)
+                .unwrap();
+            for m in moduli(p) {
+                let mut out = vec![0; len];
+                dot(&m, &mut out, &ar, &br).unwrap();
+                assert_eq!(out, dot_expected, "dot, {bits} bits, {:?}", m.backend());
+                let conv = BaseConversion::new(src, &m).unwrap();
+                conv.convert(&mut out, &yr, false).unwrap();
+                assert_eq!(out, fast_expected, "fast, {bits} bits, {:?}", m.backend());
+                conv.convert(&mut out, &yr, true).unwrap();
+                assert_eq!(out, exact_portable, "exact, {bits} bits, {:?}", m.backend());
+            }
+        }
+    }
+}

@@ -154,6 +154,11 @@ static void x86_automorphism_coeff(uint64_t *out, const uint64_t *a, uint64_t g,
 
 void triskel_ifma_lift(uint64_t *out, const uint64_t *y, size_t len,
                        const triskel_convert_table *t, const triskel_modulus *m);
+/* AVX-512F lazy sums for primes up to 62 bits (avx512.S). */
+void triskel_avx512_dot(uint64_t *out, const uint64_t *const *a, const uint64_t *const *b,
+                        size_t count, size_t len, const triskel_modulus *m);
+void triskel_avx512_base_convert_raw(uint64_t *out, const uint64_t *const *y, size_t len,
+                                     const triskel_convert_table *t, const triskel_modulus *m);
 void triskel_avx512_lift(uint64_t *out, const uint64_t *y, size_t len,
                          const triskel_convert_table *t, const triskel_modulus *m);
 
@@ -165,7 +170,7 @@ static int is_lift(const triskel_convert_table *t, const triskel_modulus *m) {
 
 /* The IFMA conversion multiplies 52-bit limbs: source residues of primes of
  * 50 bits or more (the target is below 2^50 by the backend's limit) take
- * the AVX-512F lift, or else the portable kernel. */
+ * the AVX-512F kernels instead. */
 static void ifma_base_convert(uint64_t *out, const uint64_t *const *y, size_t len,
                               const triskel_convert_table *t, const triskel_modulus *m) {
     int small = 1;
@@ -175,16 +180,16 @@ static void ifma_base_convert(uint64_t *out, const uint64_t *const *y, size_t le
     else if (small)
         triskel_ifma_base_convert_raw(out, y, len, t, m);
     else
-        triskel_portable_backend.base_convert(out, y, len, t, m);
+        triskel_avx512_base_convert_raw(out, y, len, t, m);
 }
 
-/* AVX-512F: the single-prime lift in SIMD, other conversions portable. */
+/* AVX-512F: the single-prime lift, or the general lazy sum. */
 static void avx512_base_convert(uint64_t *out, const uint64_t *const *y, size_t len,
                                 const triskel_convert_table *t, const triskel_modulus *m) {
     if (is_lift(t, m))
         triskel_avx512_lift(out, y[0], len, t, m);
     else
-        triskel_portable_backend.base_convert(out, y, len, t, m);
+        triskel_avx512_base_convert_raw(out, y, len, t, m);
 }
 
 const triskel_backend triskel_avx512ifma_backend = {
@@ -219,6 +224,7 @@ const triskel_backend triskel_avx512_backend = {
     .mul = triskel_avx512_mul,
     .mul_scalar = triskel_avx512_mul_scalar,
     .mul_acc = triskel_avx512_mul_acc,
+    .dot = triskel_avx512_dot,
     .base_convert = avx512_base_convert,
     .automorphism_coeff = x86_automorphism_coeff,
     .automorphism_ntt = triskel_x86_automorphism_ntt,
