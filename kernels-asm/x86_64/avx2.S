@@ -417,9 +417,9 @@ ENDFUNC triskel_avx2_ntt_inverse
 .endm
 
 /* Integers below 2^52 to doubles. */
-.macro FROM_INT x
-        vpor    \x, \x, ymm11
-        vsubpd  \x, \x, ymm11
+.macro FROM_INT x, two52=ymm11
+        vpor    \x, \x, \two52
+        vsubpd  \x, \x, \two52
 .endm
 
 /* Cooley-Tukey: v = y*w, x reduced; x = x + v, y = x - v (|.| <= 3q/2 + 1). */
@@ -997,10 +997,21 @@ ENDFUNC triskel_avx2_automorphism_coeff_raw
         vaddpd  ymm0, ymm0, ymm3
 .endm
 
-/* The block loop of the dot product: \term adds the product of ymm3 and
- * ymm4 to the sums, \fold reduces them every \chunk terms, \final leaves
- * the result in [0, q) in ymm0. r8 = length in bytes. */
-.macro DOT_LOOP term, fold, chunk, final
+/* ymm4 = the second factor of term rbx: b[rbx] at byte offset r12 (dot),
+ * or the broadcast constant qhat_mod_p[rbx] (base_convert). */
+.macro DOT_LOAD_B
+        mov     rax, [r10 + rbx*8]
+        vmovdqu ymm4, [rax + r12]
+.endm
+.macro CONVERT_LOAD_QHAT
+        vpbroadcastq ymm4, qword ptr [r10 + rbx*8]
+.endm
+
+/* The block loop of the dot product and base conversion: ymm3 = term rbx
+ * of the pointer array rsi at byte offset r12, ymm4 from \load; \term adds
+ * their product to the sums, \fold reduces them every \chunk terms, \final
+ * leaves the result in [0, q) in ymm0. r8 = length in bytes, rcx = terms. */
+.macro DOT_LOOP term, fold, chunk, final, load=DOT_LOAD_B
         xor     r12, r12
 1:      vpxor   ymm0, ymm0, ymm0
         vpxor   ymm1, ymm1, ymm1
@@ -1008,9 +1019,8 @@ ENDFUNC triskel_avx2_automorphism_coeff_raw
         xor     ebx, ebx
         mov     r13d, \chunk
 2:      mov     r11, [rsi + rbx*8]
-        mov     rax, [r10 + rbx*8]
         vmovdqu ymm3, [r11 + r12]
-        vmovdqu ymm4, [rax + r12]
+        \load
         \term
         inc     rbx
         cmp     rbx, rcx
@@ -1048,6 +1058,30 @@ ENDFUNC triskel_avx2_automorphism_coeff_raw
         FTO_INT ymm0
 .endm
 
+/* The constants of DOT_FOLD_INT for the modulus at [m] (clobbers rax, rdx,
+ * r11, ymm4; [rsp] must be 64 bytes, 32-byte aligned). */
+.macro LAZY_SETUP_INT m
+        SETUP_MOD \m
+        mov     r11, [\m]
+        mov     edx, 1
+        xor     eax, eax
+        div     r11                     // rdx = 2^64 mod q
+        vmovq   xmm8, rdx
+        vpbroadcastq ymm8, xmm8
+        vpsrlq  ymm9, ymm8, 32
+        xor     eax, eax
+        div     r11                     // rax = floor((2^64 mod q) 2^64 / q)
+        vmovq   xmm10, rax
+        vpbroadcastq ymm10, xmm10
+        vpsrlq  ymm11, ymm10, 32
+        vpbroadcastq ymm4, qword ptr [\m + 8]
+        vmovdqa [rsp], ymm4
+        vpsrlq  ymm4, ymm4, 32
+        vmovdqa [rsp + 32], ymm4
+        vpcmpeqd ymm12, ymm12, ymm12
+        vpsrlq  ymm12, ymm12, 32
+.endm
+
 /* void triskel_avx2_dot_raw(u64 *out rdi, const u64 *const *a rsi,
  *     const u64 *const *b rdx, size_t count rcx (>= 1), size_t len r8
  *     (a multiple of 4), m r9) */
@@ -1063,25 +1097,7 @@ FUNC triskel_avx2_dot_raw
         mov     rax, [r9]
         shr     rax, 50
         jz      8f
-        SETUP_MOD r9
-        mov     r11, [r9]
-        mov     edx, 1
-        xor     eax, eax
-        div     r11                     // rdx = 2^64 mod q
-        vmovq   xmm8, rdx
-        vpbroadcastq ymm8, xmm8
-        vpsrlq  ymm9, ymm8, 32
-        xor     eax, eax
-        div     r11                     // rax = floor((2^64 mod q) 2^64 / q)
-        vmovq   xmm10, rax
-        vpbroadcastq ymm10, xmm10
-        vpsrlq  ymm11, ymm10, 32
-        vpbroadcastq ymm4, qword ptr [r9 + 8]
-        vmovdqa [rsp], ymm4
-        vpsrlq  ymm4, ymm4, 32
-        vmovdqa [rsp + 32], ymm4
-        vpcmpeqd ymm12, ymm12, ymm12
-        vpsrlq  ymm12, ymm12, 32
+        LAZY_SETUP_INT r9
         DOT_LOOP DOT_TERM_INT, DOT_REFOLD_INT, 8, DOT_FINAL_INT
         jmp     9f
 8:      FMOD_SETUP r9
@@ -1095,5 +1111,134 @@ FUNC triskel_avx2_dot_raw
         pop     rbx
         ret
 ENDFUNC triskel_avx2_dot_raw
+
+/* Base conversion (HPS) after the lazy sum: ymm0 = r in [0, p) becomes
+ * (r - vq_mod_p[v]) mod p (vq_mod_p at r14, or nothing when r14 = 0), with
+ * v = [y_0 > q_0 / 2] for one source prime, else the clamped double sum of
+ * the header, in the same order of operations as portable's:
+ * (double)(int64_t)y = fl(y1 * 2^32 + y0) (one rounding, FMA; y1 the
+ * signed high dword), times inv_q[i] and added left to right, plus 1/2,
+ * clamped to [0, k] before truncation (so that any input indexes inside
+ * vq_mod_p). Table r15, pointers rsi, count rcx, byte offset r12, the
+ * modulus at r9; clobbers rax, rbx, r11, ymm1..7. */
+.macro CONVERT_CORRECT
+        test    r14, r14
+        jz      79f
+        vbroadcastsd ymm2, qword ptr [rip + .Ltwo52]
+        cmp     rcx, 1
+        jne     77f
+        mov     r11, [rsi]
+        vmovdqu ymm3, [r11 + r12]
+        mov     rax, [r15 + 8]
+        mov     rax, [rax]
+        shr     rax, 1
+        vmovq   xmm5, rax
+        vpbroadcastq ymm5, xmm5
+        vpbroadcastq ymm6, qword ptr [rip + .Lsign]
+        vpxor   ymm3, ymm3, ymm6        // unsigned order as signed
+        vpxor   ymm5, ymm5, ymm6
+        vpcmpgtq ymm1, ymm3, ymm5
+        vpsrlq  ymm1, ymm1, 63          // v
+        jmp     78f
+77:     vxorpd  ymm1, ymm1, ymm1        // s
+        mov     rax, [r15 + 16]         // inv_q
+        xor     ebx, ebx
+76:     mov     r11, [rsi + rbx*8]
+        vmovdqu ymm3, [r11 + r12]
+        vpsrlq  ymm4, ymm3, 32
+        vpxor   ymm5, ymm5, ymm5
+        vpblendd ymm3, ymm3, ymm5, 0xaa // y0
+        FROM_INT ymm3, ymm2
+        vbroadcastsd ymm5, qword ptr [rip + .Ltwo52_sign]
+        vpxor   ymm4, ymm4, ymm5        // 2^52 + y1 + 2^31 (mod 2^32)
+        vsubpd  ymm4, ymm4, ymm5        // y1 as a signed dword
+        vbroadcastsd ymm5, qword ptr [rip + .Ltwo32]
+        vfmadd132pd ymm4, ymm3, ymm5    // (double)y
+        vbroadcastsd ymm5, qword ptr [rax + rbx*8]
+        vmulpd  ymm4, ymm4, ymm5
+        vaddpd  ymm1, ymm1, ymm4
+        inc     rbx
+        cmp     rbx, rcx
+        jb      76b
+        vbroadcastsd ymm5, qword ptr [rip + .Lhalf]
+        vaddpd  ymm1, ymm1, ymm5
+        vxorpd  ymm5, ymm5, ymm5
+        vmaxpd  ymm1, ymm1, ymm5
+        vcvtsi2sd xmm5, xmm5, rcx
+        vbroadcastsd ymm5, xmm5
+        vminpd  ymm1, ymm1, ymm5
+        vroundpd ymm1, ymm1, 3          // truncate
+        vaddpd  ymm1, ymm1, ymm2
+        vpxor   ymm1, ymm1, ymm2        // v
+78:     vpcmpeqd ymm5, ymm5, ymm5
+        vpxor   ymm3, ymm3, ymm3
+        vpgatherqq ymm3, [r14 + ymm1*8], ymm5
+        vpbroadcastq ymm6, qword ptr [r9]
+        vpaddq  ymm0, ymm0, ymm6
+        vpsubq  ymm0, ymm0, ymm3
+        SUB_IF_GE ymm0, ymm6
+79:
+.endm
+
+.macro CONVERT_FINAL_INT
+        DOT_FINAL_INT
+        CONVERT_CORRECT
+.endm
+
+.macro CONVERT_FINAL_FMA
+        DOT_FINAL_FMA
+        CONVERT_CORRECT
+.endm
+
+/* void triskel_avx2_base_convert_{int,fma}(u64 *out rdi,
+ *     const u64 *const *y rsi, size_t len rdx (a multiple of 4),
+ *     const triskel_convert_table *t rcx, m r8): the lazy sum of the dot
+ * product with the broadcast constants qhat_mod_p, then CONVERT_CORRECT.
+ * The fma version needs every source prime and p below 2^50 (the C wrapper
+ * checks). */
+.macro CONVERT_FUNC name, setup, term, fold, chunk, final
+FUNC \name
+        SAVE_REGS
+        push    r15
+        push    rbp
+        mov     rbp, rsp
+        sub     rsp, 64
+        and     rsp, -32
+        mov     r15, rcx
+        mov     r9, r8
+        mov     r8, rdx
+        shl     r8, 3
+        jz      9f
+        mov     rcx, [r15]              // k
+        mov     r10, [r15 + 24]         // qhat_mod_p
+        mov     r14, [r15 + 32]         // vq_mod_p or NULL
+        \setup  r9
+        DOT_LOOP \term, \fold, \chunk, \final, CONVERT_LOAD_QHAT
+9:      vzeroupper
+        mov     rsp, rbp
+        pop     rbp
+        pop     r15
+        pop     r14
+        pop     r13
+        pop     r12
+        pop     rbx
+        ret
+ENDFUNC \name
+.endm
+
+CONVERT_FUNC triskel_avx2_base_convert_int, LAZY_SETUP_INT, DOT_TERM_INT, DOT_REFOLD_INT, 8, CONVERT_FINAL_INT
+CONVERT_FUNC triskel_avx2_base_convert_fma, FMOD_SETUP, DOT_TERM_FMA, DOT_REFOLD_FMA, 7, CONVERT_FINAL_FMA
+
+        .section .rodata
+        .balign 8
+.Ltwo32:
+        .double 4294967296.0
+.Ltwo52_sign:
+        .quad   0x4330000080000000      // 2^52 + 2^31
+.Lsign:
+        .quad   0x8000000000000000
+.Lhalf:
+        .double 0.5
+        .text
 
         .section .note.GNU-stack, "", @progbits

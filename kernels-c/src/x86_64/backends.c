@@ -296,6 +296,10 @@ void triskel_avx2_dot_raw(uint64_t *out, const uint64_t *const *a, const uint64_
                           size_t count, size_t len, const triskel_modulus *m);
 void triskel_avx2_lift(uint64_t *out, const uint64_t *y, size_t len,
                        const triskel_convert_table *t, const triskel_modulus *m);
+void triskel_avx2_base_convert_int(uint64_t *out, const uint64_t *const *y, size_t len,
+                                   const triskel_convert_table *t, const triskel_modulus *m);
+void triskel_avx2_base_convert_fma(uint64_t *out, const uint64_t *const *y, size_t len,
+                                   const triskel_convert_table *t, const triskel_modulus *m);
 void triskel_avx2_automorphism_ntt(uint64_t *out, const uint64_t *a, const uint32_t *perm,
                                    size_t n);
 void triskel_avx2_automorphism_coeff_raw(uint64_t *out, const uint64_t *a, uint64_t ginv, size_t n,
@@ -312,13 +316,23 @@ static void avx2_dot(uint64_t *out, const uint64_t *const *a, const uint64_t *co
     triskel_portable_backend.dot(out + body, a_tail, b_tail, count, len - body, m);
 }
 
-/* The single-prime lift in SIMD, other conversions portable. */
+/* The single-prime lift, or the lazy sum in doubles when every prime is
+ * below 2^50 (exact products), else on 32-bit limbs; the last len mod 4
+ * values portable. */
 static void avx2_base_convert(uint64_t *out, const uint64_t *const *y, size_t len,
                               const triskel_convert_table *t, const triskel_modulus *m) {
-    if (is_lift(t, m))
+    if (is_lift(t, m)) {
         triskel_avx2_lift(out, y[0], len, t, m);
-    else
-        triskel_portable_backend.base_convert(out, y, len, t, m);
+        return;
+    }
+    uint64_t high = m->q >> AVX2_FMA_MAX_BITS;
+    for (uint64_t i = 0; i < t->count; i++) high |= t->src_q[i] >> AVX2_FMA_MAX_BITS;
+    const size_t body = len & ~(size_t)3;
+    (high ? triskel_avx2_base_convert_int : triskel_avx2_base_convert_fma)(out, y, body, t, m);
+    if (body == len) return;
+    const uint64_t *y_tail[TRISKEL_MAX_TERMS];
+    for (size_t i = 0; i < t->count; i++) y_tail[i] = y[i] + body;
+    triskel_portable_backend.base_convert(out + body, y_tail, len - body, t, m);
 }
 
 static void avx2_automorphism_coeff(uint64_t *out, const uint64_t *a, uint64_t g, size_t n,
