@@ -842,27 +842,57 @@ ENDFUNC triskel_avx2_mul_scalar
         SUB_IF_GE ymm0, ymm15
 .endm
 
-/* void triskel_avx2_lift(u64 *out rdi, const u64 *y rsi, size_t len rdx,
- *     const triskel_convert_table *t rcx, m r8); the C wrapper checks
- * that t is a single-prime lift. */
-FUNC triskel_avx2_lift
-        SETUP_MOD r8
-        vpbroadcastq ymm8, qword ptr [r8 + 8]
-        vpbroadcastd ymm9, dword ptr [r8 + 12]
+/* The lift in double precision when q_0 and p are below 2^50: y mod p by
+ * FRED (exact, |r| <= p/2), to [0, p), minus vq (ymm8/ymm9 as doubles,
+ * picked by the integer compare y > q_0 / 2 = ymm10), to [0, p). */
+.macro BODY_FLIFT
+        vpcmpgtq ymm2, ymm0, ymm10
+        FROM_INT ymm0
+        FRED    ymm0
+        FADD_IF_NEG ymm0
+        vblendvpd ymm2, ymm8, ymm9, ymm2
+        vsubpd  ymm0, ymm0, ymm2
+        FADD_IF_NEG ymm0
+        vaddpd  ymm0, ymm0, ymm11
+        vpxor   ymm0, ymm0, ymm11
+.endm
+
+/* ymm10 = q_0 / 2 and the two corrections vq_mod_p[0], [1] (0 when the
+ * table at rcx has none) in \vq0, \vq1 (clobbers rax). */
+.macro LIFT_SETUP vq0, vq1
         mov     rax, [rcx + 8]
         mov     rax, [rax]
         shr     rax, 1
         vmovq   xmm10, rax
-        vpbroadcastq ymm10, xmm10       // q_0 / 2
-        vpxor   ymm11, ymm11, ymm11
-        vpxor   ymm12, ymm12, ymm12
+        vpbroadcastq ymm10, xmm10
+        vpxor   \vq0, \vq0, \vq0
+        vpxor   \vq1, \vq1, \vq1
         mov     rax, [rcx + 32]
         test    rax, rax
         jz      6f
-        vpbroadcastq ymm11, qword ptr [rax]
-        vpbroadcastq ymm12, qword ptr [rax + 8]
-6:      ELEMENTWISE BODY_LIFT, 1, rdx
+        vpbroadcastq \vq0, qword ptr [rax]
+        vpbroadcastq \vq1, qword ptr [rax + 8]
+6:
+.endm
+
+/* void triskel_avx2_lift{,_fma}(u64 *out rdi, const u64 *y rsi, size_t len
+ *     rdx, const triskel_convert_table *t rcx, m r8); the C wrapper checks
+ * that t is a single-prime lift (and for _fma that q_0, p < 2^50). */
+FUNC triskel_avx2_lift
+        SETUP_MOD r8
+        vpbroadcastq ymm8, qword ptr [r8 + 8]
+        vpbroadcastd ymm9, dword ptr [r8 + 12]
+        LIFT_SETUP ymm11, ymm12
+        ELEMENTWISE BODY_LIFT, 1, rdx
 ENDFUNC triskel_avx2_lift
+
+FUNC triskel_avx2_lift_fma
+        FMOD_SETUP r8
+        LIFT_SETUP ymm8, ymm9
+        FROM_INT ymm8
+        FROM_INT ymm9
+        ELEMENTWISE BODY_FLIFT, 1, rdx
+ENDFUNC triskel_avx2_lift_fma
 
 /* void triskel_avx2_automorphism_ntt(u64 *out rdi, const u64 *a rsi,
  *     const u32 *perm rdx, size_t n rcx): out[j] = a[perm[j]], four values

@@ -296,6 +296,8 @@ void triskel_avx2_dot_raw(uint64_t *out, const uint64_t *const *a, const uint64_
                           size_t count, size_t len, const triskel_modulus *m);
 void triskel_avx2_lift(uint64_t *out, const uint64_t *y, size_t len,
                        const triskel_convert_table *t, const triskel_modulus *m);
+void triskel_avx2_lift_fma(uint64_t *out, const uint64_t *y, size_t len,
+                           const triskel_convert_table *t, const triskel_modulus *m);
 void triskel_avx2_base_convert_int(uint64_t *out, const uint64_t *const *y, size_t len,
                                    const triskel_convert_table *t, const triskel_modulus *m);
 void triskel_avx2_base_convert_fma(uint64_t *out, const uint64_t *const *y, size_t len,
@@ -316,17 +318,17 @@ static void avx2_dot(uint64_t *out, const uint64_t *const *a, const uint64_t *co
     triskel_portable_backend.dot(out + body, a_tail, b_tail, count, len - body, m);
 }
 
-/* The single-prime lift, or the lazy sum in doubles when every prime is
- * below 2^50 (exact products), else on 32-bit limbs; the last len mod 4
- * values portable. */
+/* The single-prime lift, or the lazy sum; in doubles when every prime is
+ * below 2^50 (exact products), else on 32-bit limbs. The lazy sum leaves
+ * the last len mod 4 values to portable. */
 static void avx2_base_convert(uint64_t *out, const uint64_t *const *y, size_t len,
                               const triskel_convert_table *t, const triskel_modulus *m) {
-    if (is_lift(t, m)) {
-        triskel_avx2_lift(out, y[0], len, t, m);
-        return;
-    }
     uint64_t high = m->q >> AVX2_FMA_MAX_BITS;
     for (uint64_t i = 0; i < t->count; i++) high |= t->src_q[i] >> AVX2_FMA_MAX_BITS;
+    if (is_lift(t, m)) {
+        (high ? triskel_avx2_lift : triskel_avx2_lift_fma)(out, y[0], len, t, m);
+        return;
+    }
     const size_t body = len & ~(size_t)3;
     (high ? triskel_avx2_base_convert_int : triskel_avx2_base_convert_fma)(out, y, body, t, m);
     if (body == len) return;
