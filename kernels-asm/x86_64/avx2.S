@@ -39,6 +39,11 @@
  * Registers: ymm0..3 data, ymm4..7 and ymm12 temporaries, ymm8..11 the
  * twiddle (w, w1, c, c1), ymm13 = 2q, ymm14 = q1 (in the low half of each
  * lane), ymm15 = q.
+ *
+ * The key-switching kernels (end of the file) follow the same split: the
+ * lazy dot product and base conversion sum exactly reduced products in
+ * doubles when every prime is below 2^50, else 32-bit-limb partial products
+ * in three 64-bit columns; the automorphisms gather (vpgatherdq/qq).
  */
         .intel_syntax noprefix
 
