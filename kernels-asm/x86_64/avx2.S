@@ -39,6 +39,11 @@
  * Registers: ymm0..3 data, ymm4..7 and ymm12 temporaries, ymm8..11 the
  * twiddle (w, w1, c, c1), ymm13 = 2q, ymm14 = q1 (in the low half of each
  * lane), ymm15 = q.
+ *
+ * The key-switching kernels (end of the file) follow the same split: the
+ * lazy dot product and base conversion sum exactly reduced products in
+ * doubles when every prime is below 2^50, else 32-bit-limb partial products
+ * in three 64-bit columns; the automorphisms gather (vpgatherdq/qq).
  */
         .intel_syntax noprefix
 
@@ -417,9 +422,9 @@ ENDFUNC triskel_avx2_ntt_inverse
 .endm
 
 /* Integers below 2^52 to doubles. */
-.macro FROM_INT x
-        vpor    \x, \x, ymm11
-        vsubpd  \x, \x, ymm11
+.macro FROM_INT x, two52=ymm11
+        vpor    \x, \x, \two52
+        vsubpd  \x, \x, \two52
 .endm
 
 /* Cooley-Tukey: v = y*w, x reduced; x = x + v, y = x - v (|.| <= 3q/2 + 1). */
@@ -715,17 +720,18 @@ triskel_avx2_fma_ntt_inverse:
         vaddpd  \x, \x, ymm4
 .endm
 
-/* ymm0 = ymm0 * ymm1 mod q as a double in (-q, q) (clobbers ymm1, ymm3, ymm4) */
-.macro FPRODUCT
-        FROM_INT ymm0
-        FROM_INT ymm1
-        vmulpd  ymm3, ymm0, ymm1        // H
-        vfmsub213pd ymm0, ymm1, ymm3    // L
-        vmulpd  ymm4, ymm3, ymm14
-        vaddpd  ymm4, ymm4, ymm13
-        vsubpd  ymm4, ymm4, ymm13       // h
-        vfnmadd231pd ymm3, ymm4, ymm15  // H - h*q
-        vaddpd  ymm0, ymm0, ymm3
+/* a = a * b mod q as a double in (-q, q), from integers a, b < 2^50
+ * (clobbers b, t1, t2) */
+.macro FPRODUCT a=ymm0, b=ymm1, t1=ymm3, t2=ymm4
+        FROM_INT \a
+        FROM_INT \b
+        vmulpd  \t1, \a, \b              // H
+        vfmsub213pd \a, \b, \t1          // L
+        vmulpd  \t2, \t1, ymm14
+        vaddpd  \t2, \t2, ymm13
+        vsubpd  \t2, \t2, ymm13           // h
+        vfnmadd231pd \t1, \t2, ymm15      // H - h*q
+        vaddpd  \a, \a, \t1
 .endm
 
 .macro BODY_FMUL
@@ -800,5 +806,474 @@ FUNC triskel_avx2_mul_scalar
         TW_SPLIT
         ELEMENTWISE BODY_MUL_SCALAR, 1, r8
 ENDFUNC triskel_avx2_mul_scalar
+
+
+/* x mod q in [0, 4q) for any 64-bit x (dst differs from src): x - h*q with
+ * h = floor(x * C / 2^64) minus 0..3, C = floor(2^64 / q) = CH*2^32 + C0
+ * (the estimate with the exact C is floor(x / q) or one short, and the
+ * three partial products leave out at most 2 more). Clobbers ymm4..7. */
+.macro MOD_APPROX dst, src, C, CH
+        vpsrlq  ymm4, \src, 32
+        vpmuludq ymm5, ymm4, \C
+        vpmuludq ymm6, \src, \CH
+        vpmuludq ymm7, ymm4, \CH
+        vpsrlq  ymm5, ymm5, 32
+        vpsrlq  ymm6, ymm6, 32
+        vpaddq  ymm7, ymm7, ymm5
+        vpaddq  ymm7, ymm7, ymm6        // h
+        vpsrlq  ymm4, ymm7, 32
+        vpmuludq ymm5, ymm7, ymm14      // h0*q1
+        vpmuludq ymm4, ymm4, ymm15      // h1*q0
+        vpmuludq ymm7, ymm7, ymm15      // h0*q0
+        vpaddq  ymm5, ymm5, ymm4
+        vpsllq  ymm5, ymm5, 32
+        vpaddq  ymm7, ymm7, ymm5        // low word of h*q
+        vpsubq  \dst, \src, ymm7
+.endm
+
+/* The single-prime lift (base_convert with k = 1 and (Q/q_0) mod p = 1):
+ * out = (y mod p) - (y > q_0/2 ? vq_mod_p[1] : vq_mod_p[0]) mod p, or
+ * y mod p when vq_mod_p is NULL. ymm8/9 = floor(2^64 / p) (the high word of
+ * the modulus' floor(2^128 / p)) and its high half, ymm10 = q_0 / 2,
+ * ymm11/12 = vq_mod_p[0]/[1]. y < q_0 < 2^62, so a signed compare serves. */
+.macro BODY_LIFT
+        MOD_APPROX ymm1, ymm0, ymm8, ymm9
+        SUB_IF_GE ymm1, ymm13
+        SUB_IF_GE ymm1, ymm15
+        vpcmpgtq ymm2, ymm0, ymm10
+        vblendvpd ymm2, ymm11, ymm12, ymm2
+        vpaddq  ymm1, ymm1, ymm15
+        vpsubq  ymm0, ymm1, ymm2
+        SUB_IF_GE ymm0, ymm15
+.endm
+
+/* The lift in double precision when q_0 and p are below 2^50: y mod p by
+ * FRED (exact, |r| <= p/2), to [0, p), minus vq (ymm8/ymm9 as doubles,
+ * picked by the integer compare y > q_0 / 2 = ymm10), to [0, p). */
+.macro BODY_FLIFT
+        vpcmpgtq ymm2, ymm0, ymm10
+        FROM_INT ymm0
+        FRED    ymm0
+        FADD_IF_NEG ymm0
+        vblendvpd ymm2, ymm8, ymm9, ymm2
+        vsubpd  ymm0, ymm0, ymm2
+        FADD_IF_NEG ymm0
+        vaddpd  ymm0, ymm0, ymm11
+        vpxor   ymm0, ymm0, ymm11
+.endm
+
+/* ymm10 = q_0 / 2 and the two corrections vq_mod_p[0], [1] (0 when the
+ * table at rcx has none) in \vq0, \vq1 (clobbers rax). */
+.macro LIFT_SETUP vq0, vq1
+        mov     rax, [rcx + 8]
+        mov     rax, [rax]
+        shr     rax, 1
+        vmovq   xmm10, rax
+        vpbroadcastq ymm10, xmm10
+        vpxor   \vq0, \vq0, \vq0
+        vpxor   \vq1, \vq1, \vq1
+        mov     rax, [rcx + 32]
+        test    rax, rax
+        jz      6f
+        vpbroadcastq \vq0, qword ptr [rax]
+        vpbroadcastq \vq1, qword ptr [rax + 8]
+6:
+.endm
+
+/* void triskel_avx2_lift{,_fma}(u64 *out rdi, const u64 *y rsi, size_t len
+ *     rdx, const triskel_convert_table *t rcx, m r8); the C wrapper checks
+ * that t is a single-prime lift (and for _fma that q_0, p < 2^50). */
+FUNC triskel_avx2_lift
+        SETUP_MOD r8
+        vpbroadcastq ymm8, qword ptr [r8 + 8]
+        vpbroadcastd ymm9, dword ptr [r8 + 12]
+        LIFT_SETUP ymm11, ymm12
+        ELEMENTWISE BODY_LIFT, 1, rdx
+ENDFUNC triskel_avx2_lift
+
+FUNC triskel_avx2_lift_fma
+        FMOD_SETUP r8
+        LIFT_SETUP ymm8, ymm9
+        FROM_INT ymm8
+        FROM_INT ymm9
+        ELEMENTWISE BODY_FLIFT, 1, rdx
+ENDFUNC triskel_avx2_lift_fma
+
+/* void triskel_avx2_automorphism_ntt(u64 *out rdi, const u64 *a rsi,
+ *     const u32 *perm rdx, size_t n rcx): out[j] = a[perm[j]], four values
+ * per vpgatherdq. perm[j] < n <= 2^31, so the signed dword indices are the
+ * indices. */
+FUNC triskel_avx2_automorphism_ntt
+        xor     eax, eax
+        mov     r8, rcx
+        and     r8, -8
+        jz      2f
+1:      vmovdqu xmm0, [rdx + rax*4]
+        vmovdqu xmm1, [rdx + rax*4 + 16]
+        vpcmpeqd ymm2, ymm2, ymm2
+        vpcmpeqd ymm3, ymm3, ymm3
+        vpxor   ymm4, ymm4, ymm4
+        vpxor   ymm5, ymm5, ymm5
+        vpgatherdq ymm4, [rsi + xmm0*8], ymm2
+        vpgatherdq ymm5, [rsi + xmm1*8], ymm3
+        vmovdqu [rdi + rax*8], ymm4
+        vmovdqu [rdi + rax*8 + 32], ymm5
+        add     rax, 8
+        cmp     rax, r8
+        jb      1b
+2:      cmp     rax, rcx
+        jae     3f
+4:      mov     r9d, [rdx + rax*4]
+        mov     r9, [rsi + r9*8]
+        mov     [rdi + rax*8], r9
+        inc     rax
+        cmp     rax, rcx
+        jb      4b
+3:      vzeroupper
+        ret
+ENDFUNC triskel_avx2_automorphism_ntt
+
+/* void triskel_avx2_automorphism_coeff_raw(u64 *out rdi, const u64 *a rsi,
+ *     u64 ginv rdx, size_t n rcx, m r8): X -> X^g as a gather, from
+ * ginv = g^-1 mod 2n: out[e] = a[J] when J = e ginv mod 2n < n, else
+ * -a[J - n] mod q (as for AVX-512F, avx512.S). n is a power of two >= 8
+ * (the C wrapper checks), so 2n <= 2^32 and ginv * lane fits vpmuludq. */
+FUNC triskel_avx2_automorphism_coeff_raw
+        vpbroadcastq ymm15, qword ptr [r8]      // q
+        lea     rax, [rcx*2 - 1]
+        vmovq   xmm14, rax
+        vpbroadcastq ymm14, xmm14               // 2n - 1
+        lea     rax, [rcx - 1]
+        vmovq   xmm13, rax
+        vpbroadcastq ymm13, xmm13               // n - 1
+        vmovq   xmm12, rcx
+        vpbroadcastq ymm12, xmm12               // n
+        vmovq   xmm1, rdx
+        vpbroadcastq ymm1, xmm1
+        vpmuludq ymm0, ymm1, [rip + .Llanes]
+        vpand   ymm0, ymm0, ymm14               // J of lanes e = 0..3
+        shl     rdx, 2
+        vmovq   xmm11, rdx
+        vpbroadcastq ymm11, xmm11               // 4 ginv: J of e + 4
+        vpxor   ymm10, ymm10, ymm10
+        xor     eax, eax
+1:      vpand   ymm1, ymm0, ymm13
+        vpand   ymm2, ymm0, ymm12
+        vpcmpeqq ymm2, ymm2, ymm10              // J < n
+        vpcmpeqd ymm3, ymm3, ymm3
+        vpxor   ymm4, ymm4, ymm4
+        vpgatherqq ymm4, [rsi + ymm1*8], ymm3
+        vpcmpeqq ymm5, ymm4, ymm10              // -0 = 0
+        vpsubq  ymm6, ymm15, ymm4
+        vpandn  ymm6, ymm5, ymm6
+        vblendvpd ymm4, ymm6, ymm4, ymm2
+        vmovdqu [rdi + rax*8], ymm4
+        vpaddq  ymm0, ymm0, ymm11
+        vpand   ymm0, ymm0, ymm14
+        add     rax, 4
+        cmp     rax, rcx
+        jb      1b
+        vzeroupper
+        ret
+ENDFUNC triskel_avx2_automorphism_coeff_raw
+
+/* The lazy dot product, 4 values per block, the terms' pointer arrays at
+ * rsi (a) and r10 (b), count rcx, block byte offset r12. The C wrapper
+ * passes a length that is a multiple of 4 and runs the tail portable.
+ *
+ * q >= 2^50, 32-bit limbs: with x = x1*2^32 + x0 (x1 < 2^30), each product
+ * a*b = p00 + (p01 + p10)*2^32 + p11*2^64 goes into three columns
+ *     c0 += lo32(p00), c1 += hi32(p00) + lo32(p01 + p10),
+ *     c2 += hi32(p01 + p10) + p11  (< 2^60 per term),
+ * so 8 terms fit in 64-bit lanes. Every 8 terms and at the end the sum
+ * X = hi*2^64 + lo is reduced as Shoup(hi, 2^64 mod q) + (lo mod q) (two
+ * products by constants), to [0, 4q), and split back into c0, c1. */
+.macro DOT_TERM_INT
+        vpsrlq  ymm5, ymm3, 32
+        vpsrlq  ymm6, ymm4, 32
+        vpmuludq ymm7, ymm3, ymm4       // p00
+        vpmuludq ymm3, ymm3, ymm6       // p01
+        vpmuludq ymm6, ymm5, ymm6       // p11
+        vpmuludq ymm5, ymm5, ymm4       // p10
+        vpaddq  ymm3, ymm3, ymm5        // p01 + p10 < 2^63
+        vpaddq  ymm2, ymm2, ymm6
+        vpand   ymm4, ymm7, ymm12
+        vpaddq  ymm0, ymm0, ymm4
+        vpsrlq  ymm7, ymm7, 32
+        vpaddq  ymm1, ymm1, ymm7
+        vpand   ymm4, ymm3, ymm12
+        vpaddq  ymm1, ymm1, ymm4
+        vpsrlq  ymm3, ymm3, 32
+        vpaddq  ymm2, ymm2, ymm3
+.endm
+
+/* ymm0 = (c2*2^64 + c1*2^32 + c0) mod q in [0, 4q), from ymm0..2; ymm8..11
+ * = 2^64 mod q as a Shoup twiddle, [rsp], [rsp + 32] = floor(2^64 / q) and
+ * its high half. Clobbers ymm1..7. */
+.macro DOT_FOLD_INT
+        vpsrlq  ymm3, ymm0, 32
+        vpaddq  ymm1, ymm1, ymm3
+        vpand   ymm0, ymm0, ymm12
+        vpsrlq  ymm3, ymm1, 32
+        vpaddq  ymm2, ymm2, ymm3        // hi
+        vpsllq  ymm1, ymm1, 32
+        vpor    ymm0, ymm0, ymm1        // lo
+        SHOUP   ymm1, ymm2, ymm8, ymm9, ymm10, ymm11
+        MOD_APPROX ymm3, ymm0, [rsp], [rsp + 32]
+        SUB_IF_GE ymm3, ymm13
+        vpaddq  ymm0, ymm3, ymm1
+.endm
+
+/* q < 2^50, double precision: each product reduced as in FPRODUCT to
+ * |r| < q (exact), summed exactly in a double (|sum| < 8q < 2^53 over 7
+ * terms after a reduction to |sum| <= q/2 by FRED). */
+.macro DOT_TERM_FMA
+        FPRODUCT ymm3, ymm4, ymm5, ymm6
+        vaddpd  ymm0, ymm0, ymm3
+.endm
+
+/* ymm4 = the second factor of term rbx: b[rbx] at byte offset r12 (dot),
+ * or the broadcast constant qhat_mod_p[rbx] (base_convert). */
+.macro DOT_LOAD_B
+        mov     rax, [r10 + rbx*8]
+        vmovdqu ymm4, [rax + r12]
+.endm
+.macro CONVERT_LOAD_QHAT
+        vpbroadcastq ymm4, qword ptr [r10 + rbx*8]
+.endm
+
+/* The block loop of the dot product and base conversion: ymm3 = term rbx
+ * of the pointer array rsi at byte offset r12, ymm4 from \load; \term adds
+ * their product to the sums, \fold reduces them every \chunk terms, \final
+ * leaves the result in [0, q) in ymm0. r8 = length in bytes, rcx = terms. */
+.macro DOT_LOOP term, fold, chunk, final, load=DOT_LOAD_B
+        xor     r12, r12
+1:      vpxor   ymm0, ymm0, ymm0
+        vpxor   ymm1, ymm1, ymm1
+        vpxor   ymm2, ymm2, ymm2
+        xor     ebx, ebx
+        mov     r13d, \chunk
+2:      mov     r11, [rsi + rbx*8]
+        vmovdqu ymm3, [r11 + r12]
+        \load
+        \term
+        inc     rbx
+        cmp     rbx, rcx
+        jae     3f
+        dec     r13d
+        jnz     2b
+        \fold
+        mov     r13d, \chunk
+        jmp     2b
+3:      \final
+        vmovdqu [rdi + r12], ymm0
+        add     r12, 32
+        cmp     r12, r8
+        jb      1b
+.endm
+
+.macro DOT_REFOLD_INT
+        DOT_FOLD_INT
+        vpsrlq  ymm1, ymm0, 32
+        vpand   ymm0, ymm0, ymm12
+        vpxor   ymm2, ymm2, ymm2
+.endm
+
+.macro DOT_FINAL_INT
+        DOT_FOLD_INT
+        SUB_IF_GE ymm0, ymm13
+        SUB_IF_GE ymm0, ymm15
+.endm
+
+.macro DOT_REFOLD_FMA
+        FRED    ymm0
+.endm
+
+.macro DOT_FINAL_FMA
+        FTO_INT ymm0
+.endm
+
+/* The constants of DOT_FOLD_INT for the modulus at [m] (clobbers rax, rdx,
+ * r11, ymm4; [rsp] must be 64 bytes, 32-byte aligned). */
+.macro LAZY_SETUP_INT m
+        SETUP_MOD \m
+        mov     r11, [\m]
+        mov     edx, 1
+        xor     eax, eax
+        div     r11                     // rdx = 2^64 mod q
+        vmovq   xmm8, rdx
+        vpbroadcastq ymm8, xmm8
+        vpsrlq  ymm9, ymm8, 32
+        xor     eax, eax
+        div     r11                     // rax = floor((2^64 mod q) 2^64 / q)
+        vmovq   xmm10, rax
+        vpbroadcastq ymm10, xmm10
+        vpsrlq  ymm11, ymm10, 32
+        vpbroadcastq ymm4, qword ptr [\m + 8]
+        vmovdqa [rsp], ymm4
+        vpsrlq  ymm4, ymm4, 32
+        vmovdqa [rsp + 32], ymm4
+        vpcmpeqd ymm12, ymm12, ymm12
+        vpsrlq  ymm12, ymm12, 32
+.endm
+
+/* void triskel_avx2_dot_raw(u64 *out rdi, const u64 *const *a rsi,
+ *     const u64 *const *b rdx, size_t count rcx (>= 1), size_t len r8
+ *     (a multiple of 4), m r9) */
+FUNC triskel_avx2_dot_raw
+        SAVE_REGS
+        push    rbp
+        mov     rbp, rsp
+        sub     rsp, 64
+        and     rsp, -32
+        mov     r10, rdx
+        shl     r8, 3
+        jz      9f
+        mov     rax, [r9]
+        shr     rax, 50
+        jz      8f
+        LAZY_SETUP_INT r9
+        DOT_LOOP DOT_TERM_INT, DOT_REFOLD_INT, 8, DOT_FINAL_INT
+        jmp     9f
+8:      FMOD_SETUP r9
+        DOT_LOOP DOT_TERM_FMA, DOT_REFOLD_FMA, 7, DOT_FINAL_FMA
+9:      vzeroupper
+        mov     rsp, rbp
+        pop     rbp
+        pop     r14
+        pop     r13
+        pop     r12
+        pop     rbx
+        ret
+ENDFUNC triskel_avx2_dot_raw
+
+/* Base conversion (HPS) after the lazy sum: ymm0 = r in [0, p) becomes
+ * (r - vq_mod_p[v]) mod p (vq_mod_p at r14, or nothing when r14 = 0), with
+ * v = [y_0 > q_0 / 2] for one source prime, else the clamped double sum of
+ * the header, in the same order of operations as portable's:
+ * (double)(int64_t)y = fl(y1 * 2^32 + y0) (one rounding, FMA; y1 the
+ * signed high dword), times inv_q[i] and added left to right, plus 1/2,
+ * clamped to [0, k] before truncation (so that any input indexes inside
+ * vq_mod_p). Table r15, pointers rsi, count rcx, byte offset r12, the
+ * modulus at r9; clobbers rax, rbx, r11, ymm1..7. */
+.macro CONVERT_CORRECT
+        test    r14, r14
+        jz      79f
+        vbroadcastsd ymm2, qword ptr [rip + .Ltwo52]
+        cmp     rcx, 1
+        jne     77f
+        mov     r11, [rsi]
+        vmovdqu ymm3, [r11 + r12]
+        mov     rax, [r15 + 8]
+        mov     rax, [rax]
+        shr     rax, 1
+        vmovq   xmm5, rax
+        vpbroadcastq ymm5, xmm5
+        vpbroadcastq ymm6, qword ptr [rip + .Lsign]
+        vpxor   ymm3, ymm3, ymm6        // unsigned order as signed
+        vpxor   ymm5, ymm5, ymm6
+        vpcmpgtq ymm1, ymm3, ymm5
+        vpsrlq  ymm1, ymm1, 63          // v
+        jmp     78f
+77:     vxorpd  ymm1, ymm1, ymm1        // s
+        mov     rax, [r15 + 16]         // inv_q
+        xor     ebx, ebx
+76:     mov     r11, [rsi + rbx*8]
+        vmovdqu ymm3, [r11 + r12]
+        vpsrlq  ymm4, ymm3, 32
+        vpxor   ymm5, ymm5, ymm5
+        vpblendd ymm3, ymm3, ymm5, 0xaa // y0
+        FROM_INT ymm3, ymm2
+        vbroadcastsd ymm5, qword ptr [rip + .Ltwo52_sign]
+        vpxor   ymm4, ymm4, ymm5        // 2^52 + y1 + 2^31 (mod 2^32)
+        vsubpd  ymm4, ymm4, ymm5        // y1 as a signed dword
+        vbroadcastsd ymm5, qword ptr [rip + .Ltwo32]
+        vfmadd132pd ymm4, ymm3, ymm5    // (double)y
+        vbroadcastsd ymm5, qword ptr [rax + rbx*8]
+        vmulpd  ymm4, ymm4, ymm5
+        vaddpd  ymm1, ymm1, ymm4
+        inc     rbx
+        cmp     rbx, rcx
+        jb      76b
+        vbroadcastsd ymm5, qword ptr [rip + .Lhalf]
+        vaddpd  ymm1, ymm1, ymm5
+        vxorpd  ymm5, ymm5, ymm5
+        vmaxpd  ymm1, ymm1, ymm5
+        vcvtsi2sd xmm5, xmm5, rcx
+        vbroadcastsd ymm5, xmm5
+        vminpd  ymm1, ymm1, ymm5
+        vroundpd ymm1, ymm1, 3          // truncate
+        vaddpd  ymm1, ymm1, ymm2
+        vpxor   ymm1, ymm1, ymm2        // v
+78:     vpcmpeqd ymm5, ymm5, ymm5
+        vpxor   ymm3, ymm3, ymm3
+        vpgatherqq ymm3, [r14 + ymm1*8], ymm5
+        vpbroadcastq ymm6, qword ptr [r9]
+        vpaddq  ymm0, ymm0, ymm6
+        vpsubq  ymm0, ymm0, ymm3
+        SUB_IF_GE ymm0, ymm6
+79:
+.endm
+
+.macro CONVERT_FINAL_INT
+        DOT_FINAL_INT
+        CONVERT_CORRECT
+.endm
+
+.macro CONVERT_FINAL_FMA
+        DOT_FINAL_FMA
+        CONVERT_CORRECT
+.endm
+
+/* void triskel_avx2_base_convert_{int,fma}(u64 *out rdi,
+ *     const u64 *const *y rsi, size_t len rdx (a multiple of 4),
+ *     const triskel_convert_table *t rcx, m r8): the lazy sum of the dot
+ * product with the broadcast constants qhat_mod_p, then CONVERT_CORRECT.
+ * The fma version needs every source prime and p below 2^50 (the C wrapper
+ * checks). */
+.macro CONVERT_FUNC name, setup, term, fold, chunk, final
+FUNC \name
+        SAVE_REGS
+        push    r15
+        push    rbp
+        mov     rbp, rsp
+        sub     rsp, 64
+        and     rsp, -32
+        mov     r15, rcx
+        mov     r9, r8
+        mov     r8, rdx
+        shl     r8, 3
+        jz      9f
+        mov     rcx, [r15]              // k
+        mov     r10, [r15 + 24]         // qhat_mod_p
+        mov     r14, [r15 + 32]         // vq_mod_p or NULL
+        \setup  r9
+        DOT_LOOP \term, \fold, \chunk, \final, CONVERT_LOAD_QHAT
+9:      vzeroupper
+        mov     rsp, rbp
+        pop     rbp
+        pop     r15
+        pop     r14
+        pop     r13
+        pop     r12
+        pop     rbx
+        ret
+ENDFUNC \name
+.endm
+
+CONVERT_FUNC triskel_avx2_base_convert_int, LAZY_SETUP_INT, DOT_TERM_INT, DOT_REFOLD_INT, 8, CONVERT_FINAL_INT
+CONVERT_FUNC triskel_avx2_base_convert_fma, FMOD_SETUP, DOT_TERM_FMA, DOT_REFOLD_FMA, 7, CONVERT_FINAL_FMA
+
+        .section .rodata
+        .balign 8
+.Ltwo32:
+        .double 4294967296.0
+.Ltwo52_sign:
+        .quad   0x4330000080000000      // 2^52 + 2^31
+.Lsign:
+        .quad   0x8000000000000000
+.Lhalf:
+        .double 0.5
+        .text
 
         .section .note.GNU-stack, "", @progbits

@@ -138,18 +138,27 @@ void triskel_x86_automorphism_ntt(uint64_t *out, const uint64_t *a, const uint32
 void triskel_x86_automorphism_coeff_raw(uint64_t *out, const uint64_t *a, uint64_t ginv, size_t n,
                                         const triskel_modulus *m);
 
-/* The coefficient-form automorphism as a gather (avx512.S), from g^-1 mod
- * 2n (Newton's iteration: each step doubles the correct low bits of an
- * inverse of the odd g modulo 2^64). Fewer than 8 values: portable. */
-static void x86_automorphism_coeff(uint64_t *out, const uint64_t *a, uint64_t g, size_t n,
-                                   const triskel_modulus *m) {
+typedef void automorphism_coeff_raw_fn(uint64_t *out, const uint64_t *a, uint64_t ginv,
+                                       size_t n, const triskel_modulus *m);
+
+/* The coefficient-form automorphism as a gather (avx512.S, avx2.S), from
+ * g^-1 mod 2n (Newton's iteration: each step doubles the correct low bits of
+ * an inverse of the odd g modulo 2^64). Fewer than 8 values: portable. */
+static void automorphism_coeff_by_gather(automorphism_coeff_raw_fn *raw, uint64_t *out,
+                                         const uint64_t *a, uint64_t g, size_t n,
+                                         const triskel_modulus *m) {
     if (n < 8) {
         triskel_portable_backend.automorphism_coeff(out, a, g, n, m);
         return;
     }
     uint64_t inv = g;
     for (int i = 0; i < 6; i++) inv *= 2 - g * inv;
-    triskel_x86_automorphism_coeff_raw(out, a, inv & (2 * (uint64_t)n - 1), n, m);
+    raw(out, a, inv & (2 * (uint64_t)n - 1), n, m);
+}
+
+static void x86_automorphism_coeff(uint64_t *out, const uint64_t *a, uint64_t g, size_t n,
+                                   const triskel_modulus *m) {
+    automorphism_coeff_by_gather(triskel_x86_automorphism_coeff_raw, out, a, g, n, m);
 }
 
 void triskel_ifma_lift(uint64_t *out, const uint64_t *y, size_t len,
@@ -289,6 +298,55 @@ static int avx2_aux_init(triskel_ntt_plan *p) {
 }
 
 DECLARE_KERNELS(triskel_avx2)
+void triskel_avx2_dot_raw(uint64_t *out, const uint64_t *const *a, const uint64_t *const *b,
+                          size_t count, size_t len, const triskel_modulus *m);
+void triskel_avx2_lift(uint64_t *out, const uint64_t *y, size_t len,
+                       const triskel_convert_table *t, const triskel_modulus *m);
+void triskel_avx2_lift_fma(uint64_t *out, const uint64_t *y, size_t len,
+                           const triskel_convert_table *t, const triskel_modulus *m);
+void triskel_avx2_base_convert_int(uint64_t *out, const uint64_t *const *y, size_t len,
+                                   const triskel_convert_table *t, const triskel_modulus *m);
+void triskel_avx2_base_convert_fma(uint64_t *out, const uint64_t *const *y, size_t len,
+                                   const triskel_convert_table *t, const triskel_modulus *m);
+void triskel_avx2_automorphism_ntt(uint64_t *out, const uint64_t *a, const uint32_t *perm,
+                                   size_t n);
+void triskel_avx2_automorphism_coeff_raw(uint64_t *out, const uint64_t *a, uint64_t ginv, size_t n,
+                                         const triskel_modulus *m);
+
+/* The assembly takes whole blocks of 4 values; the last len mod 4 run portable. */
+static void avx2_dot(uint64_t *out, const uint64_t *const *a, const uint64_t *const *b,
+                     size_t count, size_t len, const triskel_modulus *m) {
+    const size_t body = len & ~(size_t)3;
+    triskel_avx2_dot_raw(out, a, b, count, body, m);
+    if (body == len) return;
+    const uint64_t *a_tail[TRISKEL_MAX_TERMS], *b_tail[TRISKEL_MAX_TERMS];
+    for (size_t j = 0; j < count; j++) a_tail[j] = a[j] + body, b_tail[j] = b[j] + body;
+    triskel_portable_backend.dot(out + body, a_tail, b_tail, count, len - body, m);
+}
+
+/* The single-prime lift, or the lazy sum; in doubles when every prime is
+ * below 2^50 (exact products), else on 32-bit limbs. The lazy sum leaves
+ * the last len mod 4 values to portable. */
+static void avx2_base_convert(uint64_t *out, const uint64_t *const *y, size_t len,
+                              const triskel_convert_table *t, const triskel_modulus *m) {
+    uint64_t high = m->q >> AVX2_FMA_MAX_BITS;
+    for (uint64_t i = 0; i < t->count; i++) high |= t->src_q[i] >> AVX2_FMA_MAX_BITS;
+    if (is_lift(t, m)) {
+        (high ? triskel_avx2_lift : triskel_avx2_lift_fma)(out, y[0], len, t, m);
+        return;
+    }
+    const size_t body = len & ~(size_t)3;
+    (high ? triskel_avx2_base_convert_int : triskel_avx2_base_convert_fma)(out, y, body, t, m);
+    if (body == len) return;
+    const uint64_t *y_tail[TRISKEL_MAX_TERMS];
+    for (size_t i = 0; i < t->count; i++) y_tail[i] = y[i] + body;
+    triskel_portable_backend.base_convert(out + body, y_tail, len - body, t, m);
+}
+
+static void avx2_automorphism_coeff(uint64_t *out, const uint64_t *a, uint64_t g, size_t n,
+                                    const triskel_modulus *m) {
+    automorphism_coeff_by_gather(triskel_avx2_automorphism_coeff_raw, out, a, g, n, m);
+}
 
 const triskel_backend triskel_avx2_backend = {
     .name = "avx2",
@@ -303,4 +361,8 @@ const triskel_backend triskel_avx2_backend = {
     .mul = triskel_avx2_mul,
     .mul_scalar = triskel_avx2_mul_scalar,
     .mul_acc = triskel_avx2_mul_acc,
+    .dot = avx2_dot,
+    .base_convert = avx2_base_convert,
+    .automorphism_coeff = avx2_automorphism_coeff,
+    .automorphism_ntt = triskel_avx2_automorphism_ntt,
 };
