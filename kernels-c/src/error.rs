@@ -87,7 +87,7 @@ impl fmt::Display for Error {
             }
             Error::UnknownBackend(name) => write!(
                 f,
-                "unknown kernel backend {name:?} (expected one of: portable, avx512, avx512ifma, aarch64, sve, neon)"
+                "unknown kernel backend {name:?} (expected one of: portable, avx2, avx512, avx512ifma, aarch64, sve, neon)"
             ),
             Error::BackendUnavailable { backend, reason } => {
                 write!(f, "kernel backend {backend} cannot run here: {reason}")
