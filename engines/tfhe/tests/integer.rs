@@ -146,6 +146,15 @@ fn comparisons_decide_at_every_block() {
             assert_eq!((c.degree(), c.noise_level()), (1, 1));
         }
     }
+    // A select's blocks (noise level 2) would push a difference past the
+    // failure bound: they are refreshed first.
+    let (a, b) = (ck.encrypt_u8(9).unwrap(), ck.encrypt_u8(200).unwrap());
+    let m = sk.min(&a, &b).unwrap();
+    assert!(m.blocks().iter().any(|c| c.noise_level() > 1));
+    for (op, want) in [(Comparison::Lt, 1), (Comparison::Eq, 0)] {
+        let c = sk.compare(op, &m, &b).unwrap();
+        assert_eq!(ck.decrypt_with_carry(&c).unwrap(), want, "{op:?} 9 200");
+    }
 }
 
 #[test]
