@@ -366,11 +366,11 @@ pub fn decompose_torus(x: u64, base_log: u32, levels: u32, digits: &mut [i64]) {
     }
 }
 
-/// acc -= d * row (mod 2^64), with AVX-512 64-bit multiplies when the CPU has them.
-fn sub_scaled(acc: &mut [u64], row: &[u64], d: u64) {
+/// acc -= d * row (mod 2^32), with AVX-512 multiplies when the CPU has them.
+fn sub_scaled(acc: &mut [u32], row: &[u32], d: u32) {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512dq") {
-        // SAFETY: the CPU supports AVX-512F/DQ (checked just above), the only
+    if std::arch::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU supports AVX-512F (checked just above), the only
         // requirement of the target-feature function.
         unsafe { sub_scaled_avx512(acc, row, d) };
         return;
@@ -379,31 +379,48 @@ fn sub_scaled(acc: &mut [u64], row: &[u64], d: u64) {
 }
 
 #[inline(always)]
-fn sub_scaled_portable(acc: &mut [u64], row: &[u64], d: u64) {
+fn sub_scaled_portable(acc: &mut [u32], row: &[u32], d: u32) {
     acc.iter_mut()
         .zip(row)
         .for_each(|(x, &y)| *x = x.wrapping_sub(y.wrapping_mul(d)));
 }
 
-/// The same loop compiled for AVX-512 (vpmullq): the compiler vectorizes it.
+/// The same loop compiled for AVX-512 (vpmulld): the compiler vectorizes it.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512dq")]
-unsafe fn sub_scaled_avx512(acc: &mut [u64], row: &[u64], d: u64) {
+#[target_feature(enable = "avx512f")]
+unsafe fn sub_scaled_avx512(acc: &mut [u32], row: &[u32], d: u32) {
     sub_scaled_portable(acc, row, d)
+}
+
+/// The switched ciphertext from the top halves of -sum d row (the
+/// accumulator) and the input body, whose low bits the key never touches.
+fn widen(mut acc: Vec<u32>, b: u64) -> LweCiphertext {
+    let body = acc.pop().unwrap_or(0);
+    LweCiphertext {
+        a: acc.into_iter().map(|w| (w as u64) << 32).collect(),
+        b: b.wrapping_add((body as u64) << 32),
+    }
 }
 
 /// An LWE key-switching key from an input key of dimension n_in to an output
 /// key of dimension n_out: for each input coefficient i and level j, an
 /// encryption of s_in[i] 2^(64 - base_log (j + 1)) under s_out. The masks come
 /// from `seed` (serialized keys store only the bodies).
+///
+/// Every word is kept as its top 32 bits, rounded: the decomposition uses at
+/// most 32 bits, so each gadget multiple of a key bit is a multiple of 2^32,
+/// and the key switch then streams half the bytes (it is memory bound). The
+/// rounding is a public function of a 64-bit key (no security is lost); it
+/// adds (n_out / 2 + 1) / 12 units of 2^-64 to the variance of each row's
+/// noise relative to 2^64.
 pub struct LweKeySwitchKey {
     base_log: u32,
     levels: u32,
     input_dimension: usize,
     output_dimension: usize,
     seed: Seed,
-    /// (n_in x levels) rows of n_out mask words then the body.
-    rows: Vec<u64>,
+    /// (n_in x levels) rows of n_out mask words then the body, top halves.
+    rows: Vec<u32>,
 }
 
 impl std::fmt::Debug for LweKeySwitchKey {
@@ -417,9 +434,9 @@ impl std::fmt::Debug for LweKeySwitchKey {
 }
 
 fn check_decomposition(base_log: u32, levels: u32) -> Result<()> {
-    if base_log == 0 || levels == 0 || base_log * levels >= 64 {
+    if base_log == 0 || levels == 0 || base_log.saturating_mul(levels) > 32 {
         return invalid(format!(
-            "decomposition base 2^{base_log} with {levels} levels must use 1..63 bits"
+            "decomposition base 2^{base_log} with {levels} levels must use 1..32 bits"
         ));
     }
     Ok(())
@@ -429,6 +446,11 @@ fn check_decomposition(base_log: u32, levels: u32) -> Result<()> {
 fn ksk_masks(seed: Seed, rows: usize, n_out: usize) -> impl Iterator<Item = Vec<u64>> {
     let mut rng = Prng::from_seed(seed);
     (0..rows).map(move |_| (0..n_out).map(|_| rng.next_u64()).collect())
+}
+
+/// The top 32 bits of x, rounded (mod 2^32).
+fn top_half(x: u64) -> u32 {
+    (x.wrapping_add(1 << 31) >> 32) as u32
 }
 
 impl LweKeySwitchKey {
@@ -455,8 +477,8 @@ impl LweKeySwitchKey {
             let b = dot(&a, &output.s)
                 .wrapping_add(m)
                 .wrapping_add(noise[r] as u64);
-            rows.extend_from_slice(&a);
-            rows.push(b);
+            rows.extend(a.iter().map(|&w| top_half(w)));
+            rows.push(top_half(b));
         }
         Ok(LweKeySwitchKey {
             base_log,
@@ -485,7 +507,7 @@ impl LweKeySwitchKey {
 
     /// Bytes held in memory (expanded masks).
     pub fn expanded_size(&self) -> usize {
-        self.rows.len() * 8
+        self.rows.len() * 4
     }
 
     /// Switches `ct` (under the input key) to the output key: the phase is
@@ -496,18 +518,16 @@ impl LweKeySwitchKey {
         }
         let width = self.output_dimension + 1;
         let levels = self.levels as usize;
-        let mut acc = vec![0u64; width];
-        acc[self.output_dimension] = ct.b;
+        let mut acc = vec![0u32; width];
         let mut digits = vec![0i64; levels];
         for (i, &a) in ct.a.iter().enumerate() {
             decompose_torus(a, self.base_log, self.levels, &mut digits);
             let block = &self.rows[i * levels * width..(i + 1) * levels * width];
             for (row, &d) in block.chunks_exact(width).zip(&digits) {
-                sub_scaled(&mut acc, row, d as u64);
+                sub_scaled(&mut acc, row, d as u32);
             }
         }
-        let b = acc.pop().unwrap_or(0);
-        Ok(LweCiphertext { a: acc, b })
+        Ok(widen(acc, ct.b))
     }
 
     /// [`switch`](Self::switch) of several ciphertexts in one pass over the
@@ -521,14 +541,7 @@ impl LweKeySwitchKey {
         }
         let width = self.output_dimension + 1;
         let levels = self.levels as usize;
-        let mut accs: Vec<Vec<u64>> = cts
-            .iter()
-            .map(|ct| {
-                let mut acc = vec![0u64; width];
-                acc[self.output_dimension] = ct.b;
-                acc
-            })
-            .collect();
+        let mut accs = vec![vec![0u32; width]; cts.len()];
         let mut digits = vec![0i64; levels * cts.len()];
         for i in 0..self.input_dimension {
             for (ct, d) in cts.iter().zip(digits.chunks_exact_mut(levels)) {
@@ -537,21 +550,19 @@ impl LweKeySwitchKey {
             let block = &self.rows[i * levels * width..(i + 1) * levels * width];
             for (j, row) in block.chunks_exact(width).enumerate() {
                 for (acc, d) in accs.iter_mut().zip(digits.chunks_exact(levels)) {
-                    sub_scaled(acc, row, d[j] as u64);
+                    sub_scaled(acc, row, d[j] as u32);
                 }
             }
         }
         Ok(accs
             .into_iter()
-            .map(|mut acc| {
-                let b = acc.pop().unwrap_or(0);
-                LweCiphertext { a: acc, b }
-            })
+            .zip(cts)
+            .map(|(acc, ct)| widen(acc, ct.b))
             .collect())
     }
 
     /// Appends the seed-compressed body: base_log: u32 | levels: u32 | n_in:
-    /// u32 | n_out: u32 | seed | n_in x levels bodies (u64).
+    /// u32 | n_out: u32 | seed | n_in x levels bodies (u64, multiples of 2^32).
     pub fn write_body(&self, out: &mut Vec<u8>) {
         for v in [
             self.base_log,
@@ -564,7 +575,7 @@ impl LweKeySwitchKey {
         out.extend_from_slice(&self.seed);
         let width = self.output_dimension + 1;
         for row in self.rows.chunks_exact(width) {
-            out.extend_from_slice(&row[width - 1].to_le_bytes());
+            out.extend_from_slice(&((row[width - 1] as u64) << 32).to_le_bytes());
         }
     }
 
@@ -591,8 +602,10 @@ impl LweKeySwitchKey {
         let bodies = r.take(count * 8)?;
         let mut rows = Vec::with_capacity(count * (n_out + 1));
         for (a, b) in ksk_masks(seed, count, n_out).zip(bodies.chunks_exact(8)) {
-            rows.extend_from_slice(&a);
-            rows.push(u64::from_le_bytes(b.try_into().expect("8-byte chunk")));
+            rows.extend(a.iter().map(|&w| top_half(w)));
+            rows.push(top_half(u64::from_le_bytes(
+                b.try_into().expect("8-byte chunk"),
+            )));
         }
         Ok(LweKeySwitchKey {
             base_log,

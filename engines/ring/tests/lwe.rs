@@ -160,6 +160,11 @@ fn key_switching_keeps_the_phase_and_round_trips() {
     let mut bytes = Vec::new();
     ksk.write_body(&mut bytes);
     assert_eq!(bytes.len(), 16 + 32 + 1024 * 4 * 8);
+    // The key keeps the top 32 bits of each word (the decomposition uses at
+    // most 32 bits): bodies are multiples of 2^32, and a wider one is refused.
+    assert!(bytes[48..].chunks_exact(8).all(|w| w[..4] == [0; 4]));
+    assert!(bytes[48..].chunks_exact(8).any(|w| w[4..] != [0; 4]));
+    assert!(LweKeySwitchKey::generate(&big, &small, 11, 3, 2f64.powi(-35), &mut r).is_err());
     let back = LweKeySwitchKey::read_body(&mut Reader::new(&bytes), 4, 4, 1024, 300).unwrap();
     assert_eq!(back.switch(&ct).unwrap(), out);
     assert!(LweKeySwitchKey::read_body(&mut Reader::new(&bytes), 3, 4, 1024, 300).is_err());

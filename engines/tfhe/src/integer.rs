@@ -10,7 +10,10 @@
 //! Independent work (per-block LUTs, partial products, comparison trees) runs
 //! in parallel across blocks.
 
+use std::ops::Range;
+
 use rayon::prelude::*;
+use triskel_ring::LweCiphertext;
 
 use crate::error::{Error, Result};
 use crate::keys::{ClientKey, ServerKey};
@@ -165,6 +168,53 @@ pub enum Bitwise {
     Or,
     /// a ^ b
     Xor,
+}
+
+/// A signed value in [-bound, bound] whose sign is the order (less, equal,
+/// greater) of a span of blocks, and the squared 2-norm of its noise in
+/// bootstrapped outputs.
+struct SignedTerm {
+    lwe: LweCiphertext,
+    bound: u64,
+    norm2: u64,
+}
+
+/// x_0 - y_0 + msg (x_1 - y_1) for the one or two blocks of x and y.
+fn pair_difference(x: &[Ciphertext], y: &[Ciphertext], msg: u64) -> Result<SignedTerm> {
+    let mut term = SignedTerm {
+        lwe: x[0].lwe.clone(),
+        bound: msg - 1,
+        norm2: x[0].noise_level.pow(2) + y[0].noise_level.pow(2),
+    };
+    term.lwe.sub_assign(&y[0].lwe)?;
+    if let (Some(xh), Some(yh)) = (x.get(1), y.get(1)) {
+        let mut high = xh.lwe.clone();
+        high.sub_assign(&yh.lwe)?;
+        high.mul_scalar_assign(msg as i64);
+        term.lwe.add_assign(&high)?;
+        term.bound = msg * msg - 1;
+        term.norm2 += msg * msg * (xh.noise_level.pow(2) + yh.noise_level.pow(2));
+    }
+    Ok(term)
+}
+
+/// sum_i w_i t_i with w_0 = 1 and each weight one more than the bound of
+/// everything below it: its sign is the most significant nonzero sign.
+fn combine(terms: &[SignedTerm]) -> Result<SignedTerm> {
+    let mut acc = SignedTerm {
+        lwe: terms[0].lwe.clone(),
+        bound: terms[0].bound,
+        norm2: terms[0].norm2,
+    };
+    for t in &terms[1..] {
+        let weight = acc.bound + 1;
+        let mut x = t.lwe.clone();
+        x.mul_scalar_assign(weight as i64);
+        acc.lwe.add_assign(&x)?;
+        acc.bound += weight * t.bound;
+        acc.norm2 += weight * weight * t.norm2;
+    }
+    Ok(acc)
 }
 
 impl ServerKey {
@@ -544,10 +594,14 @@ impl ServerKey {
         })
     }
 
-    /// The comparison of a and b as a block holding 0 or 1: per-block
-    /// order (less / equal / greater) in parallel, then a tree that keeps the
-    /// more significant order unless it is "equal" (log2 blocks levels), the
-    /// predicate folded into its last bootstrap.
+    /// The comparison of a and b as a block holding 0 or 1. Blocks are
+    /// packed two by two and subtracted without a bootstrap: each difference
+    /// is a value in (-msg^2, msg^2) (negative ones in the padding half of
+    /// the torus), bootstrapped to its sign in {-1, 0, 1}. Signs of
+    /// consecutive spans combine by weights 1, 2, 4, ... (the most
+    /// significant nonzero sign wins) into as few bootstraps per round as the
+    /// block space and the failure bound allow; the last bootstrap applies
+    /// the predicate. A u8 of 2_2 blocks: 3 bootstraps in 2 rounds.
     pub fn compare(
         &self,
         op: Comparison,
@@ -555,42 +609,119 @@ impl ServerKey {
         b: &RadixCiphertext,
     ) -> Result<Ciphertext> {
         self.same_width(a, b)?;
-        let order = self.bivariate_lookup_table(|x, y| match x.cmp(&y) {
-            std::cmp::Ordering::Less => LESS,
-            std::cmp::Ordering::Equal => EQUAL,
-            std::cmp::Ordering::Greater => GREATER,
-        })?;
-        let packed: Vec<Ciphertext> = a
-            .blocks
-            .iter()
-            .zip(&b.blocks)
-            .map(|(x, y)| self.pack(x, y))
-            .collect::<Result<_>>()?;
-        let mut orders = self.map_blocks(&packed, &vec![&order; packed.len()])?;
-        // Pairs (low, high) -> high unless high is EQUAL; packed as high * msg + low.
-        let combine = self.bivariate_lookup_table(|hi, lo| if hi == EQUAL { lo } else { hi })?;
-        while orders.len() > 2 {
-            let pairs: Vec<Ciphertext> = orders
-                .chunks(2)
-                .filter(|c| c.len() == 2)
-                .map(|c| self.pack(&c[1], &c[0]))
-                .collect::<Result<_>>()?;
-            let mut next = self.map_blocks(&pairs, &vec![&combine; pairs.len()])?;
-            if orders.len() % 2 == 1 {
-                next.push(orders.pop().expect("odd one out"));
+        let (msg, carry, _) = self.moduli()?;
+        if carry < msg {
+            return Err(Error::InvalidParameters(
+                "comparisons need carry_modulus >= message_modulus".into(),
+            ));
+        }
+        if a.blocks.iter().chain(&b.blocks).any(|c| c.degree >= msg) {
+            return Err(Error::Budget(
+                "comparisons need clean blocks: propagate carries first".into(),
+            ));
+        }
+        let p = msg * carry;
+        // A difference of two packed pairs has squared noise norm
+        // 2 (msg^2 + 1) level^2; noisier blocks are refreshed first.
+        let level = a.blocks.iter().chain(&b.blocks).map(|c| c.noise_level);
+        let level = level.max().unwrap_or(0);
+        let (a, b) = if self.fits_failure_bound(2 * (msg * msg + 1) * level * level) {
+            (a.blocks.clone(), b.blocks.clone())
+        } else {
+            let refresh = self.lookup_table(|x| x % msg)?;
+            let both: Vec<Ciphertext> = a.blocks.iter().chain(&b.blocks).cloned().collect();
+            let mut both = self.map_blocks(&both, &vec![&refresh; both.len()])?;
+            let b = both.split_off(a.blocks.len());
+            (both, b)
+        };
+        let mut terms = a
+            .chunks(2)
+            .zip(b.chunks(2))
+            .map(|(x, y)| pair_difference(x, y, msg))
+            .collect::<Result<Vec<_>>>()?;
+        let sign = self.signed_test_vector(p - 1, i64::signum)?;
+        loop {
+            let last = self.group_spans(&terms, p / 2 - 1);
+            if let [only] = &last[..] {
+                let value = combine(&terms[only.clone()])?;
+                if value.bound < p / 2 {
+                    let predicate = self.signed_test_vector(p / 2 - 1, |x| {
+                        op.holds_for(match x.signum() {
+                            -1 => LESS,
+                            0 => EQUAL,
+                            _ => GREATER,
+                        }) as i64
+                    })?;
+                    return Ok(Ciphertext {
+                        lwe: self.bootstrap(&value.lwe, &predicate)?,
+                        degree: 1,
+                        noise_level: 1,
+                    });
+                }
             }
-            orders = next;
+            let spans = self.group_spans(&terms, p - 1);
+            let values: Vec<SignedTerm> = spans
+                .iter()
+                .map(|s| combine(&terms[s.clone()]))
+                .collect::<Result<_>>()?;
+            // A lone sign needs no bootstrap; everything else becomes one.
+            let todo: Vec<&SignedTerm> = values.iter().filter(|v| v.bound > 1).collect();
+            if todo.is_empty() {
+                return Err(Error::Budget(
+                    "signs do not combine within the failure bound".into(),
+                ));
+            }
+            let lwes: Vec<&LweCiphertext> = todo.iter().map(|v| &v.lwe).collect();
+            let mut signs = self
+                .bootstrap_many(&lwes, &vec![&sign; lwes.len()])?
+                .into_iter();
+            terms = values
+                .iter()
+                .map(|v| SignedTerm {
+                    lwe: if v.bound > 1 {
+                        signs.next().expect("one sign per bootstrapped span")
+                    } else {
+                        v.lwe.clone()
+                    },
+                    bound: 1,
+                    norm2: 1,
+                })
+                .collect();
         }
-        // The last combination and the predicate in one bootstrap.
-        if let [low, high] = &orders[..] {
-            let last = self
-                .bivariate_lookup_table(|hi, lo| op.holds_for(if hi == EQUAL { lo } else { hi }))?;
-            return self.apply_lookup_table(&self.pack(high, low)?, &last);
-        }
-        let last = self.lookup_table(|o| op.holds_for(o))?;
-        self.apply_lookup_table(&orders[0], &last)
     }
 
+    /// Whether a bootstrap of an input with this squared noise norm (in
+    /// bootstrapped outputs) stays within the set's failure bound.
+    fn fits_failure_bound(&self, norm2: u64) -> bool {
+        let analysis = self.params.noise_for_input(norm2 as f64);
+        analysis.log2_failure <= self.params.max_log2_failure
+    }
+
+    /// Consecutive spans of terms (least significant first), each as long as
+    /// its combination stays within [-limit, limit] and the failure bound; a
+    /// term that alone exceeds them is a span of its own.
+    fn group_spans(&self, terms: &[SignedTerm], limit: u64) -> Vec<Range<usize>> {
+        let mut spans: Vec<Range<usize>> = Vec::new();
+        let (mut bound, mut norm2) = (0u64, 0u64);
+        for (i, t) in terms.iter().enumerate() {
+            let weight = bound + 1;
+            let wider = (
+                bound.saturating_add(weight.saturating_mul(t.bound)),
+                norm2.saturating_add(weight.saturating_mul(weight).saturating_mul(t.norm2)),
+            );
+            match spans.last_mut() {
+                Some(span) if wider.0 <= limit && self.fits_failure_bound(wider.1) => {
+                    span.end = i + 1;
+                    (bound, norm2) = wider;
+                }
+                _ => {
+                    spans.push(i..i + 1);
+                    (bound, norm2) = (t.bound, t.norm2);
+                }
+            }
+        }
+        spans
+    }
     /// if cond (a block holding 0 or 1) then a else b, per block in parallel.
     pub fn select(
         &self,
@@ -745,16 +876,12 @@ impl ServerKey {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::params::TfheParameters;
-    use triskel_ring::Prng;
 
     /// The prefix scan gives the ripple's result, on carries through every
     /// block and on a random sum.
     #[test]
     fn prefix_and_ripple_carries_agree() {
-        let mut rng = Prng::from_seed([13; 32]);
-        let ck = ClientKey::generate_with(&TfheParameters::message_2_carry_2(), &mut rng).unwrap();
-        let sk = ck.server_key_with(&mut rng).unwrap();
+        let (ck, sk) = crate::keys::test_keys_2_2();
         for (x, y) in [(0xffffu64, 1u64), (0x7fff, 0x7fff), (0x1234, 0xedcc)] {
             let (a, b) = (
                 ck.encrypt_radix(x, 16).unwrap(),

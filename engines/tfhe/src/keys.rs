@@ -314,6 +314,19 @@ pub(crate) fn centered(x: u64) -> f64 {
     x as i64 as f64 / TWO_POW_64
 }
 
+/// One 2_2 key pair for the unit tests of the crate (key generation is a
+/// large share of a short test).
+#[cfg(test)]
+pub(crate) fn test_keys_2_2() -> &'static (ClientKey, ServerKey) {
+    static KEYS: std::sync::OnceLock<(ClientKey, ServerKey)> = std::sync::OnceLock::new();
+    KEYS.get_or_init(|| {
+        let mut rng = Prng::from_seed([3; 32]);
+        let ck = ClientKey::generate_with(&TfheParameters::message_2_carry_2(), &mut rng).unwrap();
+        let sk = ck.server_key_with(&mut rng).unwrap();
+        (ck, sk)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -335,9 +348,7 @@ mod tests {
     #[test]
     fn measured_noise_matches_the_analysis() {
         let params = TfheParameters::message_2_carry_2();
-        let mut rng = Prng::from_seed([3; 32]);
-        let ck = ClientKey::generate_with(&params, &mut rng).unwrap();
-        let sk = ck.server_key_with(&mut rng).unwrap();
+        let (ck, sk) = test_keys_2_2();
         let analysis = params.noise();
         let (n, q) = (sk.ctx.n, sk.ctx.q());
         let two_n = 2 * n as u64;

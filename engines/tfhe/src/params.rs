@@ -279,7 +279,7 @@ impl TfheParameters {
         // The decomposition rounds x B^l / q in f64: q must be exact there.
         if !(30..=52).contains(&self.modulus_bits)
             || self.pbs_base_log * self.pbs_levels + 2 > self.modulus_bits
-            || self.ks_base_log * self.ks_levels >= 64
+            || self.ks_base_log * self.ks_levels > 32
             || self.pbs_base_log == 0
             || self.ks_base_log == 0
         {
@@ -331,8 +331,21 @@ impl TfheParameters {
         Ok(())
     }
 
-    /// The set's noise analysis (see the crate README).
+    /// The set's noise analysis (see the crate README), for the largest
+    /// input its noise levels allow.
     pub fn noise(&self) -> NoiseAnalysis {
+        let norm2 = match self.encoding {
+            Encoding::Boolean => 8.0,
+            Encoding::Integer {
+                max_noise_level, ..
+            } => (max_noise_level * max_noise_level) as f64,
+        };
+        self.noise_for_input(norm2)
+    }
+
+    /// The noise analysis of a bootstrap whose input is a linear combination
+    /// of bootstrapped outputs with squared 2-norm `input_norm2`.
+    pub fn noise_for_input(&self, input_norm2: f64) -> NoiseAnalysis {
         let (k, big_n, n) = (
             self.glwe_dimension as f64,
             self.polynomial_size as f64,
@@ -351,19 +364,20 @@ impl TfheParameters {
         let bk = 2f64.powi(self.ks_base_log as i32);
         let lk = self.ks_levels as f64;
         let ks_precision = 2f64.powi(-((self.ks_base_log * self.ks_levels) as i32));
-        let key_switch = k * big_n * lk * (bk * bk + 2.0) / 12.0 * self.lwe_noise_std.powi(2)
+        // The key's words are kept to their top 32 bits (triskel-ring): each
+        // row's noise gains the rounding of its body and of n mask words.
+        let ks_row_variance = self.lwe_noise_std.powi(2) + (n / 2.0 + 1.0) / 12.0 * 2f64.powi(-64);
+        let key_switch = k * big_n * lk * (bk * bk + 2.0) / 12.0 * ks_row_variance
             + k * big_n * 0.5 * ks_precision * ks_precision / 12.0;
         let modulus_switch = 1.0 / 12.0 + n / 48.0;
-        let (norm2, margin) = match self.encoding {
-            Encoding::Boolean => (8.0, big_n / 4.0),
+        let norm2 = input_norm2;
+        let margin = match self.encoding {
+            Encoding::Boolean => big_n / 4.0,
             Encoding::Integer {
                 message_modulus,
                 carry_modulus,
-                max_noise_level,
-            } => (
-                (max_noise_level * max_noise_level) as f64,
-                big_n / (2 * message_modulus * carry_modulus) as f64,
-            ),
+                ..
+            } => big_n / (2 * message_modulus * carry_modulus) as f64,
         };
         let scale = (2.0 * big_n).powi(2);
         let total = (norm2 * blind_rotation + key_switch) * scale + modulus_switch;

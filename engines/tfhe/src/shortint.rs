@@ -141,6 +141,43 @@ impl ServerKey {
         })
     }
 
+    /// The test vector of g on signed values x in [-limit, limit], limit < p,
+    /// for the server's own intermediate values: a negative x lies in the
+    /// padding half of the torus, where the blind rotation reads the box of
+    /// x + p negated, so the box y holds g(y) for y <= limit and -g(y - p)
+    /// for y >= p - limit (they must agree where both are reachable). g's
+    /// outputs are units in (-p, p).
+    pub(crate) fn signed_test_vector(
+        &self,
+        limit: u64,
+        g: impl Fn(i64) -> i64,
+    ) -> Result<TestVector> {
+        let (msg, carry, _) = self.moduli()?;
+        let p = msg * carry;
+        if limit >= p {
+            return Err(Error::OutOfRange(format!("signed range {limit} for {p}")));
+        }
+        let mut torus = Vec::with_capacity(p as usize);
+        for y in 0..p {
+            let from_above = (y <= limit).then(|| g(y as i64));
+            let from_below = (y > 0 && p - y <= limit).then(|| -g(y as i64 - p as i64));
+            let unit = match (from_above, from_below) {
+                (Some(u), Some(v)) if u != v => {
+                    return Err(Error::OutOfRange(format!(
+                        "signed lookup table: {u} and {v} share box {y}"
+                    )))
+                }
+                (Some(u), _) | (None, Some(u)) => u,
+                (None, None) => 0,
+            };
+            if unit.unsigned_abs() >= p {
+                return Err(Error::OutOfRange(format!("lookup table output {unit}")));
+            }
+            torus.push((unit as u64).wrapping_mul(delta(p)));
+        }
+        self.test_vector(&torus)
+    }
+
     /// f applied to the block (value and carries) by one bootstrap: the
     /// result has noise level 1 and the largest output of f on the values
     /// the block can hold as its degree.

@@ -1,15 +1,10 @@
 //! Radix integers over 2_2 blocks against native u8/u16/u32/u64 arithmetic,
 //! on edges (0, max, carries across every block) and seeded random values.
 
+mod common;
+use common::keys_2_2;
 use triskel_ring::Prng;
-use triskel_tfhe::{Bitwise, ClientKey, Comparison, RadixCiphertext, ServerKey, TfheParameters};
-
-fn keys() -> (ClientKey, ServerKey) {
-    let mut rng = Prng::from_seed([6; 32]);
-    let ck = ClientKey::generate_with(&TfheParameters::message_2_carry_2(), &mut rng).unwrap();
-    let sk = ck.server_key_with(&mut rng).unwrap();
-    (ck, sk)
-}
+use triskel_tfhe::{Bitwise, Comparison, RadixCiphertext};
 
 fn mask(bits: u32) -> u64 {
     if bits == 64 {
@@ -20,17 +15,16 @@ fn mask(bits: u32) -> u64 {
 }
 
 /// A fresh 200 times constants that put every pair of digit values in the
-/// low two and the high two blocks (0..16 and 16 k), plus 3 and 9 (refused
-/// before LUT degrees followed their inputs' range) and a few dense ones:
-/// every product against `wrapping_mul`. (All 256 constants passed once;
-/// at ~18 bootstraps each they take minutes, too long for CI.)
+/// low two and the high two blocks (17 j: both pairs j), constants whose low
+/// or high pair is zero (16, 48; 3 and 9, refused before LUT degrees followed
+/// their inputs' range) and dense ones: every product against `wrapping_mul`.
+/// (All 256 constants passed once; at ~18 bootstraps each they take
+/// minutes, too long for CI.)
 #[test]
 fn scalar_mul_by_u8_constants() {
-    let (ck, sk) = keys();
+    let (ck, sk) = keys_2_2();
     let a = ck.encrypt_u8(200).unwrap();
-    let constants = (0..16u8)
-        .chain((1..16u8).map(|k| 16 * k))
-        .chain([3, 9, 37, 85, 170, 201, 255]);
+    let constants = (0..16u8).map(|j| 17 * j).chain([3, 9, 16, 48, 37, 201]);
     for c in constants {
         // A fresh block's degree does not reveal its value.
         assert!(a.blocks().iter().all(|b| b.degree() == 3));
@@ -47,7 +41,7 @@ fn scalar_mul_by_u8_constants() {
 
 #[test]
 fn u8_everything() {
-    let (ck, sk) = keys();
+    let (ck, sk) = keys_2_2();
     let mut rng = Prng::from_seed([8; 32]);
     // Edges (zero, max, carries through every block) and a random pair.
     let pairs = [
@@ -70,22 +64,6 @@ fn u8_everything() {
             "{x} - {y}"
         );
         assert_eq!(dec(&sk.mul(&a, &b).unwrap()), (x * y) & 255, "{x} * {y}");
-        let ops = [
-            Comparison::Eq,
-            Comparison::Ne,
-            Comparison::Lt,
-            Comparison::Le,
-            Comparison::Gt,
-            Comparison::Ge,
-        ];
-        for op in &ops[k % 2 * 3..k % 2 * 3 + 3] {
-            let c = sk.compare(*op, &a, &b).unwrap();
-            assert_eq!(
-                ck.decrypt(&c).unwrap() == 1,
-                op.eval(x, y),
-                "{op:?} {x} {y}"
-            );
-        }
         let (bw, f): (Bitwise, fn(u64, u64) -> u64) = match k % 3 {
             0 => (Bitwise::And, |x, y| x & y),
             1 => (Bitwise::Or, |x, y| x | y),
@@ -127,9 +105,61 @@ fn u8_everything() {
     assert!(sk.add(&a, &ck.encrypt_u16(1).unwrap()).is_err());
 }
 
+/// Every comparison on 8-bit pairs whose first difference is in each block
+/// (both orders), on equal pairs and on the extremes; the signs of the
+/// packed block pairs and their combination both decide somewhere.
+#[test]
+fn comparisons_decide_at_every_block() {
+    let (ck, sk) = keys_2_2();
+    let ops = [
+        Comparison::Eq,
+        Comparison::Ne,
+        Comparison::Lt,
+        Comparison::Le,
+        Comparison::Gt,
+        Comparison::Ge,
+    ];
+    let base = 0b10_01_11_00u64;
+    let mut pairs = vec![(base, base), (0, 255), (255, 0), (0, 0)];
+    for block in 0..4 {
+        // Raise block `block` of base by one (mod 4), then lower the blocks
+        // below it so that only this block decides.
+        let shift = 2 * block;
+        let digit = (base >> shift) & 3;
+        let raised = (base & !(3 << shift)) | ((digit + 1) % 4) << shift;
+        let raised = raised & !((1 << shift) - 1);
+        pairs.push((base, raised));
+        pairs.push((raised, base));
+    }
+    for (k, (x, y)) in pairs.into_iter().enumerate() {
+        let (a, b) = (
+            ck.encrypt_u8(x as u8).unwrap(),
+            ck.encrypt_u8(y as u8).unwrap(),
+        );
+        for op in [ops[k % 6], ops[(k + 3) % 6]] {
+            let c = sk.compare(op, &a, &b).unwrap();
+            assert_eq!(
+                ck.decrypt_with_carry(&c).unwrap(),
+                op.eval(x, y) as u64,
+                "{op:?} {x} {y}"
+            );
+            assert_eq!((c.degree(), c.noise_level()), (1, 1));
+        }
+    }
+    // A select's blocks (noise level 2) would push a difference past the
+    // failure bound: they are refreshed first.
+    let (a, b) = (ck.encrypt_u8(9).unwrap(), ck.encrypt_u8(200).unwrap());
+    let m = sk.min(&a, &b).unwrap();
+    assert!(m.blocks().iter().any(|c| c.noise_level() > 1));
+    for (op, want) in [(Comparison::Lt, 1), (Comparison::Eq, 0)] {
+        let c = sk.compare(op, &m, &b).unwrap();
+        assert_eq!(ck.decrypt_with_carry(&c).unwrap(), want, "{op:?} 9 200");
+    }
+}
+
 #[test]
 fn wider_integers_against_native() {
-    let (ck, sk) = keys();
+    let (ck, sk) = keys_2_2();
     let mut rng = Prng::from_seed([9; 32]);
     for bits in [16u32, 32, 64] {
         let m = mask(bits);

@@ -2,8 +2,10 @@
 //! (message and carry) for the 1_1 and 2_2 sets and the 2_2 2^-64 variant;
 //! the 3_3 set on a few values; parameter checks.
 
+mod common;
+use common::keys_2_2;
 use triskel_ring::Prng;
-use triskel_tfhe::{ClientKey, Encoding, Error, TfheParameters};
+use triskel_tfhe::{ClientKey, Comparison, Encoding, Error, TfheParameters};
 
 type Lut = Box<dyn Fn(u64) -> u64>;
 
@@ -23,9 +25,16 @@ fn every_lut_on_the_whole_block() {
             unreachable!()
         };
         let p = msg * carry;
-        let mut rng = Prng::from_seed([1; 32]);
-        let ck = ClientKey::generate_with(&params, &mut rng).unwrap();
-        let sk = ck.server_key_with(&mut rng).unwrap();
+        let own;
+        let (ck, sk) = if params == TfheParameters::message_2_carry_2() {
+            keys_2_2()
+        } else {
+            let mut rng = Prng::from_seed([1; 32]);
+            let ck = ClientKey::generate_with(&params, &mut rng).unwrap();
+            let sk = ck.server_key_with(&mut rng).unwrap();
+            own = (ck, sk);
+            &own
+        };
         let luts: [(&str, Lut); 3] = [
             ("square + 1", Box::new(move |x| (x * x + 1) % p)),
             ("carry", Box::new(move |x| x / msg)),
@@ -67,6 +76,24 @@ fn every_lut_on_the_whole_block() {
                 ck.decrypt_with_carry(&g).unwrap(),
                 p - 1 - v,
                 "two LUTs g({v})"
+            );
+        }
+        // 8-bit comparisons (1_1: eight blocks, three rounds of signs).
+        for (x, y, op) in [
+            (0x96u64, 0x95u64, Comparison::Gt),
+            (7, 200, Comparison::Ge),
+            (77, 77, Comparison::Le),
+        ] {
+            let (a, b) = (
+                ck.encrypt_radix(x, 8).unwrap(),
+                ck.encrypt_radix(y, 8).unwrap(),
+            );
+            let c = sk.compare(op, &a, &b).unwrap();
+            assert_eq!(
+                ck.decrypt_with_carry(&c).unwrap(),
+                op.eval(x, y) as u64,
+                "{} {op:?} {x} {y}",
+                params.name
             );
         }
         let high = sk
@@ -143,9 +170,8 @@ fn named_sets_are_secure_and_fail_at_most_as_promised() {
 fn sign_blocks_from_a_foreign_key() {
     use triskel_ring::LweSecretKey;
     let params = TfheParameters::message_2_carry_2();
+    let (ck, sk) = keys_2_2();
     let mut rng = Prng::from_seed([9; 32]);
-    let ck = ClientKey::generate_with(&params, &mut rng).unwrap();
-    let sk = ck.server_key_with(&mut rng).unwrap();
     let coeffs: Vec<i64> = (0..1024).map(|i| [0, 1, -1][(i * 7 % 5) % 3]).collect();
     let foreign = LweSecretKey::from_coefficients(&coeffs);
     let ksk = ck.key_switching_key_from(&foreign, 3, 6).unwrap();
