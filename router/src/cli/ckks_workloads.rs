@@ -115,14 +115,15 @@ fn setup(params: CkksParameters) -> Result<(Arc<CkksContext>, SecretKey), Error>
     Ok((ctx, sk))
 }
 
-/// x * y over all n/2 slots: tensor, relinearize, rescale (fused, NTT form).
-pub fn mul_pipeline(params: CkksParameters) -> Result<WorkloadReport, Error> {
+/// x * y over all n/2 slots: tensor, relinearize, rescale (fused, NTT form),
+/// reported as `name`.
+pub fn mul_pipeline(name: &'static str, params: CkksParameters) -> Result<WorkloadReport, Error> {
     let (ctx, sk) = setup(params)?;
     let rk = sk.relin_key()?;
     let (a, b) = (inputs(1, ctx.slots()), inputs(2, ctx.slots()));
     let want: Vec<f64> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
     let compute = |c: &[Ciphertext]| c[0].mul_relin_rescale(&c[1], &rk);
-    measure("ckks.mul_pipeline", &sk, &[a, b], 1.0, &compute, &want)
+    measure(name, &sk, &[a, b], 1.0, &compute, &want)
 }
 
 /// x^2 over all slots (the fused pipeline on one ciphertext).

@@ -94,7 +94,11 @@ pub fn all() -> Vec<Workload> {
         },
         Workload {
             name: "ckks.mul_pipeline",
-            run: || ckks::mul_pipeline(CkksParameters::n8192()),
+            run: || ckks::mul_pipeline("ckks.mul_pipeline", CkksParameters::n8192()),
+        },
+        Workload {
+            name: "ckks.mul_pipeline_16384",
+            run: || ckks::mul_pipeline("ckks.mul_pipeline_16384", CkksParameters::n16384_depth2()),
         },
         Workload {
             name: "ckks.rotate",
