@@ -129,6 +129,10 @@ pub fn all() -> Vec<Workload> {
             run: || ckks::mlp_64_4_1(CkksParameters::n16384()),
         },
         Workload {
+            name: "ckks.mlp_64_4_1_square",
+            run: || ckks::mlp_64_4_1_square(CkksParameters::n8192_depth3()),
+        },
+        Workload {
             name: "tfhe.gate_nand",
             run: tfhe::gate_nand,
         },
