@@ -91,7 +91,7 @@ fn pipeline(c: &mut Criterion, params: CkksParameters, all: bool) {
 fn ckks(c: &mut Criterion) {
     pipeline(c, CkksParameters::n8192(), true);
     // The same {50, 40, 40} + 50 shape at N = 16384, and the depth-7 named set.
-    let shallow = CkksParameters::new("ckks-n16384-d2", 16384, &[50, 40, 40], &[50], 40, 3);
+    let shallow = CkksParameters::n16384_depth2();
     pipeline(c, shallow, false);
     pipeline(c, CkksParameters::n16384(), false);
 }

@@ -119,6 +119,27 @@ fn ckks_workload_json_is_verified_and_threads_report_throughput() {
 }
 
 #[test]
+fn square_activation_network_runs_at_n8192_on_the_cpu_clock() {
+    let (ok, out, err) = triskel(
+        &[
+            "bench",
+            "workloads",
+            "--only",
+            "ckks.mlp_64_4_1_square",
+            "--json",
+        ],
+        &[("TRISKEL_BENCH_CLOCK", "cpu")],
+    );
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("one JSON object");
+    let w = &v["workloads"][0];
+    assert_eq!(w["params"], "ckks-n8192-d3");
+    assert_eq!(w["verified"], true);
+    let compute = w["median_us"]["compute"].as_f64().unwrap();
+    assert!(compute.is_finite() && compute > 0.0, "compute {compute}");
+}
+
+#[test]
 fn explain_prints_the_plans_of_the_demo_programs() {
     let dir = std::env::temp_dir().join(format!("triskel-explain-{}", std::process::id()));
     let (ok, out, err) = triskel(

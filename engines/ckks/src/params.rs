@@ -69,6 +69,14 @@ impl CkksParameters {
         CkksParameters::new("ckks-n8192-d3", 8192, &[49, 40, 40, 40], &[45], 40, 4)
     }
 
+    /// N = 16384 with the shape of [`n8192`](Self::n8192) (Q = 50 + 40 + 40
+    /// bits, P = 50 bits, dnum = 3): the pipeline at N = 16384, for
+    /// comparisons with peers (not among [`named`](Self::named), whose
+    /// deeper N = 16384 set the planner picks).
+    pub fn n16384_depth2() -> CkksParameters {
+        CkksParameters::new("ckks-n16384-d2", 16384, &[50, 40, 40], &[50], 40, 3)
+    }
+
     /// N = 16384, Q = 50 + 7 x 40 bits, P = 2 x 50 bits (log QP = 430),
     /// scale 2^40, dnum = 4: depth 7.
     pub fn n16384() -> CkksParameters {

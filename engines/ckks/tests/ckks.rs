@@ -619,6 +619,38 @@ fn linear_transforms_dense_and_banded() {
     ));
 }
 
+/// The workloads' two-layer network 64 -> 4 -> 1 with the square
+/// activation fits the depth-3 N = 8192 set (layer, square, layer: three
+/// levels) within the 2e-6 target.
+#[test]
+fn two_layer_network_with_square_activation_at_n8192() {
+    use triskel_ckks::LinearTransform;
+    let f = fixture();
+    let x = values(40, 64);
+    let w1: Vec<Vec<f64>> = (0..4)
+        .map(|r| values(41 + r, 64).iter().map(|w| w / 8.0).collect())
+        .collect();
+    let w2 = vec![values(50, 4)];
+    let ct = encrypt(f, &LinearTransform::pack(&x, 64, f.ctx.slots()));
+    let l1 = LinearTransform::new(&f.ctx, &w1, 64, ct.level()).unwrap();
+    let l2 = LinearTransform::new(&f.ctx, &w2, l1.output_period(), ct.level() - 2).unwrap();
+    let mut steps = l1.rotation_steps();
+    steps.extend(l2.rotation_steps());
+    let gk = f.sk.galois_keys(&steps, false).unwrap();
+    let hidden = l1.apply(&ct, &gk).unwrap();
+    let out = l2
+        .apply(&hidden.square_relin_rescale(&f.rk).unwrap(), &gk)
+        .unwrap();
+    assert_eq!(out.level(), 0);
+    let h: Vec<f64> = w1
+        .iter()
+        .map(|row| row.iter().zip(&x).map(|(a, b)| a * b).sum::<f64>().powi(2))
+        .collect();
+    let want: f64 = w2[0].iter().zip(&h).map(|(a, b)| a * b).sum();
+    let err = (f.sk.decrypt_real(&out).unwrap()[0] - want).abs();
+    assert!(err <= 2e-6, "error {err}");
+}
+
 // The noise estimate: it bounds the measured error (decrypt vs the float64
 // computation) of operation chains, is not looser than 2^10 times it, and an
 // operation that would leave no precision is refused.

@@ -94,7 +94,11 @@ pub fn all() -> Vec<Workload> {
         },
         Workload {
             name: "ckks.mul_pipeline",
-            run: || ckks::mul_pipeline(CkksParameters::n8192()),
+            run: || ckks::mul_pipeline("ckks.mul_pipeline", CkksParameters::n8192()),
+        },
+        Workload {
+            name: "ckks.mul_pipeline_16384",
+            run: || ckks::mul_pipeline("ckks.mul_pipeline_16384", CkksParameters::n16384_depth2()),
         },
         Workload {
             name: "ckks.rotate",
@@ -123,6 +127,10 @@ pub fn all() -> Vec<Workload> {
         Workload {
             name: "ckks.mlp_64_4_1",
             run: || ckks::mlp_64_4_1(CkksParameters::n16384()),
+        },
+        Workload {
+            name: "ckks.mlp_64_4_1_square",
+            run: || ckks::mlp_64_4_1_square(CkksParameters::n8192_depth3()),
         },
         Workload {
             name: "tfhe.gate_nand",
