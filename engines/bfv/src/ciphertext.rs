@@ -16,7 +16,7 @@
 
 use std::sync::Arc;
 
-use triskel_ring::{LweCiphertext, Poly, Seed};
+use triskel_ring::{LweCiphertext, Poly, Representation, Seed};
 
 use crate::context::BfvContext;
 use crate::encoding::Plaintext;
@@ -245,28 +245,51 @@ impl Ciphertext {
 
     /// Encrypts m1 * m2 as a 3-component ciphertext (relinearize next).
     ///
-    /// HPS multiplication: both operands are lifted exactly (centered) from
-    /// Q_l to Q_l || B with an auxiliary basis B > 4 t n Q_l, the tensor
-    /// (c0 c0', c0 c1' + c1 c0', c1 c1') is taken there, scaled by t / Q_l
-    /// with rounding into B, and brought back exactly to Q_l.
+    /// "HPS over P" (Kim, Polyakov and Zucca, ePrint 2021/204, Algorithm 2)
+    /// with an auxiliary basis A > n Q_l: the first operand c is extended
+    /// exactly from Q_l to Q_l || A; the second, c', is switched to A,
+    /// c'' = round(A c' / Q_l), and extended exactly back to Q_l || A. The
+    /// tensor x = c (x) c'' (about (A / Q_l) c (x) c') is taken there, and
+    /// round(t x / A) lands in Q_l directly, with no conversion back. x may
+    /// wrap modulo Q_l A: a multiple Q_l A w of it adds t Q_l w to t x / A,
+    /// which is 0 modulo Q_l.
+    ///
     /// Noise: the dominant terms are t (e1 r2 + e2 r1), where r_i = (c(s) -
     /// D(m) - e) / Q has coefficients of variance about n/18 (c1 uniform times
     /// a ternary s), plus rounding terms of variance about n t^2 / 12:
-    /// sigma'^2 = t^2 n (sigma1^2 + sigma2^2) (n/18 + 1/12) + n t^2 / 12.
+    /// sigma'^2 = t^2 n (sigma1^2 + sigma2^2) (n/18 + 1/12) + n t^2 / 12, and
+    /// the switch's rounding u (|u_i| <= 1/2): (t / A) c(s) u(s), about
+    /// (t Q_l / A) r u(s), of variance (t Q_l / A)^2 n (n/18 + 1/12) (1 + 2n/3) / 12.
     pub fn mul(&self, other: &Ciphertext) -> Result<Ciphertext> {
         self.check_pair(other)?;
         self.expect_size(2)?;
         other.expect_size(2)?;
         let lv = self.ctx.level(self.level)?;
         let tables = lv.mul_tables(&self.ctx)?;
-        // The lift to B; the part in Q_l is the ciphertext itself, so the
-        // tensor is taken in B and in Q_l separately (never joined).
-        let lift = |c: &Poly| -> Result<Poly> {
+        let t = self.ctx.plain_modulus();
+        let coefficients = |c: &Poly| -> Result<Poly> {
             let mut coef = c.clone();
             coef.to_coefficient()?;
-            let mut aux = tables.q_to_aux.exact_extend(&coef)?;
+            Ok(coef)
+        };
+        // The first operand's part in A: its exact extension (its part in
+        // Q_l is the ciphertext itself).
+        let extend = |coef: &Poly| -> Result<Poly> {
+            let mut aux = tables.q_to_aux.exact_extend(coef)?;
             aux.to_ntt()?;
             Ok(aux)
+        };
+        // The second operand switched to A, round(A c / Q_l) = round((A c) / Q_l)
+        // (A c is 0 modulo A), and its exact extension back to Q_l.
+        let switch = |coef: &Poly| -> Result<(Poly, Poly)> {
+            let mut scaled = coef.clone();
+            scaled.mul_rns_scalar_assign(&tables.aux_mod_q)?;
+            let zero = Poly::zero(&tables.aux, Representation::Coefficient);
+            let mut in_aux = tables.switch_to_aux.apply(&zero, &scaled)?;
+            let mut in_q = tables.aux_to_q.exact_extend(&in_aux)?;
+            in_q.to_ntt()?;
+            in_aux.to_ntt()?;
+            Ok((in_q, in_aux))
         };
         let tensor = |u0: &Poly, u1: &Poly, v0: &Poly, v1: &Poly| -> Result<[Poly; 3]> {
             let d0 = u0.mul(v0)?;
@@ -275,30 +298,30 @@ impl Ciphertext {
             Ok([d0, d1, u1.mul(v1)?])
         };
         let (x0, x1) = (&self.polys[0], &self.polys[1]);
-        let (a0, a1) = (lift(x0)?, lift(x1)?);
-        let lifted_other;
-        let (y0, y1, b0, b1) = if std::ptr::eq(self, other) {
-            (x0, x1, &a0, &a1)
+        let x_coef = [coefficients(x0)?, coefficients(x1)?];
+        let other_coef;
+        let y_coef = if std::ptr::eq(self, other) {
+            &x_coef
         } else {
-            lifted_other = (lift(&other.polys[0])?, lift(&other.polys[1])?);
-            let (y0, y1) = (&other.polys[0], &other.polys[1]);
-            (y0, y1, &lifted_other.0, &lifted_other.1)
+            other_coef = [
+                coefficients(&other.polys[0])?,
+                coefficients(&other.polys[1])?,
+            ];
+            &other_coef
         };
-        let in_aux = tensor(&a0, &a1, b0, b1)?;
-        let in_q = tensor(x0, x1, y0, y1)?;
-        let t = self.ctx.plain_modulus();
-        let polys = in_aux
+        let (a0, a1) = (extend(&x_coef[0])?, extend(&x_coef[1])?);
+        let ((y0, b0), (y1, b1)) = (switch(&y_coef[0])?, switch(&y_coef[1])?);
+        drop(x_coef);
+        let in_q = tensor(x0, x1, &y0, &y1)?;
+        let in_aux = tensor(&a0, &a1, &b0, &b1)?;
+        let polys = in_q
             .into_iter()
-            .zip(in_q)
-            .map(|(mut d_aux, mut d_q)| -> Result<Poly> {
-                for d in [&mut d_aux, &mut d_q] {
-                    d.to_coefficient()?;
-                    d.mul_small_assign(t as i64)?;
-                }
-                let scaled = tables.scale.apply(&d_aux, &d_q)?;
-                let mut back = tables.aux_to_q.exact_extend(&scaled)?;
-                back.to_ntt()?;
-                Ok(back)
+            .zip(in_aux)
+            .map(|(mut d_q, mut d_aux)| -> Result<Poly> {
+                d_aux.to_coefficient()?;
+                d_q.mul_small_assign(t as i64)?;
+                d_aux.mul_small_assign(t as i64)?;
+                Ok(tables.scale_down.apply(&d_q, &d_aux)?)
             })
             .collect::<Result<Vec<_>>>()?;
         let n = self.ctx.n() as f64;
@@ -307,10 +330,13 @@ impl Ciphertext {
             + 0.5 * (n * (n / 18.0 + 1.0 / 12.0)).log2()
             + add_correlated(self.noise_log2, other.noise_log2);
         let rounding = log_t + 0.5 * (n / 12.0).log2();
+        let switch = log_t
+            + tables.log2_q_over_aux
+            + 0.5 * (n * (n / 18.0 + 1.0 / 12.0) * (1.0 + 2.0 * n / 3.0) / 12.0).log2();
         // Empirical margin: in squaring chains the measured growth exceeds
         // this independent-coefficient model by up to about 1 bit per
         // multiplication (the demo prints both), so one bit is added.
-        let noise = add_std(cross, rounding) + 1.0;
+        let noise = add_std(add_std(cross, rounding), switch) + 1.0;
         self.derived(polys, noise).checked("mul")
     }
 
