@@ -268,11 +268,10 @@ impl Ciphertext {
         };
         // The second operand switched to A, round(A c / Q_l) = round((A c) / Q_l)
         // (A c is 0 modulo A), and its exact extension back to Q_l.
-        let switch = |coef: &Poly| -> Result<(Poly, Poly)> {
-            let mut scaled = coef.clone();
+        let switch = |mut scaled: Poly| -> Result<(Poly, Poly)> {
             scaled.mul_rns_scalar_assign(&tables.aux_mod_q)?;
             let zero = Poly::zero(&tables.aux, Representation::Coefficient);
-            let mut in_aux = tables.switch_to_aux.apply(&zero, &scaled)?;
+            let mut in_aux = tables.switch_to_aux.apply_owned(zero, scaled)?;
             let mut in_q = tables.aux_to_q.exact_extend(&in_aux)?;
             in_q.to_ntt()?;
             in_aux.to_ntt()?;
@@ -286,19 +285,16 @@ impl Ciphertext {
         };
         let (x0, x1) = (&self.polys[0], &self.polys[1]);
         let x_coef = [coefficients(x0)?, coefficients(x1)?];
-        let other_coef;
-        let y_coef = if std::ptr::eq(self, other) {
-            &x_coef
+        let (a0, a1) = (extend(&x_coef[0])?, extend(&x_coef[1])?);
+        let [y0_coef, y1_coef] = if std::ptr::eq(self, other) {
+            x_coef
         } else {
-            other_coef = [
+            [
                 coefficients(&other.polys[0])?,
                 coefficients(&other.polys[1])?,
-            ];
-            &other_coef
+            ]
         };
-        let (a0, a1) = (extend(&x_coef[0])?, extend(&x_coef[1])?);
-        let ((y0, b0), (y1, b1)) = (switch(&y_coef[0])?, switch(&y_coef[1])?);
-        drop(x_coef);
+        let ((y0, b0), (y1, b1)) = (switch(y0_coef)?, switch(y1_coef)?);
         let in_q = tensor(x0, x1, &y0, &y1)?;
         let in_aux = tensor(&a0, &a1, &b0, &b1)?;
         let polys = in_q
@@ -308,7 +304,7 @@ impl Ciphertext {
                 d_aux.to_coefficient()?;
                 d_q.mul_small_assign(t as i64)?;
                 d_aux.mul_small_assign(t as i64)?;
-                Ok(tables.scale_down.apply(&d_q, &d_aux)?)
+                Ok(tables.scale_down.apply_owned(d_q, d_aux)?)
             })
             .collect::<Result<Vec<_>>>()?;
         let n = self.ctx.n() as f64;

@@ -227,8 +227,11 @@ impl KeySwitchContext {
     /// in cache, and the digits are never stored whole (for one switch of c;
     /// [`decompose`](Self::decompose) keeps them for several).
     pub fn switch(&self, key: &KeySwitchKey, c: &Poly) -> Result<(Poly, Poly)> {
-        let (t, acc0, acc1) = self.switch_raw(key, c)?;
-        Ok((self.mod_down_in(t, acc0)?, self.mod_down_in(t, acc1)?))
+        let (t, mut acc0, mut acc1) = self.switch_raw(key, c)?;
+        Ok((
+            self.mod_down_raw(t, &mut acc0)?,
+            self.mod_down_raw(t, &mut acc1)?,
+        ))
     }
 
     /// [`switch`](Self::switch) with only the second half moded down: returns
@@ -239,8 +242,11 @@ impl KeySwitchContext {
     /// ModDown across consecutive rotations); u1 is needed in Q_l at once,
     /// since the next switch decomposes it.
     pub fn switch_lazy(&self, key: &KeySwitchKey, c: &Poly) -> Result<(Poly, Poly)> {
-        let (t, acc0, acc1) = self.switch_raw(key, c)?;
-        Ok((acc0, self.mod_down_in(t, acc1)?))
+        let (t, acc0, mut acc1) = self.switch_raw(key, c)?;
+        Ok((
+            Poly::from_raw(&t.qp, Representation::Ntt, &acc0),
+            self.mod_down_raw(t, &mut acc1)?,
+        ))
     }
 
     /// P y in Q_l P for y in Q_l (NTT form): the first component of a
@@ -252,10 +258,9 @@ impl KeySwitchContext {
         Ok(x)
     }
 
-    /// ModUp fused with the inner product: the two halves in Q_l P, raw.
-    /// The accumulators are polynomials, not pooled buffers: ModDown then
-    /// works on them in place and keeps their first limbs, with no copy.
-    fn switch_raw(&self, key: &KeySwitchKey, c: &Poly) -> Result<(&LevelTables, Poly, Poly)> {
+    /// ModUp fused with the inner product: the two halves in Q_l P, in
+    /// pooled buffers (fresh ones of this size would page-fault).
+    fn switch_raw(&self, key: &KeySwitchKey, c: &Poly) -> Result<(&LevelTables, Scratch, Scratch)> {
         let t = self.level(c)?;
         self.check_key(key)?;
         let (n, ql, kq) = (self.q.n(), c.basis().len(), self.q.len());
@@ -270,11 +275,12 @@ impl KeySwitchContext {
             .iter()
             .map(|(range, conv)| conv.scale_inputs(&c_coef[range.start * n..range.end * n]))
             .collect::<Result<Vec<_>>>()?;
-        let mut acc0 = Poly::zero(&t.qp, Representation::Ntt);
-        let mut acc1 = Poly::zero(&t.qp, Representation::Ntt);
+        let lp = t.qp.len();
+        let mut acc0 = Scratch::zeroed(lp * n);
+        let mut acc1 = Scratch::zeroed(lp * n);
         par::try_limb_pairs_with(
-            acc0.data_mut(),
-            acc1.data_mut(),
+            &mut acc0,
+            &mut acc1,
             n,
             || Scratch::zeroed(t.digits.len() * n),
             |ext, i, out0, out1| {
@@ -329,8 +335,11 @@ impl KeySwitchContext {
         dec: &Decomposition,
         galois: Option<usize>,
     ) -> Result<(Poly, Poly)> {
-        let (t, acc0, acc1) = self.inner_product_raw(key, dec, galois)?;
-        Ok((self.mod_down_in(t, acc0)?, self.mod_down_in(t, acc1)?))
+        let (t, mut acc0, mut acc1) = self.inner_product_raw(key, dec, galois)?;
+        Ok((
+            self.mod_down_raw(t, &mut acc0)?,
+            self.mod_down_raw(t, &mut acc1)?,
+        ))
     }
 
     /// Step 1 of the module documentation (ModUp): for c in a prefix Q_l of
@@ -380,23 +389,28 @@ impl KeySwitchContext {
         dec: &Decomposition,
         galois: Option<usize>,
     ) -> Result<(Poly, Poly)> {
-        let (_, acc0, acc1) = self.inner_product_raw(key, dec, galois)?;
-        Ok((acc0, acc1))
+        let (t, acc0, acc1) = self.inner_product_raw(key, dec, galois)?;
+        Ok((
+            Poly::from_raw(&t.qp, Representation::Ntt, &acc0),
+            Poly::from_raw(&t.qp, Representation::Ntt, &acc1),
+        ))
     }
 
-    /// [`inner_product`](Self::inner_product), with the level's tables.
+    /// [`inner_product`](Self::inner_product) into pooled buffers, with the
+    /// level's tables.
     fn inner_product_raw(
         &self,
         key: &KeySwitchKey,
         dec: &Decomposition,
         galois: Option<usize>,
-    ) -> Result<(&LevelTables, Poly, Poly)> {
+    ) -> Result<(&LevelTables, Scratch, Scratch)> {
         self.check_key(key)?;
         let t = self
             .levels
             .get(dec.ql.wrapping_sub(1))
             .ok_or(Error::BasisMismatch)?;
         let (n, ql, kq) = (self.q.n(), dec.ql, self.q.len());
+        let lp = t.qp.len();
         // Limb i of Q_l P is limb key_idx(i) of the key (in Q P).
         let key_idx = |i: usize| if i < ql { i } else { kq + i - ql };
         let perm = match galois {
@@ -404,8 +418,8 @@ impl KeySwitchContext {
             Some(g) => Some(cached_galois_permutation(n, g)?),
             None => None,
         };
-        let mut acc0 = Poly::zero(&t.qp, Representation::Ntt);
-        let mut acc1 = Poly::zero(&t.qp, Representation::Ntt);
+        let mut acc0 = Scratch::zeroed(lp * n);
+        let mut acc1 = Scratch::zeroed(lp * n);
         // Per limb i: both halves are lazy dot products over the digits,
         // sum_j d_j (b_j, a_j), of the digits' limbs i (first mapped by
         // X -> X^g when rotating: the NTT-domain slot permutation).
@@ -415,8 +429,8 @@ impl KeySwitchContext {
             0
         };
         par::try_limb_pairs_with(
-            acc0.data_mut(),
-            acc1.data_mut(),
+            &mut acc0,
+            &mut acc1,
             n,
             || Scratch::zeroed(permuted_len),
             |permuted, i, out0, out1| {
@@ -440,28 +454,40 @@ impl KeySwitchContext {
     /// Step 3 of the module documentation (ModDown): round(x / P) in Q_l for
     /// x in Q_l P, NTT form in and out.
     pub fn mod_down(&self, x: &Poly) -> Result<Poly> {
-        self.mod_down_owned(x.clone())
+        let t = self.mod_down_tables(x)?;
+        self.mod_down_raw(t, &mut Scratch::copy_of(x.data()))
     }
 
-    /// [`mod_down`](Self::mod_down) of an owned x, in place (no copy).
-    pub fn mod_down_owned(&self, x: Poly) -> Result<Poly> {
-        let kp = self.p.len();
-        let ql = x.basis().len().wrapping_sub(kp);
+    /// [`mod_down`](Self::mod_down) of an owned x, in place: its first limbs
+    /// become the result (no copy).
+    pub fn mod_down_owned(&self, mut x: Poly) -> Result<Poly> {
+        let t = self.mod_down_tables(&x)?;
+        let split = t.q.len() * self.q.n();
+        let (keep, drop) = x.data_mut().split_at_mut(split);
+        t.mod_down.apply_raw_in_place(keep, true, drop, true)?;
+        Ok(x.truncate_to(&t.q))
+    }
+
+    /// The tables of the level whose Q_l P is x's basis (x in NTT form).
+    fn mod_down_tables(&self, x: &Poly) -> Result<&LevelTables> {
+        let ql = x.basis().len().wrapping_sub(self.p.len());
         let t = match self.levels.get(ql.wrapping_sub(1)) {
             Some(t) if same_basis(&t.qp, x.basis()) => t,
             _ => return Err(Error::BasisMismatch),
         };
         x.expect_representation(Representation::Ntt)?;
-        self.mod_down_in(t, x)
+        Ok(t)
     }
 
-    /// ModDown of x in Q_l P (NTT form) in place: its first limbs become
-    /// the result.
-    fn mod_down_in(&self, t: &LevelTables, mut x: Poly) -> Result<Poly> {
+    /// ModDown of raw limbs of Q_l P (NTT form; overwritten) into a fresh
+    /// polynomial of Q_l.
+    fn mod_down_raw(&self, t: &LevelTables, x: &mut [u64]) -> Result<Poly> {
         let split = t.q.len() * self.q.n();
-        let (keep, drop) = x.data_mut().split_at_mut(split);
-        t.mod_down.apply_raw_in_place(keep, true, drop, true)?;
-        Ok(x.truncate_to(&t.q))
+        let (keep, drop) = x.split_at_mut(split);
+        let mut out = Poly::from_raw(&t.q, Representation::Ntt, keep);
+        t.mod_down
+            .apply_raw_in_place(out.data_mut(), true, drop, true)?;
+        Ok(out)
     }
 
     /// The basis Q_l P of the level with `ql` primes (that of
