@@ -46,6 +46,24 @@ fn keyswitch(c: &mut Criterion<ThreadCpuTime>) {
     group.bench_function("ring_key_switch_16384_Q8P1d8", |b| {
         b.iter(|| ctx.switch(&key, &c1).unwrap())
     });
+    let bound = ctx.noise_bound(kq, 2 * n as u64 / 3).log2();
+    eprintln!("Q8 P1 dnum 8: key-switch noise bound 2^{bound:.1}");
+    // Smaller dnum at the same log QP (9 primes of 48 bits): fewer NTTs and
+    // a shorter key, a P as large as the largest digit. The noise bound of
+    // each (log2, ternary secret of l1-norm 2n/3) goes to stderr.
+    for (kq, kp, dnum) in [(7, 2, 4), (6, 3, 2)] {
+        let q = RnsBasis::new(n, &primes[..kq]).expect("Q");
+        let p = RnsBasis::new(n, &primes[kq..]).expect("P");
+        let ctx = KeySwitchContext::new(&q, &p, dnum, NoiseDistribution::default()).expect("ctx");
+        let key = KeySwitchKey::relinearization(&ctx, &sk, &mut rng).expect("key");
+        let c1 = sample_uniform(&q, Representation::Ntt, &mut rng);
+        let bound = ctx.noise_bound(kq, 2 * n as u64 / 3).log2();
+        eprintln!("Q{kq} P{kp} dnum {dnum}: key-switch noise bound 2^{bound:.1}");
+        group.bench_function(
+            format!("ring_key_switch_16384_Q{kq}P{kp}d{dnum}_shape"),
+            |b| b.iter(|| ctx.switch(&key, &c1).unwrap()),
+        );
+    }
 
     for params in [BfvParameters::n4096(), BfvParameters::n8192()] {
         let ctx = BfvContext::new(params).expect("BFV context");
@@ -61,10 +79,20 @@ fn keyswitch(c: &mut Criterion<ThreadCpuTime>) {
             group.bench_function(format!("bfv_rotate_rows_1/{name}"), |b| {
                 b.iter(|| ct.rotate_rows(1, &gk).unwrap())
             });
+            // Keys for 1 and 2 only: the rotation by 3 is two in a row.
+            let gk = sk.galois_keys(&[1, 2], false).expect("galois keys");
+            group.bench_function(format!("bfv_rotate_rows_3_by_1_2/{name}"), |b| {
+                b.iter(|| ct.rotate_rows(3, &gk).unwrap())
+            });
         } else {
             let rk = sk.relin_key().expect("relin key");
-            group.bench_function(format!("bfv_mul_relin/{name}"), |b| {
+            group.bench_function(format!("bfv_mul_relin_square/{name}"), |b| {
                 b.iter(|| ct.mul(&ct).unwrap().relinearize(&rk).unwrap())
+            });
+            // Two different operands, as in `triskel bench workloads`.
+            let other = ct.add(&ct).expect("sum");
+            group.bench_function(format!("bfv_mul_relin/{name}"), |b| {
+                b.iter(|| ct.mul(&other).unwrap().relinearize(&rk).unwrap())
             });
         }
     }

@@ -235,14 +235,15 @@ pub fn compute_scores(
         .iter()
         .map(|group| {
             let hoisted: Vec<i64> = (0..HOISTED as i64).collect();
-            let mut acc = probe
+            let acc = probe
                 .mul_plain(group)?
                 .sum_of_rotations(&hoisted, &keys.galois)?;
-            let mut step = DIM / 2;
-            while step >= HOISTED {
-                acc = acc.rotate_rows(step as i64, &keys.galois)?.add_into(&acc)?;
-                step /= 2;
-            }
+            // Steps DIM/2, ..., HOISTED, moved down once (lazy ModDown).
+            let tree: Vec<i64> = std::iter::successors(Some(DIM / 2), |s| Some(s / 2))
+                .take_while(|&s| s >= HOISTED)
+                .map(|s| s as i64)
+                .collect();
+            let acc = acc.rotation_tree_sum(&tree, &keys.galois)?;
             let masked = acc.mul_plain(&templates.mask)?;
             match privacy {
                 MatchPrivacy::Masked => masked.rerandomize(&keys.public),

@@ -44,13 +44,23 @@ pub(crate) struct Level {
     pub log2_q: f64,
 }
 
-/// Tables of HPS multiplication at one level: an auxiliary basis B with
-/// B > 4 t n Q_l, and the conversions between Q_l and B.
+/// Tables of multiplication at one level (the "HPS over P" variant of
+/// Kim, Polyakov and Zucca, ePrint 2021/204): an auxiliary basis A with
+/// A > n Q_l, the exact extension Q_l -> A, the modulus switch
+/// round(A x / Q_l) from Q_l to A, the extension back A -> Q_l, and the
+/// final round(x / A) from Q_l || A into Q_l.
 pub(crate) struct MulTables {
+    pub aux: Arc<RnsBasis>,
     pub q_to_aux: BaseConverter,
-    /// round(x / Q_l) from B || Q_l to B.
-    pub scale: DivRound,
+    /// round(x / Q_l) from A || Q_l to A (applied to A y).
+    pub switch_to_aux: DivRound,
     pub aux_to_q: BaseConverter,
+    /// round(x / A) from Q_l || A to Q_l.
+    pub scale_down: DivRound,
+    /// A mod q_i.
+    pub aux_mod_q: Vec<u64>,
+    /// log2(Q_l / A), the weight of the modulus-switching rounding in the noise.
+    pub log2_q_over_aux: f64,
 }
 
 /// Slot layout of the batch encoder.
@@ -284,9 +294,12 @@ impl Level {
 impl MulTables {
     fn new(ctx: &BfvContext, q: &Arc<RnsBasis>) -> Result<MulTables> {
         let n = ctx.n();
-        // |tensor coefficients| <= n Q^2 / 2 and |round(t x / Q)| <= t n Q / 2:
-        // B > 4 t n Q keeps both exact with margin.
-        let need = q.log2_product() + (n as f64).log2() + (ctx.plain_modulus() as f64).log2() + 3.0;
+        // A > n Q_l keeps the rounding of the modulus switch, (t Q_l / A)
+        // times a product with c(s), below the other terms of the product's
+        // noise by a factor of about sqrt(n) (see `Ciphertext::mul`).
+        // Exactness needs nothing more: the result is only needed modulo Q_l,
+        // and the tensor's multiples of Q_l A vanish there after the division.
+        let need = q.log2_product() + (n as f64).log2();
         let used: Vec<u64> = ctx.q_primes().into_iter().chain(ctx.p_primes()).collect();
         let mut aux = Vec::new();
         let mut bits = 0.0;
@@ -304,10 +317,17 @@ impl MulTables {
             ));
         }
         let aux = RnsBasis::new(n, &aux)?;
+        let aux_mod_q = (0..q.len())
+            .map(|i| aux.product_mod(q.modulus(i)))
+            .collect();
         Ok(MulTables {
             q_to_aux: BaseConverter::new(q, &aux)?,
-            scale: DivRound::new(&aux, q)?,
+            switch_to_aux: DivRound::new(&aux, q)?,
             aux_to_q: BaseConverter::new(&aux, q)?,
+            scale_down: DivRound::new(q, &aux)?,
+            aux_mod_q,
+            log2_q_over_aux: q.log2_product() - aux.log2_product(),
+            aux,
         })
     }
 }

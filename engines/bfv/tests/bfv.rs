@@ -161,6 +161,26 @@ fn rotations_move_slots() {
             .unwrap();
     assert_eq!(swapped[..half], v[half..]);
     assert_eq!(swapped[half..], v[..half]);
+    // The rotate-and-add tree with lazy ModDown (3 has no key of its own:
+    // two rotations inside the step), against the same tree on the slots.
+    let steps = [4i64, 2, 1, 3];
+    let r = ct.rotation_tree_sum(&steps, &f.gk).unwrap();
+    let mut want = v.clone();
+    for &s in &steps {
+        let prev = want.clone();
+        for row in 0..2 {
+            for c in 0..half {
+                let src = (c as i64 + s).rem_euclid(half as i64) as usize;
+                want[row * half + c] = (prev[row * half + c] + prev[row * half + src]) % t;
+            }
+        }
+    }
+    assert_eq!(f.sk.decrypt(&r).unwrap().to_slots().unwrap(), want);
+    assert!(r.estimated_noise_budget() <= f.sk.noise_budget(&r).unwrap());
+    assert!(matches!(
+        ct.rotation_tree_sum(&[2], &few),
+        Err(Error::MissingKey(_))
+    ));
 }
 
 #[test]

@@ -214,15 +214,25 @@ impl DivRound {
     /// representation, which the result keeps) and in `drop` (`drop_part`, any
     /// representation).
     pub fn apply(&self, keep_part: &Poly, drop_part: &Poly) -> Result<Poly> {
+        self.apply_owned(keep_part.clone(), drop_part.clone())
+    }
+
+    /// [`apply`](Self::apply) on owned parts, in place: `keep_part` becomes
+    /// the result, `drop_part` is consumed (no copies).
+    pub fn apply_owned(&self, mut keep_part: Poly, mut drop_part: Poly) -> Result<Poly> {
         if !same_basis(keep_part.basis(), &self.keep) || !same_basis(drop_part.basis(), &self.drop)
         {
             return Err(Error::BasisMismatch);
         }
-        let mut out = keep_part.clone();
         let keep_ntt = keep_part.representation() == Representation::Ntt;
         let drop_ntt = drop_part.representation() == Representation::Ntt;
-        self.apply_raw(out.data_mut(), keep_ntt, drop_part.data(), drop_ntt)?;
-        Ok(out)
+        self.apply_raw_in_place(
+            keep_part.data_mut(),
+            keep_ntt,
+            drop_part.data_mut(),
+            drop_ntt,
+        )?;
+        Ok(keep_part)
     }
 
     /// round(x / D) for x in a basis whose primes are those of `keep` then

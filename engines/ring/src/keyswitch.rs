@@ -227,6 +227,40 @@ impl KeySwitchContext {
     /// in cache, and the digits are never stored whole (for one switch of c;
     /// [`decompose`](Self::decompose) keeps them for several).
     pub fn switch(&self, key: &KeySwitchKey, c: &Poly) -> Result<(Poly, Poly)> {
+        let (t, mut acc0, mut acc1) = self.switch_raw(key, c)?;
+        Ok((
+            self.mod_down_raw(t, &mut acc0)?,
+            self.mod_down_raw(t, &mut acc1)?,
+        ))
+    }
+
+    /// [`switch`](Self::switch) with only the second half moded down: returns
+    /// (x0, u1) with x0 in Q_l P (NTT form) and u1 in Q_l, so that
+    /// round(x0 / P) + u1 s = c s' + E. A caller that keeps its first
+    /// component scaled by P in Q_l P (see [`scale_by_p`](Self::scale_by_p))
+    /// adds x0 to it and moves down once after several switches (lazy
+    /// ModDown across consecutive rotations); u1 is needed in Q_l at once,
+    /// since the next switch decomposes it.
+    pub fn switch_lazy(&self, key: &KeySwitchKey, c: &Poly) -> Result<(Poly, Poly)> {
+        let (t, acc0, mut acc1) = self.switch_raw(key, c)?;
+        Ok((
+            Poly::from_raw(&t.qp, Representation::Ntt, &acc0),
+            self.mod_down_raw(t, &mut acc1)?,
+        ))
+    }
+
+    /// P y in Q_l P for y in Q_l (NTT form): the first component of a
+    /// ciphertext made ready for [`switch_lazy`](Self::switch_lazy)
+    /// accumulation; [`mod_down`](Self::mod_down) gives y back exactly.
+    pub fn scale_by_p(&self, y: &Poly) -> Result<Poly> {
+        let mut x = Poly::zero(self.level_qp(y.basis().len())?, Representation::Ntt);
+        self.add_scaled_by_p(&mut x, y)?;
+        Ok(x)
+    }
+
+    /// ModUp fused with the inner product: the two halves in Q_l P, in
+    /// pooled buffers (fresh ones of this size would page-fault).
+    fn switch_raw(&self, key: &KeySwitchKey, c: &Poly) -> Result<(&LevelTables, Scratch, Scratch)> {
         let t = self.level(c)?;
         self.check_key(key)?;
         let (n, ql, kq) = (self.q.n(), c.basis().len(), self.q.len());
@@ -277,10 +311,7 @@ impl KeySwitchContext {
                 key_dot(key, ki, t.qp.modulus(i), &d, out0, out1)
             },
         )?;
-        Ok((
-            self.mod_down_raw(t, &mut acc0)?,
-            self.mod_down_raw(t, &mut acc1)?,
-        ))
+        Ok((t, acc0, acc1))
     }
 
     fn check_key(&self, key: &KeySwitchKey) -> Result<()> {
@@ -423,14 +454,29 @@ impl KeySwitchContext {
     /// Step 3 of the module documentation (ModDown): round(x / P) in Q_l for
     /// x in Q_l P, NTT form in and out.
     pub fn mod_down(&self, x: &Poly) -> Result<Poly> {
-        let kp = self.p.len();
-        let ql = x.basis().len().wrapping_sub(kp);
+        let t = self.mod_down_tables(x)?;
+        self.mod_down_raw(t, &mut Scratch::copy_of(x.data()))
+    }
+
+    /// [`mod_down`](Self::mod_down) of an owned x, in place: its first limbs
+    /// become the result (no copy).
+    pub fn mod_down_owned(&self, mut x: Poly) -> Result<Poly> {
+        let t = self.mod_down_tables(&x)?;
+        let split = t.q.len() * self.q.n();
+        let (keep, drop) = x.data_mut().split_at_mut(split);
+        t.mod_down.apply_raw_in_place(keep, true, drop, true)?;
+        Ok(x.truncate_to(&t.q))
+    }
+
+    /// The tables of the level whose Q_l P is x's basis (x in NTT form).
+    fn mod_down_tables(&self, x: &Poly) -> Result<&LevelTables> {
+        let ql = x.basis().len().wrapping_sub(self.p.len());
         let t = match self.levels.get(ql.wrapping_sub(1)) {
             Some(t) if same_basis(&t.qp, x.basis()) => t,
             _ => return Err(Error::BasisMismatch),
         };
         x.expect_representation(Representation::Ntt)?;
-        self.mod_down_raw(t, &mut Scratch::copy_of(x.data()))
+        Ok(t)
     }
 
     /// ModDown of raw limbs of Q_l P (NTT form; overwritten) into a fresh

@@ -117,6 +117,15 @@ impl Poly {
         }
     }
 
+    /// The first limbs, those of `prefix` (a prefix of this basis), kept in
+    /// place: no copy (crate-internal, the caller knows the bases).
+    pub(crate) fn truncate_to(mut self, prefix: &Arc<RnsBasis>) -> Poly {
+        debug_assert_eq!(prefix.primes()[..], self.basis.primes()[..prefix.len()]);
+        self.data.truncate(prefix.len() * self.n());
+        self.basis = prefix.clone();
+        self
+    }
+
     /// The polynomial with small signed integer coefficients `coeffs` (length n),
     /// reduced once to every prime (CRT-consistent), in representation `repr`.
     pub fn from_signed(

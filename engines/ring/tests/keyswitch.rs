@@ -165,3 +165,32 @@ fn adding_p_y_before_mod_down_adds_y() {
         )
         .is_err());
 }
+
+#[test]
+fn lazy_switches_move_down_to_plain_ones() {
+    let mut rng = Prng::from_seed([17; 32]);
+    let ctx = context(2);
+    let sk = SecretKey::generate(N, SecretDistribution::Ternary, &mut rng).unwrap();
+    let key = KeySwitchKey::galois(&ctx, &sk, 5, &mut rng).unwrap();
+    for ql in [4, 3] {
+        let basis = ctx.q().sub_basis(0..ql).unwrap();
+        let c = sample_uniform(&basis, Representation::Ntt, &mut rng);
+        let (u0, u1) = ctx.switch(&key, &c).unwrap();
+        let (x0, lazy_u1) = ctx.switch_lazy(&key, &c).unwrap();
+        assert_eq!(x0.basis().len(), ql + ctx.p().len());
+        assert_eq!(lazy_u1, u1);
+        assert_eq!(ctx.mod_down(&x0).unwrap(), u0);
+        assert_eq!(ctx.mod_down_owned(x0.clone()).unwrap(), u0);
+        assert!(ctx.mod_down_owned(u0.clone()).is_err());
+        // P y moves down to y exactly, also with a switch's half added.
+        let y = sample_uniform(&basis, Representation::Ntt, &mut rng);
+        let mut scaled = ctx.scale_by_p(&y).unwrap();
+        assert_eq!(ctx.mod_down(&scaled).unwrap(), y);
+        scaled.add_assign(&x0).unwrap();
+        assert_eq!(ctx.mod_down(&scaled).unwrap(), y.add(&u0).unwrap());
+    }
+    let other_n = RnsBasis::generate(2 * N, 50, 1).unwrap();
+    assert!(ctx
+        .scale_by_p(&sample_uniform(&other_n, Representation::Ntt, &mut rng))
+        .is_err());
+}

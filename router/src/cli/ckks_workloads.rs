@@ -283,7 +283,7 @@ pub fn dense_64x4(params: CkksParameters) -> Result<WorkloadReport, Error> {
 /// The same network 64 -> 4 -> 1 with the square activation h^2 (as in
 /// CryptoNets): 1 + 1 + 1 levels, so it runs on the depth-3 N = 8192 set,
 /// where the degree-7 activation's 1 + 3 + 1 levels do not: 5 primes of 40
-/// bits, q_0 and P exceed the 218 bits that 128-bit security allows there,
+/// bits, q_0 and P exceed the 214 bits that 128-bit security allows there,
 /// and a scale small enough to fit (2^29) misses the 2e-6 error target.
 pub fn mlp_64_4_1_square(params: CkksParameters) -> Result<WorkloadReport, Error> {
     let (ctx, sk) = setup(params)?;
