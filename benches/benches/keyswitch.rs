@@ -48,7 +48,7 @@ fn keyswitch(c: &mut Criterion<ThreadCpuTime>) {
     });
     let bound = ctx.noise_bound(kq, 2 * n as u64 / 3).log2();
     eprintln!("Q8 P1 dnum 8: key-switch noise bound 2^{bound:.1}");
-    // Smaller dnum at the same log QP (9 primes of 48 bits): fewer NTTs and
+    // Smaller dnum at the same log QP (9 primes of 47 bits): fewer NTTs and
     // a shorter key, a P as large as the largest digit. The noise bound of
     // each (log2, ternary secret of l1-norm 2n/3) goes to stderr.
     for (kq, kp, dnum) in [(7, 2, 4), (6, 3, 2)] {
