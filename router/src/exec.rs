@@ -16,9 +16,10 @@ use triskel_tfhe as tfhe;
 use crate::bridge::{run_bfv_to_tfhe, BfvToTfhe};
 use crate::cost::CostModel;
 use crate::error::{Error, Result};
+use crate::lookup::{lookup_from_decisions, lookup_u8};
 use crate::plan::{
-    bfv_rotations, check_transitions, ckks_polynomial, plan, read_tolerance, BfvEncoding, Engine,
-    Placement, Plan, StepKind,
+    bfv_rotations, check_transitions, ckks_polynomial, plan_with, read_tolerance, BfvEncoding,
+    Engine, Placement, Plan, PlanOptions, StepKind,
 };
 use crate::program::{Cmp, Kind, Op, Program, Scalar};
 use crate::transition::TransitionKey;
@@ -250,9 +251,16 @@ impl Session {
         &self.costs
     }
 
-    /// Plans `program` with this session's cost model.
+    /// Plans `program` with this session's cost model (homomorphically
+    /// only: no key-holder round trip).
     pub fn plan(&self, program: &Program) -> Result<Plan> {
-        plan(program, &self.costs)
+        plan_with(program, &self.costs, PlanOptions::default())
+    }
+
+    /// Plans `program` with this session's cost model and what `options`
+    /// allow.
+    pub fn plan_with(&self, program: &Program, options: PlanOptions) -> Result<Plan> {
+        plan_with(program, &self.costs, options)
     }
 
     /// Runs `plan` on `inputs` (checked first: nothing runs on bad inputs),
@@ -277,7 +285,16 @@ impl Session {
                     self.tfhe_keys()?;
                     self.transition_keys(plan)?;
                 }
-                StepKind::Encrypt(i) => vals[i] = Some(self.encrypt(plan, i, inputs)?),
+                StepKind::Encrypt(i) => {
+                    let Op::Input { name, .. } = &plan.program.nodes[i].op else {
+                        return Err(wrong("input"));
+                    };
+                    vals[i] = Some(self.encrypt(plan, i, &inputs[name])?)
+                }
+                StepKind::RoundTrip { node: i, .. } => {
+                    let value = self.round_trip(plan, i, &vals)?;
+                    vals[i] = Some(self.encrypt(plan, i, &value)?)
+                }
                 StepKind::Op(i) | StepKind::Transition { node: i, .. } => {
                     let v = self.op(plan, i, &vals, &ckks_transforms)?;
                     vals[i] = Some(v);
@@ -294,7 +311,8 @@ impl Session {
                     StepKind::Keygen(engine, part) => Some(self.key_bytes(plan, engine, part)?),
                     StepKind::Encrypt(i)
                     | StepKind::Op(i)
-                    | StepKind::Transition { node: i, .. } => {
+                    | StepKind::Transition { node: i, .. }
+                    | StepKind::RoundTrip { node: i, .. } => {
                         vals[i].as_ref().map(|v| self.value_bytes(v)).transpose()?
                     }
                     StepKind::Decrypt(_) => None,
@@ -473,11 +491,29 @@ impl Session {
         )?)
     }
 
-    fn encrypt(&self, plan: &Plan, i: usize, inputs: &BTreeMap<String, PlainValue>) -> Result<Val> {
-        let Op::Input { name, kind } = &plan.program.nodes[i].op else {
-            return Err(wrong("input"));
+    /// The key holder's half of a round trip at conversion node `i`: its
+    /// operand decrypted and converted to the node's kind.
+    fn round_trip(&self, plan: &Plan, i: usize, vals: &[Option<Val>]) -> Result<PlainValue> {
+        let op = &plan.program.nodes[i].op;
+        let a = op.operands()[0] as usize;
+        let v = vals[a].as_ref().ok_or_else(|| wrong(op.name()))?;
+        let ints = match self.decrypt(plan, a, v)? {
+            PlainValue::Ints(v) => v,
+            PlainValue::Bits(b) => b.into_iter().map(i128::from).collect(),
+            PlainValue::Reals(_) => return Err(wrong(op.name())),
         };
-        let value = &inputs[name];
+        Ok(match op {
+            Op::ToReal { scale, .. } => {
+                PlainValue::Reals(ints.iter().map(|&x| x as f64 * scale).collect())
+            }
+            _ => PlainValue::Ints(ints),
+        })
+    }
+
+    /// Encrypts `value` as node `i`'s value (an input, or the key holder's
+    /// half of a round trip).
+    fn encrypt(&self, plan: &Plan, i: usize, value: &PlainValue) -> Result<Val> {
+        let kind = &plan.program.nodes[i].kind;
         match (plan.placements[i], value) {
             (Placement::Bfv(part), PlainValue::Ints(v)) => {
                 let pt = self.bfv_plain(plan, part, v)?;
@@ -560,6 +596,31 @@ impl Session {
                     Val::Score(c, at) => Ok((c.as_ref().clone(), vec![*at])),
                     _ => Err(wrong("transition")),
                 };
+                if let Op::Lookup { x, table } = &node.op {
+                    let (input, coefficients) = values(x)?;
+                    // Decisions x >= c for every c in (-B, B].
+                    let bound = (table.len() as i64 - 1) / 2;
+                    let decisions = (1 - bound..=bound)
+                        .map(|c| {
+                            run_bfv_to_tfhe(&BfvToTfhe {
+                                input: &input,
+                                coefficients: &coefficients,
+                                cmp: Cmp::Ge,
+                                constant: c,
+                                tolerance_bits: 0,
+                                key,
+                                tfhe_server: &t.sk,
+                            })
+                        })
+                        .collect::<Result<Vec<_>>>()?;
+                    let out = (0..coefficients.len())
+                        .map(|v| {
+                            let bits: Vec<_> = decisions.iter().map(|d| d[v].clone()).collect();
+                            lookup_from_decisions(&t.sk, &bits, table)
+                        })
+                        .collect::<Result<_>>()?;
+                    return Ok(Val::Radix(out));
+                }
                 let ((input, coefficients), cmp, constant) = match &node.op {
                     Op::Compare(a, b, cmp) => (
                         (bfv_of(a)?.sub(bfv_of(b)?)?, (0..node.kind.len()).collect()),
@@ -905,6 +966,12 @@ impl Session {
                 }
                 Val::Bits(vec![crate::transition::any(sk, &bits)?])
             }
+            Op::Lookup { x, table } => Val::Radix(
+                radix(x)?
+                    .iter()
+                    .map(|v| lookup_u8(sk, v, table))
+                    .collect::<Result<_>>()?,
+            ),
             Op::Argmax(a) => {
                 let xs = radix(a)?;
                 let first = xs.first().ok_or_else(|| wrong("argmax"))?;
