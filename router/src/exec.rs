@@ -49,6 +49,8 @@ impl Outputs {
 struct BfvKeys {
     ctx: Arc<bfv::BfvContext>,
     sk: bfv::SecretKey,
+    /// Re-randomizes what is released for decryption.
+    pk: bfv::PublicKey,
     rk: Option<bfv::RelinKey>,
     gk: Option<bfv::GaloisKeys>,
     rotations: Vec<i64>,
@@ -80,6 +82,18 @@ enum Val {
     Bits(Vec<tfhe::Ciphertext>),
 }
 
+/// What a BFV value hands to the key holder for decryption: only the asked
+/// values, after a fresh encryption of zero is added (so its randomness
+/// does not depend on how it was computed).
+enum Released {
+    /// Slots: the ciphertext times a plaintext mask (1 in the asked slots,
+    /// 0 elsewhere).
+    Slots(bfv::Ciphertext),
+    /// Coefficients: the asked coefficients, sample-extracted as LWE
+    /// ciphertexts at the last prime; the rest never leaves.
+    Extracted(Vec<triskel_ring::LweCiphertext>),
+}
+
 /// A key holder's session: the cost model and the keys made so far.
 pub struct Session {
     costs: CostModel,
@@ -89,6 +103,8 @@ pub struct Session {
     /// Transition keys (BFV secret -> TFHE LWE key) by BFV set name.
     transition: HashMap<String, TransitionKey>,
     record_sizes: bool,
+    /// What the last run released per BFV output (name -> set, release).
+    released: BTreeMap<String, (String, Released)>,
 }
 
 fn input_err<T>(msg: String) -> Result<T> {
@@ -192,6 +208,7 @@ impl Session {
             tfhe: None,
             transition: HashMap::new(),
             record_sizes: false,
+            released: BTreeMap::new(),
         }
     }
 
@@ -273,6 +290,7 @@ impl Session {
     ) -> Result<Outputs> {
         check_inputs(&plan.program, inputs)?;
         check_transitions(plan)?;
+        self.released.clear();
         let mut vals: Vec<Option<Val>> = (0..plan.program.nodes.len()).map(|_| None).collect();
         let mut outputs = Vec::new();
         let mut ckks_transforms: HashMap<usize, ckks::LinearTransform> = HashMap::new();
@@ -302,7 +320,12 @@ impl Session {
                 StepKind::Decrypt(o) => {
                     let (name, i) = plan.program.outputs[o].clone();
                     let v = vals[i as usize].as_ref().ok_or_else(|| wrong("output"))?;
-                    outputs.push((name, self.decrypt(plan, i as usize, v)?));
+                    let (value, released) = self.decrypt(plan, i as usize, v)?;
+                    if let Some(r) = released {
+                        let set = self.bfv_set_of(plan, i as usize)?;
+                        self.released.insert(name.clone(), (set, r));
+                    }
+                    outputs.push((name, value));
                 }
             }
             plan.steps[k].measured_ns = Some(start.elapsed().as_nanos() as f64);
@@ -346,6 +369,7 @@ impl Session {
             params.name().to_string(),
             BfvKeys {
                 ctx,
+                pk: sk.public_key()?,
                 sk,
                 rk,
                 gk,
@@ -497,7 +521,7 @@ impl Session {
         let op = &plan.program.nodes[i].op;
         let a = op.operands()[0] as usize;
         let v = vals[a].as_ref().ok_or_else(|| wrong(op.name()))?;
-        let ints = match self.decrypt(plan, a, v)? {
+        let ints = match self.decrypt(plan, a, v)?.0 {
             PlainValue::Ints(v) => v,
             PlainValue::Bits(b) => b.into_iter().map(i128::from).collect(),
             PlainValue::Reals(_) => return Err(wrong(op.name())),
@@ -989,33 +1013,91 @@ impl Session {
         Ok(out)
     }
 
-    fn decrypt(&self, plan: &Plan, i: usize, v: &Val) -> Result<PlainValue> {
+    fn bfv_set_of(&self, plan: &Plan, i: usize) -> Result<String> {
+        match plan.placements[i] {
+            Placement::Bfv(part) => Ok(plan.bfv[part].params.name().to_string()),
+            _ => Err(wrong("output")),
+        }
+    }
+
+    /// The asked values of a BFV value (the first `len`), as they leave the
+    /// server ([`Released`]).
+    fn release(
+        &self,
+        keys: &BfvKeys,
+        encoding: BfvEncoding,
+        c: &bfv::Ciphertext,
+        len: usize,
+    ) -> Result<Released> {
+        let fresh = c.rerandomize(&keys.pk)?;
+        Ok(match encoding {
+            BfvEncoding::Slots => {
+                let mask: Vec<u64> = (0..keys.ctx.n()).map(|s| u64::from(s < len)).collect();
+                let mask = bfv::Plaintext::from_slots(&keys.ctx, &mask)?;
+                Released::Slots(fresh.mul_plain(&mask)?)
+            }
+            BfvEncoding::Coefficients => {
+                let mut low = fresh;
+                while low.level() > 0 {
+                    low = low.mod_switch_to_next()?;
+                }
+                Released::Extracted(low.sample_extract(&(0..len).collect::<Vec<_>>())?)
+            }
+        })
+    }
+
+    /// Everything in a release, decrypted: every slot, or every extracted
+    /// coefficient (mod t).
+    fn open(keys: &BfvKeys, released: &Released) -> Result<Vec<u64>> {
+        Ok(match released {
+            Released::Slots(c) => keys.sk.decrypt(c)?.to_slots()?,
+            Released::Extracted(lwes) => lwes
+                .iter()
+                .map(|l| keys.sk.decrypt_lwe(l))
+                .collect::<std::result::Result<_, _>>()?,
+        })
+    }
+
+    /// The key holder's audit of the last run: BFV output `name` as it was
+    /// released for decryption, decrypted whole (every slot of the masked
+    /// ciphertext, or every extracted coefficient), values mod t. Nothing
+    /// but the asked values is in it: the other slots are 0.
+    pub fn released_whole(&self, name: &str) -> Result<Vec<u64>> {
+        let (set, released) = self
+            .released
+            .get(name)
+            .ok_or_else(|| Error::Input(format!("no BFV output {name:?} in the last run")))?;
+        let keys = self.bfv.get(set).ok_or_else(|| wrong("bfv keys"))?;
+        Self::open(keys, released)
+    }
+
+    /// Decrypts node `i`'s value for the key holder; a BFV value's release
+    /// ([`Released`]) comes with it.
+    fn decrypt(&self, plan: &Plan, i: usize, v: &Val) -> Result<(PlainValue, Option<Released>)> {
         let kind = plan.program.nodes[i].kind;
         let len = kind.len();
-        Ok(match (v, plan.placements[i]) {
-            (Val::Bfv(c), Placement::Bfv(part)) => {
-                let keys = self.bfv_part(plan, part)?;
-                let pt = keys.sk.decrypt(c)?;
-                let t = keys.ctx.plain_modulus() as i128;
-                let raw: Vec<u64> = match plan.bfv[part].encoding {
-                    BfvEncoding::Slots => pt.to_slots()?,
-                    BfvEncoding::Coefficients => pt.coeffs().to_vec(),
-                };
-                let centred = matches!(kind, Kind::Signed { .. });
-                PlainValue::Ints(
-                    raw[..len]
-                        .iter()
-                        .map(|&x| {
-                            let x = x as i128;
-                            if centred && x > t / 2 {
-                                x - t
-                            } else {
-                                x
-                            }
-                        })
-                        .collect(),
-                )
-            }
+        if let (Val::Bfv(c), Placement::Bfv(part)) = (v, plan.placements[i]) {
+            let keys = self.bfv_part(plan, part)?;
+            let released = self.release(keys, plan.bfv[part].encoding, c, len)?;
+            let raw = Self::open(keys, &released)?;
+            let t = keys.ctx.plain_modulus() as i128;
+            let centred = matches!(kind, Kind::Signed { .. });
+            let values = PlainValue::Ints(
+                raw[..len]
+                    .iter()
+                    .map(|&x| {
+                        let x = x as i128;
+                        if centred && x > t / 2 {
+                            x - t
+                        } else {
+                            x
+                        }
+                    })
+                    .collect(),
+            );
+            return Ok((values, Some(released)));
+        }
+        let value = match (v, plan.placements[i]) {
             (Val::Ckks(c, _), _) => {
                 PlainValue::Reals(self.ckks_part(plan)?.sk.decrypt_real(c)?[..len].to_vec())
             }
@@ -1036,7 +1118,8 @@ impl Session {
                 )
             }
             _ => return Err(wrong("output")),
-        })
+        };
+        Ok((value, None))
     }
 }
 

@@ -714,6 +714,27 @@ impl Planner<'_> {
                     ),
                 ));
             }
+            // A release re-randomizes (fresh noise), then masks the slots
+            // (a plaintext product) or extracts coefficients at the last prime.
+            if released(self.p, i) {
+                let fresh = v.max(m.fresh()) + 1.0;
+                let left = match encoding {
+                    BfvEncoding::Slots => m.budget(m.mul_slots_plain(fresh)),
+                    BfvEncoding::Coefficients => {
+                        let q0 = params.q_bits().first().map_or(0.0, |&b| b as f64 - 0.05);
+                        q0 - m.log_t - 1.0 - 3.0 - at_last_prime(fresh, params)
+                    }
+                };
+                if left < BFV_MARGIN {
+                    return Err((
+                        op.name(),
+                        format!(
+                            "the BFV noise budget of {} leaves no room to release the value (mask or extraction)",
+                            params.name()
+                        ),
+                    ));
+                }
+            }
             if let Some(failure) = transition_failure(op, v, params) {
                 return Err((
                     op.name(),
@@ -1269,18 +1290,8 @@ fn transition_failure(op: &Op, noise: f64, params: &BfvParameters) -> Option<f64
     ) {
         return None;
     }
-    let bits = params.q_bits();
-    let q0_bits = *bits.first()?;
-    let dropped: f64 = bits[1..].iter().map(|&b| b as f64).sum();
-    let n = params.n() as f64;
-    let at_q0 = if dropped > 0.0 {
-        let rounding = 0.5 * ((1.0 + 2.0 * n / 3.0) / 12.0).log2();
-        let scaled = noise - dropped;
-        let (hi, lo) = (scaled.max(rounding), scaled.min(rounding));
-        hi + 0.5 * (1.0 + (2.0 * (lo - hi)).exp2()).log2()
-    } else {
-        noise
-    };
+    let q0_bits = *params.q_bits().first()?;
+    let at_q0 = at_last_prime(noise, params);
     let log_t = params.plain_modulus().trailing_zeros();
     let read = log_t - read_tolerance(op, log_t);
     // Named sets' primes lie just below 2^b (as in the budget model).
@@ -1288,6 +1299,31 @@ fn transition_failure(op: &Op, noise: f64, params: &BfvParameters) -> Option<f64
     let analysis = analyse(params.n(), &tfhe_set(), at_q0, q0, read);
     (analysis.log2_failure_per_decision > MAX_LOG2_FAILURE)
         .then_some(analysis.log2_failure_per_decision)
+}
+
+/// A noise (log2, at the full modulus of `params`) after the mod switch to
+/// the last prime: divided by the dropped primes, plus the switch's
+/// rounding.
+fn at_last_prime(noise: f64, params: &BfvParameters) -> f64 {
+    let bits = params.q_bits();
+    let dropped: f64 = bits.iter().skip(1).map(|&b| b as f64).sum();
+    if dropped == 0.0 {
+        return noise;
+    }
+    let n = params.n() as f64;
+    let rounding = 0.5 * ((1.0 + 2.0 * n / 3.0) / 12.0).log2();
+    let scaled = noise - dropped;
+    let (hi, lo) = (scaled.max(rounding), scaled.min(rounding));
+    hi + 0.5 * (1.0 + (2.0 * (lo - hi)).exp2()).log2()
+}
+
+/// Whether node `i`'s value is released to the key holder for decryption
+/// (an output, or the operand of a round trip).
+fn released(p: &Program, i: usize) -> bool {
+    p.outputs.iter().any(|(_, v)| *v as usize == i)
+        || p.nodes
+            .iter()
+            .any(|n| matches!(n.op, Op::ToSigned(a) | Op::ToReal { x: a, .. } if a as usize == i))
 }
 
 /// The tolerance (bits) a decision on a t = 2^`log_t` part rounds away:
@@ -1547,7 +1583,20 @@ fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
 fn decrypt_ns(plan: &Plan, costs: &CostModel, i: usize) -> Result<f64> {
     let place = plan.placements[i];
     match place {
-        Placement::Bfv(part) => costs.predict("bfv", &plan.bfv[part].base, &[("decrypt", 1.0)]),
+        // The release: a fresh encryption of zero, the mask's product (slots).
+        Placement::Bfv(part) => {
+            let mask = (plan.bfv[part].encoding == BfvEncoding::Slots) as u8 as f64;
+            costs.predict(
+                "bfv",
+                &plan.bfv[part].base,
+                &[
+                    ("decrypt", 1.0),
+                    ("encrypt", 1.0),
+                    ("encode", mask),
+                    ("mul_plain", mask),
+                ],
+            )
+        }
         Placement::Ckks => costs.predict("ckks", &params_name(plan, place), &[("decrypt", 1.0)]),
         Placement::Tfhe | Placement::BfvToTfhe(_) => {
             let blocks = match plan.program.nodes[i].kind {

@@ -681,13 +681,15 @@ impl Program {
                     Kind::Signed { len, bound } if bound <= MAX_LOOKUP_BOUND => {
                         (len, 2 * bound as usize + 1)
                     }
-                    k => return op_err(
-                        name,
-                        format!(
+                    k => {
+                        return op_err(
+                            name,
+                            format!(
                             "takes u8 or signed integers of bound <= {MAX_LOOKUP_BOUND}, not {}",
                             k.describe()
                         ),
-                    ),
+                        )
+                    }
                 };
                 if table.len() != entries {
                     return op_err(

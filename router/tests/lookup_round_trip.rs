@@ -221,3 +221,84 @@ fn a_round_trip_from_bfv_to_ckks_decrypts_to_the_real_result() {
         assert!((g - want).abs() < 1e-4, "{g} vs {want}");
     }
 }
+
+/// Output privacy: a sum and an inner product computed in BFV slots (their
+/// rotation trees leave partial sums in every other slot) are released
+/// masked, and an inner product in coefficients (the other coefficients of
+/// its product hold partial sums) releases only its coefficient.
+#[test]
+fn released_outputs_hold_nothing_but_the_asked_values() {
+    let mut p = Program::new();
+    let x = p.input("x", Kind::Signed { len: 4, bound: 100 }).unwrap();
+    let s = p.sum(x).unwrap();
+    let w = [3, -1, 4, 1].map(Scalar::Int);
+    let d = p.dot_plain(x, &w).unwrap();
+    let y = p.add_scalar(x, Scalar::Int(5)).unwrap();
+    p.output("s", s).unwrap();
+    p.output("d", d).unwrap();
+    p.output("y", y).unwrap();
+    let mut keys = session();
+    let mut plan = keys.plan(&p).unwrap();
+    assert_eq!(
+        plan.bfv[0].encoding,
+        triskel::BfvEncoding::Slots,
+        "{}",
+        plan.explain()
+    );
+    let values = [17i128, -100, 55, 3];
+    let out = keys
+        .run(
+            &mut plan,
+            &BTreeMap::from([("x".to_string(), ints(&values))]),
+        )
+        .unwrap();
+    let t = plan.bfv[0].params.plain_modulus() as i128;
+    let m = |v: i128| v.rem_euclid(t) as u64;
+    let sum: i128 = values.iter().sum();
+    let dot: i128 = values.iter().zip([3, -1, 4, 1]).map(|(a, b)| a * b).sum();
+    assert_eq!(out.get("s"), Some(&ints(&[sum])));
+    assert_eq!(out.get("d"), Some(&ints(&[dot])));
+    for (name, asked) in [
+        ("s", vec![m(sum)]),
+        ("d", vec![m(dot)]),
+        ("y", values.iter().map(|&v| m(v + 5)).collect()),
+    ] {
+        let whole = keys.released_whole(name).unwrap();
+        assert_eq!(whole.len(), plan.bfv[0].params.n(), "every slot");
+        assert_eq!(&whole[..asked.len()], &asked[..], "{name}");
+        assert!(
+            whole[asked.len()..].iter().all(|&v| v == 0),
+            "{name}: other slots hold {:?}",
+            whole
+                .iter()
+                .filter(|&&v| v != 0)
+                .take(8)
+                .collect::<Vec<_>>()
+        );
+    }
+
+    // Coefficient encoding (the part has a decision): only coefficient 0
+    // of the inner product's product is released.
+    let mut p = Program::new();
+    let x = p.input("x", Kind::Signed { len: 4, bound: 100 }).unwrap();
+    let d = p.dot_plain(x, &w).unwrap();
+    let big = p.threshold(d, Scalar::Int(0)).unwrap();
+    p.output("d", d).unwrap();
+    p.output("big", big).unwrap();
+    let mut plan = keys.plan(&p).unwrap();
+    assert_eq!(plan.bfv[0].encoding, triskel::BfvEncoding::Coefficients);
+    let out = keys
+        .run(
+            &mut plan,
+            &BTreeMap::from([("x".to_string(), ints(&values))]),
+        )
+        .unwrap();
+    assert_eq!(out.get("d"), Some(&ints(&[dot])));
+    assert_eq!(out.get("big"), Some(&PlainValue::Bits(vec![dot >= 0])));
+    let t = plan.bfv[0].params.plain_modulus() as i128;
+    assert_eq!(
+        keys.released_whole("d").unwrap(),
+        vec![dot.rem_euclid(t) as u64]
+    );
+    assert!(keys.released_whole("big").is_err(), "a TFHE output");
+}
