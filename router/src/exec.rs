@@ -18,8 +18,8 @@ use crate::cost::CostModel;
 use crate::error::{Error, Result};
 use crate::lookup::{lookup_from_decisions, lookup_u8};
 use crate::plan::{
-    bfv_rotations, check_transitions, ckks_polynomial, plan_with, read_tolerance, BfvEncoding,
-    Engine, Placement, Plan, PlanOptions, StepKind,
+    bfv_rotations, check_transitions, ckks_polynomial, plan_with, read_tolerance, slots_dirty,
+    BfvEncoding, Engine, Placement, Plan, PlanOptions, StepKind,
 };
 use crate::program::{Cmp, Kind, Op, Program, Scalar};
 use crate::transition::TransitionKey;
@@ -86,8 +86,9 @@ enum Val {
 /// values, after a fresh encryption of zero is added (so its randomness
 /// does not depend on how it was computed).
 enum Released {
-    /// Slots: the ciphertext times a plaintext mask (1 in the asked slots,
-    /// 0 elsewhere).
+    /// Slots: the ciphertext, times a plaintext mask (1 in the asked slots,
+    /// 0 elsewhere) when its other slots may hold anything
+    /// ([`crate::plan::slots_dirty`]).
     Slots(bfv::Ciphertext),
     /// Coefficients: the asked coefficients, sample-extracted as LWE
     /// ciphertexts at the last prime; the rest never leaves.
@@ -1028,9 +1029,11 @@ impl Session {
         encoding: BfvEncoding,
         c: &bfv::Ciphertext,
         len: usize,
+        dirty: bool,
     ) -> Result<Released> {
         let fresh = c.rerandomize(&keys.pk)?;
         Ok(match encoding {
+            BfvEncoding::Slots if !dirty => Released::Slots(fresh),
             BfvEncoding::Slots => {
                 let mask: Vec<u64> = (0..keys.ctx.n()).map(|s| u64::from(s < len)).collect();
                 let mask = bfv::Plaintext::from_slots(&keys.ctx, &mask)?;
@@ -1078,7 +1081,8 @@ impl Session {
         let len = kind.len();
         if let (Val::Bfv(c), Placement::Bfv(part)) = (v, plan.placements[i]) {
             let keys = self.bfv_part(plan, part)?;
-            let released = self.release(keys, plan.bfv[part].encoding, c, len)?;
+            let dirty = slots_dirty(&plan.program)[i];
+            let released = self.release(keys, plan.bfv[part].encoding, c, len, dirty)?;
             let raw = Self::open(keys, &released)?;
             let t = keys.ctx.plain_modulus() as i128;
             let centred = matches!(kind, Kind::Signed { .. });

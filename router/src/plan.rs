@@ -677,6 +677,7 @@ impl Planner<'_> {
             Scalar::Real(_) => 0.0,
         };
         let mut noise = vec![0.0f64; self.p.nodes.len()];
+        let dirty = slots_dirty(self.p);
         for &i in nodes {
             let op = &self.p.nodes[i].op;
             let x = |k: &u32| noise[*k as usize];
@@ -717,9 +718,10 @@ impl Planner<'_> {
             // A release re-randomizes (fresh noise), then masks the slots
             // (a plaintext product) or extracts coefficients at the last prime.
             if released(self.p, i) {
-                let fresh = v.max(m.fresh()) + 1.0;
+                let fresh = (v.exp2() + m.fresh().exp2()).log2();
                 let left = match encoding {
-                    BfvEncoding::Slots => m.budget(m.mul_slots_plain(fresh)),
+                    BfvEncoding::Slots if dirty[i] => m.budget(m.mul_slots_plain(fresh)),
+                    BfvEncoding::Slots => m.budget(fresh),
                     BfvEncoding::Coefficients => {
                         let q0 = params.q_bits().first().map_or(0.0, |&b| b as f64 - 0.05);
                         q0 - m.log_t - 1.0 - 3.0 - at_last_prime(fresh, params)
@@ -1317,6 +1319,18 @@ fn at_last_prime(noise: f64, params: &BfvParameters) -> f64 {
     hi + 0.5 * (1.0 + (2.0 * (lo - hi)).exp2()).log2()
 }
 
+/// Per node: whether a slot-encoded BFV value may hold anything in the
+/// slots past its length (a rotation tree's partial sums, or an operand's).
+/// Inputs, constants and element-wise operations keep those slots 0.
+pub(crate) fn slots_dirty(p: &Program) -> Vec<bool> {
+    let mut dirty = vec![false; p.nodes.len()];
+    for (i, node) in p.nodes.iter().enumerate() {
+        dirty[i] = matches!(node.op, Op::Sum(..) | Op::Dot(..) | Op::DotPlain(..))
+            || node.op.operands().iter().any(|&a| dirty[a as usize]);
+    }
+    dirty
+}
+
 /// Whether node `i`'s value is released to the key holder for decryption
 /// (an output, or the operand of a round trip).
 fn released(p: &Program, i: usize) -> bool {
@@ -1585,7 +1599,8 @@ fn decrypt_ns(plan: &Plan, costs: &CostModel, i: usize) -> Result<f64> {
     match place {
         // The release: a fresh encryption of zero, the mask's product (slots).
         Placement::Bfv(part) => {
-            let mask = (plan.bfv[part].encoding == BfvEncoding::Slots) as u8 as f64;
+            let mask = (plan.bfv[part].encoding == BfvEncoding::Slots
+                && slots_dirty(&plan.program)[i]) as u8 as f64;
             costs.predict(
                 "bfv",
                 &plan.bfv[part].base,
