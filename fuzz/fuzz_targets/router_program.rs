@@ -1,14 +1,20 @@
 #![no_main]
 //! `Program::from_bytes`: an accepted program re-encodes to the same bytes
-//! and plans (or is refused) without a panic.
+//! and plans (or is refused) without a panic, with and without key-holder
+//! round trips allowed.
 
 use libfuzzer_sys::fuzz_target;
-use triskel::{CostModel, Program};
+use triskel::{CostModel, PlanOptions, Program};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(program) = Program::from_bytes(data) else {
         return;
     };
     assert_eq!(program.to_bytes(), data, "program encoding is canonical");
-    let _ = triskel::plan(&program, &CostModel::builtin());
+    let costs = CostModel::builtin();
+    let _ = triskel::plan(&program, &costs);
+    let allow = PlanOptions {
+        allow_round_trips: true,
+    };
+    let _ = triskel::plan_with(&program, &costs, allow);
 });

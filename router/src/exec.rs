@@ -16,9 +16,10 @@ use triskel_tfhe as tfhe;
 use crate::bridge::{run_bfv_to_tfhe, BfvToTfhe};
 use crate::cost::CostModel;
 use crate::error::{Error, Result};
+use crate::lookup::{lookup_from_decisions, lookup_u8};
 use crate::plan::{
-    bfv_rotations, check_transitions, ckks_polynomial, plan, read_tolerance, BfvEncoding, Engine,
-    Placement, Plan, StepKind,
+    bfv_rotations, check_transitions, ckks_polynomial, plan_with, read_tolerance, slots_dirty,
+    BfvEncoding, Engine, Placement, Plan, PlanOptions, StepKind,
 };
 use crate::program::{Cmp, Kind, Op, Program, Scalar};
 use crate::transition::TransitionKey;
@@ -48,6 +49,8 @@ impl Outputs {
 struct BfvKeys {
     ctx: Arc<bfv::BfvContext>,
     sk: bfv::SecretKey,
+    /// Re-randomizes what is released for decryption.
+    pk: bfv::PublicKey,
     rk: Option<bfv::RelinKey>,
     gk: Option<bfv::GaloisKeys>,
     rotations: Vec<i64>,
@@ -79,6 +82,19 @@ enum Val {
     Bits(Vec<tfhe::Ciphertext>),
 }
 
+/// What a BFV value hands to the key holder for decryption: only the asked
+/// values, after a fresh encryption of zero is added (so its randomness
+/// does not depend on how it was computed).
+enum Released {
+    /// Slots: the ciphertext, times a plaintext mask (1 in the asked slots,
+    /// 0 elsewhere) when its other slots may hold anything
+    /// ([`crate::plan::slots_dirty`]).
+    Slots(bfv::Ciphertext),
+    /// Coefficients: the asked coefficients, sample-extracted as LWE
+    /// ciphertexts at the last prime; the rest never leaves.
+    Extracted(Vec<triskel_ring::LweCiphertext>),
+}
+
 /// A key holder's session: the cost model and the keys made so far.
 pub struct Session {
     costs: CostModel,
@@ -88,6 +104,8 @@ pub struct Session {
     /// Transition keys (BFV secret -> TFHE LWE key) by BFV set name.
     transition: HashMap<String, TransitionKey>,
     record_sizes: bool,
+    /// What the last run released per BFV output (name -> set, release).
+    released: BTreeMap<String, (String, Released)>,
 }
 
 fn input_err<T>(msg: String) -> Result<T> {
@@ -191,6 +209,7 @@ impl Session {
             tfhe: None,
             transition: HashMap::new(),
             record_sizes: false,
+            released: BTreeMap::new(),
         }
     }
 
@@ -250,9 +269,16 @@ impl Session {
         &self.costs
     }
 
-    /// Plans `program` with this session's cost model.
+    /// Plans `program` with this session's cost model (homomorphically
+    /// only: no key-holder round trip).
     pub fn plan(&self, program: &Program) -> Result<Plan> {
-        plan(program, &self.costs)
+        plan_with(program, &self.costs, PlanOptions::default())
+    }
+
+    /// Plans `program` with this session's cost model and what `options`
+    /// allow.
+    pub fn plan_with(&self, program: &Program, options: PlanOptions) -> Result<Plan> {
+        plan_with(program, &self.costs, options)
     }
 
     /// Runs `plan` on `inputs` (checked first: nothing runs on bad inputs),
@@ -265,6 +291,7 @@ impl Session {
     ) -> Result<Outputs> {
         check_inputs(&plan.program, inputs)?;
         check_transitions(plan)?;
+        self.released.clear();
         let mut vals: Vec<Option<Val>> = (0..plan.program.nodes.len()).map(|_| None).collect();
         let mut outputs = Vec::new();
         let mut ckks_transforms: HashMap<usize, ckks::LinearTransform> = HashMap::new();
@@ -277,7 +304,16 @@ impl Session {
                     self.tfhe_keys()?;
                     self.transition_keys(plan)?;
                 }
-                StepKind::Encrypt(i) => vals[i] = Some(self.encrypt(plan, i, inputs)?),
+                StepKind::Encrypt(i) => {
+                    let Op::Input { name, .. } = &plan.program.nodes[i].op else {
+                        return Err(wrong("input"));
+                    };
+                    vals[i] = Some(self.encrypt(plan, i, &inputs[name])?)
+                }
+                StepKind::RoundTrip { node: i, .. } => {
+                    let value = self.round_trip(plan, i, &vals)?;
+                    vals[i] = Some(self.encrypt(plan, i, &value)?)
+                }
                 StepKind::Op(i) | StepKind::Transition { node: i, .. } => {
                     let v = self.op(plan, i, &vals, &ckks_transforms)?;
                     vals[i] = Some(v);
@@ -285,7 +321,12 @@ impl Session {
                 StepKind::Decrypt(o) => {
                     let (name, i) = plan.program.outputs[o].clone();
                     let v = vals[i as usize].as_ref().ok_or_else(|| wrong("output"))?;
-                    outputs.push((name, self.decrypt(plan, i as usize, v)?));
+                    let (value, released) = self.decrypt(plan, i as usize, v)?;
+                    if let Some(r) = released {
+                        let set = self.bfv_set_of(plan, i as usize)?;
+                        self.released.insert(name.clone(), (set, r));
+                    }
+                    outputs.push((name, value));
                 }
             }
             plan.steps[k].measured_ns = Some(start.elapsed().as_nanos() as f64);
@@ -294,7 +335,8 @@ impl Session {
                     StepKind::Keygen(engine, part) => Some(self.key_bytes(plan, engine, part)?),
                     StepKind::Encrypt(i)
                     | StepKind::Op(i)
-                    | StepKind::Transition { node: i, .. } => {
+                    | StepKind::Transition { node: i, .. }
+                    | StepKind::RoundTrip { node: i, .. } => {
                         vals[i].as_ref().map(|v| self.value_bytes(v)).transpose()?
                     }
                     StepKind::Decrypt(_) => None,
@@ -328,6 +370,7 @@ impl Session {
             params.name().to_string(),
             BfvKeys {
                 ctx,
+                pk: sk.public_key()?,
                 sk,
                 rk,
                 gk,
@@ -473,11 +516,29 @@ impl Session {
         )?)
     }
 
-    fn encrypt(&self, plan: &Plan, i: usize, inputs: &BTreeMap<String, PlainValue>) -> Result<Val> {
-        let Op::Input { name, kind } = &plan.program.nodes[i].op else {
-            return Err(wrong("input"));
+    /// The key holder's half of a round trip at conversion node `i`: its
+    /// operand decrypted and converted to the node's kind.
+    fn round_trip(&self, plan: &Plan, i: usize, vals: &[Option<Val>]) -> Result<PlainValue> {
+        let op = &plan.program.nodes[i].op;
+        let a = op.operands()[0] as usize;
+        let v = vals[a].as_ref().ok_or_else(|| wrong(op.name()))?;
+        let ints = match self.decrypt(plan, a, v)?.0 {
+            PlainValue::Ints(v) => v,
+            PlainValue::Bits(b) => b.into_iter().map(i128::from).collect(),
+            PlainValue::Reals(_) => return Err(wrong(op.name())),
         };
-        let value = &inputs[name];
+        Ok(match op {
+            Op::ToReal { scale, .. } => {
+                PlainValue::Reals(ints.iter().map(|&x| x as f64 * scale).collect())
+            }
+            _ => PlainValue::Ints(ints),
+        })
+    }
+
+    /// Encrypts `value` as node `i`'s value (an input, or the key holder's
+    /// half of a round trip).
+    fn encrypt(&self, plan: &Plan, i: usize, value: &PlainValue) -> Result<Val> {
+        let kind = &plan.program.nodes[i].kind;
         match (plan.placements[i], value) {
             (Placement::Bfv(part), PlainValue::Ints(v)) => {
                 let pt = self.bfv_plain(plan, part, v)?;
@@ -560,6 +621,31 @@ impl Session {
                     Val::Score(c, at) => Ok((c.as_ref().clone(), vec![*at])),
                     _ => Err(wrong("transition")),
                 };
+                if let Op::Lookup { x, table } = &node.op {
+                    let (input, coefficients) = values(x)?;
+                    // Decisions x >= c for every c in (-B, B].
+                    let bound = (table.len() as i64 - 1) / 2;
+                    let decisions = (1 - bound..=bound)
+                        .map(|c| {
+                            run_bfv_to_tfhe(&BfvToTfhe {
+                                input: &input,
+                                coefficients: &coefficients,
+                                cmp: Cmp::Ge,
+                                constant: c,
+                                tolerance_bits: 0,
+                                key,
+                                tfhe_server: &t.sk,
+                            })
+                        })
+                        .collect::<Result<Vec<_>>>()?;
+                    let out = (0..coefficients.len())
+                        .map(|v| {
+                            let bits: Vec<_> = decisions.iter().map(|d| d[v].clone()).collect();
+                            lookup_from_decisions(&t.sk, &bits, table)
+                        })
+                        .collect::<Result<_>>()?;
+                    return Ok(Val::Radix(out));
+                }
                 let ((input, coefficients), cmp, constant) = match &node.op {
                     Op::Compare(a, b, cmp) => (
                         (bfv_of(a)?.sub(bfv_of(b)?)?, (0..node.kind.len()).collect()),
@@ -905,6 +991,12 @@ impl Session {
                 }
                 Val::Bits(vec![crate::transition::any(sk, &bits)?])
             }
+            Op::Lookup { x, table } => Val::Radix(
+                radix(x)?
+                    .iter()
+                    .map(|v| lookup_u8(sk, v, table))
+                    .collect::<Result<_>>()?,
+            ),
             Op::Argmax(a) => {
                 let xs = radix(a)?;
                 let first = xs.first().ok_or_else(|| wrong("argmax"))?;
@@ -922,33 +1014,94 @@ impl Session {
         Ok(out)
     }
 
-    fn decrypt(&self, plan: &Plan, i: usize, v: &Val) -> Result<PlainValue> {
+    fn bfv_set_of(&self, plan: &Plan, i: usize) -> Result<String> {
+        match plan.placements[i] {
+            Placement::Bfv(part) => Ok(plan.bfv[part].params.name().to_string()),
+            _ => Err(wrong("output")),
+        }
+    }
+
+    /// The asked values of a BFV value (the first `len`), as they leave the
+    /// server ([`Released`]).
+    fn release(
+        &self,
+        keys: &BfvKeys,
+        encoding: BfvEncoding,
+        c: &bfv::Ciphertext,
+        len: usize,
+        dirty: bool,
+    ) -> Result<Released> {
+        let fresh = c.rerandomize(&keys.pk)?;
+        Ok(match encoding {
+            BfvEncoding::Slots if !dirty => Released::Slots(fresh),
+            BfvEncoding::Slots => {
+                let mask: Vec<u64> = (0..keys.ctx.n()).map(|s| u64::from(s < len)).collect();
+                let mask = bfv::Plaintext::from_slots(&keys.ctx, &mask)?;
+                Released::Slots(fresh.mul_plain(&mask)?)
+            }
+            BfvEncoding::Coefficients => {
+                let mut low = fresh;
+                while low.level() > 0 {
+                    low = low.mod_switch_to_next()?;
+                }
+                Released::Extracted(low.sample_extract(&(0..len).collect::<Vec<_>>())?)
+            }
+        })
+    }
+
+    /// Everything in a release, decrypted: every slot, or every extracted
+    /// coefficient (mod t).
+    fn open(keys: &BfvKeys, released: &Released) -> Result<Vec<u64>> {
+        Ok(match released {
+            Released::Slots(c) => keys.sk.decrypt(c)?.to_slots()?,
+            Released::Extracted(lwes) => lwes
+                .iter()
+                .map(|l| keys.sk.decrypt_lwe(l))
+                .collect::<std::result::Result<_, _>>()?,
+        })
+    }
+
+    /// The key holder's audit of the last run: BFV output `name` as it was
+    /// released for decryption, decrypted whole (every slot of the masked
+    /// ciphertext, or every extracted coefficient), values mod t. Nothing
+    /// but the asked values is in it: the other slots are 0.
+    pub fn released_whole(&self, name: &str) -> Result<Vec<u64>> {
+        let (set, released) = self
+            .released
+            .get(name)
+            .ok_or_else(|| Error::Input(format!("no BFV output {name:?} in the last run")))?;
+        let keys = self.bfv.get(set).ok_or_else(|| wrong("bfv keys"))?;
+        Self::open(keys, released)
+    }
+
+    /// Decrypts node `i`'s value for the key holder; a BFV value's release
+    /// ([`Released`]) comes with it.
+    fn decrypt(&self, plan: &Plan, i: usize, v: &Val) -> Result<(PlainValue, Option<Released>)> {
         let kind = plan.program.nodes[i].kind;
         let len = kind.len();
-        Ok(match (v, plan.placements[i]) {
-            (Val::Bfv(c), Placement::Bfv(part)) => {
-                let keys = self.bfv_part(plan, part)?;
-                let pt = keys.sk.decrypt(c)?;
-                let t = keys.ctx.plain_modulus() as i128;
-                let raw: Vec<u64> = match plan.bfv[part].encoding {
-                    BfvEncoding::Slots => pt.to_slots()?,
-                    BfvEncoding::Coefficients => pt.coeffs().to_vec(),
-                };
-                let centred = matches!(kind, Kind::Signed { .. });
-                PlainValue::Ints(
-                    raw[..len]
-                        .iter()
-                        .map(|&x| {
-                            let x = x as i128;
-                            if centred && x > t / 2 {
-                                x - t
-                            } else {
-                                x
-                            }
-                        })
-                        .collect(),
-                )
-            }
+        if let (Val::Bfv(c), Placement::Bfv(part)) = (v, plan.placements[i]) {
+            let keys = self.bfv_part(plan, part)?;
+            let dirty = slots_dirty(&plan.program)[i];
+            let released = self.release(keys, plan.bfv[part].encoding, c, len, dirty)?;
+            let raw = Self::open(keys, &released)?;
+            let t = keys.ctx.plain_modulus() as i128;
+            let centred = matches!(kind, Kind::Signed { .. });
+            let values = PlainValue::Ints(
+                raw[..len]
+                    .iter()
+                    .map(|&x| {
+                        let x = x as i128;
+                        if centred && x > t / 2 {
+                            x - t
+                        } else {
+                            x
+                        }
+                    })
+                    .collect(),
+            );
+            return Ok((values, Some(released)));
+        }
+        let value = match (v, plan.placements[i]) {
             (Val::Ckks(c, _), _) => {
                 PlainValue::Reals(self.ckks_part(plan)?.sk.decrypt_real(c)?[..len].to_vec())
             }
@@ -969,7 +1122,8 @@ impl Session {
                 )
             }
             _ => return Err(wrong("output")),
-        })
+        };
+        Ok((value, None))
     }
 }
 

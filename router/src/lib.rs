@@ -13,9 +13,13 @@
 //!
 //! A comparison of BFV values runs by the homomorphic BFV -> TFHE transition
 //! ([`bridge::run_bfv_to_tfhe`] on [`transition`]), its BFV part on the
-//! coefficient encoding. Not built: lookup tables as an operation, CKKS ->
-//! TFHE and TFHE -> BFV/CKKS transitions in the router (refused when
-//! planned), key-holder round trips.
+//! coefficient encoding. Lookup tables ([`Program::lookup`], [`lookup`]) run
+//! on u8 values in TFHE and on small signed BFV values through the same
+//! transition. Conversions with no homomorphic path ([`Program::to_signed`],
+//! [`Program::to_real`]: TFHE -> BFV/CKKS, BFV -> CKKS) are refused unless
+//! the caller allows a key-holder round trip ([`PlanOptions`]), which the
+//! plan, `explain()` and the attested route then show. Not built: CKKS ->
+//! TFHE in the planner (the transition exists in [`transition`]).
 
 pub use triskel_attest as attest;
 pub use triskel_bfv as bfv;
@@ -28,6 +32,7 @@ pub mod calibrate;
 mod cost;
 mod error;
 mod exec;
+pub mod lookup;
 pub mod measure;
 mod plan;
 mod program;
@@ -38,10 +43,12 @@ pub use cost::{cache_path, machine, CostModel};
 pub use error::{Error, Result};
 pub use exec::{attest_outputs, output_bytes, route, verify_output, Outputs, PlainValue, Session};
 pub use plan::{
-    plan, BfvEncoding, BfvPart, Engine, Packing, Placement, Plan, ScoreSlot, Step, StepKind,
+    plan, plan_with, BfvEncoding, BfvPart, Engine, Packing, Placement, Plan, PlanOptions,
+    ScoreSlot, Step, StepKind,
 };
 pub use program::{
-    Cmp, Kind, Node, Op, Program, Scalar, Value, MAX_DEGREE, MAX_LEN, MAX_NODES, MAX_SIGNED_BOUND,
+    Cmp, Kind, Node, Op, Program, Scalar, Value, MAX_DEGREE, MAX_LEN, MAX_LOOKUP_BOUND, MAX_NODES,
+    MAX_SIGNED_BOUND,
 };
 pub use serial::PROGRAM_FORMAT_VERSION;
 

@@ -29,6 +29,7 @@ use triskel_tfhe::TfheParameters;
 
 use crate::cost::CostModel;
 use crate::error::{Error, Result};
+use crate::lookup::U8_LOOKUP_BOOTSTRAPS;
 use crate::program::{Cmp, Kind, Op, Program, Scalar, MAX_SIGNED_BOUND};
 use crate::transition::{
     analyse, any_bootstraps, decision_bootstraps, MAX_LOG2_FAILURE, MAX_TRANSITION_DIMENSION,
@@ -106,6 +107,15 @@ pub enum StepKind {
         from: Engine,
         to: Engine,
     },
+    /// Node `usize` (a conversion) crosses engines where no homomorphic
+    /// path exists: the key holder decrypts its operand and encrypts the
+    /// values again in the other engine (allowed by
+    /// [`PlanOptions::allow_round_trips`] only).
+    RoundTrip {
+        node: usize,
+        from: Engine,
+        to: Engine,
+    },
     /// Decryption of output `usize`.
     Decrypt(usize),
 }
@@ -163,8 +173,21 @@ pub struct Plan {
     /// flow into decisions ([`ScoreSlot`]); `None` for every other node.
     pub scores: Vec<Option<ScoreSlot>>,
     pub steps: Vec<Step>,
+    /// Nodes that cross engines by a key-holder round trip (conversions
+    /// the caller allowed to), with the engine of their operand.
+    pub round_trips: Vec<(usize, Engine)>,
     /// Time the planner took.
     pub planning_ns: f64,
+}
+
+/// What the caller allows the planner beyond homomorphic evaluation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PlanOptions {
+    /// Conversions with no homomorphic path (TFHE -> BFV/CKKS, BFV ->
+    /// CKKS) may take a key-holder round trip: the key holder decrypts the
+    /// values and encrypts them again. Off by default: such programs are
+    /// refused.
+    pub allow_round_trips: bool,
 }
 
 /// Named BFV sets, smallest first.
@@ -326,8 +349,14 @@ struct Planner<'a> {
     bfv: Vec<BfvPart>,
 }
 
-/// Plans `program` with `costs`.
+/// Plans `program` with `costs`, homomorphically only (no key-holder round
+/// trip).
 pub fn plan(program: &Program, costs: &CostModel) -> Result<Plan> {
+    plan_with(program, costs, PlanOptions::default())
+}
+
+/// Plans `program` with `costs` and what `options` allow.
+pub fn plan_with(program: &Program, costs: &CostModel, options: PlanOptions) -> Result<Plan> {
     let start = Instant::now();
     if program.outputs.is_empty() {
         return refuse("output", "the program has no outputs");
@@ -355,6 +384,7 @@ pub fn plan(program: &Program, costs: &CostModel) -> Result<Plan> {
     };
     let uses_tfhe = placements.iter().any(|p| p.engine() == Engine::Tfhe);
     let scores = single_products(program, &placements, &pl.bfv);
+    let round_trips = round_trips(program, &placements, options)?;
     let mut plan = Plan {
         program: program.clone(),
         placements,
@@ -364,6 +394,7 @@ pub fn plan(program: &Program, costs: &CostModel) -> Result<Plan> {
         packing,
         scores,
         steps: Vec::new(),
+        round_trips,
         planning_ns: 0.0,
     };
     check_transitions(&plan)?;
@@ -410,6 +441,11 @@ impl Planner<'_> {
                 (Kind::Signed { .. }, _) => None,
                 (Kind::Modular { modulus, .. }, _) => Some(modulus),
                 (Kind::Bit { .. }, Op::ThresholdWithin { .. }) => None,
+                (Kind::Uint { .. }, Op::Lookup { x, .. })
+                    if matches!(self.kind(*x as usize), Kind::Signed { .. }) =>
+                {
+                    None
+                }
                 (Kind::Bit { .. }, Op::Compare(a, ..) | Op::CompareScalar(a, ..))
                     if self.placements[i].is_none() =>
                 {
@@ -441,8 +477,8 @@ impl Planner<'_> {
             };
             self.bfv.push(chosen);
             for &i in &nodes {
-                self.placements[i] = Some(match self.p.nodes[i].kind {
-                    Kind::Bit { .. } => Placement::BfvToTfhe(part),
+                self.placements[i] = Some(match (self.p.nodes[i].kind, &self.p.nodes[i].op) {
+                    (Kind::Bit { .. }, _) | (_, Op::Lookup { .. }) => Placement::BfvToTfhe(part),
                     _ => Placement::Bfv(part),
                 });
             }
@@ -477,6 +513,8 @@ impl Planner<'_> {
                     threshold,
                     tolerance_bits,
                 } => bound(x).max(threshold.unsigned_abs().saturating_add(1 << tolerance_bits)),
+                // Decisions x >= c for c up to the bound.
+                Op::Lookup { x, .. } => bound(x).saturating_add(1),
                 _ => continue,
             };
             range = Some(range.unwrap_or(0).max(r));
@@ -511,6 +549,8 @@ impl Planner<'_> {
                     | Op::Compare(..)
                     | Op::CompareScalar(..)
                     | Op::ThresholdWithin { .. }
+                    | Op::Lookup { .. }
+                    | Op::ToSigned(..)
             );
             if !coefficient_ready {
                 return refuse(
@@ -637,6 +677,7 @@ impl Planner<'_> {
             Scalar::Real(_) => 0.0,
         };
         let mut noise = vec![0.0f64; self.p.nodes.len()];
+        let dirty = slots_dirty(self.p);
         for &i in nodes {
             let op = &self.p.nodes[i].op;
             let x = |k: &u32| noise[*k as usize];
@@ -645,11 +686,12 @@ impl Planner<'_> {
             };
             let len_of = |k: &u32| self.kind(*k as usize).len();
             let v = match op {
-                Op::Input { .. } => m.fresh(),
+                Op::Input { .. } | Op::ToSigned(..) => m.fresh(),
                 Op::Add(a, b) | Op::Sub(a, b) | Op::Compare(a, b, _) => x(a).max(x(b)) + 1.0,
                 Op::AddScalar(a, _)
                 | Op::CompareScalar(a, _, _)
-                | Op::ThresholdWithin { x: a, .. } => x(a),
+                | Op::ThresholdWithin { x: a, .. }
+                | Op::Lookup { x: a, .. } => x(a),
                 Op::MulScalar(a, c) => x(a) + scalar_bits(c),
                 Op::Mul(a, b) => m.mul(x(a), x(b)),
                 Op::Dot(a, b) => tree(m.mul(x(a), x(b)), len_of(a)),
@@ -672,6 +714,28 @@ impl Planner<'_> {
                         params.name()
                     ),
                 ));
+            }
+            // A release re-randomizes (fresh noise), then masks the slots
+            // (a plaintext product) or extracts coefficients at the last prime.
+            if released(self.p, i) {
+                let fresh = (v.exp2() + m.fresh().exp2()).log2();
+                let left = match encoding {
+                    BfvEncoding::Slots if dirty[i] => m.budget(m.mul_slots_plain(fresh)),
+                    BfvEncoding::Slots => m.budget(fresh),
+                    BfvEncoding::Coefficients => {
+                        let q0 = params.q_bits().first().map_or(0.0, |&b| b as f64 - 0.05);
+                        q0 - m.log_t - 1.0 - 3.0 - at_last_prime(fresh, params)
+                    }
+                };
+                if left < BFV_MARGIN {
+                    return Err((
+                        op.name(),
+                        format!(
+                            "the BFV noise budget of {} leaves no room to release the value (mask or extraction)",
+                            params.name()
+                        ),
+                    ));
+                }
             }
             if let Some(failure) = transition_failure(op, v, params) {
                 return Err((
@@ -722,6 +786,15 @@ impl Planner<'_> {
                         | Op::MulScalar(..)
                 )
             });
+            // A value from another engine's node (a lookup read through the
+            // transition) arrives in TFHE.
+            let fed_outside = nodes.iter().any(|&i| {
+                self.p.nodes[i]
+                    .op
+                    .operands()
+                    .iter()
+                    .any(|a| !nodes.contains(&(*a as usize)))
+            });
             // A consumer outside the group (a comparison, a select) needs TFHE values.
             let consumed_outside = self.p.nodes.iter().enumerate().any(|(j, n)| {
                 !nodes.contains(&j)
@@ -735,7 +808,7 @@ impl Planner<'_> {
                 _ => 64,
             };
             let mut place = Placement::Tfhe;
-            if linear && !consumed_outside && bits <= 32 {
+            if linear && !consumed_outside && !fed_outside && bits <= 32 {
                 let tfhe_cost = self.tfhe_cost(&nodes)?;
                 if let Ok(part) =
                     self.choose_bfv(&nodes, BfvEncoding::Coefficients, |_, _| Some(1u64 << bits))
@@ -781,6 +854,15 @@ impl Planner<'_> {
 /// data, so a run checks this again before any work.
 pub(crate) fn check_transitions(plan: &Plan) -> Result<()> {
     for (i, node) in plan.program.nodes.iter().enumerate() {
+        if plan.round_trips.iter().any(|&(n, _)| n == i) {
+            if !matches!(node.op, Op::ToSigned(..) | Op::ToReal { .. }) {
+                return refuse(
+                    node.op.name(),
+                    "only conversions take a key-holder round trip",
+                );
+            }
+            continue;
+        }
         let (to, needs) = match plan.placements[i] {
             Placement::BfvToTfhe(k) => (Engine::Bfv, Some(Placement::Bfv(k))),
             place => (place.engine(), None),
@@ -805,6 +887,41 @@ pub(crate) fn check_transitions(plan: &Plan) -> Result<()> {
     Ok(())
 }
 
+/// The conversions of a program: each crosses engines with no homomorphic
+/// path (TFHE -> BFV/CKKS, BFV -> CKKS), so each takes a key-holder round
+/// trip, refused unless `options` allow it.
+fn round_trips(
+    p: &Program,
+    placements: &[Placement],
+    options: PlanOptions,
+) -> Result<Vec<(usize, Engine)>> {
+    let mut trips = Vec::new();
+    for (i, node) in p.nodes.iter().enumerate() {
+        let (Op::ToSigned(a) | Op::ToReal { x: a, .. }) = node.op else {
+            continue;
+        };
+        let (from, to) = (placements[a as usize].engine(), placements[i].engine());
+        if from == to {
+            return refuse(
+                node.op.name(),
+                format!("v{a} is already on {}: nothing to convert", to.name()),
+            );
+        }
+        if !options.allow_round_trips {
+            return refuse(
+                node.op.name(),
+                format!(
+                    "{} -> {} has no homomorphic path; it needs a key-holder round trip (decrypt and re-encrypt), which the caller has not allowed (PlanOptions::allow_round_trips)",
+                    from.name(),
+                    to.name()
+                ),
+            );
+        }
+        trips.push((i, from));
+    }
+    Ok(trips)
+}
+
 /// The single-product placement (issue 15): in a coefficient-encoded BFV
 /// part, inner products of one vector x with plaintext weights whose
 /// values only feed decisions (threshold comparisons, never an output or
@@ -821,7 +938,8 @@ fn single_products(
     let decides = |j: usize, i: usize| {
         matches!(
             p.nodes[j].op,
-            Op::CompareScalar(a, ..) | Op::ThresholdWithin { x: a, .. } if a as usize == i
+            Op::CompareScalar(a, ..) | Op::ThresholdWithin { x: a, .. } | Op::Lookup { x: a, .. }
+                if a as usize == i
         )
     };
     let mut groups: Vec<((usize, u32), Vec<usize>)> = Vec::new();
@@ -877,7 +995,9 @@ fn len_of(p: &Program, k: u32) -> usize {
 fn rlwe_counts(op: &Op, tree: f64, mask: f64) -> Vec<(&'static str, f64)> {
     // Plaintext vectors (inputs, added constants, weights, masks) are encoded first.
     match op {
-        Op::Input { .. } => vec![("encode", 1.0), ("encrypt", 1.0)],
+        Op::Input { .. } | Op::ToSigned(..) | Op::ToReal { .. } => {
+            vec![("encode", 1.0), ("encrypt", 1.0)]
+        }
         Op::Add(..) | Op::Sub(..) | Op::Compare(..) => vec![("add", 1.0)],
         Op::AddScalar(..) => vec![("encode", 1.0), ("add", 1.0)],
         Op::MulScalar(..) => vec![("mul_plain", 1.0)],
@@ -981,6 +1101,7 @@ fn tfhe_counts(p: &Program, i: usize) -> Vec<(&'static str, f64)> {
             ]
         }
         Op::Select { a, .. } => vec![("select8", len * width(operand_kind(*a)))],
+        Op::Lookup { .. } => vec![("pbs", len * U8_LOOKUP_BOOTSTRAPS as f64)],
         Op::Argmax(a) => {
             // Per challenger: a comparison, two selects (value, index), an index constant.
             let (l, w) = (len_of(p, *a) as f64 - 1.0, width(operand_kind(*a)));
@@ -1021,7 +1142,7 @@ fn choose_ckks(p: &Program, costs: &CostModel) -> Result<(CkksParameters, Vec<Pa
         };
         let padded = |dirty: bool, period: usize| dirty && len < period;
         let pk = match &node.op {
-            Op::Input { .. } => Packing {
+            Op::Input { .. } | Op::ToReal { .. } => Packing {
                 period: len.next_power_of_two(),
                 ..Default::default()
             },
@@ -1167,22 +1288,12 @@ fn ckks_counts(p: &Program, packing: &[Packing], i: usize) -> Vec<(&'static str,
 fn transition_failure(op: &Op, noise: f64, params: &BfvParameters) -> Option<f64> {
     if !matches!(
         op,
-        Op::Compare(..) | Op::CompareScalar(..) | Op::ThresholdWithin { .. }
+        Op::Compare(..) | Op::CompareScalar(..) | Op::ThresholdWithin { .. } | Op::Lookup { .. }
     ) {
         return None;
     }
-    let bits = params.q_bits();
-    let q0_bits = *bits.first()?;
-    let dropped: f64 = bits[1..].iter().map(|&b| b as f64).sum();
-    let n = params.n() as f64;
-    let at_q0 = if dropped > 0.0 {
-        let rounding = 0.5 * ((1.0 + 2.0 * n / 3.0) / 12.0).log2();
-        let scaled = noise - dropped;
-        let (hi, lo) = (scaled.max(rounding), scaled.min(rounding));
-        hi + 0.5 * (1.0 + (2.0 * (lo - hi)).exp2()).log2()
-    } else {
-        noise
-    };
+    let q0_bits = *params.q_bits().first()?;
+    let at_q0 = at_last_prime(noise, params);
     let log_t = params.plain_modulus().trailing_zeros();
     let read = log_t - read_tolerance(op, log_t);
     // Named sets' primes lie just below 2^b (as in the budget model).
@@ -1190,6 +1301,43 @@ fn transition_failure(op: &Op, noise: f64, params: &BfvParameters) -> Option<f64
     let analysis = analyse(params.n(), &tfhe_set(), at_q0, q0, read);
     (analysis.log2_failure_per_decision > MAX_LOG2_FAILURE)
         .then_some(analysis.log2_failure_per_decision)
+}
+
+/// A noise (log2, at the full modulus of `params`) after the mod switch to
+/// the last prime: divided by the dropped primes, plus the switch's
+/// rounding.
+fn at_last_prime(noise: f64, params: &BfvParameters) -> f64 {
+    let bits = params.q_bits();
+    let dropped: f64 = bits.iter().skip(1).map(|&b| b as f64).sum();
+    if dropped == 0.0 {
+        return noise;
+    }
+    let n = params.n() as f64;
+    let rounding = 0.5 * ((1.0 + 2.0 * n / 3.0) / 12.0).log2();
+    let scaled = noise - dropped;
+    let (hi, lo) = (scaled.max(rounding), scaled.min(rounding));
+    hi + 0.5 * (1.0 + (2.0 * (lo - hi)).exp2()).log2()
+}
+
+/// Per node: whether a slot-encoded BFV value may hold anything in the
+/// slots past its length (a rotation tree's partial sums, or an operand's).
+/// Inputs, constants and element-wise operations keep those slots 0.
+pub(crate) fn slots_dirty(p: &Program) -> Vec<bool> {
+    let mut dirty = vec![false; p.nodes.len()];
+    for (i, node) in p.nodes.iter().enumerate() {
+        dirty[i] = matches!(node.op, Op::Sum(..) | Op::Dot(..) | Op::DotPlain(..))
+            || node.op.operands().iter().any(|&a| dirty[a as usize]);
+    }
+    dirty
+}
+
+/// Whether node `i`'s value is released to the key holder for decryption
+/// (an output, or the operand of a round trip).
+fn released(p: &Program, i: usize) -> bool {
+    p.outputs.iter().any(|(_, v)| *v as usize == i)
+        || p.nodes
+            .iter()
+            .any(|n| matches!(n.op, Op::ToSigned(a) | Op::ToReal { x: a, .. } if a as usize == i))
 }
 
 /// The tolerance (bits) a decision on a t = 2^`log_t` part rounds away:
@@ -1355,23 +1503,40 @@ fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
                     let log_t = part.params.plain_modulus().trailing_zeros();
                     let decision =
                         decision_bootstraps(log_t - read_tolerance(&node.op, log_t)) as f64;
+                    // A lookup: one decision per table entry past the first,
+                    // and a u8 addition for each.
+                    let entries = match &node.op {
+                        Op::Lookup { table, .. } => table.len() as f64 - 1.0,
+                        _ => 0.0,
+                    };
                     let per_value = match &node.op {
                         Op::Compare(_, _, c) | Op::CompareScalar(_, _, c) => match c {
                             Cmp::Eq | Cmp::Ne => 2.0 * decision + 1.0,
                             _ => decision,
                         },
+                        Op::Lookup { .. } => entries * decision,
                         _ => decision,
                     };
-                    let bootstraps = per_value * node.kind.len() as f64;
+                    let len = node.kind.len() as f64;
                     Ok(
                         costs.predict("bfv", &part.base, &bfv_counts(p, i, part.encoding))?
-                            + costs.predict("tfhe", tfhe.name, &[("pbs", bootstraps)])?,
+                            + costs.predict(
+                                "tfhe",
+                                tfhe.name,
+                                &[("pbs", per_value * len), ("add8", entries * len)],
+                            )?,
                     )
                 }
             }
         };
+        let round_trip = plan.round_trips.iter().find(|&&(n, _)| n == i);
         let kind = match (&node.op, place) {
             (Op::Input { .. }, _) => StepKind::Encrypt(i),
+            _ if round_trip.is_some() => StepKind::RoundTrip {
+                node: i,
+                from: round_trip.map_or(engine, |r| r.1),
+                to: engine,
+            },
             (_, Placement::BfvToTfhe(_)) => StepKind::Transition {
                 node: i,
                 from: Engine::Bfv,
@@ -1383,10 +1548,22 @@ fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
         if plan.packing[i].mask_operand {
             label += " (operand masked first)";
         }
-        if let StepKind::Transition { .. } = kind {
-            label += " [transition bfv -> tfhe: extract, key switch, bootstrap]";
-        }
         let mut ns = counts(place)?;
+        match kind {
+            StepKind::Transition { .. } => {
+                label += " [transition bfv -> tfhe: extract, key switch, bootstrap]"
+            }
+            StepKind::RoundTrip { from, to, .. } => {
+                label += &format!(
+                    " [KEY-HOLDER ROUND TRIP {} -> {}: decrypted by the key holder, encrypted again]",
+                    from.name(),
+                    to.name()
+                );
+                let a = node.op.operands()[0] as usize;
+                ns += decrypt_ns(plan, costs, a)?;
+            }
+            _ => {}
+        }
         if let Some(slot) = plan.scores[i] {
             if slot.leader == i {
                 label += " [one plaintext product for its group's scores]";
@@ -1404,19 +1581,7 @@ fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
         let i = *v as usize;
         let place = plan.placements[i];
         let (engine, params) = (place.engine(), params_name(plan, place));
-        let ns = match place {
-            Placement::Bfv(part) => {
-                costs.predict("bfv", &plan.bfv[part].base, &[("decrypt", 1.0)])?
-            }
-            Placement::Ckks => costs.predict("ckks", &params, &[("decrypt", 1.0)])?,
-            Placement::Tfhe | Placement::BfvToTfhe(_) => {
-                let blocks = match p.nodes[i].kind {
-                    Kind::Uint { bits, len } => (bits / 2) as f64 * len as f64,
-                    k => k.len() as f64,
-                };
-                costs.predict("tfhe", tfhe.name, &[("decrypt_block", blocks)])?
-            }
-        };
+        let ns = decrypt_ns(plan, costs, i)?;
         steps.push(step(
             StepKind::Decrypt(k),
             engine,
@@ -1426,6 +1591,36 @@ fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
         ));
     }
     Ok(steps)
+}
+
+/// Predicted time of decrypting node `i`'s value.
+fn decrypt_ns(plan: &Plan, costs: &CostModel, i: usize) -> Result<f64> {
+    let place = plan.placements[i];
+    match place {
+        // The release: a fresh encryption of zero, the mask's product (slots).
+        Placement::Bfv(part) => {
+            let mask = (plan.bfv[part].encoding == BfvEncoding::Slots
+                && slots_dirty(&plan.program)[i]) as u8 as f64;
+            costs.predict(
+                "bfv",
+                &plan.bfv[part].base,
+                &[
+                    ("decrypt", 1.0),
+                    ("encrypt", 1.0),
+                    ("encode", mask),
+                    ("mul_plain", mask),
+                ],
+            )
+        }
+        Placement::Ckks => costs.predict("ckks", &params_name(plan, place), &[("decrypt", 1.0)]),
+        Placement::Tfhe | Placement::BfvToTfhe(_) => {
+            let blocks = match plan.program.nodes[i].kind {
+                Kind::Uint { bits, len } => (bits / 2) as f64 * len as f64,
+                k => k.len() as f64,
+            };
+            costs.predict("tfhe", tfhe_set().name, &[("decrypt_block", blocks)])
+        }
+    }
 }
 
 impl Plan {
@@ -1458,9 +1653,25 @@ impl Plan {
             if let Placement::BfvToTfhe(_) = place {
                 s += "(transition bfv->tfhe, homomorphic)";
             }
+            if let Some((_, from)) = self.round_trips.iter().find(|&&(n, _)| n == i) {
+                let _ = write!(
+                    s,
+                    "(round trip {}->{}, key holder)",
+                    from.name(),
+                    place.engine().name()
+                );
+            }
             s += ";";
         }
-        s += "round-trips:none";
+        s += "round-trips:";
+        if self.round_trips.is_empty() {
+            s += "none";
+        }
+        for (k, (i, from)) in self.round_trips.iter().enumerate() {
+            let to = self.placements[*i].engine();
+            let sep = if k > 0 { "," } else { "" };
+            let _ = write!(s, "{sep}v{i}({}->{})", from.name(), to.name());
+        }
         s
     }
 
@@ -1494,6 +1705,14 @@ impl Plan {
             measured.map_or("-".to_string(), ms),
             ms(self.planning_ns)
         );
+        for &(i, from) in &self.round_trips {
+            let _ = writeln!(
+                out,
+                "key-holder round trip at v{i}: {} -> {} (the key holder decrypts and re-encrypts; no homomorphic path)",
+                from.name(),
+                self.placements[i].engine().name()
+            );
+        }
         out
     }
 }

@@ -17,6 +17,10 @@ pub const MAX_DEGREE: usize = 63;
 /// Largest bound of a signed value: products stay exact in i64 arithmetic
 /// and below every BFV plaintext modulus the planner can pick.
 pub const MAX_SIGNED_BOUND: u64 = 1 << 40;
+/// Largest bound of a signed value read by a lookup table: the table has
+/// 2 bound + 1 entries, and each entry past the first costs one decision of
+/// the BFV -> TFHE transition.
+pub const MAX_LOOKUP_BOUND: u64 = 127;
 
 /// What an encrypted value holds.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -187,6 +191,20 @@ pub enum Op {
     Argmax(u32),
     /// One bit: is any bit of the operands (bit vectors) 1?
     Any(Vec<u32>),
+    /// Element-wise `table[x]` as u8: for u8 values the table has 256
+    /// entries; for signed values of bound B it has 2 B + 1, entry `x + B`
+    /// for x (B at most [`MAX_LOOKUP_BOUND`]).
+    Lookup {
+        x: u32,
+        table: Vec<u8>,
+    },
+    /// u8..u32 values or bits as signed integers (BFV).
+    ToSigned(u32),
+    /// Integers or bits times `scale` as reals (CKKS); |values| * scale <= 1.
+    ToReal {
+        x: u32,
+        scale: f64,
+    },
 }
 
 impl Op {
@@ -211,6 +229,9 @@ impl Op {
             Op::Select { .. } => "select",
             Op::Argmax(..) => "argmax",
             Op::Any(..) => "any",
+            Op::Lookup { .. } => "lookup",
+            Op::ToSigned(..) => "to_signed",
+            Op::ToReal { .. } => "to_real",
         }
     }
 
@@ -230,11 +251,14 @@ impl Op {
             | Op::DotPlain(a, _)
             | Op::Sum(a)
             | Op::Argmax(a)
+            | Op::ToSigned(a)
             | Op::Polynomial(a, _)
             | Op::CompareScalar(a, _, _) => vec![a],
-            Op::Chebyshev { x, .. } | Op::MatVec { x, .. } | Op::ThresholdWithin { x, .. } => {
-                vec![x]
-            }
+            Op::Chebyshev { x, .. }
+            | Op::MatVec { x, .. }
+            | Op::ThresholdWithin { x, .. }
+            | Op::Lookup { x, .. }
+            | Op::ToReal { x, .. } => vec![x],
             Op::Select { cond, a, b } => vec![cond, a, b],
             Op::Any(ref bits) => bits.clone(),
         }
@@ -651,6 +675,61 @@ impl Program {
                 }
                 Ok(Kind::Bit { len: 1 })
             }
+            Op::Lookup { x, table } => {
+                let (len, entries) = match self.kind_of(*x) {
+                    Kind::Uint { len, bits: 8 } => (len, 256),
+                    Kind::Signed { len, bound } if bound <= MAX_LOOKUP_BOUND => {
+                        (len, 2 * bound as usize + 1)
+                    }
+                    k => {
+                        return op_err(
+                            name,
+                            format!(
+                            "takes u8 or signed integers of bound <= {MAX_LOOKUP_BOUND}, not {}",
+                            k.describe()
+                        ),
+                        )
+                    }
+                };
+                if table.len() != entries {
+                    return op_err(
+                        name,
+                        format!("{} entries for a table of {entries}", table.len()),
+                    );
+                }
+                Ok(Kind::Uint { len, bits: 8 })
+            }
+            &Op::ToSigned(a) => match self.kind_of(a) {
+                Kind::Uint { len, bits } if bits <= 32 => Ok(Kind::Signed {
+                    len,
+                    bound: (1u64 << bits) - 1,
+                }),
+                Kind::Bit { len } => Ok(Kind::Signed { len, bound: 1 }),
+                k => op_err(
+                    name,
+                    format!("converts u8..u32 values or bits, not {}", k.describe()),
+                ),
+            },
+            &Op::ToReal { x, scale } => {
+                let k = self.kind_of(x);
+                let largest = match k {
+                    Kind::Modular { modulus, .. } => modulus - 1,
+                    Kind::Signed { bound, .. } => bound,
+                    Kind::Uint { bits, .. } => u64::MAX >> (64 - bits),
+                    Kind::Bit { .. } => 1,
+                    Kind::Real { .. } => return op_err(name, "the values are already reals"),
+                };
+                if !scale.is_finite() || largest as f64 * scale.abs() > 1.0 {
+                    return op_err(
+                        name,
+                        format!(
+                            "scale {scale}: {} times it must lie in [-1, 1]",
+                            k.describe()
+                        ),
+                    );
+                }
+                Ok(Kind::Real { len: k.len() })
+            }
         }
     }
 
@@ -794,6 +873,27 @@ impl Program {
             .map(|&b| self.check(b, "any"))
             .collect::<Result<Vec<u32>>>()?;
         self.record(Op::Any(ids))
+    }
+
+    /// Element-wise `table[x]` as u8 ([`Op::Lookup`]): any function of a u8,
+    /// or of a small signed integer computed in BFV.
+    pub fn lookup(&mut self, a: Value, table: &[u8]) -> Result<Value> {
+        self.unary("lookup", a, |x| Op::Lookup {
+            x,
+            table: table.to_vec(),
+        })
+    }
+
+    /// u8..u32 values or bits as signed integers, for BFV arithmetic (a
+    /// key-holder round trip: no homomorphic path leads from TFHE to BFV).
+    pub fn to_signed(&mut self, a: Value) -> Result<Value> {
+        self.unary("to_signed", a, Op::ToSigned)
+    }
+
+    /// Integer values or bits times `scale` as reals, for CKKS arithmetic
+    /// (a key-holder round trip: no homomorphic path leads there).
+    pub fn to_real(&mut self, a: Value, scale: f64) -> Result<Value> {
+        self.unary("to_real", a, |x| Op::ToReal { x, scale })
     }
 
     /// Element-wise `if cond then a else b`.

@@ -1,9 +1,12 @@
 //! Programs as bytes, so that a client can build one and a server run it.
 //!
-//! Format version 1, little-endian throughout:
+//! Format versions 1 and 2, little-endian throughout; version 2 adds tags
+//! 18..=20 and is written only for programs that use them, so a program
+//! without them keeps its version 1 bytes (which older builds read). A
+//! version 1 program with a tag of version 2 is refused.
 //!
 //! ```text
-//! program  = "TRSKPRG" version:u8(=1) nodes:u32 node* outputs:u32 output*
+//! program  = "TRSKPRG" version:u8(1 or 2) nodes:u32 node* outputs:u32 output*
 //! node     = tag:u8 fields            (tags below; operands are u32 indices
 //!                                      of earlier nodes)
 //!   0 input          name kind
@@ -18,6 +21,9 @@
 //!   15 argmax        a:u32
 //!   16 any           count:u32 bits:u32* (at least one)
 //!   17 threshold_within x:u32 scalar(i64 only) tolerance_bits:u8
+//!   18 lookup        x:u32 count:u32 u8*            (version 2)
+//!   19 to_signed     a:u32                          (version 2)
+//!   20 to_real       x:u32 scale:f64                (version 2)
 //! kind     = 0 modular len:u32 modulus:u64 | 1 signed len:u32 bound:u64
 //!          | 2 real len:u32 | 3 uint len:u32 bits:u8 | 4 bit len:u32
 //! scalar   = 0 i64 | 1 f64
@@ -37,8 +43,10 @@ use crate::error::{Error, Result};
 use crate::program::{Cmp, Kind, Op, Program, Scalar, MAX_NODES};
 
 const MAGIC: &[u8; 7] = b"TRSKPRG";
-/// The format version written and read.
-pub const PROGRAM_FORMAT_VERSION: u8 = 1;
+/// The newest format version written and read (older ones still load).
+pub const PROGRAM_FORMAT_VERSION: u8 = 2;
+/// The first operation tag of version 2.
+const FIRST_V2_TAG: u8 = 18;
 
 const CMPS: [Cmp; 6] = [Cmp::Eq, Cmp::Ne, Cmp::Lt, Cmp::Le, Cmp::Gt, Cmp::Ge];
 
@@ -208,7 +216,13 @@ impl Program {
     /// The program's bytes (format above).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut w = Writer(MAGIC.to_vec());
-        w.u8(PROGRAM_FORMAT_VERSION);
+        let v2 = self.nodes.iter().any(|n| {
+            matches!(
+                n.op,
+                Op::Lookup { .. } | Op::ToSigned(..) | Op::ToReal { .. }
+            )
+        });
+        w.u8(if v2 { 2 } else { 1 });
         w.u32(self.nodes.len());
         for node in &self.nodes {
             match &node.op {
@@ -303,6 +317,21 @@ impl Program {
                         w.u32(b as usize);
                     }
                 }
+                Op::Lookup { x, table } => {
+                    w.u8(18);
+                    w.u32(*x as usize);
+                    w.u32(table.len());
+                    w.0.extend_from_slice(table);
+                }
+                Op::ToSigned(a) => {
+                    w.u8(19);
+                    w.u32(*a as usize);
+                }
+                Op::ToReal { x, scale } => {
+                    w.u8(20);
+                    w.u32(*x as usize);
+                    w.f64(*scale);
+                }
             }
         }
         w.u32(self.outputs.len());
@@ -320,9 +349,9 @@ impl Program {
             return bad("not a triskel program (magic)");
         }
         let version = r.u8()?;
-        if version != PROGRAM_FORMAT_VERSION {
+        if !(1..=PROGRAM_FORMAT_VERSION).contains(&version) {
             return bad(format!(
-                "format version {version}; this build reads {PROGRAM_FORMAT_VERSION}"
+                "format version {version}; this build reads 1..={PROGRAM_FORMAT_VERSION}"
             ));
         }
         let count = r.count(5)?;
@@ -330,8 +359,16 @@ impl Program {
             return bad(format!("{count} nodes; at most {MAX_NODES}"));
         }
         let mut p = Program::new();
+        let mut v2 = false;
         for _ in 0..count {
-            let op = match r.u8()? {
+            let tag = r.u8()?;
+            if tag >= FIRST_V2_TAG && version < 2 {
+                return bad(format!(
+                    "operation tag {tag} needs format version 2, the bytes say {version}"
+                ));
+            }
+            v2 |= tag >= FIRST_V2_TAG;
+            let op = match tag {
                 0 => Op::Input {
                     name: r.name()?,
                     kind: r.kind()?,
@@ -384,6 +421,19 @@ impl Program {
                         tolerance_bits: r.u8()? as u32,
                     }
                 }
+                18 => {
+                    let x = r.u32()?;
+                    let n = r.count(1)?;
+                    Op::Lookup {
+                        x,
+                        table: r.take(n)?.to_vec(),
+                    }
+                }
+                19 => Op::ToSigned(r.u32()?),
+                20 => Op::ToReal {
+                    x: r.u32()?,
+                    scale: r.f64()?,
+                },
                 t => return bad(format!("operation tag {t}")),
             };
             if matches!(&op, Op::MatVec { rows, .. } if rows.is_empty()) {
@@ -405,6 +455,10 @@ impl Program {
         }
         if !r.0.is_empty() {
             return bad(format!("{} trailing bytes", r.0.len()));
+        }
+        // Canonical: version 2 only for what version 1 cannot say.
+        if version == 2 && !v2 {
+            return bad("format version 2 for a program version 1 encodes");
         }
         Ok(p)
     }
@@ -468,6 +522,43 @@ mod tests {
         let q = Program::from_bytes(&bytes).unwrap();
         assert!(same(&p, &q));
         assert_eq!(q.to_bytes(), bytes);
+    }
+
+    #[test]
+    fn version_2_operations_round_trip_and_need_version_2() {
+        // A program without them keeps version 1 bytes.
+        assert_eq!(sample().to_bytes()[7], 1);
+        let mut p = Program::new();
+        let u = p.input("u", Kind::Uint { len: 2, bits: 8 }).unwrap();
+        let x = p.input("x", Kind::Signed { len: 1, bound: 3 }).unwrap();
+        let table: Vec<u8> = (0..=255u8).map(|v| v.wrapping_mul(7)).collect();
+        let l = p.lookup(u, &table).unwrap();
+        let ls = p.lookup(x, &[9, 8, 7, 6, 5, 4, 3]).unwrap();
+        let s = p.to_signed(l).unwrap();
+        let r = p.to_real(x, 0.25).unwrap();
+        for (n, v) in [("l", l), ("ls", ls), ("s", s), ("r", r)] {
+            p.output(n, v).unwrap();
+        }
+        let bytes = p.to_bytes();
+        assert_eq!(bytes[7], 2);
+        let q = Program::from_bytes(&bytes).unwrap();
+        assert!(same(&p, &q));
+        assert_eq!(q.to_bytes(), bytes);
+        let mut old = bytes.clone();
+        old[7] = 1;
+        assert!(
+            matches!(Program::from_bytes(&old), Err(Error::Format(m)) if m.contains("needs format version 2"))
+        );
+        let mut future = bytes.clone();
+        future[7] = 3;
+        assert!(matches!(
+            Program::from_bytes(&future),
+            Err(Error::Format(_))
+        ));
+        // A table of the wrong size is refused naming the operation.
+        let mut p = Program::new();
+        let x = p.input("x", Kind::Signed { len: 1, bound: 3 }).unwrap();
+        assert!(matches!(p.lookup(x, &[1, 2]), Err(Error::Program { op, .. }) if op == "lookup"));
     }
 
     #[test]

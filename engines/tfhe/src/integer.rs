@@ -355,6 +355,26 @@ impl ServerKey {
         Ok(blocks)
     }
 
+    /// A `bits`-bit integer from clean blocks (degree below the message
+    /// modulus), least significant first: e.g. the outputs of per-block
+    /// lookup tables computed by a caller.
+    pub fn radix_from_blocks(&self, blocks: Vec<Ciphertext>, bits: u32) -> Result<RadixCiphertext> {
+        let (msg, _, _) = self.moduli()?;
+        let count = check_width(bits, block_shape(msg)?)?;
+        if blocks.len() != count {
+            return Err(Error::OutOfRange(format!(
+                "{} blocks for a {bits}-bit integer of {count}",
+                blocks.len()
+            )));
+        }
+        if blocks.iter().any(|b| b.degree >= msg) {
+            return Err(Error::Budget(
+                "a radix integer needs clean blocks: propagate carries first".into(),
+            ));
+        }
+        Ok(RadixCiphertext { blocks, bits })
+    }
+
     /// a + b mod 2^bits.
     pub fn add(&self, a: &RadixCiphertext, b: &RadixCiphertext) -> Result<RadixCiphertext> {
         self.same_width(a, b)?;

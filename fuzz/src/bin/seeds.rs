@@ -140,7 +140,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     write(&dir, "attest_secret_identity", &[&a.identity.to_bytes()])?;
     ckks_seeds(&dir)?;
     tfhe_seeds(&dir)?;
-    write(&dir, "router_program", &[&router_program()?.to_bytes()])?;
+    write(
+        &dir,
+        "router_program",
+        &[&router_program()?.to_bytes(), &router_program_v2()?.to_bytes()],
+    )?;
     let ctx = triskel_bfv::BfvContext::new(triskel_bfv::biometric::coefficient_match_parameters())?;
     let tfhe_key =
         triskel_tfhe::ClientKey::generate(&triskel_tfhe::TfheParameters::message_2_carry_2())?;
@@ -168,5 +172,23 @@ fn router_program() -> triskel::Result<triskel::Program> {
     p.output("t", t)?;
     p.output("a", a)?;
     p.output("s", s)?;
+    Ok(p)
+}
+
+/// A program of format version 2: lookup tables (TFHE and through the
+/// transition) and the conversions that take key-holder round trips.
+fn router_program_v2() -> triskel::Result<triskel::Program> {
+    use triskel::{Kind, Program};
+    let mut p = Program::new();
+    let u = p.input("u", Kind::Uint { len: 2, bits: 8 })?;
+    let table: Vec<u8> = (0..=255u8).map(|v| v.rotate_left(3)).collect();
+    let l = p.lookup(u, &table)?;
+    let x = p.input("x", Kind::Signed { len: 3, bound: 2 })?;
+    let lx = p.lookup(x, &[5, 4, 3, 2, 1])?;
+    let s = p.to_signed(l)?;
+    let r = p.to_real(x, 0.5)?;
+    p.output("lx", lx)?;
+    p.output("s", s)?;
+    p.output("r", r)?;
     Ok(p)
 }
