@@ -31,7 +31,7 @@ fn scrambled() -> Vec<u8> {
 fn a_u8_lookup_in_tfhe_decrypts_to_the_table_entry() {
     let table = scrambled();
     let mut p = Program::new();
-    let x = p.input("x", Kind::Uint { len: 4, bits: 8 }).unwrap();
+    let x = p.input("x", Kind::Uint { len: 2, bits: 8 }).unwrap();
     let y = p.lookup(x, &table).unwrap();
     let z = p.add_scalar(y, Scalar::Int(1)).unwrap();
     p.output("y", y).unwrap();
