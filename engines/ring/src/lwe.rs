@@ -580,7 +580,10 @@ impl LweKeySwitchKey {
     }
 
     /// Reads a body written by [`LweKeySwitchKey::write_body`], which must
-    /// have exactly the expected shape; the masks are regenerated from the seed.
+    /// have exactly the expected shape and bodies that are multiples of 2^32
+    /// (so that a loaded key re-encodes to its bytes; keys written before the
+    /// 32-bit storage are refused and must be generated again); the masks
+    /// are regenerated from the seed.
     pub fn read_body(
         r: &mut Reader<'_>,
         base_log: u32,
@@ -602,10 +605,16 @@ impl LweKeySwitchKey {
         let bodies = r.take(count * 8)?;
         let mut rows = Vec::with_capacity(count * (n_out + 1));
         for (a, b) in ksk_masks(seed, count, n_out).zip(bodies.chunks_exact(8)) {
+            let body = u64::from_le_bytes(b.try_into().expect("8-byte chunk"));
+            if body as u32 != 0 {
+                return Err(Error::Malformed(
+                    "key-switching key body is not a multiple of 2^32 (a key from before \
+                     the 32-bit storage: generate it again)"
+                        .into(),
+                ));
+            }
             rows.extend(a.iter().map(|&w| top_half(w)));
-            rows.push(top_half(u64::from_le_bytes(
-                b.try_into().expect("8-byte chunk"),
-            )));
+            rows.push((body >> 32) as u32);
         }
         Ok(LweKeySwitchKey {
             base_log,

@@ -169,6 +169,11 @@ fn key_switching_keeps_the_phase_and_round_trips() {
     assert_eq!(back.switch(&ct).unwrap(), out);
     assert!(LweKeySwitchKey::read_body(&mut Reader::new(&bytes), 3, 4, 1024, 300).is_err());
     assert!(LweKeySwitchKey::read_body(&mut Reader::new(&bytes[..100]), 4, 4, 1024, 300).is_err());
+    // A body with a nonzero low half would load rounded and re-encode to
+    // other bytes: refused.
+    let mut low = bytes.clone();
+    low[48 + 8 * 7] = 1;
+    assert!(LweKeySwitchKey::read_body(&mut Reader::new(&low), 4, 4, 1024, 300).is_err());
 
     let mut cbytes = Vec::new();
     ct.write_body(&mut cbytes);
