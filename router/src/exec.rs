@@ -738,14 +738,18 @@ impl Session {
         };
         let repeat =
             |c: &Scalar, len: usize| self.bfv_plain(plan, part, &vec![int(c) as i128; len]);
-        let tree = |mut x: bfv::Ciphertext, len: usize| -> Result<bfv::Ciphertext> {
-            let mut s = len.next_power_of_two() / 2;
-            while s >= 1 {
-                let gk = keys.gk.as_ref().ok_or_else(|| wrong("galois keys"))?;
-                x = x.add(&x.rotate_rows(s as i64, gk)?)?;
-                s /= 2;
+        // x <- x + rotate(x, s) for s = len/2 .. 1, with one lazy ModDown.
+        let tree = |x: bfv::Ciphertext, len: usize| -> Result<bfv::Ciphertext> {
+            let steps: Vec<i64> =
+                std::iter::successors(Some(len.next_power_of_two() / 2), |s| Some(s / 2))
+                    .take_while(|&s| s >= 1)
+                    .map(|s| s as i64)
+                    .collect();
+            if steps.is_empty() {
+                return Ok(x);
             }
-            Ok(x)
+            let gk = keys.gk.as_ref().ok_or_else(|| wrong("galois keys"))?;
+            Ok(x.rotation_tree_sum(&steps, gk)?)
         };
         let len = |k: &u32| plan.program.nodes[*k as usize].kind.len();
         let out = match &node.op {
