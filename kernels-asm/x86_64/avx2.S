@@ -84,6 +84,18 @@
         vpsrlq  ymm11, ymm10, 32
 .endm
 
+/* h = the low 64 bits of h*q from 32-bit pieces (ymm15 = q, ymm14 = q >> 32
+ * in each lane): h0*q0 + ((h1*q0 + h0*q1) << 32). Clobbers t1, t2. */
+.macro LOW_HQ h, t1, t2
+        vpsrlq  \t1, \h, 32
+        vpmuludq \t2, \h, ymm14
+        vpmuludq \t1, \t1, ymm15
+        vpmuludq \h, \h, ymm15
+        vpaddq  \t1, \t1, \t2
+        vpsllq  \t1, \t1, 32
+        vpaddq  \h, \h, \t1
+.endm
+
 /* dst = src * w mod q in [0, 2q) for src < 4q (dst may be src); the twiddle
  * operands W, WH, C, CH may be memory. Clobbers ymm4..7. */
 .macro SHOUP dst, src, W=ymm8, WH=ymm9, C=ymm10, CH=ymm11
@@ -678,13 +690,7 @@ triskel_avx2_fma_ntt_inverse:
         vpsrlq  ymm6, ymm6, 32
         vpaddq  ymm5, ymm5, ymm6
         vpaddq  ymm5, ymm5, ymm1        // h
-        vpsrlq  ymm6, ymm5, 32
-        vpmuludq ymm7, ymm5, ymm14      // h0*q1
-        vpmuludq ymm6, ymm6, ymm15      // h1*q0
-        vpmuludq ymm5, ymm5, ymm15      // h0*q0
-        vpaddq  ymm6, ymm6, ymm7
-        vpsllq  ymm6, ymm6, 32
-        vpaddq  ymm5, ymm5, ymm6        // low word of h*q
+        LOW_HQ  ymm5, ymm6, ymm7
         vpsubq  ymm0, ymm4, ymm5        // [0, 4q)
         SUB_IF_GE ymm0, ymm13
         SUB_IF_GE ymm0, ymm15
@@ -821,13 +827,7 @@ ENDFUNC triskel_avx2_mul_scalar
         vpsrlq  ymm6, ymm6, 32
         vpaddq  ymm7, ymm7, ymm5
         vpaddq  ymm7, ymm7, ymm6        // h
-        vpsrlq  ymm4, ymm7, 32
-        vpmuludq ymm5, ymm7, ymm14      // h0*q1
-        vpmuludq ymm4, ymm4, ymm15      // h1*q0
-        vpmuludq ymm7, ymm7, ymm15      // h0*q0
-        vpaddq  ymm5, ymm5, ymm4
-        vpsllq  ymm5, ymm5, 32
-        vpaddq  ymm7, ymm7, ymm5        // low word of h*q
+        LOW_HQ  ymm7, ymm4, ymm5
         vpsubq  \dst, \src, ymm7
 .endm
 
@@ -921,16 +921,7 @@ FUNC triskel_avx2_automorphism_ntt
         add     rax, 8
         cmp     rax, r8
         jb      1b
-2:      cmp     rax, rcx
-        jae     3f
-4:      mov     r9d, [rdx + rax*4]
-        mov     r9, [rsi + r9*8]
-        mov     [rdi + rax*8], r9
-        inc     rax
-        cmp     rax, rcx
-        jb      4b
-3:      vzeroupper
-        ret
+        GATHER_TAIL_RET
 ENDFUNC triskel_avx2_automorphism_ntt
 
 /* void triskel_avx2_automorphism_coeff_raw(u64 *out rdi, const u64 *a rsi,

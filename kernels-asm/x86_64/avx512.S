@@ -328,16 +328,7 @@ FUNC triskel_x86_automorphism_ntt
         add     rax, 16
         cmp     rax, r8
         jb      1b
-2:      cmp     rax, rcx
-        jae     3f
-4:      mov     r9d, [rdx + rax*4]
-        mov     r9, [rsi + r9*8]
-        mov     [rdi + rax*8], r9
-        inc     rax
-        cmp     rax, rcx
-        jb      4b
-3:      vzeroupper
-        ret
+        GATHER_TAIL_RET
 ENDFUNC triskel_x86_automorphism_ntt
 
 /* void triskel_x86_automorphism_coeff_raw(u64 *out rdi, const u64 *a rsi,
