@@ -112,8 +112,10 @@ fn keyswitch(c: &mut Criterion<ThreadCpuTime>) {
     group.finish();
 }
 
-/// The pieces of one BFV rotation (`bfv-n4096`) and one multiply +
-/// relinearize (`bfv-n8192`) at those sets' own primes, so that the time of
+/// The pieces of one BFV rotation (`bfv-n4096`), one multiply +
+/// relinearize (`bfv-n8192`) and one key switch at N = 16384 (`bfv-n16384`
+/// has the shape of `ring.keyswitch_16384`: Q8 P1 dnum 8) at those sets'
+/// own primes, so that the time of
 /// each operation can be split into counted calls: forward and inverse
 /// NTT, the single-prime lift and the 4-prime base conversion, the dot
 /// product over the digits, an NTT-domain automorphism, one element-wise
@@ -122,13 +124,18 @@ fn keyswitch(c: &mut Criterion<ThreadCpuTime>) {
 fn pieces(c: &mut Criterion<ThreadCpuTime>) {
     let mut group = c.benchmark_group("keyswitch_cpu/pieces");
     group.sample_size(10);
-    for params in [BfvParameters::n4096(), BfvParameters::n8192()] {
+    let sets = [
+        BfvParameters::n4096(),
+        BfvParameters::n8192(),
+        BfvParameters::n16384(),
+    ];
+    for params in sets {
         let ctx = BfvContext::new(params).expect("BFV context");
         let name = ctx.params().name().to_string();
         let (n, primes) = (ctx.n(), ctx.q_primes());
         let m = Modulus::new(primes[0]).expect("modulus");
         let plan = triskel_kernels::NttPlan::new(n, &m).expect("plan");
-        let vectors: Vec<Vec<u64>> = (0..8u64)
+        let vectors: Vec<Vec<u64>> = (0..16u64)
             .map(|s| triskel_benches::residues(n, primes[0], s))
             .collect();
         let refs: Vec<&[u64]> = vectors.iter().map(|v| &v[..]).collect();
@@ -142,7 +149,7 @@ fn pieces(c: &mut Criterion<ThreadCpuTime>) {
         });
         let digits = primes.len();
         group.bench_function(id(&format!("dot{digits}")), |b| {
-            b.iter(|| dot(&m, &mut out, &refs[..digits], &refs[4..4 + digits]).unwrap())
+            b.iter(|| dot(&m, &mut out, &refs[..digits], &refs[8..8 + digits]).unwrap())
         });
         let lift = BaseConversion::new(&primes[1..2], &m).expect("lift");
         group.bench_function(id("lift_1to1"), |b| {
