@@ -112,6 +112,82 @@ fn keyswitch(c: &mut Criterion<ThreadCpuTime>) {
     group.finish();
 }
 
+/// The pieces of one BFV rotation (`bfv-n4096`), one multiply +
+/// relinearize (`bfv-n8192`) and one key switch at N = 16384 (`bfv-n16384`
+/// has the shape of `ring.keyswitch_16384`: Q8 P1 dnum 8) at those sets'
+/// own primes, so that the time of
+/// each operation can be split into counted calls: forward and inverse
+/// NTT, the single-prime lift and the 4-prime base conversion, the dot
+/// product over the digits, an NTT-domain automorphism, one element-wise
+/// product and a limb copy; and the multiplication (tensor) and the
+/// relinearization on their own.
+fn pieces(c: &mut Criterion<ThreadCpuTime>) {
+    let mut group = c.benchmark_group("keyswitch_cpu/pieces");
+    group.sample_size(10);
+    let sets = [
+        BfvParameters::n4096(),
+        BfvParameters::n8192(),
+        BfvParameters::n16384(),
+    ];
+    for params in sets {
+        let ctx = BfvContext::new(params).expect("BFV context");
+        let name = ctx.params().name().to_string();
+        let (n, primes) = (ctx.n(), ctx.q_primes());
+        let m = Modulus::new(primes[0]).expect("modulus");
+        let plan = triskel_kernels::NttPlan::new(n, &m).expect("plan");
+        let vectors: Vec<Vec<u64>> = (0..16u64)
+            .map(|s| triskel_benches::residues(n, primes[0], s))
+            .collect();
+        let refs: Vec<&[u64]> = vectors.iter().map(|v| &v[..]).collect();
+        let mut out = vectors[0].clone();
+        let id = |op: &str| format!("{name}/{op}");
+        group.bench_function(id("ntt_forward"), |b| {
+            b.iter(|| plan.forward(&mut out).unwrap())
+        });
+        group.bench_function(id("ntt_inverse"), |b| {
+            b.iter(|| plan.inverse(&mut out).unwrap())
+        });
+        let digits = primes.len();
+        group.bench_function(id(&format!("dot{digits}")), |b| {
+            b.iter(|| dot(&m, &mut out, &refs[..digits], &refs[8..8 + digits]).unwrap())
+        });
+        let lift = BaseConversion::new(&primes[1..2], &m).expect("lift");
+        group.bench_function(id("lift_1to1"), |b| {
+            b.iter(|| lift.convert(&mut out, &refs[..1], true).unwrap())
+        });
+        if digits > 1 {
+            let aux = ntt_primes(50, n, 1).expect("aux prime")[0];
+            let conv =
+                BaseConversion::new(&primes, &Modulus::new(aux).expect("aux")).expect("conversion");
+            group.bench_function(id(&format!("base_convert_{digits}to1")), |b| {
+                b.iter(|| conv.convert(&mut out, &refs[..digits], true).unwrap())
+            });
+        }
+        let perm = GaloisPermutation::new(n, 3).expect("Galois element 3");
+        group.bench_function(id("automorphism_ntt"), |b| {
+            b.iter(|| automorphism_ntt(&m, &mut out, refs[1], &perm).unwrap())
+        });
+        group.bench_function(id("mul"), |b| {
+            b.iter(|| triskel_kernels::mul_assign(&m, &mut out, refs[1]).unwrap())
+        });
+        group.bench_function(id("copy"), |b| b.iter(|| out.copy_from_slice(refs[1])));
+        let sk = BfvSecretKey::generate(&ctx).expect("sk");
+        let t = ctx.plain_modulus();
+        let v: Vec<u64> = (0..n as u64).map(|i| i * 31 % t).collect();
+        let ct = sk
+            .encrypt(&Plaintext::from_slots(&ctx, &v).expect("pt"))
+            .expect("ct");
+        let other = ct.add(&ct).expect("sum");
+        let rk = sk.relin_key().expect("relin key");
+        let tensor = ct.mul(&other).expect("tensor");
+        group.bench_function(id("mul_tensor"), |b| b.iter(|| ct.mul(&other).unwrap()));
+        group.bench_function(id("relinearize"), |b| {
+            b.iter(|| tensor.relinearize(&rk).unwrap())
+        });
+    }
+    group.finish();
+}
+
 fn kernels(c: &mut Criterion<ThreadCpuTime>) {
     for bits in [50, 62] {
         kernels_at(c, bits);
@@ -174,6 +250,6 @@ criterion_group! {
         .with_measurement(ThreadCpuTime)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3));
-    targets = keyswitch, kernels
+    targets = keyswitch, pieces, kernels
 }
 criterion_main!(benches);

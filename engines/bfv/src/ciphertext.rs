@@ -267,14 +267,18 @@ impl Ciphertext {
             Ok(aux)
         };
         // The second operand switched to A, round(A c / Q_l) = round((A c) / Q_l)
-        // (A c is 0 modulo A), and its exact extension back to Q_l.
+        // (A c is 0 modulo A), and its exact extension back to Q_l; then
+        // times t, which the tensor carries into t x (fewer limbs to scale
+        // than in the tensor's three components, and the same residues).
         let switch = |mut scaled: Poly| -> Result<(Poly, Poly)> {
             scaled.mul_rns_scalar_assign(&tables.aux_mod_q)?;
             let zero = Poly::zero(&tables.aux, Representation::Coefficient);
             let mut in_aux = tables.switch_to_aux.apply_owned(zero, scaled)?;
             let mut in_q = tables.aux_to_q.exact_extend(&in_aux)?;
-            in_q.to_ntt()?;
-            in_aux.to_ntt()?;
+            for part in [&mut in_q, &mut in_aux] {
+                part.mul_small_assign(t as i64)?;
+                part.to_ntt()?;
+            }
             Ok((in_q, in_aux))
         };
         let tensor = |u0: &Poly, u1: &Poly, v0: &Poly, v1: &Poly| -> Result<[Poly; 3]> {
@@ -300,10 +304,8 @@ impl Ciphertext {
         let polys = in_q
             .into_iter()
             .zip(in_aux)
-            .map(|(mut d_q, mut d_aux)| -> Result<Poly> {
+            .map(|(d_q, mut d_aux)| -> Result<Poly> {
                 d_aux.to_coefficient()?;
-                d_q.mul_small_assign(t as i64)?;
-                d_aux.mul_small_assign(t as i64)?;
                 Ok(tables.scale_down.apply_owned(d_q, d_aux)?)
             })
             .collect::<Result<Vec<_>>>()?;

@@ -10,16 +10,9 @@ pub(crate) const CACHE_LINE: usize = 64;
 /// A growable vector of u64 whose data starts on a cache line.
 pub(crate) type AlignedVec = AVec<u64, ConstAlign<CACHE_LINE>>;
 
-/// `len` zeros.
-pub(crate) fn zeroed(len: usize) -> AlignedVec {
-    let mut v = AlignedVec::with_capacity(CACHE_LINE, len);
-    v.resize(len, 0);
-    v
-}
-
-/// A copy of `src`.
-pub(crate) fn copy_of(src: &[u64]) -> AlignedVec {
-    AlignedVec::from_slice(CACHE_LINE, src)
+/// An empty vector (allocates nothing).
+pub(crate) fn empty() -> AlignedVec {
+    AlignedVec::new(CACHE_LINE)
 }
 
 #[cfg(test)]
@@ -28,9 +21,13 @@ mod tests {
 
     #[test]
     fn buffers_start_on_a_cache_line() {
+        use crate::scratch;
         for len in [1, 7, 1024, 4096 * 3] {
-            assert_eq!(zeroed(len).as_ptr() as usize % CACHE_LINE, 0);
-            assert_eq!(copy_of(&vec![5; len]).as_ptr() as usize % CACHE_LINE, 0);
+            assert_eq!(scratch::take_zeroed(len).as_ptr() as usize % CACHE_LINE, 0);
+            assert_eq!(
+                scratch::take_copy(&vec![5; len]).as_ptr() as usize % CACHE_LINE,
+                0
+            );
         }
     }
 

@@ -91,7 +91,8 @@ impl BaseConverter {
             return Err(Error::BasisMismatch);
         }
         x.expect_representation(Representation::Coefficient)?;
-        let mut out = Poly::zero(&self.to, Representation::Coefficient);
+        // Every limb is written by the conversion.
+        let mut out = Poly::for_overwrite(&self.to, Representation::Coefficient);
         self.convert_raw(x.data(), out.data_mut(), exact)?;
         Ok(out)
     }
@@ -116,7 +117,8 @@ impl BaseConverter {
         if kf == 1 {
             return Ok(None);
         }
-        let mut y = Scratch::zeroed(kf * n);
+        // Every limb is written.
+        let mut y = Scratch::for_overwrite(kf * n);
         par::try_limbs(&mut y, n, |i, limb| {
             let x = &src[i * n..(i + 1) * n];
             Ok(k::mul_scalar(
@@ -286,7 +288,7 @@ impl DivRound {
         par::try_limbs_with(
             keep,
             n,
-            || Scratch::zeroed(n),
+            || Scratch::for_overwrite(n),
             |x_c, i, l| {
                 self.conv.convert_limb(i, ys, x_c, true)?;
                 if keep_ntt {

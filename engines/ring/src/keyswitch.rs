@@ -39,7 +39,7 @@ use crate::poly::{cached_galois_permutation, same_basis, Poly, Representation};
 use crate::sampling::{
     sample_ternary, sample_ternary_hw, sample_uniform, NoiseDistribution, Prng, Seed,
 };
-use crate::scratch::Scratch;
+use crate::scratch::{Scratch, SecretScratch};
 
 /// How secret keys are drawn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -227,11 +227,8 @@ impl KeySwitchContext {
     /// in cache, and the digits are never stored whole (for one switch of c;
     /// [`decompose`](Self::decompose) keeps them for several).
     pub fn switch(&self, key: &KeySwitchKey, c: &Poly) -> Result<(Poly, Poly)> {
-        let (t, mut acc0, mut acc1) = self.switch_raw(key, c)?;
-        Ok((
-            self.mod_down_raw(t, &mut acc0)?,
-            self.mod_down_raw(t, &mut acc1)?,
-        ))
+        let (t, acc0, acc1) = self.switch_raw(key, c)?;
+        Ok((self.mod_down_raw(t, acc0)?, self.mod_down_raw(t, acc1)?))
     }
 
     /// [`switch`](Self::switch) with only the second half moded down: returns
@@ -242,10 +239,10 @@ impl KeySwitchContext {
     /// ModDown across consecutive rotations); u1 is needed in Q_l at once,
     /// since the next switch decomposes it.
     pub fn switch_lazy(&self, key: &KeySwitchKey, c: &Poly) -> Result<(Poly, Poly)> {
-        let (t, acc0, mut acc1) = self.switch_raw(key, c)?;
+        let (t, acc0, acc1) = self.switch_raw(key, c)?;
         Ok((
-            Poly::from_raw(&t.qp, Representation::Ntt, &acc0),
-            self.mod_down_raw(t, &mut acc1)?,
+            Poly::from_scratch(&t.qp, Representation::Ntt, acc0),
+            self.mod_down_raw(t, acc1)?,
         ))
     }
 
@@ -276,13 +273,15 @@ impl KeySwitchContext {
             .map(|(range, conv)| conv.scale_inputs(&c_coef[range.start * n..range.end * n]))
             .collect::<Result<Vec<_>>>()?;
         let lp = t.qp.len();
-        let mut acc0 = Scratch::zeroed(lp * n);
-        let mut acc1 = Scratch::zeroed(lp * n);
+        // Every limb of both is written by `key_dot`, every limb of the
+        // per-worker extension buffer by a conversion.
+        let mut acc0 = Scratch::for_overwrite(lp * n);
+        let mut acc1 = Scratch::for_overwrite(lp * n);
         par::try_limb_pairs_with(
             &mut acc0,
             &mut acc1,
             n,
-            || Scratch::zeroed(t.digits.len() * n),
+            || Scratch::for_overwrite(t.digits.len() * n),
             |ext, i, out0, out1| {
                 // Limb i of d_j: c's own (NTT form) on the digit's primes,
                 // else the exact extension of [c]_{Q_j}, transformed.
@@ -335,11 +334,8 @@ impl KeySwitchContext {
         dec: &Decomposition,
         galois: Option<usize>,
     ) -> Result<(Poly, Poly)> {
-        let (t, mut acc0, mut acc1) = self.inner_product_raw(key, dec, galois)?;
-        Ok((
-            self.mod_down_raw(t, &mut acc0)?,
-            self.mod_down_raw(t, &mut acc1)?,
-        ))
+        let (t, acc0, acc1) = self.inner_product_raw(key, dec, galois)?;
+        Ok((self.mod_down_raw(t, acc0)?, self.mod_down_raw(t, acc1)?))
     }
 
     /// Step 1 of the module documentation (ModUp): for c in a prefix Q_l of
@@ -362,7 +358,8 @@ impl KeySwitchContext {
             let src = &c_coef[range.start * n..range.end * n];
             let scaled = conv.scale_inputs(src)?;
             let ys = scaled.as_deref().unwrap_or(src);
-            let mut d = Scratch::zeroed(lp * n);
+            // Every limb is copied or converted.
+            let mut d = Scratch::for_overwrite(lp * n);
             par::try_limbs(&mut d, n, |i, l| {
                 if range.contains(&i) {
                     l.copy_from_slice(&c_ntt[i * n..(i + 1) * n]);
@@ -391,8 +388,8 @@ impl KeySwitchContext {
     ) -> Result<(Poly, Poly)> {
         let (t, acc0, acc1) = self.inner_product_raw(key, dec, galois)?;
         Ok((
-            Poly::from_raw(&t.qp, Representation::Ntt, &acc0),
-            Poly::from_raw(&t.qp, Representation::Ntt, &acc1),
+            Poly::from_scratch(&t.qp, Representation::Ntt, acc0),
+            Poly::from_scratch(&t.qp, Representation::Ntt, acc1),
         ))
     }
 
@@ -418,8 +415,10 @@ impl KeySwitchContext {
             Some(g) => Some(cached_galois_permutation(n, g)?),
             None => None,
         };
-        let mut acc0 = Scratch::zeroed(lp * n);
-        let mut acc1 = Scratch::zeroed(lp * n);
+        // Every limb of both is written by `key_dot`, every limb of the
+        // per-worker `permuted` by an automorphism.
+        let mut acc0 = Scratch::for_overwrite(lp * n);
+        let mut acc1 = Scratch::for_overwrite(lp * n);
         // Per limb i: both halves are lazy dot products over the digits,
         // sum_j d_j (b_j, a_j), of the digits' limbs i (first mapped by
         // X -> X^g when rotating: the NTT-domain slot permutation).
@@ -432,7 +431,7 @@ impl KeySwitchContext {
             &mut acc0,
             &mut acc1,
             n,
-            || Scratch::zeroed(permuted_len),
+            || Scratch::for_overwrite(permuted_len),
             |permuted, i, out0, out1| {
                 let m = t.qp.modulus(i);
                 let range = i * n..(i + 1) * n;
@@ -455,7 +454,7 @@ impl KeySwitchContext {
     /// x in Q_l P, NTT form in and out.
     pub fn mod_down(&self, x: &Poly) -> Result<Poly> {
         let t = self.mod_down_tables(x)?;
-        self.mod_down_raw(t, &mut Scratch::copy_of(x.data()))
+        self.mod_down_raw(t, Scratch::copy_of(x.data()))
     }
 
     /// [`mod_down`](Self::mod_down) of an owned x, in place: its first limbs
@@ -479,15 +478,13 @@ impl KeySwitchContext {
         Ok(t)
     }
 
-    /// ModDown of raw limbs of Q_l P (NTT form; overwritten) into a fresh
-    /// polynomial of Q_l.
-    fn mod_down_raw(&self, t: &LevelTables, x: &mut [u64]) -> Result<Poly> {
+    /// ModDown of the limbs of Q_l P in `x` (NTT form), in place: its
+    /// first limbs become the polynomial of Q_l (no copy).
+    fn mod_down_raw(&self, t: &LevelTables, mut x: Scratch) -> Result<Poly> {
         let split = t.q.len() * self.q.n();
         let (keep, drop) = x.split_at_mut(split);
-        let mut out = Poly::from_raw(&t.q, Representation::Ntt, keep);
-        t.mod_down
-            .apply_raw_in_place(out.data_mut(), true, drop, true)?;
-        Ok(out)
+        t.mod_down.apply_raw_in_place(keep, true, drop, true)?;
+        Ok(Poly::from_scratch(&t.q, Representation::Ntt, x))
     }
 
     /// The basis Q_l P of the level with `ql` primes (that of
@@ -514,7 +511,7 @@ impl KeySwitchContext {
         let p = &self.p;
         par::try_limbs(&mut x.data_mut()[..ql * n], n, |i, l| {
             let m = qp.modulus(i);
-            let mut t = Scratch::zeroed(n);
+            let mut t = Scratch::for_overwrite(n);
             k::mul_scalar(m, &mut t, y.limb(i), p.product_mod(m))?;
             Ok(k::add_assign(m, l, &t)?)
         })
@@ -656,10 +653,9 @@ impl KeySwitchKey {
                 let m = ctx.qp.modulus(i);
                 let pm = ctx.p.product_mod(m);
                 let (lo, hi) = (i * n, (i + 1) * n);
-                let mut term = s_from.data()[lo..hi].to_vec();
+                let mut term = SecretScratch::copy_of(&s_from.data()[lo..hi]);
                 k::mul_scalar_assign(m, &mut term, pm)?;
                 k::add_assign(m, &mut bj.data_mut()[lo..hi], &term)?;
-                term.zeroize();
             }
             b.push(bj);
         }

@@ -10,6 +10,7 @@ use crate::aligned::{self, AlignedVec};
 use crate::basis::RnsBasis;
 use crate::error::{invalid, Error, Result};
 use crate::par;
+use crate::scratch::{self, Scratch};
 
 /// How a polynomial's limbs are stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -25,8 +26,9 @@ pub enum Representation {
 /// and representation. Operations check both and return an error on mismatch.
 ///
 /// `Debug` prints only the shape, never the values (a polynomial may be secret);
-/// call [`Zeroize::zeroize`] (or wrap in `zeroize::Zeroizing`) for secret ones.
-#[derive(Clone)]
+/// call [`Zeroize::zeroize`] (or wrap in `zeroize::Zeroizing`) for secret ones:
+/// a dropped polynomial's storage goes back, unwiped, to a per-thread pool of
+/// buffers that later results are written into.
 pub struct Poly {
     basis: Arc<RnsBasis>,
     repr: Representation,
@@ -39,6 +41,22 @@ impl std::fmt::Debug for Poly {
             .field("basis", &self.basis)
             .field("repr", &self.repr)
             .finish_non_exhaustive()
+    }
+}
+
+impl Clone for Poly {
+    fn clone(&self) -> Poly {
+        Poly {
+            basis: self.basis.clone(),
+            repr: self.repr,
+            data: scratch::take_copy(&self.data),
+        }
+    }
+}
+
+impl Drop for Poly {
+    fn drop(&mut self) {
+        scratch::give_back(std::mem::replace(&mut self.data, aligned::empty()));
     }
 }
 
@@ -77,7 +95,34 @@ impl Poly {
         Poly {
             basis: basis.clone(),
             repr,
-            data: aligned::zeroed(basis.len() * basis.n()),
+            data: scratch::take_zeroed(basis.len() * basis.n()),
+        }
+    }
+
+    /// A polynomial whose every value the caller writes before any is read
+    /// (crate-internal: the storage holds stale public values until then).
+    pub(crate) fn for_overwrite(basis: &Arc<RnsBasis>, repr: Representation) -> Poly {
+        Poly {
+            basis: basis.clone(),
+            repr,
+            data: scratch::take_for_overwrite(basis.len() * basis.n()),
+        }
+    }
+
+    /// The first limbs of `buffer` (at least those of `basis`) as a
+    /// polynomial of `basis`, without a copy (crate-internal).
+    pub(crate) fn from_scratch(
+        basis: &Arc<RnsBasis>,
+        repr: Representation,
+        buffer: Scratch,
+    ) -> Poly {
+        let mut data = buffer.into_inner();
+        debug_assert!(data.len() >= basis.len() * basis.n());
+        data.truncate(basis.len() * basis.n());
+        Poly {
+            basis: basis.clone(),
+            repr,
+            data,
         }
     }
 
@@ -113,7 +158,7 @@ impl Poly {
         Poly {
             basis: basis.clone(),
             repr,
-            data: aligned::copy_of(data),
+            data: scratch::take_copy(data),
         }
     }
 
@@ -137,7 +182,8 @@ impl Poly {
         if coeffs.len() != n {
             return invalid(format!("{} coefficients given, n = {n}", coeffs.len()));
         }
-        let mut p = Poly::zero(basis, Representation::Coefficient);
+        // Every value is written below.
+        let mut p = Poly::for_overwrite(basis, Representation::Coefficient);
         // Small values (|c| < every q_i, the usual case) need no division:
         // c, or q_i + c for c < 0, branch-free.
         let max_abs = coeffs.iter().map(|c| c.unsigned_abs()).max().unwrap_or(0);
@@ -270,25 +316,35 @@ impl Poly {
         })
     }
 
+    /// f(self, other) limb by limb into a new polynomial (one pass, no
+    /// copy of self first).
+    fn zip_new<F>(&self, other: &Poly, f: F) -> Result<Poly>
+    where
+        F: Fn(&k::Modulus, &mut [u64], &[u64], &[u64]) -> k::Result<()> + Sync + Send,
+    {
+        self.check_compatible(other)?;
+        let mut out = Poly::for_overwrite(&self.basis, self.repr);
+        let basis = &self.basis;
+        par::try_limbs(&mut out.data, basis.n(), |i, limb| {
+            Ok(f(basis.modulus(i), limb, self.limb(i), other.limb(i))?)
+        })?;
+        Ok(out)
+    }
+
     /// self + other.
     pub fn add(&self, other: &Poly) -> Result<Poly> {
-        let mut r = self.clone();
-        r.add_assign(other)?;
-        Ok(r)
+        self.zip_new(other, k::add)
     }
 
     /// self - other.
     pub fn sub(&self, other: &Poly) -> Result<Poly> {
-        let mut r = self.clone();
-        r.sub_assign(other)?;
-        Ok(r)
+        self.zip_new(other, k::sub)
     }
 
     /// self * other (both in NTT form).
     pub fn mul(&self, other: &Poly) -> Result<Poly> {
-        let mut r = self.clone();
-        r.mul_assign(other)?;
-        Ok(r)
+        self.expect_representation(Representation::Ntt)?;
+        self.zip_new(other, k::mul)
     }
 
     /// self = -self.
@@ -301,9 +357,12 @@ impl Poly {
 
     /// -self.
     pub fn neg(&self) -> Result<Poly> {
-        let mut r = self.clone();
-        r.neg_assign()?;
-        Ok(r)
+        let mut out = Poly::for_overwrite(&self.basis, self.repr);
+        let basis = &self.basis;
+        par::try_limbs(&mut out.data, basis.n(), |i, limb| {
+            Ok(k::neg(basis.modulus(i), limb, self.limb(i))?)
+        })?;
+        Ok(out)
     }
 
     /// self *= c for a signed integer c (any representation): limb i is
@@ -344,8 +403,9 @@ impl Poly {
             return invalid(format!("Galois element {g} must be odd"));
         }
         // Into a buffer of the final size: the image of a secret never
-        // passes through a growing (and reallocating) vector.
-        let mut out = Poly::zero(&self.basis, self.repr);
+        // passes through a growing (and reallocating) vector. Both kernels
+        // write every value.
+        let mut out = Poly::for_overwrite(&self.basis, self.repr);
         let basis = &self.basis;
         match self.repr {
             Representation::Ntt => {
@@ -381,40 +441,37 @@ impl Poly {
             return Err(Error::BasisMismatch);
         }
         let own = self.basis.primes();
-        let mut data = AlignedVec::with_capacity(aligned::CACHE_LINE, target.len() * self.n());
-        for q in target.primes() {
+        let n = self.n();
+        let mut out = Poly::for_overwrite(target, self.repr);
+        for (q, limb) in target.primes().into_iter().zip(out.data.chunks_mut(n)) {
             let i = own
                 .iter()
                 .position(|&p| p == q)
                 .ok_or(Error::BasisMismatch)?;
-            data.extend_from_slice(self.limb(i));
+            limb.copy_from_slice(self.limb(i));
         }
-        Ok(Poly {
-            basis: target.clone(),
-            repr: self.repr,
-            data,
-        })
+        Ok(out)
     }
 
     /// Joins polynomials in the same representation whose bases concatenate
     /// to `target` (e.g. a part in Q and a part in P into Q || P).
     pub fn join(target: &Arc<RnsBasis>, parts: &[&Poly]) -> Result<Poly> {
         let first = parts.first().ok_or(Error::BasisMismatch)?;
-        let mut data = AlignedVec::with_capacity(aligned::CACHE_LINE, target.len() * target.n());
         let mut primes = Vec::with_capacity(target.len());
         for p in parts {
             p.expect_representation(first.repr)?;
-            data.extend_from_slice(&p.data);
             primes.extend(p.basis.primes());
         }
-        if primes != target.primes() || data.len() != target.len() * target.n() {
+        if primes != target.primes() || parts.iter().any(|p| p.n() != target.n()) {
             return Err(Error::BasisMismatch);
         }
-        Ok(Poly {
-            basis: target.clone(),
-            repr: first.repr,
-            data,
-        })
+        let mut out = Poly::for_overwrite(target, first.repr);
+        let mut at = 0;
+        for p in parts {
+            out.data[at..at + p.data.len()].copy_from_slice(&p.data);
+            at += p.data.len();
+        }
+        Ok(out)
     }
 }
 

@@ -104,7 +104,10 @@ impl RlweSecret {
         let seed = rng.gen_seed();
         let a = sample_uniform(&basis, Representation::Ntt, &mut Prng::from_seed(seed));
         let e = Zeroizing::new(noise.sample(self.secret.n(), rng)?);
-        body.add_assign(&Poly::from_signed(&basis, &e, body.representation())?)?;
+        // The error as a polynomial is wiped before its storage goes back
+        // to the pool.
+        let e_poly = Zeroizing::new(Poly::from_signed(&basis, &e, body.representation())?);
+        body.add_assign(&e_poly)?;
         body.to_ntt()?;
         let restricted;
         let s: &Poly = if basis.len() == self.s_ntt.basis().len() {
@@ -160,7 +163,8 @@ impl RlwePublicKey {
         let e1 = Zeroizing::new(noise.sample(n, rng)?);
         // The body turns into c0 in place: no copy of the message or of e0
         // is left behind.
-        body.add_assign(&Poly::from_signed(&basis, &e0, body.representation())?)?;
+        let e0_poly = Zeroizing::new(Poly::from_signed(&basis, &e0, body.representation())?);
+        body.add_assign(&e0_poly)?;
         body.to_ntt()?;
         body.mul_acc(b, &u)?;
         let mut c1 = Poly::from_signed(&basis, &e1, Representation::Ntt)?;

@@ -93,7 +93,8 @@ impl Prng {
 /// uniform residues modulo each q_i are a uniform element modulo Q, and the NTT
 /// is a bijection, so sampling directly in either form is uniform.
 pub fn sample_uniform(basis: &Arc<RnsBasis>, repr: Representation, rng: &mut Prng) -> Poly {
-    let mut p = Poly::zero(basis, repr);
+    // Every value is drawn below.
+    let mut p = Poly::for_overwrite(basis, repr);
     let n = basis.n();
     for (i, limb) in p.data_mut().chunks_mut(n).enumerate() {
         let q = basis.modulus(i).value();
