@@ -473,20 +473,21 @@ impl Ciphertext {
     }
 
     /// The fused pipeline multiply -> relinearize -> rescale, all in NTT
-    /// form: the relinearization's ModDown by P and the rescale by q_l are one
-    /// division by q_l P of (P d0 + u0', P d1 + u1') in Q_l P, which saves
-    /// the transforms of a separate ModDown.
+    /// form: the relinearization's ModUp and inner product run limb by limb
+    /// without storing the digits, and its ModDown by P and the rescale by
+    /// q_l are one in-place division by q_l P of (P d0 + u0', P d1 + u1') in
+    /// Q_l P, which saves the transforms of a separate ModDown.
     pub fn mul_relin_rescale(&self, other: &Ciphertext, rk: &RelinKey) -> Result<Ciphertext> {
         check_same_context(&self.ctx, &rk.ctx)?;
         let (level, [d0, d1, d2]) = self.tensor(other)?;
         let lv = self.ctx.level(level)?;
         let div = lv.mod_down_rescale.as_ref().ok_or(Error::LowestLevel)?;
         let ks = self.ctx.key_switch();
-        let (mut x0, mut x1) = ks.inner_product(&rk.key, &ks.decompose(&d2)?, None)?;
+        let (mut x0, mut x1) = ks.switch_unreduced(&rk.key, &d2)?;
         ks.add_scaled_by_p(&mut x0, &d0)?;
         ks.add_scaled_by_p(&mut x1, &d1)?;
         let q = self.ctx.prime(level)? as f64;
-        let polys = vec![div.apply_joined(&x0)?, div.apply_joined(&x1)?];
+        let polys = vec![div.apply_joined_owned(x0)?, div.apply_joined_owned(x1)?];
         // As mul, relinearize, rescale (the key switch's rounding, divided by q
         // here, is over-counted).
         let noise = self

@@ -179,6 +179,10 @@ fn lazy_switches_move_down_to_plain_ones() {
         let (x0, lazy_u1) = ctx.switch_lazy(&key, &c).unwrap();
         assert_eq!(x0.basis().len(), ql + ctx.p().len());
         assert_eq!(lazy_u1, u1);
+        // Without any ModDown: both halves in Q_l P.
+        let (y0, y1) = ctx.switch_unreduced(&key, &c).unwrap();
+        assert_eq!(y0, x0);
+        assert_eq!(ctx.mod_down(&y1).unwrap(), u1);
         assert_eq!(ctx.mod_down(&x0).unwrap(), u0);
         assert_eq!(ctx.mod_down_owned(x0.clone()).unwrap(), u0);
         assert!(ctx.mod_down_owned(u0.clone()).is_err());
