@@ -5,8 +5,8 @@ use num_bigint::BigInt;
 use num_traits::FromPrimitive;
 use triskel_ring::sampling::sample_uniform;
 use triskel_ring::{
-    KeySwitchContext, KeySwitchKey, NoiseDistribution, Poly, Prng, Representation, RnsBasis,
-    SecretDistribution, SecretKey,
+    KeySwitchContext, KeySwitchKey, NoiseDistribution, Poly, Prng, Representation, RlweSecret,
+    RnsBasis, SecretDistribution, SecretKey,
 };
 
 const N: usize = 2048;
@@ -197,4 +197,45 @@ fn lazy_switches_move_down_to_plain_ones() {
     assert!(ctx
         .scale_by_p(&sample_uniform(&other_n, Representation::Ntt, &mut rng))
         .is_err());
+}
+
+/// Max |phase - m| over the coefficients of an encryption of m.
+fn encryption_error(sk: &RlweSecret, polys: &[Poly], m: &Poly) -> BigInt {
+    let mut x = sk.phase(polys).unwrap().clone();
+    x.sub_assign(m).unwrap();
+    x.to_coefficient().unwrap();
+    inf_norm(&reconstruct_centered(&x))
+}
+
+#[test]
+fn encryption_modulo_qp_leaves_only_the_rounding() {
+    let mut rng = Prng::from_seed([23; 32]);
+    let ctx = context(2);
+    let secret = SecretKey::generate(N, SecretDistribution::Ternary, &mut rng).unwrap();
+    let sk = RlweSecret::new(secret, ctx.q()).unwrap();
+    let noise = NoiseDistribution::default();
+    let pk_qp = sk.public_key_mod_qp(&ctx, noise, &mut rng).unwrap();
+    let pk_q = sk.public_key(noise, &mut rng).unwrap();
+    for ql in [4, 2] {
+        let basis = ctx.q().sub_basis(0..ql).unwrap();
+        let m = sample_uniform(&basis, Representation::Ntt, &mut rng);
+        let c = pk_qp
+            .encrypt_mod_qp(m.clone(), &ctx, noise, &mut rng)
+            .unwrap();
+        assert_eq!(c[0].basis().len(), ql);
+        // r0 + r1 s with |r_i| <= 1/2 (and (e0 + e u + e1 s) / P < 1):
+        // coefficients within 8 deviations of sqrt((1 + N 2/3) / 12).
+        let err = encryption_error(&sk, &c, &m);
+        let sd = ((1.0 + N as f64 * 2.0 / 3.0) / 12.0).sqrt();
+        assert!(err <= BigInt::from((8.0 * sd) as i64), "error {err}");
+        // Modulo Q alone the error is e0 + e u + e1 s, far larger.
+        let c = pk_q.encrypt(m.clone(), noise, &mut rng).unwrap();
+        assert!(encryption_error(&sk, &c, &m) > BigInt::from((16.0 * sd) as i64));
+    }
+    // A key modulo Q cannot encrypt modulo Q P.
+    let m = sample_uniform(ctx.q(), Representation::Ntt, &mut rng);
+    assert!(pk_q.encrypt_mod_qp(m, &ctx, noise, &mut rng).is_err());
+    let other = RnsBasis::generate(N, 40, 2).unwrap();
+    let m = sample_uniform(&other, Representation::Ntt, &mut rng);
+    assert!(pk_qp.encrypt_mod_qp(m, &ctx, noise, &mut rng).is_err());
 }
