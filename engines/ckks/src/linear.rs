@@ -233,12 +233,12 @@ impl LinearTransform {
             }
             g += self.baby;
         }
-        let mut out = total
+        let out = total
             .ok_or(Error::Encoding("the matrix is zero".into()))?
             .rescale()?;
-        for shift in self.fold_shifts() {
-            out = out.add(&out.rotate(shift, keys)?)?;
+        match self.fold {
+            Some(_) => out.rotate_and_add(&self.fold_shifts(), None, keys),
+            None => Ok(out),
         }
-        Ok(out)
     }
 }

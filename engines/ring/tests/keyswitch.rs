@@ -5,8 +5,8 @@ use num_bigint::BigInt;
 use num_traits::FromPrimitive;
 use triskel_ring::sampling::sample_uniform;
 use triskel_ring::{
-    KeySwitchContext, KeySwitchKey, NoiseDistribution, Poly, Prng, Representation, RlweSecret,
-    RnsBasis, SecretDistribution, SecretKey,
+    KeySwitchContext, KeySwitchKey, LazyRlwe, NoiseDistribution, Poly, Prng, Representation,
+    RlweSecret, RnsBasis, SecretDistribution, SecretKey,
 };
 
 const N: usize = 2048;
@@ -238,4 +238,26 @@ fn encryption_modulo_qp_leaves_only_the_rounding() {
     let other = RnsBasis::generate(N, 40, 2).unwrap();
     let m = sample_uniform(&other, Representation::Ntt, &mut rng);
     assert!(pk_qp.encrypt_mod_qp(m, &ctx, noise, &mut rng).is_err());
+}
+
+#[test]
+fn a_lazy_rotation_finishes_to_the_plain_one() {
+    let mut rng = Prng::from_seed([29; 32]);
+    let ctx = context(2);
+    let sk = SecretKey::generate(N, SecretDistribution::Ternary, &mut rng).unwrap();
+    let g = 5;
+    let key = KeySwitchKey::galois(&ctx, &sk, g, &mut rng).unwrap();
+    let basis = ctx.q().sub_basis(0..3).unwrap();
+    let c0 = sample_uniform(&basis, Representation::Ntt, &mut rng);
+    let c1 = sample_uniform(&basis, Representation::Ntt, &mut rng);
+    let (u0, u1) = ctx.switch(&key, &c1.automorphism(g).unwrap()).unwrap();
+    let plain0 = c0.automorphism(g).unwrap().add(&u0).unwrap();
+    let lazy = LazyRlwe::new(&c0, &c1).unwrap();
+    let (l0, l1) = lazy.rotated(&ctx, &key, g).unwrap().finish(&ctx).unwrap();
+    assert_eq!((l0, l1), (plain0, u1));
+    // Nothing pending: the ciphertext itself; components of two bases: an error.
+    let (n0, n1) = LazyRlwe::new(&c0, &c1).unwrap().finish(&ctx).unwrap();
+    assert_eq!((&n0, &n1), (&c0, &c1));
+    let low = c0.restrict(&ctx.q().sub_basis(0..2).unwrap()).unwrap();
+    assert!(LazyRlwe::new(&c0, &low).is_err());
 }
