@@ -76,7 +76,7 @@ impl Ciphertext {
     }
 
     /// A result of an operation, with its scale and noise checked.
-    fn derived(
+    pub(crate) fn derived(
         &self,
         polys: Vec<Poly>,
         level: usize,
@@ -139,7 +139,7 @@ impl Ciphertext {
         &self.ctx
     }
 
-    fn expect_size(&self, expected: usize) -> Result<()> {
+    pub(crate) fn expect_size(&self, expected: usize) -> Result<()> {
         if self.polys.len() != expected {
             return Err(Error::CiphertextSize {
                 expected,
