@@ -14,10 +14,9 @@
 //! measured budget ([`SecretKey::noise_budget`](crate::SecretKey::noise_budget))
 //! stays above the estimated one, which the tests check.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
-use triskel_ring::{LweCiphertext, Poly, Representation, Seed};
+use triskel_ring::{LazyRlwe, LweCiphertext, Poly, Representation, Seed};
 
 use crate::context::BfvContext;
 use crate::encoding::Plaintext;
@@ -379,7 +378,7 @@ impl Ciphertext {
     fn apply_galois(&self, elements: &[usize], keys: &GaloisKeys) -> Result<Ciphertext> {
         check_same_context(&self.ctx, &keys.ctx)?;
         self.expect_size(2)?;
-        let mut lazy = LazyCiphertext::new(self);
+        let mut lazy = LazyCiphertext::new(self)?;
         for &g in elements {
             lazy = lazy.rotated(g, keys)?;
         }
@@ -407,7 +406,7 @@ impl Ciphertext {
     pub fn rotation_tree_sum(&self, steps: &[i64], keys: &GaloisKeys) -> Result<Ciphertext> {
         check_same_context(&self.ctx, &keys.ctx)?;
         self.expect_size(2)?;
-        let mut lazy = LazyCiphertext::new(self);
+        let mut lazy = LazyCiphertext::new(self)?;
         for &s in steps {
             let mut rotated = lazy.clone();
             for g in self.rotation_elements(s, keys) {
@@ -564,30 +563,23 @@ impl Ciphertext {
     }
 }
 
-/// A ciphertext (c0 + round(x / P), c1) during a run of rotations: the
-/// first halves x of its key switches stay in Q_l P (lazy ModDown), and only
-/// c1, which the next switch decomposes, is moved down at every step.
-/// Automorphisms commute with the division by P (P is odd, so round(x / P)
-/// has no ties, and X -> X^g only permutes coefficients and flips signs), so
-/// x is mapped along with c0 and c1.
+/// A ciphertext during a run of rotations with lazy ModDown (ring's
+/// [`LazyRlwe`]: the first halves of its key switches stay in Q_l P and
+/// are moved down once), and its noise.
 #[derive(Clone)]
 struct LazyCiphertext<'a> {
     ct: &'a Ciphertext,
-    c0: Cow<'a, Poly>,
-    x: Option<Poly>,
-    c1: Cow<'a, Poly>,
+    inner: LazyRlwe<'a>,
     noise_log2: f64,
 }
 
 impl<'a> LazyCiphertext<'a> {
-    fn new(ct: &'a Ciphertext) -> LazyCiphertext<'a> {
-        LazyCiphertext {
+    fn new(ct: &'a Ciphertext) -> Result<LazyCiphertext<'a>> {
+        Ok(LazyCiphertext {
             ct,
-            c0: Cow::Borrowed(&ct.polys[0]),
-            x: None,
-            c1: Cow::Borrowed(&ct.polys[1]),
+            inner: LazyRlwe::new(&ct.polys[0], &ct.polys[1])?,
             noise_log2: ct.noise_log2,
-        }
+        })
     }
 
     /// X -> X^g with its Galois key: (c0(X^g), 0) + switch(c1(X^g)).
@@ -596,47 +588,24 @@ impl<'a> LazyCiphertext<'a> {
             .keys
             .get(&g)
             .ok_or_else(|| Error::MissingKey(format!("Galois key for element {g}")))?;
-        let ks = self.ct.ctx.key_switch();
-        let (x0, c1) = ks.switch_lazy(key, &self.c1.automorphism(g)?)?;
-        let x = match &self.x {
-            None => x0,
-            Some(x) => {
-                let mut x = x.automorphism(g)?;
-                x.add_assign(&x0)?;
-                x
-            }
-        };
         Ok(LazyCiphertext {
             ct: self.ct,
-            c0: Cow::Owned(self.c0.automorphism(g)?),
-            x: Some(x),
-            c1: Cow::Owned(c1),
+            inner: self.inner.rotated(self.ct.ctx.key_switch(), key, g)?,
             noise_log2: add_std(self.noise_log2, self.ct.key_switch_noise_log2()),
         })
     }
 
     /// self += other (noise: correlated, as rotations of one ciphertext are).
     fn add_assign(&mut self, other: &LazyCiphertext<'_>) -> Result<()> {
-        self.c0.to_mut().add_assign(&other.c0)?;
-        self.c1.to_mut().add_assign(&other.c1)?;
-        match (&mut self.x, &other.x) {
-            (Some(x), Some(y)) => x.add_assign(y)?,
-            (None, Some(y)) => self.x = Some(y.clone()),
-            (_, None) => {}
-        }
+        self.inner.add_assign(&other.inner)?;
         self.noise_log2 = add_correlated(self.noise_log2, other.noise_log2);
         Ok(())
     }
 
     /// The ciphertext (c0 + round(x / P), c1): the one ModDown of x.
     fn finish(self) -> Result<Ciphertext> {
-        let mut c0 = self.c0.into_owned();
-        if let Some(x) = self.x {
-            c0.add_assign(&self.ct.ctx.key_switch().mod_down_owned(x)?)?;
-        }
-        Ok(self
-            .ct
-            .derived(vec![c0, self.c1.into_owned()], self.noise_log2))
+        let (c0, c1) = self.inner.finish(self.ct.ctx.key_switch())?;
+        Ok(self.ct.derived(vec![c0, c1], self.noise_log2))
     }
 }
 

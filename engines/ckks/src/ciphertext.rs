@@ -26,7 +26,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use triskel_ring::{LweCiphertext, Poly, Seed};
+use triskel_ring::{LazyRlwe, LweCiphertext, Poly, Seed};
 
 use crate::context::CkksContext;
 use crate::error::{Error, Result};
@@ -76,7 +76,7 @@ impl Ciphertext {
     }
 
     /// A result of an operation, with its scale and noise checked.
-    fn derived(
+    pub(crate) fn derived(
         &self,
         polys: Vec<Poly>,
         level: usize,
@@ -139,7 +139,7 @@ impl Ciphertext {
         &self.ctx
     }
 
-    fn expect_size(&self, expected: usize) -> Result<()> {
+    pub(crate) fn expect_size(&self, expected: usize) -> Result<()> {
         if self.polys.len() != expected {
             return Err(Error::CiphertextSize {
                 expected,
@@ -473,20 +473,21 @@ impl Ciphertext {
     }
 
     /// The fused pipeline multiply -> relinearize -> rescale, all in NTT
-    /// form: the relinearization's ModDown by P and the rescale by q_l are one
-    /// division by q_l P of (P d0 + u0', P d1 + u1') in Q_l P, which saves
-    /// the transforms of a separate ModDown.
+    /// form: the relinearization's ModUp and inner product run limb by limb
+    /// without storing the digits, and its ModDown by P and the rescale by
+    /// q_l are one in-place division by q_l P of (P d0 + u0', P d1 + u1') in
+    /// Q_l P, which saves the transforms of a separate ModDown.
     pub fn mul_relin_rescale(&self, other: &Ciphertext, rk: &RelinKey) -> Result<Ciphertext> {
         check_same_context(&self.ctx, &rk.ctx)?;
         let (level, [d0, d1, d2]) = self.tensor(other)?;
         let lv = self.ctx.level(level)?;
         let div = lv.mod_down_rescale.as_ref().ok_or(Error::LowestLevel)?;
         let ks = self.ctx.key_switch();
-        let (mut x0, mut x1) = ks.inner_product(&rk.key, &ks.decompose(&d2)?, None)?;
+        let (mut x0, mut x1) = ks.switch_unreduced(&rk.key, &d2)?;
         ks.add_scaled_by_p(&mut x0, &d0)?;
         ks.add_scaled_by_p(&mut x1, &d1)?;
         let q = self.ctx.prime(level)? as f64;
-        let polys = vec![div.apply_joined(&x0)?, div.apply_joined(&x1)?];
+        let polys = vec![div.apply_joined_owned(x0)?, div.apply_joined_owned(x1)?];
         // As mul, relinearize, rescale (the key switch's rounding, divided by q
         // here, is over-counted).
         let noise = self
@@ -520,18 +521,30 @@ impl Ciphertext {
 
     /// Rotates the slots left by `step` (right when negative). Uses the key
     /// of the step when present, otherwise a signed power-of-two
-    /// decomposition of the step over the keys present; an error names the
-    /// first missing key.
+    /// decomposition of the step over the keys present (composed with lazy
+    /// ModDown); an error names the first missing key.
     pub fn rotate(&self, step: i64, keys: &GaloisKeys) -> Result<Ciphertext> {
         check_same_context(&self.ctx, &keys.ctx)?;
+        match self.rotation_elements(step, keys)?[..] {
+            [] => Ok(self.clone()),
+            [g] => self.apply_galois(g, keys),
+            _ => self.rotate_and_add(&[], Some(step), keys),
+        }
+    }
+
+    /// The Galois elements whose composition rotates left by `step`: none
+    /// for a multiple of n/2, the step's own when its key is present, else
+    /// those of the shortest signed power-of-two decomposition whose keys
+    /// are all present.
+    fn rotation_elements(&self, step: i64, keys: &GaloisKeys) -> Result<Vec<usize>> {
         let slots = self.ctx.slots() as i64;
         let step = step.rem_euclid(slots);
         if step == 0 {
-            return Ok(self.clone());
+            return Ok(Vec::new());
         }
         let g = rotation_element(&self.ctx, step)?;
         if keys.get(g).is_some() {
-            return self.apply_galois(g, keys);
+            return Ok(vec![g]);
         }
         // Candidates: the non-adjacent forms of the two signed
         // representatives of the step, and its plain binary form; the one
@@ -554,11 +567,58 @@ impl Ciphertext {
                 "Galois key for a rotation by {step}, directly or by signed powers of two"
             ))
         })?;
-        let mut ct = self.clone();
-        for t in terms {
-            ct = ct.apply_galois(rotation_element(&self.ctx, t)?, keys)?;
+        terms
+            .iter()
+            .map(|&t| rotation_element(&self.ctx, t))
+            .collect()
+    }
+
+    /// For each of `shifts` in turn, x <- x + rotate(x, shift); then, with
+    /// `last`, x <- rotate(x, last). All key switches with lazy ModDown
+    /// (their first halves summed in Q_l P and moved down once, see
+    /// `triskel_ring::LazyRlwe`). Noise: as for the same operations one by
+    /// one (the rounding is paid once, so this over-counts).
+    pub(crate) fn rotate_and_add(
+        &self,
+        shifts: &[i64],
+        last: Option<i64>,
+        keys: &GaloisKeys,
+    ) -> Result<Ciphertext> {
+        check_same_context(&self.ctx, &keys.ctx)?;
+        self.expect_size(2)?;
+        let mut acc = LazyRlwe::new(&self.polys[0], &self.polys[1])?;
+        let mut noise = self.noise;
+        for &shift in shifts {
+            let (r, r_noise) = self.rotated_lazy(&acc, noise, shift, keys)?;
+            acc.add_assign(&r)?;
+            noise = noise.add(r_noise);
         }
-        Ok(ct)
+        if let Some(step) = last {
+            (acc, noise) = self.rotated_lazy(&acc, noise, step, keys)?;
+        }
+        let (c0, c1) = acc.finish(self.ctx.key_switch())?;
+        self.derived(vec![c0, c1], self.level, self.scale, noise)
+    }
+
+    /// x (a lazy form of this ciphertext, or of its rotations) rotated by
+    /// `step`, and `noise` after the key switches.
+    fn rotated_lazy<'a>(
+        &self,
+        x: &LazyRlwe<'a>,
+        mut noise: Noise,
+        step: i64,
+        keys: &GaloisKeys,
+    ) -> Result<(LazyRlwe<'a>, Noise)> {
+        let ks = self.ctx.key_switch();
+        let mut out: Option<LazyRlwe<'a>> = None;
+        for g in self.rotation_elements(step, keys)? {
+            let key = keys
+                .get(g)
+                .ok_or_else(|| Error::MissingKey(format!("Galois key for element {g}")))?;
+            out = Some(out.as_ref().unwrap_or(x).rotated(ks, key, g)?);
+            noise = noise.plus_error(key_switch_error(&self.ctx, self.level));
+        }
+        Ok((out.unwrap_or_else(|| x.clone()), noise))
     }
 
     /// Conjugates every slot.
@@ -602,7 +662,8 @@ impl Ciphertext {
     }
 
     /// Slot i receives sum_{k < width} slot (i + k) (indices mod n/2), by a
-    /// tree of log2(width) rotations; `width` a power of two.
+    /// tree of log2(width) rotations with lazy ModDown; `width` a power of
+    /// two.
     pub fn slot_sum(&self, width: usize, keys: &GaloisKeys) -> Result<Ciphertext> {
         if !width.is_power_of_two() || width > self.ctx.slots() {
             return Err(Error::Encoding(format!(
@@ -610,13 +671,8 @@ impl Ciphertext {
                 self.ctx.slots()
             )));
         }
-        let mut acc = self.clone();
-        let mut shift = 1;
-        while shift < width {
-            acc = acc.add(&acc.rotate(shift as i64, keys)?)?;
-            shift *= 2;
-        }
-        Ok(acc)
+        let shifts: Vec<i64> = (0..width.trailing_zeros()).map(|k| 1i64 << k).collect();
+        self.rotate_and_add(&shifts, None, keys)
     }
 }
 

@@ -1,8 +1,10 @@
 //! Keys, encryption and decryption.
 //!
 //! ```text
-//! public key  (b, a) = (-(a s) + e, a),  a uniform (from a seed)
-//! public      c = (b u + e0 + m, a u + e1),  u ternary, e0, e1 Gaussian
+//! public key  (b, a) = (-(a s) + e, a) mod Q P,  a uniform (from a seed)
+//! public      c = (round((b u + e0) / P) + m, round((a u + e1) / P)) mod Q_l:
+//!             encrypted modulo Q_l P and moved down (u ternary, e0, e1
+//!             Gaussian), so that only the rounding's r0 + r1 s is left
 //! symmetric   c = (-(a s) + e + m, a),       a uniform from a fresh seed
 //! decryption  m' = c0 + c1 s  (mod Q_l), decoded with the ciphertext's scale
 //! ```
@@ -90,13 +92,16 @@ impl SecretKey {
         })
     }
 
-    /// A public key for this secret.
+    /// A public key for this secret, modulo Q P (encryption moves down by P).
     pub fn public_key(&self) -> Result<PublicKey> {
+        let ctx = &self.ctx;
         Ok(PublicKey {
-            ctx: self.ctx.clone(),
-            key: self
-                .secret
-                .public_key(self.ctx.noise(), &mut Prng::from_os()?)?,
+            ctx: ctx.clone(),
+            key: self.secret.public_key_mod_qp(
+                ctx.key_switch(),
+                ctx.noise(),
+                &mut Prng::from_os()?,
+            )?,
         })
     }
 
@@ -204,14 +209,18 @@ impl SecretKey {
 }
 
 impl PublicKey {
-    /// Public-key encryption at the plaintext's level:
-    /// c = (b u + e0 + m, a u + e1).
+    /// Public-key encryption at the plaintext's level l, modulo Q_l P then
+    /// divided by P: c = (round((b u + e0) / P) + m, round((a u + e1) / P)),
+    /// whose error is the rounding r0 + r1 s instead of e0 + e u + e1 s.
     pub fn encrypt(&self, pt: &Plaintext) -> Result<Ciphertext> {
         check_same_context(&self.ctx, &pt.ctx)?;
         let ctx = &self.ctx;
-        let polys = self
-            .key
-            .encrypt(pt.poly.clone(), ctx.noise(), &mut Prng::from_os()?)?;
+        let polys = self.key.encrypt_mod_qp(
+            pt.poly.clone(),
+            ctx.key_switch(),
+            ctx.noise(),
+            &mut Prng::from_os()?,
+        )?;
         let noise = pt
             .noise
             .plus_error(public_key_error(ctx))

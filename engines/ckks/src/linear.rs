@@ -28,11 +28,14 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use triskel_ring::{Poly, Representation};
+
 use crate::ciphertext::Ciphertext;
 use crate::context::CkksContext;
 use crate::error::{Error, Result};
-use crate::keys::GaloisKeys;
-use crate::plaintext::Plaintext;
+use crate::keys::{check_same_context, rotation_element, GaloisKeys};
+use crate::noise::{key_switch_error, rounding_error, Noise};
+use crate::plaintext::{encode_real_in, Plaintext};
 
 /// A matrix prepared for multiplication with packed encrypted vectors.
 #[derive(Clone, Debug)]
@@ -45,6 +48,9 @@ pub struct LinearTransform {
     level: usize,
     /// Non-zero diagonals by index i (already rotated by -g n1), encoded.
     diagonals: BTreeMap<usize, Plaintext>,
+    /// Hybrid method: the same diagonals in Q_l P, for products with key
+    /// switches before their ModDown.
+    extended: BTreeMap<usize, Poly>,
 }
 
 impl LinearTransform {
@@ -112,7 +118,9 @@ impl LinearTransform {
             (square, baby, None)
         };
         let slots = ctx.slots();
+        let qlp = ctx.key_switch().level_qp(level + 1)?;
         let mut diagonals = BTreeMap::new();
+        let mut extended = BTreeMap::new();
         for (i, u) in chosen {
             // rot(u, -g n1) on the periodic packing, over all slots.
             let shift = i - i % baby;
@@ -125,6 +133,9 @@ impl LinearTransform {
                 .iter()
                 .fold(f64::MIN_POSITIVE, |m, v| m.max(v.abs()));
             diagonals.insert(i, Plaintext::encode_real(ctx, &rotated, level, q, bound)?);
+            if fold.is_some() {
+                extended.insert(i, encode_real_in(ctx, &rotated, q, qlp)?);
+            }
         }
         Ok(LinearTransform {
             dim,
@@ -133,6 +144,7 @@ impl LinearTransform {
             fold,
             level,
             diagonals,
+            extended,
         })
     }
 
@@ -197,6 +209,11 @@ impl LinearTransform {
     /// M x for a ciphertext packing x periodically (module documentation).
     pub fn apply(&self, ct: &Ciphertext, keys: &GaloisKeys) -> Result<Ciphertext> {
         let ct = &ct.drop_to_level(self.level)?;
+        if self.fold.is_some() {
+            return self
+                .hybrid_products(ct, keys)?
+                .rotate_and_add(&self.fold_shifts(), None, keys);
+        }
         let babies: Vec<i64> = {
             let mut b: Vec<i64> = self
                 .diagonals
@@ -233,12 +250,70 @@ impl LinearTransform {
             }
             g += self.baby;
         }
-        let mut out = total
+        total
             .ok_or(Error::Encoding("the matrix is zero".into()))?
-            .rescale()?;
-        for shift in self.fold_shifts() {
-            out = out.add(&out.rotate(shift, keys)?)?;
+            .rescale()
+    }
+
+    /// The hybrid method's z = sum_i u_i rot(x, i), rescaled, with double
+    /// hoisting: one ModUp of c1 for every rotation, each rotation's inner
+    /// product (x0_i, x1_i) multiplied by u_i in Q_l P before any ModDown,
+    /// and one division by q_l P for the whole sum (ModDown and rescale
+    /// merged): z = round((P sum_i u_i (c0(X^g_i), [i = 0] c1) + sum_i u_i
+    /// (x0_i, x1_i)) / (q_l P)). Noise: as rotations, products, sum and
+    /// rescale one by one (the rounding is paid once, so this over-counts).
+    fn hybrid_products(&self, ct: &Ciphertext, keys: &GaloisKeys) -> Result<Ciphertext> {
+        check_same_context(&ct.ctx, &keys.ctx)?;
+        ct.expect_size(2)?;
+        let ctx = &ct.ctx;
+        let ks = ctx.key_switch();
+        let div = ctx.level(self.level)?.mod_down_rescale.as_ref();
+        let div = div.ok_or(Error::LowestLevel)?;
+        let dec = ks.decompose(&ct.polys[1])?;
+        let switch = key_switch_error(ctx, self.level);
+        let qlp = ks.level_qp(self.level + 1)?;
+        // a = sum_i u_i (c0(X^g_i), [i = 0] c1) in Q_l; x = sum_i u_i (x0_i, x1_i) in Q_l P.
+        let mut a = [
+            Poly::zero(ct.polys[0].basis(), Representation::Ntt),
+            Poly::zero(ct.polys[1].basis(), Representation::Ntt),
+        ];
+        let mut x = [
+            Poly::zero(qlp, Representation::Ntt),
+            Poly::zero(qlp, Representation::Ntt),
+        ];
+        let mut noise: Option<Noise> = None;
+        for (&i, pt) in &self.diagonals {
+            let term = if i == 0 {
+                a[0].mul_acc(&ct.polys[0], &pt.poly)?;
+                a[1].mul_acc(&ct.polys[1], &pt.poly)?;
+                ct.noise.mul(pt.noise)
+            } else {
+                let g = rotation_element(ctx, i as i64)?;
+                let key = keys.get(g).ok_or_else(|| {
+                    Error::MissingKey(format!("Galois key for a rotation by {i}"))
+                })?;
+                let (x0, x1) = ks.inner_product(key, &dec, Some(g))?;
+                let u = &self.extended[&i];
+                x[0].mul_acc(&x0, u)?;
+                x[1].mul_acc(&x1, u)?;
+                a[0].mul_acc(&ct.polys[0].automorphism(g)?, &pt.poly)?;
+                ct.noise.plus_error(switch).mul(pt.noise)
+            };
+            noise = Some(noise.map_or(term, |n| n.add(term)));
         }
-        Ok(out)
+        let noise = noise.ok_or(Error::Encoding("the matrix is zero".into()))?;
+        let [x0, x1] = x;
+        let (mut x0, mut x1) = (x0, x1);
+        ks.add_scaled_by_p(&mut x0, &a[0])?;
+        ks.add_scaled_by_p(&mut x1, &a[1])?;
+        let q = ctx.prime(self.level)? as f64;
+        let scale = ct.scale * self.diagonals.values().next().map_or(q, |pt| pt.scale) / q;
+        let polys = vec![div.apply_joined_owned(x0)?, div.apply_joined_owned(x1)?];
+        ct.derived(
+            polys,
+            self.level - 1,
+            scale,
+            noise.divide(q, rounding_error(ctx, 2)),
+        )
     }
 }

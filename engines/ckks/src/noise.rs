@@ -25,8 +25,9 @@
 //! heavier tail. The variances, with rho = 2/3 the variance of a ternary coefficient (secret
 //! s and the public-key mask u) and sigma^2 that of the error distribution:
 //! - encoding rounding: 1/12;
-//! - symmetric encryption: sigma^2; public-key: sigma^2 (1 + 2 N rho)
-//!   (e0 + e u + e1 s);
+//! - symmetric encryption: sigma^2; public-key (modulo Q_l P, then divided
+//!   by P): sigma^2 (1 + 2 N rho) / P^2 ((e0 + e u + e1 s) / P) plus the
+//!   rounding of a size-2 ciphertext;
 //! - rescale / ModDown rounding of a size-k ciphertext: (1/12) (1 + N rho +
 //!   [k = 3] N^2 rho^2) (r0 + r1 s + r2 s^2);
 //! - key switching (hybrid, digits Q_j, special modulus P):
@@ -84,11 +85,13 @@ pub(crate) fn symmetric_error(ctx: &CkksContext) -> f64 {
     slot_bound(ctx.n(), error_variance(ctx.noise()), TAIL)
 }
 
-/// Error added by a public-key encryption: e0 + e u + e1 s.
+/// Error added by a public-key encryption modulo Q_l P moved down by P:
+/// (e0 + e u + e1 s) / P plus the rounding r0 + r1 s.
 pub(crate) fn public_key_error(ctx: &CkksContext) -> f64 {
     let n = ctx.n() as f64;
-    let var = error_variance(ctx.noise()) * (1.0 + 2.0 * n * TERNARY_VARIANCE);
-    slot_bound(ctx.n(), var, PRODUCT_TAIL)
+    let p2 = (2.0 * ctx.key_switch().p().log2_product()).exp2();
+    let var = error_variance(ctx.noise()) * (1.0 + 2.0 * n * TERNARY_VARIANCE) / p2;
+    slot_bound(ctx.n(), var, PRODUCT_TAIL) + rounding_error(ctx, 2)
 }
 
 /// Error of rounding a ciphertext of `size` components after a division.

@@ -53,6 +53,19 @@ pub(crate) fn poly_from_i128(basis: &Arc<RnsBasis>, coeffs: &[i128]) -> Result<P
     Ok(p)
 }
 
+/// The encoding of real `values` at `scale` in any `basis` of the ring
+/// (NTT form): a public operand for products outside the ciphertext basis
+/// (the linear transforms' diagonals in Q_l P).
+pub(crate) fn encode_real_in(
+    ctx: &CkksContext,
+    values: &[f64],
+    scale: f64,
+    basis: &Arc<RnsBasis>,
+) -> Result<Poly> {
+    let values: Vec<Complex> = values.iter().map(|&v| Complex::from(v)).collect();
+    poly_from_i128(basis, &ctx.encoder.encode(&values, scale)?)
+}
+
 /// The bound on slot magnitudes that [`Plaintext::from_real`] declares:
 /// values in [-1, 1], the usual normalization of CKKS inputs.
 pub const DEFAULT_BOUND: f64 = 1.0;

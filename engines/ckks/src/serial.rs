@@ -3,13 +3,14 @@
 //! Layout (little-endian):
 //!
 //! ```text
-//! object     = "TRKC" | version: u8 (= 3) | kind: u8 | params | body
+//! object     = "TRKC" | version: u8 (= 4) | kind: u8 | params | body
 //! kind       = 1 parameters, 2 secret key, 3 public key, 4 relinearization key,
 //!              5 Galois keys, 6 ciphertext
 //! params     = name_len: u16 | name | n: u32 | kq: u8 | kq x bits: u8
 //!              | kp: u8 | kp x bits: u8 | log_scale: u8 | dnum: u32
 //! secret     = n x i8 (coefficients in {-1, 0, 1})
-//! public     = seed: 32 bytes | b (ring poly body; a comes from the seed)
+//! public     = seed: 32 bytes | b (ring poly body modulo Q P; a comes
+//!              from the seed; version 3 stored b modulo Q)
 //! relin      = len: u32 | ring key-switching key bytes (seed-compressed)
 //! galois     = count: u32 | count x (g: u32 | len: u32 | ring key bytes)
 //! ciphertext = level: u8 | size: u8 | scale: f64 | error: f64 | message: f64
@@ -18,6 +19,11 @@
 //!              stored a power of two of the values' magnitude)
 //!              | seeded ? (seed: 32 bytes | c0) : size x poly
 //! ```
+//!
+//! Version 4 changed only the public key (modulo Q P, for encryption
+//! modulo Q_l P): every other object of version 3 still loads, and a
+//! version-3 public key is refused with an error that says so (a new one
+//! must be generated). Older versions are refused.
 //!
 //! Loaded bytes are evidence, never instructions: the parameter set is
 //! always validated against the 128-bit table (there is no flag to waive it,
@@ -51,7 +57,11 @@ use crate::plaintext::check_scale;
 
 const MAGIC: &[u8; 4] = b"TRKC";
 /// The format version written by this build.
-pub const FORMAT_VERSION: u8 = 3;
+pub const FORMAT_VERSION: u8 = 4;
+
+/// The last version whose public keys were modulo Q; its other objects
+/// are laid out as in this version's.
+const PUBLIC_KEY_MOD_Q_VERSION: u8 = 3;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 #[repr(u8)]
@@ -74,8 +84,22 @@ fn header(kind: Kind) -> Vec<u8> {
     out
 }
 
-fn read_kind(r: &mut Reader<'_>, kind: Kind) -> Result<()> {
-    Ok(read_header(r, MAGIC, FORMAT_VERSION, kind as u8)?)
+/// Reads the header of an object of `kind`: this version, or version 3
+/// for anything but a public key (module documentation).
+fn read_kind(bytes: &[u8], kind: Kind) -> Result<Reader<'_>> {
+    let mut version = FORMAT_VERSION;
+    if bytes.get(..4) == Some(MAGIC) && bytes.get(4) == Some(&PUBLIC_KEY_MOD_Q_VERSION) {
+        if kind == Kind::Public {
+            return malformed(
+                "public key of format version 3 (modulo Q): this version encrypts \
+                 modulo Q P and needs a public key modulo Q P; generate a new one",
+            );
+        }
+        version = PUBLIC_KEY_MOD_Q_VERSION;
+    }
+    let mut r = Reader::new(bytes);
+    read_header(&mut r, MAGIC, version, kind as u8)?;
+    Ok(r)
 }
 
 impl CkksParameters {
@@ -122,8 +146,7 @@ impl CkksParameters {
     /// Loads [`to_bytes`](Self::to_bytes) output; the set is validated,
     /// 128-bit security included.
     pub fn from_bytes(bytes: &[u8]) -> Result<CkksParameters> {
-        let mut r = Reader::new(bytes);
-        read_kind(&mut r, Kind::Params)?;
+        let mut r = read_kind(bytes, Kind::Params)?;
         let params = CkksParameters::read_body(&mut r)?;
         r.finish()?;
         Ok(params)
@@ -139,8 +162,7 @@ fn begin(ctx: &CkksContext, kind: Kind) -> Vec<u8> {
 
 /// Reads the header and the parameters, which must be `ctx`'s.
 fn open<'a>(bytes: &'a [u8], ctx: &CkksContext, kind: Kind) -> Result<Reader<'a>> {
-    let mut r = Reader::new(bytes);
-    read_kind(&mut r, kind)?;
+    let mut r = read_kind(bytes, kind)?;
     let params = CkksParameters::read_body(&mut r)?;
     let mut own = ctx.params().clone();
     own.allow_insecure = false;
@@ -183,7 +205,7 @@ impl PublicKey {
     /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`.
     pub fn from_bytes(bytes: &[u8], ctx: &Arc<CkksContext>) -> Result<PublicKey> {
         let mut r = open(bytes, ctx, Kind::Public)?;
-        let key = RlwePublicKey::read(&mut r, &ctx.level(ctx.max_level())?.basis)?;
+        let key = RlwePublicKey::read(&mut r, ctx.key_switch().qp())?;
         r.finish()?;
         Ok(PublicKey {
             ctx: ctx.clone(),

@@ -98,6 +98,11 @@ fn encrypt_decrypt_public_and_symmetric() {
         let err = max_err(&f.sk.decrypt_real(&ct).unwrap(), &v);
         assert!(err < FRESH_BOUND, "error {err}");
     }
+    // Encrypted modulo Q P and moved down, a public-key encryption keeps
+    // only the rounding r0 + r1 s (about 7e-9 here; modulo Q alone,
+    // e0 + e u + e1 s gave about 1e-7).
+    let err = max_err(&f.sk.decrypt_real(&f.pk.encrypt(&pt).unwrap()).unwrap(), &v);
+    assert!(err < 3e-8, "public-key encryption error {err}");
     let z = [Complex::new(0.5, -0.25), Complex::new(-1.0, 0.75)];
     let ct =
         f.pk.encrypt(&Plaintext::encode(&f.ctx, &z, 2, f.ctx.default_scale(), 1.5).unwrap())
@@ -441,6 +446,30 @@ fn serialization_round_trips_and_rejects_corruption() {
         .unwrap();
     let want: Vec<f64> = (0..31).map(|i| a[i + 1] * a[i + 1]).collect();
     assert!(max_err(&sk.decrypt_real(&r).unwrap(), &want) < FRESH_BOUND);
+    // Format version 3 differed only in the public key (modulo Q): its
+    // other objects still load, its public keys are refused, saying why.
+    let v3 = |mut b: Vec<u8>| {
+        assert_eq!(b[4], triskel_ckks::FORMAT_VERSION);
+        b[4] = 3;
+        b
+    };
+    let old = Ciphertext::from_bytes(&v3(public.to_bytes()), ctx).unwrap();
+    assert_eq!(
+        f.sk.decrypt_real(&old).unwrap(),
+        f.sk.decrypt_real(&public).unwrap()
+    );
+    assert!(RelinKey::from_bytes(&v3(f.rk.to_bytes()), ctx).is_ok());
+    assert_eq!(
+        CkksParameters::from_bytes(&v3(ctx.params().to_bytes())).unwrap(),
+        *ctx.params()
+    );
+    match PublicKey::from_bytes(&v3(f.pk.to_bytes()), ctx) {
+        Err(Error::Malformed(m)) => assert!(m.contains("version 3"), "{m}"),
+        other => panic!("a version-3 public key loaded: {other:?}"),
+    }
+    let mut v2 = public.to_bytes();
+    v2[4] = 2;
+    assert!(Ciphertext::from_bytes(&v2, ctx).is_err());
     let mut bad_sk = f.sk.to_bytes();
     let last = bad_sk.len() - 1;
     bad_sk[last] = 5;

@@ -256,6 +256,20 @@ impl DivRound {
         Ok(out)
     }
 
+    /// [`apply_joined`](Self::apply_joined) of an owned x, in place: its
+    /// first limbs become the result (no copy).
+    pub fn apply_joined_owned(&self, mut x: Poly) -> Result<Poly> {
+        let split = self.keep.len() * self.keep.n();
+        let joined = self.keep.primes().into_iter().chain(self.drop.primes());
+        if !x.basis().primes().into_iter().eq(joined) || x.n() != self.keep.n() {
+            return Err(Error::BasisMismatch);
+        }
+        let ntt = x.representation() == Representation::Ntt;
+        let (keep, drop) = x.data_mut().split_at_mut(split);
+        self.apply_raw_in_place(keep, ntt, drop, ntt)?;
+        Ok(x.truncate_to(&self.keep))
+    }
+
     /// In place on raw limbs: `keep` (k_keep limbs) becomes round(x / D).
     pub(crate) fn apply_raw(
         &self,

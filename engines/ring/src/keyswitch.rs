@@ -246,6 +246,20 @@ impl KeySwitchContext {
         ))
     }
 
+    /// [`switch`](Self::switch) without the ModDown: (x0, x1) in Q_l P (NTT
+    /// form) with round(x0 / P) + round(x1 / P) s = c s' + E. ModUp and the
+    /// inner product run limb by limb as in `switch` (no digit is stored
+    /// whole); a caller adds P y ([`add_scaled_by_p`](Self::add_scaled_by_p))
+    /// and divides by P and more primes at once (CKKS fuses ModDown with
+    /// rescaling).
+    pub fn switch_unreduced(&self, key: &KeySwitchKey, c: &Poly) -> Result<(Poly, Poly)> {
+        let (t, acc0, acc1) = self.switch_raw(key, c)?;
+        Ok((
+            Poly::from_raw(&t.qp, Representation::Ntt, &acc0),
+            Poly::from_raw(&t.qp, Representation::Ntt, &acc1),
+        ))
+    }
+
     /// P y in Q_l P for y in Q_l (NTT form): the first component of a
     /// ciphertext made ready for [`switch_lazy`](Self::switch_lazy)
     /// accumulation; [`mod_down`](Self::mod_down) gives y back exactly.

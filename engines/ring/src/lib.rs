@@ -29,6 +29,7 @@ mod basis;
 mod conversion;
 mod error;
 mod keyswitch;
+mod lazy;
 pub mod lwe;
 mod par;
 mod poly;
@@ -45,6 +46,7 @@ pub use basis::{
 pub use conversion::{BaseConverter, DivRound};
 pub use error::{Error, Result};
 pub use keyswitch::{Decomposition, KeySwitchContext, KeySwitchKey, SecretDistribution, SecretKey};
+pub use lazy::LazyRlwe;
 pub use lwe::{LweCiphertext, LweKeySwitchKey, LweSecretKey, SwitchedLwe};
 pub use par::PARALLEL_MIN_VALUES;
 pub use poly::{galois_element, galois_permutation, Poly, Representation};

@@ -20,7 +20,7 @@ use zeroize::Zeroizing;
 use crate::basis::{allocate_primes, RnsBasis};
 use crate::error::Result;
 use crate::keyswitch::{KeySwitchContext, SecretKey};
-use crate::poly::{Poly, Representation};
+use crate::poly::{same_basis, Poly, Representation};
 use crate::sampling::{sample_ternary, sample_uniform, NoiseDistribution, Prng, Seed};
 use crate::serialize::Reader;
 
@@ -59,6 +59,39 @@ fn at_basis<'a>(
     Ok(slot.insert(poly.restrict(basis)?))
 }
 
+/// (e - a s, a) over the basis of `s` (NTT form), a from a fresh seed.
+fn public_key_for(s: &Poly, noise: NoiseDistribution, rng: &mut Prng) -> Result<RlwePublicKey> {
+    let seed = rng.gen_seed();
+    let basis = s.basis().clone();
+    let a = sample_uniform(&basis, Representation::Ntt, &mut Prng::from_seed(seed));
+    let e = Zeroizing::new(noise.sample(basis.n(), rng)?);
+    let mut b = Poly::from_signed(&basis, &e, Representation::Ntt)?;
+    // e - a s as -(-e + a s): no a s temporary to wipe.
+    b.neg_assign()?;
+    b.mul_acc(&a, s)?;
+    b.neg_assign()?;
+    Ok(RlwePublicKey { seed, b, a })
+}
+
+/// x (in Q P, NTT form) at Q_l P: its first limbs and the limbs of P,
+/// borrowed when nothing has to be dropped.
+fn at_level_qp<'a>(
+    x: &'a Poly,
+    ks: &KeySwitchContext,
+    qlp: &Arc<RnsBasis>,
+    slot: &'a mut Option<Poly>,
+) -> &'a Poly {
+    if qlp.len() == x.basis().len() {
+        return x;
+    }
+    let n = x.n();
+    let ql = qlp.len() - ks.p().len();
+    let mut data = Vec::with_capacity(qlp.len() * n);
+    data.extend_from_slice(&x.data()[..ql * n]);
+    data.extend_from_slice(&x.data()[ks.q().len() * n..]);
+    slot.insert(Poly::from_raw(qlp, Representation::Ntt, &data))
+}
+
 impl RlweSecret {
     /// The secret with its NTT form over `basis` (the largest ciphertext basis).
     pub fn new(secret: SecretKey, basis: &Arc<RnsBasis>) -> Result<RlweSecret> {
@@ -78,16 +111,19 @@ impl RlweSecret {
 
     /// A public key over the full basis with error from `noise`.
     pub fn public_key(&self, noise: NoiseDistribution, rng: &mut Prng) -> Result<RlwePublicKey> {
-        let seed = rng.gen_seed();
-        let basis = self.s_ntt.basis().clone();
-        let a = sample_uniform(&basis, Representation::Ntt, &mut Prng::from_seed(seed));
-        let e = Zeroizing::new(noise.sample(self.secret.n(), rng)?);
-        let mut b = Poly::from_signed(&basis, &e, Representation::Ntt)?;
-        // e - a s as -(-e + a s): no a s temporary to wipe.
-        b.neg_assign()?;
-        b.mul_acc(&a, &self.s_ntt)?;
-        b.neg_assign()?;
-        Ok(RlwePublicKey { seed, b, a })
+        public_key_for(&self.s_ntt, noise, rng)
+    }
+
+    /// A public key modulo Q P, the basis of `ks`'s keys, for
+    /// [`RlwePublicKey::encrypt_mod_qp`].
+    pub fn public_key_mod_qp(
+        &self,
+        ks: &KeySwitchContext,
+        noise: NoiseDistribution,
+        rng: &mut Prng,
+    ) -> Result<RlwePublicKey> {
+        let s = self.secret.to_poly(ks.qp(), Representation::Ntt)?;
+        public_key_for(&s, noise, rng)
     }
 
     /// Symmetric encryption of `body` (coefficient or NTT form, in the basis
@@ -170,6 +206,44 @@ impl RlwePublicKey {
         let mut c1 = Poly::from_signed(&basis, &e1, Representation::Ntt)?;
         c1.mul_acc(a, &u)?;
         Ok([body, c1])
+    }
+
+    /// Public-key encryption modulo Q_l P with a key modulo Q P (from
+    /// [`RlweSecret::public_key_mod_qp`] for `ks`), `body` in Q_l (any
+    /// representation): (e0 + b u, e1 + a u) in Q_l P divided by P
+    /// (ModDown), plus the body, NTT form. The error e0 + e u + e1 s shrinks
+    /// by P and leaves about the ModDown's rounding r0 + r1 s, instead of
+    /// e0 + e u + e1 s when encrypting modulo Q_l.
+    pub fn encrypt_mod_qp(
+        &self,
+        mut body: Poly,
+        ks: &KeySwitchContext,
+        noise: NoiseDistribution,
+        rng: &mut Prng,
+    ) -> Result<[Poly; 2]> {
+        let ql = body.basis().len();
+        let qlp = ks.level_qp(ql)?.clone();
+        if !same_basis(self.b.basis(), ks.qp()) || body.basis().primes()[..] != qlp.primes()[..ql] {
+            return Err(crate::Error::BasisMismatch);
+        }
+        let n = qlp.n();
+        let (mut b_slot, mut a_slot) = (None, None);
+        let b = at_level_qp(&self.b, ks, &qlp, &mut b_slot);
+        let a = at_level_qp(&self.a, ks, &qlp, &mut a_slot);
+        let u = Zeroizing::new(sample_ternary(n, rng));
+        let u = Zeroizing::new(Poly::from_signed(&qlp, &u, Representation::Ntt)?);
+        let e0 = Zeroizing::new(noise.sample(n, rng)?);
+        let e1 = Zeroizing::new(noise.sample(n, rng)?);
+        let mut c0 = Poly::from_signed(&qlp, &e0, Representation::Ntt)?;
+        c0.mul_acc(b, &u)?;
+        let mut c1 = Poly::from_signed(&qlp, &e1, Representation::Ntt)?;
+        c1.mul_acc(a, &u)?;
+        // The body turns into c0 in place (no copy of the message is left
+        // behind); the P limbs left in the moved-down buffers are RLWE
+        // samples modulo P (b u + e0, a u + e1), as public as the ciphertext.
+        body.to_ntt()?;
+        body.add_assign(&ks.mod_down_owned(c0)?)?;
+        Ok([body, ks.mod_down_owned(c1)?])
     }
 
     /// Bytes: seed (32) | b (ring polynomial body).

@@ -98,6 +98,9 @@ fn mod_down_rounds_exactly() {
             .apply(&x.restrict(&q).unwrap(), &x.restrict(&p).unwrap())
             .unwrap();
         assert_eq!(r2, r);
+        // And in place on an owned x.
+        assert_eq!(dr.apply_joined_owned(x.clone()).unwrap(), r);
+        assert!(dr.apply_joined_owned(r.clone()).is_err());
     }
 }
 

@@ -5,8 +5,8 @@ use num_bigint::BigInt;
 use num_traits::FromPrimitive;
 use triskel_ring::sampling::sample_uniform;
 use triskel_ring::{
-    KeySwitchContext, KeySwitchKey, NoiseDistribution, Poly, Prng, Representation, RnsBasis,
-    SecretDistribution, SecretKey,
+    KeySwitchContext, KeySwitchKey, LazyRlwe, NoiseDistribution, Poly, Prng, Representation,
+    RlweSecret, RnsBasis, SecretDistribution, SecretKey,
 };
 
 const N: usize = 2048;
@@ -179,6 +179,10 @@ fn lazy_switches_move_down_to_plain_ones() {
         let (x0, lazy_u1) = ctx.switch_lazy(&key, &c).unwrap();
         assert_eq!(x0.basis().len(), ql + ctx.p().len());
         assert_eq!(lazy_u1, u1);
+        // Without any ModDown: both halves in Q_l P.
+        let (y0, y1) = ctx.switch_unreduced(&key, &c).unwrap();
+        assert_eq!(y0, x0);
+        assert_eq!(ctx.mod_down(&y1).unwrap(), u1);
         assert_eq!(ctx.mod_down(&x0).unwrap(), u0);
         assert_eq!(ctx.mod_down_owned(x0.clone()).unwrap(), u0);
         assert!(ctx.mod_down_owned(u0.clone()).is_err());
@@ -193,4 +197,67 @@ fn lazy_switches_move_down_to_plain_ones() {
     assert!(ctx
         .scale_by_p(&sample_uniform(&other_n, Representation::Ntt, &mut rng))
         .is_err());
+}
+
+/// Max |phase - m| over the coefficients of an encryption of m.
+fn encryption_error(sk: &RlweSecret, polys: &[Poly], m: &Poly) -> BigInt {
+    let mut x = sk.phase(polys).unwrap().clone();
+    x.sub_assign(m).unwrap();
+    x.to_coefficient().unwrap();
+    inf_norm(&reconstruct_centered(&x))
+}
+
+#[test]
+fn encryption_modulo_qp_leaves_only_the_rounding() {
+    let mut rng = Prng::from_seed([23; 32]);
+    let ctx = context(2);
+    let secret = SecretKey::generate(N, SecretDistribution::Ternary, &mut rng).unwrap();
+    let sk = RlweSecret::new(secret, ctx.q()).unwrap();
+    let noise = NoiseDistribution::default();
+    let pk_qp = sk.public_key_mod_qp(&ctx, noise, &mut rng).unwrap();
+    let pk_q = sk.public_key(noise, &mut rng).unwrap();
+    for ql in [4, 2] {
+        let basis = ctx.q().sub_basis(0..ql).unwrap();
+        let m = sample_uniform(&basis, Representation::Ntt, &mut rng);
+        let c = pk_qp
+            .encrypt_mod_qp(m.clone(), &ctx, noise, &mut rng)
+            .unwrap();
+        assert_eq!(c[0].basis().len(), ql);
+        // r0 + r1 s with |r_i| <= 1/2 (and (e0 + e u + e1 s) / P < 1):
+        // coefficients within 8 deviations of sqrt((1 + N 2/3) / 12).
+        let err = encryption_error(&sk, &c, &m);
+        let sd = ((1.0 + N as f64 * 2.0 / 3.0) / 12.0).sqrt();
+        assert!(err <= BigInt::from((8.0 * sd) as i64), "error {err}");
+        // Modulo Q alone the error is e0 + e u + e1 s, far larger.
+        let c = pk_q.encrypt(m.clone(), noise, &mut rng).unwrap();
+        assert!(encryption_error(&sk, &c, &m) > BigInt::from((16.0 * sd) as i64));
+    }
+    // A key modulo Q cannot encrypt modulo Q P.
+    let m = sample_uniform(ctx.q(), Representation::Ntt, &mut rng);
+    assert!(pk_q.encrypt_mod_qp(m, &ctx, noise, &mut rng).is_err());
+    let other = RnsBasis::generate(N, 40, 2).unwrap();
+    let m = sample_uniform(&other, Representation::Ntt, &mut rng);
+    assert!(pk_qp.encrypt_mod_qp(m, &ctx, noise, &mut rng).is_err());
+}
+
+#[test]
+fn a_lazy_rotation_finishes_to_the_plain_one() {
+    let mut rng = Prng::from_seed([29; 32]);
+    let ctx = context(2);
+    let sk = SecretKey::generate(N, SecretDistribution::Ternary, &mut rng).unwrap();
+    let g = 5;
+    let key = KeySwitchKey::galois(&ctx, &sk, g, &mut rng).unwrap();
+    let basis = ctx.q().sub_basis(0..3).unwrap();
+    let c0 = sample_uniform(&basis, Representation::Ntt, &mut rng);
+    let c1 = sample_uniform(&basis, Representation::Ntt, &mut rng);
+    let (u0, u1) = ctx.switch(&key, &c1.automorphism(g).unwrap()).unwrap();
+    let plain0 = c0.automorphism(g).unwrap().add(&u0).unwrap();
+    let lazy = LazyRlwe::new(&c0, &c1).unwrap();
+    let (l0, l1) = lazy.rotated(&ctx, &key, g).unwrap().finish(&ctx).unwrap();
+    assert_eq!((l0, l1), (plain0, u1));
+    // Nothing pending: the ciphertext itself; components of two bases: an error.
+    let (n0, n1) = LazyRlwe::new(&c0, &c1).unwrap().finish(&ctx).unwrap();
+    assert_eq!((&n0, &n1), (&c0, &c1));
+    let low = c0.restrict(&ctx.q().sub_basis(0..2).unwrap()).unwrap();
+    assert!(LazyRlwe::new(&c0, &low).is_err());
 }
