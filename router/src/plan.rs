@@ -1264,12 +1264,18 @@ fn ckks_counts(p: &Program, packing: &[Packing], i: usize) -> Vec<(&'static str,
     let mask = packing[i].mask_operand as u8 as f64;
     match &p.nodes[i].op {
         op @ (Op::Polynomial(..) | Op::Chebyshev { .. }) => {
-            // Baby-step giant-step: about 2 sqrt(d) + log2(d) products, d scalar terms.
-            let d = ckks_polynomial(op).ok().flatten().map_or(1, |c| c.degree()) as f64;
-            vec![
-                ("mul_relin", 2.0 * d.sqrt() + d.log2().max(0.0)),
-                ("add", d),
-            ]
+            // triskel-ckks' baby-step giant-step: T_2 .. T_(k-1) and the
+            // giants T_k, T_2k, .. <= d (one product each), one product per
+            // split of the coefficients by a giant, d scalar terms.
+            let d = ckks_polynomial(op).ok().flatten().map_or(1, |c| c.degree());
+            let m = (usize::BITS - d.leading_zeros()) as usize;
+            let k = 1usize << m.div_ceil(2);
+            let giants = std::iter::successors(Some(k), |g| Some(2 * g))
+                .take_while(|&g| g <= d)
+                .count();
+            let products =
+                k.saturating_sub(2).min(d.saturating_sub(1)) + giants + (d + 1).div_ceil(k) - 1;
+            vec![("mul_relin", products as f64), ("add", d as f64)]
         }
         Op::MatVec { x, rows } => {
             let dim = packing[*x as usize]
