@@ -178,15 +178,32 @@ pub fn calibrate(mut progress: impl FnMut(&str)) -> Result<CostModel> {
             continue;
         }
         let name = base.name().to_string();
-        let bfv_key = bfv::SecretKey::generate(&bfv::BfvContext::new(base)?)?;
+        let ctx = bfv::BfvContext::new(base)?;
+        let bfv_key = bfv::SecretKey::generate(&ctx)?;
         let t = Instant::now();
-        TransitionKey::generate(&bfv_key, &ck)?;
+        let key = TransitionKey::generate(&bfv_key, &ck)?;
         put(
             "bfv",
             &name,
             "transition_key",
             t.elapsed().as_nanos() as f64,
         );
+        // The key switch of one extracted coefficient, and of 16 in one
+        // pass over the key (how the decisions batch them).
+        let mut ct = bfv_key.encrypt(&bfv::Plaintext::from_coeffs(&ctx, &[1])?)?;
+        while ct.level() > 0 {
+            ct = ct.mod_switch_to_next()?;
+        }
+        let lwes = ct.sample_extract(&(0..16).collect::<Vec<_>>())?;
+        let refs: Vec<&triskel_ring::LweCiphertext> = lwes.iter().collect();
+        for (count, primitive) in [(1, "transition_switch1"), (16, "transition_switch16")] {
+            put(
+                "bfv",
+                &name,
+                primitive,
+                time(primitive, || Ok(key.switch(&refs[..count])?))?,
+            );
+        }
     }
     put(
         "tfhe",
@@ -208,7 +225,27 @@ pub fn calibrate(mut progress: impl FnMut(&str)) -> Result<CostModel> {
         "pbs",
         time("pbs", || Ok(sk.apply_lookup_table(&block, &lut)?))?,
     );
+    put(
+        "tfhe",
+        set,
+        "key_switch",
+        time("key_switch", || Ok(sk.key_switch(block.lwe())?))?,
+    );
+    let small = sk.key_switch(block.lwe())?;
+    put(
+        "tfhe",
+        set,
+        "sign_bootstrap",
+        time("sign_bootstrap", || Ok(sk.sign_block(&small)?))?,
+    );
     let (a, b) = (ck.encrypt_u8(200)?, ck.encrypt_u8(77)?);
+    let table: Vec<u8> = (0..=255u8).map(|v| v.wrapping_mul(37)).collect();
+    put(
+        "tfhe",
+        set,
+        "lookup8",
+        time("lookup8", || crate::lookup::lookup_u8(&sk, &a, &table))?,
+    );
     put("tfhe", set, "add8", time("add8", || Ok(sk.add(&a, &b)?))?);
     put(
         "tfhe",

@@ -108,6 +108,15 @@ pub struct Session {
     released: BTreeMap<String, (String, Released)>,
 }
 
+/// Whether BFV part `part` of `plan` multiplies ciphertexts (needs a
+/// relinearization key).
+fn bfv_needs_relin(plan: &Plan, part: usize) -> bool {
+    plan.program.nodes.iter().enumerate().any(|(i, n)| {
+        plan.placements[i] == Placement::Bfv(part)
+            && matches!(&n.op, Op::Mul(..) | Op::Dot(..) | Op::Polynomial(_, _))
+    })
+}
+
 fn input_err<T>(msg: String) -> Result<T> {
     Err(Error::Input(msg))
 }
@@ -272,13 +281,45 @@ impl Session {
     /// Plans `program` with this session's cost model (homomorphically
     /// only: no key-holder round trip).
     pub fn plan(&self, program: &Program) -> Result<Plan> {
-        plan_with(program, &self.costs, PlanOptions::default())
+        self.plan_with(program, PlanOptions::default())
     }
 
     /// Plans `program` with this session's cost model and what `options`
-    /// allow.
+    /// allow. BFV and TFHE keys the session already holds are not made
+    /// again: their steps are predicted at 0 and say so.
     pub fn plan_with(&self, program: &Program, options: PlanOptions) -> Result<Plan> {
-        plan_with(program, &self.costs, options)
+        let mut plan = plan_with(program, &self.costs, options)?;
+        let held: Vec<bool> = plan
+            .steps
+            .iter()
+            .map(|s| match s.kind {
+                StepKind::Keygen(Engine::Bfv, part) => self.bfv_keys_held(&plan, part),
+                StepKind::Keygen(Engine::Tfhe, _) => self.tfhe_keys_held(&plan),
+                _ => false,
+            })
+            .collect();
+        for (step, held) in plan.steps.iter_mut().zip(held) {
+            if held {
+                step.predicted_ns = 0.0;
+                step.label += " (held by the session)";
+            }
+        }
+        Ok(plan)
+    }
+
+    fn bfv_keys_held(&self, plan: &Plan, part: usize) -> bool {
+        let needs_relin = bfv_needs_relin(plan, part);
+        self.bfv.get(plan.bfv[part].params.name()).is_some_and(|k| {
+            k.rotations == bfv_rotations(plan, part) && (k.rk.is_some() || !needs_relin)
+        })
+    }
+
+    fn tfhe_keys_held(&self, plan: &Plan) -> bool {
+        self.tfhe.is_some()
+            && (0..plan.bfv.len()).all(|k| {
+                !plan.placements.contains(&Placement::BfvToTfhe(k))
+                    || self.transition.contains_key(plan.bfv[k].params.name())
+            })
     }
 
     /// Runs `plan` on `inputs` (checked first: nothing runs on bad inputs),
@@ -347,17 +388,12 @@ impl Session {
     }
 
     fn bfv_keys(&mut self, plan: &Plan, part: usize) -> Result<()> {
+        if self.bfv_keys_held(plan, part) {
+            return Ok(());
+        }
         let params = &plan.bfv[part].params;
         let rotations = bfv_rotations(plan, part);
-        let needs_relin = plan.program.nodes.iter().enumerate().any(|(i, n)| {
-            plan.placements[i] == Placement::Bfv(part)
-                && matches!(&n.op, Op::Mul(..) | Op::Dot(..) | Op::Polynomial(_, _))
-        });
-        if let Some(k) = self.bfv.get(params.name()) {
-            if k.rotations == rotations && (k.rk.is_some() || !needs_relin) {
-                return Ok(());
-            }
-        }
+        let needs_relin = bfv_needs_relin(plan, part);
         let ctx = bfv::BfvContext::new(params.clone())?;
         let sk = bfv::SecretKey::generate(&ctx)?;
         // A new secret key: a transition key of the old one is stale.

@@ -29,7 +29,6 @@ use triskel_tfhe::TfheParameters;
 
 use crate::cost::CostModel;
 use crate::error::{Error, Result};
-use crate::lookup::U8_LOOKUP_BOOTSTRAPS;
 use crate::program::{Cmp, Kind, Op, Program, Scalar, MAX_SIGNED_BOUND};
 use crate::transition::{
     analyse, any_bootstraps, decision_bootstraps, MAX_LOG2_FAILURE, MAX_TRANSITION_DIMENSION,
@@ -133,6 +132,16 @@ pub struct Step {
     /// serialized bytes of the step's ciphertext, or of the evaluation keys
     /// a key generation step made.
     pub bytes: Option<usize>,
+}
+
+impl Step {
+    /// predicted / measured, after a run; None for a step predicted at 0
+    /// (its work belongs to another step, or its keys exist already).
+    pub fn ratio(&self) -> Option<f64> {
+        self.measured_ns
+            .filter(|&m| m > 0.0 && self.predicted_ns > 0.0)
+            .map(|m| self.predicted_ns / m)
+    }
 }
 
 /// CKKS layout of a node's value: vectors are packed periodically over all
@@ -1101,7 +1110,7 @@ fn tfhe_counts(p: &Program, i: usize) -> Vec<(&'static str, f64)> {
             ]
         }
         Op::Select { a, .. } => vec![("select8", len * width(operand_kind(*a)))],
-        Op::Lookup { .. } => vec![("pbs", len * U8_LOOKUP_BOOTSTRAPS as f64)],
+        Op::Lookup { .. } => vec![("lookup8", len)],
         Op::Argmax(a) => {
             // Per challenger: a comparison, two selects (value, index), an index constant.
             let (l, w) = (len_of(p, *a) as f64 - 1.0, width(operand_kind(*a)));
@@ -1255,12 +1264,18 @@ fn ckks_counts(p: &Program, packing: &[Packing], i: usize) -> Vec<(&'static str,
     let mask = packing[i].mask_operand as u8 as f64;
     match &p.nodes[i].op {
         op @ (Op::Polynomial(..) | Op::Chebyshev { .. }) => {
-            // Baby-step giant-step: about 2 sqrt(d) + log2(d) products, d scalar terms.
-            let d = ckks_polynomial(op).ok().flatten().map_or(1, |c| c.degree()) as f64;
-            vec![
-                ("mul_relin", 2.0 * d.sqrt() + d.log2().max(0.0)),
-                ("add", d),
-            ]
+            // triskel-ckks' baby-step giant-step: T_2 .. T_(k-1) and the
+            // giants T_k, T_2k, .. <= d (one product each), one product per
+            // split of the coefficients by a giant, d scalar terms.
+            let d = ckks_polynomial(op).ok().flatten().map_or(1, |c| c.degree());
+            let m = (usize::BITS - d.leading_zeros()) as usize;
+            let k = 1usize << m.div_ceil(2);
+            let giants = std::iter::successors(Some(k), |g| Some(2 * g))
+                .take_while(|&g| g <= d)
+                .count();
+            let products =
+                k.saturating_sub(2).min(d.saturating_sub(1)) + giants + (d + 1).div_ceil(k) - 1;
+            vec![("mul_relin", products as f64), ("add", d as f64)]
         }
         Op::MatVec { x, rows } => {
             let dim = packing[*x as usize]
@@ -1494,9 +1509,11 @@ fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
                     &plan.bfv[k].base,
                     &bfv_counts(p, i, plan.bfv[k].encoding),
                 ),
-                Placement::Ckks => {
-                    costs.predict("ckks", &params, &ckks_counts(p, &plan.packing, i))
-                }
+                Placement::Ckks => Ok(costs.predict(
+                    "ckks",
+                    &params,
+                    &ckks_counts(p, &plan.packing, i),
+                )? * ckks_level_factor(plan, i)),
                 Placement::Tfhe => costs.predict("tfhe", tfhe.name, &tfhe_counts(p, i)),
                 Placement::BfvToTfhe(k) => {
                     let part = &plan.bfv[k];
@@ -1509,21 +1526,22 @@ fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
                         Op::Lookup { table, .. } => table.len() as f64 - 1.0,
                         _ => 0.0,
                     };
-                    let per_value = match &node.op {
-                        Op::Compare(_, _, c) | Op::CompareScalar(_, _, c) => match c {
-                            Cmp::Eq | Cmp::Ne => 2.0 * decision + 1.0,
-                            _ => decision,
-                        },
-                        Op::Lookup { .. } => entries * decision,
-                        _ => decision,
+                    // Decisions per value, and bootstraps besides them
+                    // (== / != combine two decisions by one).
+                    let (decisions, extra) = match &node.op {
+                        Op::Compare(_, _, Cmp::Eq | Cmp::Ne)
+                        | Op::CompareScalar(_, _, Cmp::Eq | Cmp::Ne) => (2.0, 1.0),
+                        Op::Lookup { .. } => (entries, 0.0),
+                        _ => (1.0, 0.0),
                     };
                     let len = node.kind.len() as f64;
                     Ok(
                         costs.predict("bfv", &part.base, &bfv_counts(p, i, part.encoding))?
+                            + decisions_ns(costs, &part.base, decisions * len, decision)?
                             + costs.predict(
                                 "tfhe",
                                 tfhe.name,
-                                &[("pbs", per_value * len), ("add8", entries * len)],
+                                &[("pbs", extra * len), ("add8", entries * len)],
                             )?,
                     )
                 }
@@ -1593,6 +1611,52 @@ fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
     Ok(steps)
 }
 
+/// Predicted time of `decisions` threshold decisions of `windows`
+/// bootstraps each from BFV set `base` (`transition::bfv_scores_above`):
+/// every window's copy switched by the transition key in passes over it of
+/// up to 16 (calibrated at 1 and 16, linear between), one sign bootstrap
+/// per window and a key switch after each window but the last.
+fn decisions_ns(costs: &CostModel, base: &str, decisions: f64, windows: f64) -> Result<f64> {
+    let switches = decisions * windows;
+    let one = costs.get("bfv", base, "transition_switch1")?;
+    let batch = costs.get("bfv", base, "transition_switch16")?;
+    let full = (switches / 16.0).floor();
+    let rest = switches - 16.0 * full;
+    let partial = match rest > 0.0 {
+        true => one + (batch - one) * (rest - 1.0) / 15.0,
+        false => 0.0,
+    };
+    Ok(full * batch
+        + partial
+        + costs.predict(
+            "tfhe",
+            tfhe_set().name,
+            &[
+                ("sign_bootstrap", switches),
+                ("key_switch", decisions * (windows - 1.0)),
+            ],
+        )?)
+}
+
+/// The calibrated CKKS costs are at the top level; node `i` runs at its
+/// operands' level, on (primes left) / (all primes) of the work.
+fn ckks_level_factor(plan: &Plan, i: usize) -> f64 {
+    let used = plan.program.nodes[i]
+        .op
+        .operands()
+        .iter()
+        .map(|&a| plan.packing[a as usize].depth)
+        .max()
+        .unwrap_or(0);
+    ckks_primes_left(plan, used)
+}
+
+/// (primes left) / (all primes) of the CKKS set after `depth` levels.
+fn ckks_primes_left(plan: &Plan, depth: usize) -> f64 {
+    let primes = plan.ckks.as_ref().map_or(1, |c| c.q_bits().len()) as f64;
+    ((primes - depth as f64) / primes).clamp(1.0 / primes, 1.0)
+}
+
 /// Predicted time of decrypting node `i`'s value.
 fn decrypt_ns(plan: &Plan, costs: &CostModel, i: usize) -> Result<f64> {
     let place = plan.placements[i];
@@ -1612,7 +1676,11 @@ fn decrypt_ns(plan: &Plan, costs: &CostModel, i: usize) -> Result<f64> {
                 ],
             )
         }
-        Placement::Ckks => costs.predict("ckks", &params_name(plan, place), &[("decrypt", 1.0)]),
+        Placement::Ckks => Ok(costs.predict(
+            "ckks",
+            &params_name(plan, place),
+            &[("decrypt", 1.0)],
+        )? * ckks_primes_left(plan, plan.packing[i].depth)),
         Placement::Tfhe | Placement::BfvToTfhe(_) => {
             let blocks = match plan.program.nodes[i].kind {
                 Kind::Uint { bits, len } => (bits / 2) as f64 * len as f64,
@@ -1675,21 +1743,38 @@ impl Plan {
         s
     }
 
+    /// Steps whose prediction is more than `factor` off their measured time
+    /// (either way), after a run.
+    pub fn steps_off_by(&self, factor: f64) -> Vec<usize> {
+        (0..self.steps.len())
+            .filter(|&k| {
+                self.steps[k]
+                    .ratio()
+                    .is_some_and(|r| r > factor || r < 1.0 / factor)
+            })
+            .collect()
+    }
+
     /// The plan as a table: each step's engine, parameter set, predicted
-    /// time and, after a run, the measured time.
+    /// time and, after a run, the measured time and predicted / measured
+    /// (`!` when more than 2x off), then the totals' ratio line.
     pub fn explain(&self) -> String {
         let ms = |ns: f64| format!("{:.3} ms", ns / 1e6);
         let mut out = String::new();
         let _ = writeln!(
             out,
-            "{:<5} {:<5} {:<34} {:>12} {:>12}  step",
-            "#", "eng", "parameter set", "predicted", "measured"
+            "{:<5} {:<5} {:<34} {:>12} {:>12} {:>7}  step",
+            "#", "eng", "parameter set", "predicted", "measured", "p/m"
         );
+        let off = self.steps_off_by(2.0);
         for (k, s) in self.steps.iter().enumerate() {
             let measured = s.measured_ns.map_or("-".to_string(), ms);
+            let ratio = s.ratio().map_or("-".to_string(), |r| {
+                format!("{r:.2}{}", if off.contains(&k) { "!" } else { " " })
+            });
             let _ = writeln!(
                 out,
-                "{k:<5} {:<5} {:<34} {:>12} {:>12}  {}",
+                "{k:<5} {:<5} {:<34} {:>12} {:>12} {ratio:>7}  {}",
                 s.engine.name(),
                 s.params,
                 ms(s.predicted_ns),
@@ -1705,6 +1790,20 @@ impl Plan {
             measured.map_or("-".to_string(), ms),
             ms(self.planning_ns)
         );
+        if let Some(m) = measured {
+            let off_ns: f64 = off.iter().filter_map(|&k| self.steps[k].measured_ns).sum();
+            let _ = writeln!(
+                out,
+                "predicted / measured: {:.2}; steps more than 2x off: {} ({:.1}% of the measured time)",
+                self.predicted_ns() / m,
+                if off.is_empty() {
+                    "none".to_string()
+                } else {
+                    format!("{off:?}")
+                },
+                100.0 * off_ns / m
+            );
+        }
         for &(i, from) in &self.round_trips {
             let _ = writeln!(
                 out,

@@ -60,15 +60,33 @@
 //! # Noise and failure probability
 //!
 //! [`DecisionAnalysis`] computes it for a key and a ciphertext; for the
-//! coefficient match (t = 2^23, the 2_2 TFHE set, transition key base 2^2
-//! with 8 levels), in units of 1/(2N)^2 of variance:
-//! transition key switch 2.40 (N_bfv l (B^2 + 2)/12 sigma_lwe^2 + N_bfv (2/3)
-//! B^-2l / 12, ternary key), the previous window's output and its key switch
-//! 0.1 + 3.06, modulus switch 1/12 + n/48 = 17.7, BFV noise below 2^-30: in all
-//! 23.2, against a margin of 64: 2^-131.6 per bootstrap, and with 6 windows
-//! 2^-129 per decision (union bound). The decision is exact for every score
-//! in [-t/4, t/4) and threshold in [-t/4, t/4], whose difference stays in
-//! [-t/2, t/2) (scores lie in [-128 127^2, 128 127^2], inside 2^21 = t/4).
+//! coefficient match (t = 2^23, the 2_2 TFHE set, n = 845, 2N = 4096,
+//! transition key base 2^2 with 8 levels), in units of 1/(2N)^2 of variance:
+//!
+//! - transition key switch 2.40 = N_bfv l (B^2 + 2) / 12 (sigma_lwe^2 +
+//!   (n / 2 + 1) 2^-64 / 12) + N_bfv (2/3) B^-2l / 12 (ternary key): the key
+//!   rows' Gaussian noise (sigma_lwe^2 = 2^-39.0) plus their rounding to
+//!   32-bit words (ring's `LweKeySwitchKey` keeps the top half of each word:
+//!   2^-19.9 of the Gaussian's variance), 1.51 in all, and the
+//!   decomposition's rounding to 16 bits, 0.89;
+//! - modulus switch to 2N 1/12 + n/48 = 17.7 (binary-key mean correction);
+//! - in windows above the lowest, the previous reading's output (blind
+//!   rotation 0.1) and its key switch (3.06);
+//! - the BFV noise amplified by the window's shift, below 2^-30.
+//!
+//! The lowest window's digit lies half a box from its boundaries (2N /
+//! 2^(w_0 + 1) units: 64 for a 5-bit reading), every higher one a quarter
+//! box (2N / 2^(D + 2) = 64). So a single-window decision (k - r <= 5 bits
+//! read) has variance 20.1 against 64: 2^-151 per decision, and a 6-bit
+//! reading in one bootstrap would have half the margin (2^-38): ONE
+//! bootstrap decides a sign to t / 2^5, i.e. within 2^18 for t = 2^23 (the
+//! 1:1 verification's tolerance; no cheaper key shape fits: base 2^3 with
+//! 5 levels adds 14 units, 2^-97). Higher windows: 23.2 against 64,
+//! 2^-131.1 each; the exact 23-bit decision (6 windows) 2^-128.8 (union
+//! bound), 9 bits within 2^14 (2 windows) 2^-131. The decision is exact
+//! for every score in [-t/4, t/4) and threshold in [-t/4, t/4], whose
+//! difference stays in [-t/2, t/2) (scores lie in [-128 127^2, 128 127^2],
+//! inside 2^21 = t/4).
 //!
 //! # CKKS -> TFHE
 //!
@@ -296,6 +314,12 @@ impl TransitionKey {
         })
     }
 
+    /// Switches LWE ciphertexts extracted from the source set to the TFHE
+    /// set's small key, in one pass over the key.
+    pub(crate) fn switch(&self, lwes: &[&LweCiphertext]) -> Result<Vec<LweCiphertext>> {
+        Ok(self.ksk.switch_many(lwes)?)
+    }
+
     /// The set it takes ciphertexts of.
     pub fn source(&self) -> &Source {
         &self.source
@@ -384,13 +408,15 @@ impl TransitionKey {
 pub struct DecisionAnalysis {
     /// Bootstraps per decision (windows).
     pub bootstraps: usize,
-    /// Variance of a window's input phase error, units of 1/(2N)^2.
+    /// Variance of the input phase error of the highest window (the
+    /// largest), units of 1/(2N)^2.
     pub input_variance: f64,
     /// Of which the transition key switch.
     pub transition_key_switch: f64,
-    /// Distance of every reading from its boundaries, units of 1/(2N).
+    /// Distance of the highest window's reading from its boundaries, units
+    /// of 1/(2N).
     pub margin: f64,
-    /// log2 of the failure probability of one bootstrap.
+    /// log2 of the failure probability of the likeliest bootstrap to fail.
     pub log2_failure_per_bootstrap: f64,
     /// log2 of the failure probability of a decision (union bound).
     pub log2_failure_per_decision: f64,
@@ -440,8 +466,13 @@ pub fn analyse(
         TRANSITION_LEVELS as f64,
     );
     let n_in = source_n as f64;
-    // Ternary key: E[s^2] = 2/3.
-    let transition = (n_in * l * (b * b + 2.0) / 12.0 * p.lwe_noise_std.powi(2)
+    // Each key row's noise: the key's Gaussian plus its rounding to a 32-bit
+    // word ((n_out / 2 + 1) / 12 units of 2^-64, ring's LweKeySwitchKey);
+    // digits uniform in [-B/2, B/2); the decomposition's rounding of each
+    // mask word (precision B^-l) times a ternary key bit (E[s^2] = 2/3).
+    let row =
+        p.lwe_noise_std.powi(2) + (p.lwe_dimension as f64 / 2.0 + 1.0) * 2f64.powi(-64) / 12.0;
+    let transition = (n_in * l * (b * b + 2.0) / 12.0 * row
         + n_in * (2.0 / 3.0) * 2f64.powi(-2 * (TRANSITION_BASE_LOG * TRANSITION_LEVELS) as i32)
             / 12.0)
         * scale;
@@ -450,17 +481,31 @@ pub fn analyse(
     // rounding, well below it), amplified by the lowest window's shift.
     let relative = source_noise_log2.exp2() / last_prime as f64;
     let amplified = (relative * 2f64.powi((k - tops[0]) as i32)).powi(2) * scale;
-    let previous = (tfhe_noise.blind_rotation + tfhe_noise.key_switch) * scale;
-    let input_variance = transition + previous + tfhe_noise.modulus_switch + amplified;
-    let margin = two_n / 2f64.powi(WINDOW_BITS as i32 + 2);
-    let per = tfhe::params::log2_gaussian_tail(margin / input_variance.sqrt());
+    let lowest = transition + tfhe_noise.modulus_switch + amplified;
+    // The lowest window's digit sits half a box from its boundaries; every
+    // higher one a quarter box, with the previous reading's output (blind
+    // rotation and its key switch) added to its input.
+    let lowest_margin = two_n / 2f64.powi(tops[0] as i32 + 1);
+    let mut failures = vec![tfhe::params::log2_gaussian_tail(
+        lowest_margin / lowest.sqrt(),
+    )];
+    let (mut input_variance, mut margin) = (lowest, lowest_margin);
+    if tops.len() > 1 {
+        input_variance = lowest + (tfhe_noise.blind_rotation + tfhe_noise.key_switch) * scale;
+        margin = two_n / 2f64.powi(WINDOW_BITS as i32 + 2);
+        let upper = tfhe::params::log2_gaussian_tail(margin / input_variance.sqrt());
+        failures.extend(std::iter::repeat_n(upper, tops.len() - 1));
+    }
+    let per = failures.iter().copied().fold(f64::MIN, f64::max);
+    // Union bound over the windows.
+    let total = failures.iter().map(|f| f.exp2()).sum::<f64>().log2();
     DecisionAnalysis {
         bootstraps: tops.len(),
         input_variance,
         transition_key_switch: transition,
         margin,
         log2_failure_per_bootstrap: per,
-        log2_failure_per_decision: per + (tops.len() as f64).log2(),
+        log2_failure_per_decision: total,
     }
 }
 
@@ -496,7 +541,7 @@ fn top_bits(
         .collect();
     let switched = scaled
         .par_chunks(SWITCH_BATCH)
-        .map(|chunk| key.ksk.switch_many(&chunk.iter().collect::<Vec<_>>()))
+        .map(|chunk| key.switch(&chunk.iter().collect::<Vec<_>>()))
         .collect::<std::result::Result<Vec<_>, _>>()?;
     let switched: Vec<LweCiphertext> = switched.into_iter().flatten().collect();
     let windows: Vec<&[LweCiphertext]> = switched.chunks(tops.len()).collect();
@@ -677,8 +722,9 @@ pub fn ckks_coefficients_above(
     top_bits(&lwes, k, key, server)
 }
 
-/// How many bits [`any`] sums before one bootstrap on `set`.
-fn any_group(set: &tfhe::TfheParameters) -> Result<usize> {
+/// What bounds [`any`]'s sums on `set`: (p = message x carry, the largest
+/// squared 2-norm of a bootstrap's input, Delta = 1/(2p) of the torus).
+fn any_bounds(set: &tfhe::TfheParameters) -> Result<(u64, u64, u64)> {
     let tfhe::Encoding::Integer {
         message_modulus,
         carry_modulus,
@@ -687,13 +733,15 @@ fn any_group(set: &tfhe::TfheParameters) -> Result<usize> {
     else {
         return Err(Error::Mismatch("an integer TFHE set is needed".into()));
     };
-    Ok((max_noise_level.min(message_modulus * carry_modulus - 1) as usize).max(2))
+    let p = message_modulus * carry_modulus;
+    Ok((p, max_noise_level * max_noise_level, (1u64 << 63) / p))
 }
 
-/// Bootstraps [`any`] takes on `count` bits of `set` (what the planner
-/// predicts it from).
+/// Bootstraps [`any`] takes on `count` fresh decision bits (degree 1,
+/// noise level 1) of `set`: what the planner predicts it from.
 pub fn any_bootstraps(set: &tfhe::TfheParameters, count: usize) -> Result<usize> {
-    let group = any_group(set)?;
+    let (p, norm2, _) = any_bounds(set)?;
+    let group = p.min(norm2).max(2) as usize;
     let (mut level, mut total) = (count, 0);
     while level > 1 {
         level = level.div_ceil(group);
@@ -702,24 +750,49 @@ pub fn any_bootstraps(set: &tfhe::TfheParameters, count: usize) -> Result<usize>
     Ok(total)
 }
 
-/// One encrypted bit: is any of `bits` 1? Sums of as many blocks as the
-/// set's noise level allows, each reduced by one bootstrap (x > 0).
+/// One encrypted bit: is any of `bits` (blocks of 0 or 1) nonzero? Blocks
+/// are summed in groups, and each sum s read by one key switch and sign
+/// bootstrap of Delta (1/2 - s), negative exactly when s >= 1. A group
+/// holds blocks while their degrees sum to at most p (so Delta (1/2 - s)
+/// stays above -1/2 of the torus) and their noise levels' squares to at
+/// most the set's analysed input norm (independent noises: the failure
+/// probability stays the set's own per bootstrap): 16 fresh decision bits
+/// per bootstrap on 2_2, against 5 for a lookup table of the sum.
 pub fn any(server: &tfhe::ServerKey, bits: &[EncryptedBit]) -> Result<EncryptedBit> {
-    let group = any_group(server.parameters())?;
-    let positive = server.lookup_table(|x| (x > 0) as u64)?;
-    let mut level: Vec<EncryptedBit> = bits.to_vec();
-    if level.is_empty() {
+    let (p, norm2, delta) = any_bounds(server.parameters())?;
+    // Fresh bits pair up (every round after the first shrinks the level).
+    if norm2 < 2 {
+        return Err(Error::Mismatch(
+            "`any` needs a set that adds two blocks before a bootstrap".into(),
+        ));
+    }
+    if bits.is_empty() {
         return Err(Error::OutOfRange("no bits to combine".into()));
     }
+    let mut level: Vec<EncryptedBit> = bits.to_vec();
     while level.len() > 1 {
-        level = level
-            .par_chunks(group)
-            .map(|chunk| {
-                let mut sum = chunk[0].clone();
-                for b in &chunk[1..] {
-                    sum = server.unchecked_add(&sum, b)?;
+        let mut groups: Vec<&[EncryptedBit]> = Vec::new();
+        let (mut start, mut degree, mut noise) = (0, 0, 0);
+        for (i, b) in level.iter().enumerate() {
+            let nl2 = b.noise_level() * b.noise_level();
+            if i > start && (degree + b.degree() > p || noise + nl2 > norm2) {
+                groups.push(&level[start..i]);
+                (start, degree, noise) = (i, 0, 0);
+            }
+            degree += b.degree();
+            noise += nl2;
+        }
+        groups.push(&level[start..]);
+        level = groups
+            .par_iter()
+            .map(|group| {
+                let mut z = group[0].lwe().clone();
+                for b in &group[1..] {
+                    z.add_assign(b.lwe())?;
                 }
-                Ok(server.apply_lookup_table(&sum, &positive)?)
+                z.neg_assign();
+                z.add_constant(delta / 2);
+                Ok(server.sign_block(&server.key_switch(&z)?)?)
             })
             .collect::<Result<Vec<_>>>()?;
     }

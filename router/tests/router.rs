@@ -459,6 +459,25 @@ fn tfhe_programs_decrypt_and_outputs_are_attested() {
 /// comparison, a comparison of two encrypted scores and "any", all decrypted
 /// as bits and compared with the plaintext decisions. One session: the keys
 /// (BFV, TFHE, transition) are made once.
+/// Runs `plan` on the input "probe" and checks each named bit output.
+fn run_probe_checking_bits(
+    plan: &mut Plan,
+    probe: &[i128],
+    cases: &[(String, bool)],
+) -> triskel::Outputs {
+    let mut session = Session::with_costs(costs());
+    let inputs = BTreeMap::from([("probe".to_string(), ints(probe))]);
+    let out = session.run(plan, &inputs).unwrap();
+    for (name, want) in cases {
+        assert_eq!(
+            out.get(name),
+            Some(&PlainValue::Bits(vec![*want])),
+            "{name}"
+        );
+    }
+    out
+}
+
 #[test]
 fn bfv_to_tfhe_decisions_decrypt_to_the_plaintext_decisions() {
     let probe: [i128; 8] = [100, -37, 5, 0, -100, 64, 12, -9];
@@ -508,16 +527,7 @@ fn bfv_to_tfhe_decisions_decrypt_to_the_plaintext_decisions() {
     let t = plan.bfv[0].params.plain_modulus();
     // The compared difference s0 - s1 is bounded by 100 * (17 + 16).
     assert!(t.is_power_of_two() && t / 4 > 3300, "t = {t}");
-    let mut session = Session::with_costs(costs());
-    let inputs = BTreeMap::from([("probe".to_string(), ints(&probe))]);
-    let out = session.run(&mut plan, &inputs).unwrap();
-    for (name, want) in &cases {
-        assert_eq!(
-            out.get(name),
-            Some(&PlainValue::Bits(vec![*want])),
-            "{name}"
-        );
-    }
+    run_probe_checking_bits(&mut plan, &probe, &cases);
 }
 
 /// Transition noise at plan time: 5000 values need N = 8192, whose
@@ -614,16 +624,7 @@ fn single_product_scores_and_decisions_within_a_tolerance() {
         .steps
         .iter()
         .any(|s| s.kind == StepKind::Op(values[1].index()) && s.predicted_ns == 0.0));
-    let mut session = Session::with_costs(costs());
-    let inputs = BTreeMap::from([("probe".to_string(), ints(&probe))]);
-    let out = session.run(&mut plan, &inputs).unwrap();
-    for (name, want) in &cases {
-        assert_eq!(
-            out.get(name),
-            Some(&PlainValue::Bits(vec![*want])),
-            "{name}"
-        );
-    }
+    let out = run_probe_checking_bits(&mut plan, &probe, &cases);
     let sum: i128 = probe.iter().sum();
     assert_eq!(out.get("own"), Some(&ints(&[sum])));
 }
@@ -691,4 +692,65 @@ fn argmax_and_thresholds_run_on_tfhe() {
     let mut p = Program::new();
     let v = p.input("v", Kind::Uint { len: 257, bits: 8 }).unwrap();
     assert!(matches!(p.argmax(v), Err(Error::Program { op, .. }) if op == "argmax"));
+}
+
+/// The cost model's arithmetic, independent of the machine's speed: with a
+/// table in which one primitive costs 1 ns and every other 0, each step's
+/// prediction is the number of times the step runs that primitive. The
+/// match demo's shape (8 scores of one product, each decided within 2^14
+/// on t = 2^23, then `any`): per decision 2 windows = 2 transition key
+/// switches (batched), 2 sign bootstraps and 1 key switch between them;
+/// `any` of 8 fresh bits 1 bootstrap; one plaintext product for all
+/// scores; and the plan's total is the sum of its steps.
+#[test]
+fn predictions_count_the_primitives_each_step_runs() {
+    let mut p = Program::new();
+    let x = signed(&mut p, "probe", 128, 127);
+    let mut decisions = Vec::new();
+    for j in 0..8i64 {
+        let w: Vec<Scalar> = (0..128)
+            .map(|i| Scalar::Int((i * 7 + j) % 255 - 127))
+            .collect();
+        let score = p.dot_plain(x, &w).unwrap();
+        decisions.push(p.threshold_within(score, 100_000, 14).unwrap());
+    }
+    let any = p.any(&decisions).unwrap();
+    p.output("match", any).unwrap();
+    let builtin = CostModel::builtin();
+    let only = |key: &str| {
+        let costs = builtin
+            .costs
+            .keys()
+            .map(|k| (k.clone(), f64::from(u8::from(k.ends_with(key)))))
+            .collect();
+        let plan = triskel::plan(&p, &CostModel::from_costs("cpu", "x", costs)).unwrap();
+        let per_kind = |f: &dyn Fn(&StepKind) -> bool| -> f64 {
+            plan.steps
+                .iter()
+                .filter(|s| f(&s.kind))
+                .map(|s| s.predicted_ns)
+                .sum()
+        };
+        let transitions = per_kind(&|k| matches!(k, StepKind::Transition { .. }));
+        let ops = per_kind(&|k| matches!(k, StepKind::Op(_)));
+        assert_eq!(
+            plan.predicted_ns(),
+            plan.steps.iter().map(|s| s.predicted_ns).sum::<f64>()
+        );
+        (transitions, ops)
+    };
+    let counts = |key: &str, want: (f64, f64)| {
+        let got = only(key);
+        assert!(
+            (got.0 - want.0).abs() < 1e-9 && (got.1 - want.1).abs() < 1e-9,
+            "{key}: {got:?}, expected {want:?}"
+        );
+    };
+    counts("/sign_bootstrap", (16.0, 0.0));
+    counts("/key_switch", (8.0, 0.0));
+    // One decision per step: its two windows' copies share a pass (2 of 16).
+    counts("/transition_switch1", (8.0 * (1.0 - 1.0 / 15.0), 0.0));
+    counts("/transition_switch16", (8.0 / 15.0, 0.0));
+    counts("/pbs", (0.0, 1.0));
+    counts("/mul_plain", (0.0, 1.0));
 }

@@ -33,7 +33,14 @@ fn fixture() -> &'static Fixture {
     })
 }
 
-fn decide(f: &Fixture, values: &[i64], threshold: i64, tolerance_bits: u32) -> Vec<u64> {
+/// The encrypted decisions `value >= threshold` (within 2^tolerance_bits)
+/// of `values` placed in the coefficients of one BFV ciphertext.
+fn decision_bits(
+    f: &Fixture,
+    values: &[i64],
+    threshold: i64,
+    tolerance_bits: u32,
+) -> Vec<transition::EncryptedBit> {
     let t = f.ctx.plain_modulus() as i64;
     let coeffs: Vec<u64> = values.iter().map(|v| v.rem_euclid(t) as u64).collect();
     let ct = f
@@ -43,6 +50,10 @@ fn decide(f: &Fixture, values: &[i64], threshold: i64, tolerance_bits: u32) -> V
     let indices: Vec<usize> = (0..values.len()).collect();
     transition::bfv_scores_above(&ct, &indices, threshold, tolerance_bits, &f.key, &f.server)
         .unwrap()
+}
+
+fn decide(f: &Fixture, values: &[i64], threshold: i64, tolerance_bits: u32) -> Vec<u64> {
+    decision_bits(f, values, threshold, tolerance_bits)
         .iter()
         .map(|b| f.tfhe_key.decrypt_with_carry(b).unwrap())
         .collect()
@@ -395,4 +406,69 @@ fn ckks_threshold_decisions() {
     assert!(transition::ckks_coefficients_above(&ct, &[0], 1e6, 12, &key, &f.server).is_err());
     let loaded = TransitionKey::from_bytes(&key.to_bytes()).unwrap();
     assert_eq!(loaded.source(), key.source());
+}
+
+/// `any` over more bits than one bootstrap reads (16 fresh bits on 2_2):
+/// 0 when all are 0, 1 when one is 1 wherever it sits, and 1 when all are
+/// (a full group of 16 ones, the largest sum a group can hold); encrypted
+/// blocks (degree 3) are grouped by their degrees.
+#[test]
+fn any_over_several_groups() {
+    let f = fixture();
+    assert_eq!(
+        transition::any_bootstraps(f.server.parameters(), 32).unwrap(),
+        3
+    );
+    assert_eq!(
+        transition::any_bootstraps(f.server.parameters(), 16).unwrap(),
+        1
+    );
+    // Fresh decision bits (degree 1): one value per coefficient.
+    let n = 20usize;
+    let far = 1i64 << 20;
+    // 17 ones from the start: a group of 17 would wrap to 0 and miss them.
+    let all = (0..n).collect::<Vec<_>>();
+    for ones in [vec![], vec![0], vec![15], vec![19], all[..17].to_vec(), all] {
+        let values: Vec<i64> = (0..n)
+            .map(|i| if ones.contains(&i) { far } else { -far })
+            .collect();
+        let any = transition::any(&f.server, &decision_bits(f, &values, 0, 18)).unwrap();
+        assert_eq!(
+            f.tfhe_key.decrypt_with_carry(&any).unwrap(),
+            !ones.is_empty() as u64,
+            "ones at {ones:?}"
+        );
+    }
+    for ones in [vec![], vec![6], (0..7).collect::<Vec<_>>()] {
+        let bits: Vec<_> = (0..7)
+            .map(|i| f.tfhe_key.encrypt(ones.contains(&i) as u64).unwrap())
+            .collect();
+        let any = transition::any(&f.server, &bits).unwrap();
+        assert_eq!(
+            f.tfhe_key.decrypt_with_carry(&any).unwrap(),
+            !ones.is_empty() as u64,
+            "encrypted ones at {ones:?}"
+        );
+    }
+    assert!(transition::any(&f.server, &[]).is_err());
+}
+
+/// One bootstrap decides a 5-bit reading (the 1:1 verification's, t = 2^23
+/// within 2^18) at failure <= 2^-128, the analysis counting the transition
+/// key's 32-bit words; a 6-bit reading takes two windows.
+#[test]
+fn one_bootstrap_decides_five_bits() {
+    let f = fixture();
+    let q = f.ctx.q_primes()[0];
+    let one = transition::analyse_decision(&f.key, 12.0, q, 5);
+    assert_eq!(one.bootstraps, 1);
+    assert!(one.log2_failure_per_decision < -128.0, "{one:?}");
+    assert_eq!(one.margin, 64.0);
+    assert_eq!(
+        transition::analyse_decision(&f.key, 12.0, q, 6).bootstraps,
+        2
+    );
+    // Without the key's rounding the key switch is 2.40 units; with it, a
+    // hair more (2^-20 of the key's own variance).
+    assert!(one.transition_key_switch > 2.3 && one.transition_key_switch < 2.5);
 }

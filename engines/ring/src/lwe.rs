@@ -523,8 +523,12 @@ impl LweKeySwitchKey {
         for (i, &a) in ct.a.iter().enumerate() {
             decompose_torus(a, self.base_log, self.levels, &mut digits);
             let block = &self.rows[i * levels * width..(i + 1) * levels * width];
+            // A zero digit's row is not read at all (the switch is memory
+            // bound; the digits come from the public mask).
             for (row, &d) in block.chunks_exact(width).zip(&digits) {
-                sub_scaled(&mut acc, row, d as u32);
+                if d != 0 {
+                    sub_scaled(&mut acc, row, d as u32);
+                }
             }
         }
         Ok(widen(acc, ct.b))
@@ -538,6 +542,9 @@ impl LweKeySwitchKey {
     pub fn switch_many(&self, cts: &[&LweCiphertext]) -> Result<Vec<LweCiphertext>> {
         if let Some(ct) = cts.iter().find(|c| c.a.len() != self.input_dimension) {
             return Err(dimension_mismatch(self.input_dimension, ct.a.len()));
+        }
+        if let [ct] = cts {
+            return Ok(vec![self.switch(ct)?]);
         }
         let width = self.output_dimension + 1;
         let levels = self.levels as usize;

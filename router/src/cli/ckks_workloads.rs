@@ -29,7 +29,7 @@ const ACTIVATION: (f64, f64, usize) = (-8.0, 8.0, 7);
 /// `TRISKEL_BENCH_CLOCK=cpu` the CPU time of the whole process (every thread,
 /// the rayon pool's too), which on a loaded machine leaves out the time spent
 /// waiting for a core (what `ci/peers-lattigo.sh` compares).
-fn now_us() -> f64 {
+pub(super) fn now_us() -> f64 {
     static CPU: OnceLock<bool> = OnceLock::new();
     static START: OnceLock<Instant> = OnceLock::new();
     let cpu = *CPU.get_or_init(|| std::env::var("TRISKEL_BENCH_CLOCK").is_ok_and(|v| v == "cpu"));

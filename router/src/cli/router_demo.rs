@@ -27,8 +27,7 @@ fn run_demo(session: &mut Session, identity: &Identity, demo: &Demo) -> CliResul
         if error <= 1e-4 { "correct" } else { "WRONG" }
     );
     println!(
-        "  predicted / measured: {:.2}; router overhead (planning + dispatch): {:.3} ms = {:.3}% of {:.1} ms",
-        plan.predicted_ns() / steps_ns,
+        "  router overhead (planning + dispatch): {:.3} ms = {:.3}% of {:.1} ms",
         overhead / 1e6,
         100.0 * overhead / total_ns,
         total_ns / 1e6

@@ -37,7 +37,8 @@ pub struct WorkloadReport {
     /// 1 / median total, measured under that load).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub workloads_per_second: Option<f64>,
-    /// For `router.match_decision`: the baseline measured in the same run.
+    /// For `router.match_decision` and `router.match_identify`: the
+    /// baseline measured in the same run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub baseline: Option<Baseline>,
 }
@@ -49,6 +50,10 @@ pub struct Baseline {
     pub median_us: f64,
     /// The workload's compute median over the baseline's.
     pub compute_ratio: f64,
+    /// Threshold decisions per run (the scores decided).
+    pub decisions: usize,
+    /// (compute - the match alone, measured in the same run) / decisions.
+    pub per_decision_us: f64,
 }
 
 /// A workload: its name and the function that measures and checks it.
@@ -159,6 +164,10 @@ pub fn all() -> Vec<Workload> {
         Workload {
             name: "router.match_decision",
             run: super::transition_workloads::match_decision,
+        },
+        Workload {
+            name: "router.match_identify",
+            run: super::transition_workloads::match_identify,
         },
     ]
 }
