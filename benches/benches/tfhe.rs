@@ -112,6 +112,30 @@ fn cmux_parts(c: &mut Criterion) {
             next = (next + 1) % GGSWS;
         })
     });
+    // The same key on 2 MB pages (as the engine allocates it): an aligned
+    // allocation advised as a huge-page region before it is written.
+    #[cfg(target_os = "linux")]
+    {
+        let layout = std::alloc::Layout::from_size_align(key.len() * 8, 1 << 21).unwrap();
+        // SAFETY: the layout has a nonzero size; the pointer is checked for
+        // null, advised over exactly its allocation, used as key.len()
+        // initialized (zeroed, then copied) u64s, and freed with the same layout.
+        unsafe {
+            let ptr = std::alloc::alloc_zeroed(layout);
+            assert!(!ptr.is_null());
+            libc::madvise(ptr.cast(), layout.size(), libc::MADV_HUGEPAGE);
+            let huge = std::slice::from_raw_parts_mut(ptr.cast::<u64>(), key.len());
+            huge.copy_from_slice(&key);
+            let mut next = 0;
+            g.bench_function("two_dots_streamed_huge_pages", |b| {
+                b.iter(|| {
+                    ggsw_dots(&huge[next * 4 * N..(next + 1) * 4 * N], &mut out);
+                    next = (next + 1) % GGSWS;
+                })
+            });
+            std::alloc::dealloc(ptr, layout);
+        }
+    }
     let mut next = 0;
     g.bench_function("monomial_mul_acc_streamed", |b| {
         b.iter(|| {
