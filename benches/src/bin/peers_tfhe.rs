@@ -12,7 +12,7 @@
 //! dev-dependencies, whose features change tfhe's dependency graph and force
 //! a second full build of tfhe (over 45 minutes on this machine).
 //!
-//! Run: `RAYON_NUM_THREADS=1 cargo run --release -p triskel-benches --features peers --bin peers_tfhe`
+//! Run: `RAYON_NUM_THREADS=1 cargo run --release -p triskel-benches --features peers-tfhe --bin peers_tfhe`
 //! and again without RAYON_NUM_THREADS.
 
 use std::hint::black_box;
@@ -24,21 +24,38 @@ use triskel_tfhe::{ClientKey, Comparison, Gate, TfheParameters};
 /// Rounds per comparison (each side once per round, after a warm-up).
 const ROUNDS: usize = 9;
 
-struct Bench {
-    one_thread: bool,
+/// One timed operation of one side (its result kept from the optimizer).
+type Op<'a> = Box<dyn FnMut() + 'a>;
+
+/// Boxes an operation whose result is passed through `black_box`.
+fn op<'a, T>(mut f: impl FnMut() -> T + 'a) -> Op<'a> {
+    Box::new(move || {
+        black_box(f());
+    })
 }
 
-impl Bench {
-    fn compare(&self, what: &str, ours: &str, theirs: &str, a: impl FnMut(), b: impl FnMut()) {
-        let clock = if self.one_thread {
-            process_cpu_ns
-        } else {
-            wall_ns
-        };
-        let t: AbTimes = interleaved_on(ROUNDS, 1, clock, a, b);
-        let ms = |ns: f64| ns / 1e6;
+/// One line of the table: what is measured, each side's failure
+/// probability per bootstrap, and the two operations.
+struct Case<'a> {
+    what: &'static str,
+    ours: &'static str,
+    theirs: &'static str,
+    triskel: Op<'a>,
+    tfhe_rs: Op<'a>,
+}
+
+/// Measures every case, interleaved round by round, and prints its line:
+/// process CPU time on one thread, wall time otherwise.
+fn measure(one_thread: bool, cases: Vec<Case>) {
+    let clock = if one_thread { process_cpu_ns } else { wall_ns };
+    let ms = |ns: f64| ns / 1e6;
+    for mut case in cases {
+        let t: AbTimes = interleaved_on(ROUNDS, 1, clock, &mut case.triskel, &mut case.tfhe_rs);
         println!(
-            "| {what} | {ours} | {theirs} | {:.2} / {:.2} | {:.2} / {:.2} | {:.2} / {:.2} | {} |",
+            "| {} | {} | {} | {:.2} / {:.2} | {:.2} / {:.2} | {:.2} / {:.2} | {} |",
+            case.what,
+            case.ours,
+            case.theirs,
             ms(t.a_min),
             ms(t.a_median),
             ms(t.b_min),
@@ -50,7 +67,7 @@ impl Bench {
     }
 }
 
-fn boolean(bench: &Bench) {
+fn boolean(one_thread: bool) {
     use tfhe::boolean::prelude::{BinaryBooleanGates, ClientKey as Ck, ServerKey as Sk};
     let ck = ClientKey::generate(&TfheParameters::boolean()).unwrap();
     let sk = ck.server_key().unwrap();
@@ -75,21 +92,18 @@ fn boolean(bench: &Bench) {
         let tsk = Sk::new(&tck);
         let (ta, tb) = (tck.encrypt(true), tck.encrypt(false));
         assert!(tck.decrypt(&tsk.nand(&ta, &tb)));
-        bench.compare(
-            "boolean NAND",
-            "2^-151",
+        let case = Case {
+            what: "boolean NAND",
+            ours: "2^-151",
             theirs,
-            || {
-                let _ = black_box(sk.gate(Gate::Nand, &a, &b).unwrap());
-            },
-            || {
-                let _ = black_box(tsk.nand(&ta, &tb));
-            },
-        );
+            triskel: op(|| sk.gate(Gate::Nand, &a, &b).unwrap()),
+            tfhe_rs: op(|| tsk.nand(&ta, &tb)),
+        };
+        measure(one_thread, vec![case]);
     }
 }
 
-fn ks_pbs(bench: &Bench) {
+fn ks_pbs(one_thread: bool) {
     use tfhe::shortint::parameters::v1_1::classic::gaussian::p_fail_2_minus_64::ks_pbs::V1_1_PARAM_MESSAGE_2_CARRY_2_KS_PBS_GAUSSIAN_2M64 as TFHE_RS_2M64;
     use tfhe::shortint::parameters::PARAM_MESSAGE_2_CARRY_2_KS_PBS as TFHE_RS_2M128;
     for (ours, params, theirs, tparams) in [
@@ -117,21 +131,18 @@ fn ks_pbs(bench: &Bench) {
         let tct = tck.encrypt(3);
         let tout = tsk.apply_lookup_table(&tct, &tlut);
         assert_eq!(tck.decrypt_message_and_carry(&tout), 10);
-        bench.compare(
-            "2_2 KS + PBS",
+        let case = Case {
+            what: "2_2 KS + PBS",
             ours,
             theirs,
-            || {
-                let _ = black_box(sk.apply_lookup_table(&ct, &lut).unwrap());
-            },
-            || {
-                let _ = black_box(tsk.apply_lookup_table(&tct, &tlut));
-            },
-        );
+            triskel: op(|| sk.apply_lookup_table(&ct, &lut).unwrap()),
+            tfhe_rs: op(|| tsk.apply_lookup_table(&tct, &tlut)),
+        };
+        measure(one_thread, vec![case]);
     }
 }
 
-fn integers(bench: &Bench) {
+fn integers(one_thread: bool) {
     let ck = ClientKey::generate(&TfheParameters::message_2_carry_2()).unwrap();
     let sk = ck.server_key().unwrap();
     let (tck, tsk) = tfhe::generate_keys(tfhe::ConfigBuilder::default().build());
@@ -148,48 +159,43 @@ fn integers(bench: &Bench) {
     let tgt: bool = tx.gt(&ty).decrypt(&tck);
     let tsum: u8 = (&tx + &ty).decrypt(&tck);
     assert!(tgt && tsum == 21);
-    bench.compare(
-        "FheUint8 gt",
-        "2_2 2^-142",
-        "default 2^-128",
-        || {
-            let _ = black_box(sk.compare(Comparison::Gt, &x, &y).unwrap());
-        },
-        || {
-            let _ = black_box(tx.gt(&ty));
-        },
-    );
-    bench.compare(
-        "FheUint8 add",
-        "2_2 2^-142",
-        "default 2^-128",
-        || {
-            let _ = black_box(sk.add(&x, &y).unwrap());
-        },
-        || {
-            let _ = black_box(&tx + &ty);
-        },
-    );
 
     let (a, b) = (u64::MAX - 5, 1u64 << 40);
-    let (x, y) = (ck.encrypt_u64(a).unwrap(), ck.encrypt_u64(b).unwrap());
-    let (tx, ty) = (
+    let (x64, y64) = (ck.encrypt_u64(a).unwrap(), ck.encrypt_u64(b).unwrap());
+    let (tx64, ty64) = (
         tfhe::FheUint64::encrypt(a, &tck),
         tfhe::FheUint64::encrypt(b, &tck),
     );
-    let sum = ck.decrypt_radix(&sk.add(&x, &y).unwrap()).unwrap();
-    let tsum: u64 = (&tx + &ty).decrypt(&tck);
+    let sum = ck.decrypt_radix(&sk.add(&x64, &y64).unwrap()).unwrap();
+    let tsum: u64 = (&tx64 + &ty64).decrypt(&tck);
     assert!(sum == a.wrapping_add(b) && tsum == sum);
-    bench.compare(
-        "FheUint64 add",
-        "2_2 2^-142",
-        "default 2^-128",
-        || {
-            let _ = black_box(sk.add(&x, &y).unwrap());
-        },
-        || {
-            let _ = black_box(&tx + &ty);
-        },
+
+    let case = |what, triskel, tfhe_rs| Case {
+        what,
+        ours: "2_2 2^-142",
+        theirs: "default 2^-128",
+        triskel,
+        tfhe_rs,
+    };
+    measure(
+        one_thread,
+        vec![
+            case(
+                "FheUint8 gt",
+                op(|| sk.compare(Comparison::Gt, &x, &y).unwrap()),
+                op(|| tx.gt(&ty)),
+            ),
+            case(
+                "FheUint8 add",
+                op(|| sk.add(&x, &y).unwrap()),
+                op(|| &tx + &ty),
+            ),
+            case(
+                "FheUint64 add",
+                op(|| sk.add(&x64, &y64).unwrap()),
+                op(|| &tx64 + &ty64),
+            ),
+        ],
     );
 }
 
@@ -213,8 +219,7 @@ fn main() {
         "| op | triskel p_fail | tfhe-rs p_fail | triskel | tfhe-rs | triskel / tfhe-rs (fastest / median ratio) | load |"
     );
     println!("|---|---|---|---|---|---|---|");
-    let bench = Bench { one_thread };
-    boolean(&bench);
-    ks_pbs(&bench);
-    integers(&bench);
+    boolean(one_thread);
+    ks_pbs(one_thread);
+    integers(one_thread);
 }

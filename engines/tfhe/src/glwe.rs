@@ -279,14 +279,37 @@ pub(crate) fn rotate(m: &Modulus, p: &[u64], shift: usize, out: &mut [u64]) {
     }
 }
 
-/// out = X^shift * p - p, for shift in [0, 2N).
+/// out = X^shift * p - p, for shift in [0, 2N), in one pass (the
+/// decomposition reads it next, so every value is reduced to [0, q)).
 fn rotate_minus_one(m: &Modulus, p: &[u64], shift: usize, out: &mut [u64]) {
-    rotate(m, p, shift, out);
     let q = m.value();
-    for (o, &v) in out.iter_mut().zip(p) {
-        let d = o.wrapping_sub(v);
-        *o = d.wrapping_add(q & 0u64.wrapping_sub((d >> 63) & 1));
-    }
+    let n = p.len();
+    let (shift, negate) = if shift >= n {
+        (shift - n, true)
+    } else {
+        (shift, false)
+    };
+    // a - b mod q for a, b in [0, q), without a branch.
+    let sub = |a: u64, b: u64| {
+        let d = a.wrapping_sub(b);
+        d.wrapping_add(q & 0u64.wrapping_sub(d >> 63))
+    };
+    // out[i] = +-src[i] - cur[i]; the sign test is outside the loops so
+    // that each one vectorizes.
+    let signed_diff = |out: &mut [u64], src: &[u64], cur: &[u64], negative: bool| {
+        let pairs = out.iter_mut().zip(src.iter().zip(cur));
+        if negative {
+            pairs.for_each(|(o, (&v, &w))| *o = sub(sub(0, v), w));
+        } else {
+            pairs.for_each(|(o, (&v, &w))| *o = sub(v, w));
+        }
+    };
+    // Coefficients that wrap past X^N change sign (once more if shift >= N).
+    let (low, high) = p.split_at(n - shift);
+    let (cur_low, cur_high) = p.split_at(shift);
+    let (out_low, out_high) = out.split_at_mut(shift);
+    signed_diff(out_high, low, cur_high, negate);
+    signed_diff(out_low, high, cur_low, !negate);
 }
 
 /// Scratch space of one external product.
@@ -358,6 +381,29 @@ pub(crate) fn cmux_rotate(
     external_product_add(ctx, ggsw, &s.diff, acc, &mut s.digits, &mut s.out)
 }
 
+/// A zeroed buffer for a bootstrapping key, backed by huge pages where the
+/// OS allows: a blind rotation streams the whole key once, and with 4 KB
+/// pages the hardware prefetcher stops at every page boundary (BENCHMARKS.md).
+pub(crate) fn key_buffer(len: usize) -> Vec<u64> {
+    let mut buf = vec![0u64; len];
+    #[cfg(target_os = "linux")]
+    {
+        const PAGE: usize = 4096;
+        let start = buf.as_mut_ptr() as usize;
+        let first = start.div_ceil(PAGE) * PAGE;
+        let end = (start + len * 8) / PAGE * PAGE;
+        if end > first {
+            // SAFETY: [first, end) is page-aligned and lies inside `buf`'s
+            // allocation; MADV_HUGEPAGE is advice only (it changes no
+            // contents), and a refusal (e.g. no THP support) is harmless.
+            unsafe {
+                libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE);
+            }
+        }
+    }
+    buf
+}
+
 /// Generates n GGSW encryptions of the key bits in parallel (rayon); each
 /// GGSW's noise comes from its own stream of a secret seed.
 pub(crate) fn generate_ggsws(
@@ -368,7 +414,7 @@ pub(crate) fn generate_ggsws(
     rng: &mut Prng,
 ) -> Result<Vec<u64>> {
     let per = ctx.ggsw_rows() * ctx.glwe_len();
-    let mut out = vec![0u64; bits.len() * per];
+    let mut out = key_buffer(bits.len() * per);
     let noise_seed = Zeroizing::new(rng.gen_seed());
     out.par_chunks_mut(per)
         .zip(bits.par_iter())
@@ -384,6 +430,30 @@ pub(crate) fn generate_ggsws(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// X^shift p - p against the negacyclic product computed term by term,
+    /// for every shift in [0, 2N), with 0 and q - 1 among the coefficients.
+    #[test]
+    fn rotate_minus_one_is_the_negacyclic_difference() {
+        let q = ntt_primes(50, 1024, 1).unwrap()[0];
+        let m = Modulus::new(q).unwrap();
+        let mut rng = Prng::from_seed([4; 32]);
+        let n = 16;
+        let mut p: Vec<u64> = (0..n - 3).map(|_| rng.below(q).unwrap()).collect();
+        p.extend([0, 1, q - 1]);
+        let mut out = vec![0u64; n];
+        for shift in 0..2 * n {
+            rotate_minus_one(&m, &p, shift, &mut out);
+            let mut want: Vec<u64> = p.iter().map(|&v| m.neg_mod(v)).collect();
+            for (i, &v) in p.iter().enumerate() {
+                // X^shift X^i = (-1)^((i + shift) / N) X^((i + shift) mod N).
+                let (j, wraps) = ((i + shift) % n, ((i + shift) / n) % 2 == 1);
+                let term = if wraps { m.neg_mod(v) } else { v };
+                want[j] = m.add_mod(want[j], term);
+            }
+            assert_eq!(out, want, "shift {shift}");
+        }
+    }
 
     /// The dispatched (AVX-512 where the CPU has it) decomposition gives the
     /// portable loop's digits bit for bit.

@@ -152,7 +152,7 @@ impl ServerKey {
         let rows = params.lwe_dimension * ctx.ggsw_rows();
         let raw = r.take(rows * n * 8)?;
         let q = ctx.q();
-        let mut bsk = vec![0u64; rows * ctx.glwe_len()];
+        let mut bsk = crate::glwe::key_buffer(rows * ctx.glwe_len());
         for (i, (row, body)) in bsk
             .chunks_mut(ctx.glwe_len())
             .zip(raw.chunks_exact(n * 8))
