@@ -404,7 +404,10 @@ impl Session {
             }
             let period = |a: &u32| plan.packing[*a as usize].period;
             match &node.op {
-                Op::Sum(a) | Op::Dot(a, _) | Op::DotPlain(a, _) => {
+                // Coefficient-encoded inner products rotate nothing.
+                Op::Sum(a) | Op::Dot(a, _) | Op::DotPlain(a, _)
+                    if !plan.packing[i].coefficients =>
+                {
                     let mut s = 1;
                     while s < period(a) {
                         rotations.insert(s as i64);

@@ -1670,7 +1670,7 @@ fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
         for (i, node) in p.nodes.iter().enumerate() {
             match &node.op {
                 Op::Sum(a) | Op::Dot(a, _) | Op::DotPlain(a, _)
-                    if plan.placements[i] == Placement::Ckks =>
+                    if plan.placements[i] == Placement::Ckks && !plan.packing[i].coefficients =>
                 {
                     rotations += log2_tree(plan.packing[*a as usize].period)
                 }

@@ -90,10 +90,15 @@
 //! smallest p that meets it and refuses a tolerance at or below E / scale
 //! (no reading can be that precise), a range the torus cannot hold, and a
 //! reading whose failure probability (the analysis above, with the CKKS
-//! error as the source noise) exceeds 2^[`MAX_LOG2_FAILURE`]. On the named
+//! error as the source noise) exceeds 2^[`CKKS_MAX_LOG2_FAILURE`] =
+//! 2^-128. At N = 8192 the transition key switch's variance is twice that of
+//! the N = 4096 match, and windows of 4 bits would fail with about 2^-117:
+//! the reading narrows its windows to 3 bits (margin 2N / 2^5 = 128 units),
+//! which gives about 2^-464, at one bootstrap per 3 bits. On the named
 //! N = 8192 sets (q_0 of 49-50 bits, scale 2^40) the reading holds
-//! |x| + |threshold| < 2^9 and a fresh input's E / scale is about 2^-29:
-//! a tolerance of 2^-20 reads 30 bits in 7 bootstraps.
+//! |x| + |threshold| < 2^8..2^9, a fresh input's E / scale is about 2^-29
+//! and a rescale adds about 2^-25: a tolerance of 2^-10 reads p = 11 and
+//! k = 21 bits in 7 bootstraps (`tests/ckks_decisions.rs`).
 //!
 //! # Other directions
 //!

@@ -84,6 +84,14 @@ fn thresholds_on_reals_are_decided_through_tfhe() {
         .route()
         .contains("(transition ckks->tfhe, homomorphic)"));
 
+    // Coefficient-encoded inner products rotate nothing: no Galois keys.
+    let ckks_keys = plan
+        .steps
+        .iter()
+        .find(|s| matches!(s.kind, StepKind::Keygen(Engine::Ckks, _)))
+        .unwrap();
+    assert!(ckks_keys.label.contains("up to 0 rotations"), "{explained}");
+
     // Values on both sides of the threshold, some within the tolerance.
     let mut xs = random_reals(len, 1);
     xs[0] = threshold + 3.0 * tolerance;
