@@ -19,10 +19,10 @@ use crate::error::{Error, Result};
 use crate::lookup::{lookup_from_decisions, lookup_u8};
 use crate::plan::{
     bfv_rotations, check_transitions, ckks_polynomial, plan_with, read_tolerance, slots_dirty,
-    BfvEncoding, Engine, Placement, Plan, PlanOptions, StepKind,
+    BfvEncoding, Engine, Placement, Plan, PlanOptions, ReleaseMask, StepKind,
 };
 use crate::program::{Cmp, Kind, Op, Program, Scalar};
-use crate::transition::TransitionKey;
+use crate::transition::{ckks_coefficients_above, TransitionKey};
 
 /// Plain values going in and coming out.
 #[derive(Clone, Debug, PartialEq)]
@@ -59,6 +59,8 @@ struct BfvKeys {
 struct CkksKeys {
     ctx: Arc<ckks::CkksContext>,
     sk: ckks::SecretKey,
+    /// Re-randomizes what is released for decryption.
+    pk: ckks::PublicKey,
     rk: Option<ckks::RelinKey>,
     gk: Option<ckks::GaloisKeys>,
     rotations: BTreeSet<i64>,
@@ -82,9 +84,9 @@ enum Val {
     Bits(Vec<tfhe::Ciphertext>),
 }
 
-/// What a BFV value hands to the key holder for decryption: only the asked
-/// values, after a fresh encryption of zero is added (so its randomness
-/// does not depend on how it was computed).
+/// What a BFV or CKKS value hands to the key holder for decryption: only
+/// the asked values, after a fresh encryption of zero is added (so its
+/// randomness does not depend on how it was computed).
 enum Released {
     /// Slots: the ciphertext, times a plaintext mask (1 in the asked slots,
     /// 0 elsewhere) when its other slots may hold anything
@@ -93,6 +95,12 @@ enum Released {
     /// Coefficients: the asked coefficients, sample-extracted as LWE
     /// ciphertexts at the last prime; the rest never leaves.
     Extracted(Vec<triskel_ring::LweCiphertext>),
+    /// CKKS slots: every slot but the asked ones zeroed by a 0/1 product
+    /// ([`ReleaseMask`]).
+    CkksSlots(ckks::Ciphertext),
+    /// CKKS coefficients: the asked ones, sample-extracted at q_0 (phase
+    /// (scale x + e) 2^64 / q_0), with the scale and q_0.
+    CkksExtracted(Vec<triskel_ring::LweCiphertext>, f64, u64),
 }
 
 /// A key holder's session: the cost model and the keys made so far.
@@ -101,10 +109,10 @@ pub struct Session {
     bfv: HashMap<String, BfvKeys>,
     ckks: HashMap<String, CkksKeys>,
     tfhe: Option<TfheKeys>,
-    /// Transition keys (BFV secret -> TFHE LWE key) by BFV set name.
+    /// Transition keys (BFV or CKKS secret -> TFHE LWE key) by set name.
     transition: HashMap<String, TransitionKey>,
     record_sizes: bool,
-    /// What the last run released per BFV output (name -> set, release).
+    /// What the last run released per BFV or CKKS output (name -> set, release).
     released: BTreeMap<String, (String, Released)>,
 }
 
@@ -264,9 +272,9 @@ impl Session {
             }
             // The server key and the transition keys this plan uses.
             Engine::Tfhe => {
-                let transition: usize = (0..plan.bfv.len())
-                    .filter(|&k| plan.placements.contains(&Placement::BfvToTfhe(k)))
-                    .filter_map(|k| self.transition.get(plan.bfv[k].params.name()))
+                let transition: usize = transition_sets(plan)
+                    .iter()
+                    .filter_map(|name| self.transition.get(name))
                     .map(|key| key.to_bytes().len())
                     .sum();
                 self.tfhe_part()?.sk.compressed_size() + transition
@@ -364,7 +372,7 @@ impl Session {
                     let v = vals[i as usize].as_ref().ok_or_else(|| wrong("output"))?;
                     let (value, released) = self.decrypt(plan, i as usize, v)?;
                     if let Some(r) = released {
-                        let set = self.bfv_set_of(plan, i as usize)?;
+                        let set = self.set_of(plan, i as usize)?;
                         self.released.insert(name.clone(), (set, r));
                     }
                     outputs.push((name, value));
@@ -432,7 +440,10 @@ impl Session {
             }
             let period = |a: &u32| plan.packing[*a as usize].period;
             match &node.op {
-                Op::Sum(a) | Op::Dot(a, _) | Op::DotPlain(a, _) => {
+                // Coefficient-encoded inner products rotate nothing.
+                Op::Sum(a) | Op::Dot(a, _) | Op::DotPlain(a, _)
+                    if !plan.packing[i].coefficients =>
+                {
                     let mut s = 1;
                     while s < period(a) {
                         rotations.insert(s as i64);
@@ -459,6 +470,8 @@ impl Session {
             }
         }
         let sk = ckks::SecretKey::generate(&ctx)?;
+        // A new secret key: a transition key of the old one is stale.
+        self.transition.remove(params.name());
         let rk = needs_relin.then(|| sk.relin_key()).transpose()?;
         let steps: Vec<i64> = rotations.iter().copied().collect();
         let gk = (!steps.is_empty())
@@ -468,6 +481,7 @@ impl Session {
             params.name().to_string(),
             CkksKeys {
                 ctx,
+                pk: sk.public_key()?,
                 sk,
                 rk,
                 gk,
@@ -486,19 +500,20 @@ impl Session {
         Ok(())
     }
 
-    /// The transition keys of the BFV parts with a transition to TFHE (after
-    /// their BFV keys and the TFHE keys exist).
+    /// The transition keys of the BFV parts and the CKKS set with a
+    /// transition to TFHE (after their keys and the TFHE keys exist).
     fn transition_keys(&mut self, plan: &Plan) -> Result<()> {
-        for part in 0..plan.bfv.len() {
-            let name = plan.bfv[part].params.name();
-            if !plan.placements.contains(&Placement::BfvToTfhe(part))
-                || self.transition.contains_key(name)
-            {
+        for name in transition_sets(plan) {
+            if self.transition.contains_key(&name) {
                 continue;
             }
-            let key =
-                TransitionKey::generate(&self.bfv_part(plan, part)?.sk, &self.tfhe_part()?.ck)?;
-            self.transition.insert(name.to_string(), key);
+            let ck = &self.tfhe_part()?.ck;
+            let key = match (self.bfv.get(&name), self.ckks.get(&name)) {
+                (Some(k), _) => TransitionKey::generate(&k.sk, ck)?,
+                (None, Some(k)) => TransitionKey::generate_for_ckks(&k.sk, ck)?,
+                (None, None) => return Err(wrong("transition keys")),
+            };
+            self.transition.insert(name, key);
         }
         Ok(())
     }
@@ -580,6 +595,22 @@ impl Session {
                 let pt = self.bfv_plain(plan, part, v)?;
                 Ok(Val::Bfv(self.bfv_part(plan, part)?.sk.encrypt(&pt)?))
             }
+            (Placement::Ckks, PlainValue::Reals(v)) if plan.packing[i].coefficients => {
+                let k = self.ckks_part(plan)?;
+                // Each value in [-1, 1] (as in slots); the declared bound is
+                // the public sum of magnitudes len.
+                if v.iter().any(|x| x.abs() > ckks::DEFAULT_BOUND) {
+                    return input_err(format!("input v{i}: reals must lie in [-1, 1]"));
+                }
+                let pt = ckks::Plaintext::from_coefficients(
+                    &k.ctx,
+                    v,
+                    k.ctx.max_level(),
+                    k.ctx.default_scale(),
+                    v.len() as f64 * ckks::DEFAULT_BOUND,
+                )?;
+                Ok(Val::Ckks(k.sk.encrypt(&pt)?, 0))
+            }
             (Placement::Ckks, PlainValue::Reals(v)) => {
                 let k = self.ckks_part(plan)?;
                 let period = plan.packing[i].period;
@@ -641,6 +672,38 @@ impl Session {
             Placement::Bfv(part) => self.bfv_op(plan, part, i, &get),
             Placement::Ckks => self.ckks_op(plan, i, &get, transforms),
             Placement::Tfhe => self.tfhe_op(plan, i, &get),
+            Placement::CkksToTfhe => {
+                let Op::ThresholdReal {
+                    x,
+                    threshold,
+                    tolerance,
+                } = node.op
+                else {
+                    return Err(wrong("transition"));
+                };
+                let set = plan.ckks.as_ref().map_or("", |p| p.name());
+                let key = self
+                    .transition
+                    .get(set)
+                    .ok_or_else(|| wrong("transition key"))?;
+                let Val::Ckks(c, _) = get(&x)? else {
+                    return Err(wrong("transition"));
+                };
+                let coefficients: Vec<usize> = (0..node.kind.len()).collect();
+                let (bits, _) = ckks_coefficients_above(
+                    c,
+                    &coefficients,
+                    threshold,
+                    tolerance,
+                    key,
+                    &self.tfhe_part()?.sk,
+                )
+                .map_err(|e| Error::Refused {
+                    op: node.op.name().to_string(),
+                    msg: e.to_string(),
+                })?;
+                Ok(Val::Bits(bits))
+            }
             Placement::BfvToTfhe(part) => {
                 let key = self
                     .transition
@@ -870,7 +933,43 @@ impl Session {
             Ok(c)
         };
         let period = plan.packing[i].period;
+        let coefficients = plan.packing[i].coefficients;
+        // A plaintext of `values` in coefficients 0..len at the ciphertext's
+        // level and `scale` (bound: the sum of their magnitudes).
+        let coefficient_plain =
+            |c: &ckks::Ciphertext, values: &[f64], scale: f64| -> Result<ckks::Plaintext> {
+                let bound = values.iter().map(|v| v.abs()).sum::<f64>();
+                Ok(ckks::Plaintext::from_coefficients(
+                    &keys.ctx,
+                    values,
+                    c.level(),
+                    scale,
+                    bound.max(f64::MIN_POSITIVE),
+                )?)
+            };
         let out = match &node.op {
+            Op::AddScalar(a, c) if coefficients => {
+                let x = ct(a)?.0;
+                x.add_plain(&coefficient_plain(x, &vec![real(c); len(a)], x.scale())?)?
+            }
+            Op::DotPlain(a, w) if coefficients => {
+                // Weights reversed negacyclically (w_0 at X^0, -w_i at
+                // X^(n-i)): coefficient 0 of the product is sum x_i w_i.
+                let x = ct(a)?.0;
+                let n = keys.ctx.n();
+                let mut reversed = vec![0.0; n];
+                for (k, s) in w.iter().enumerate() {
+                    reversed[(n - k) % n] = if k == 0 { real(s) } else { -real(s) };
+                }
+                let q = keys.ctx.prime(x.level())? as f64;
+                x.mul_plain(&coefficient_plain(x, &reversed, q)?)?
+                    .rescale()?
+            }
+            // The release's 0/1 mask rides on the constant's plaintext.
+            Op::MulScalar(a, c) if plan.packing[i].release == ReleaseMask::Folded => {
+                let x = ct(a)?.0;
+                mul_plain(x, &vec![real(c); len(a)], keys.ctx.slots())?
+            }
             Op::Add(a, b) => ct(a)?.0.add(ct(b)?.0)?,
             Op::Sub(a, b) => ct(a)?.0.sub(ct(b)?.0)?,
             Op::Mul(a, b) => ct(a)?.0.mul_relin_rescale(ct(b)?.0, rk()?)?,
@@ -1054,9 +1153,11 @@ impl Session {
         Ok(out)
     }
 
-    fn bfv_set_of(&self, plan: &Plan, i: usize) -> Result<String> {
+    /// The set whose keys open node `i`'s release.
+    fn set_of(&self, plan: &Plan, i: usize) -> Result<String> {
         match plan.placements[i] {
             Placement::Bfv(part) => Ok(plan.bfv[part].params.name().to_string()),
+            Placement::Ckks => Ok(plan.ckks.as_ref().map_or("", |p| p.name()).to_string()),
             _ => Err(wrong("output")),
         }
     }
@@ -1089,33 +1190,93 @@ impl Session {
         })
     }
 
-    /// Everything in a release, decrypted: every slot, or every extracted
-    /// coefficient (mod t).
-    fn open(keys: &BfvKeys, released: &Released) -> Result<Vec<u64>> {
+    /// The asked values of CKKS node `i` (the first `len`), as they leave
+    /// the server: slots masked as planned ([`ReleaseMask`]) or
+    /// coefficients extracted, after a fresh public-key encryption of zero
+    /// is added.
+    fn release_ckks(&self, plan: &Plan, i: usize, c: &ckks::Ciphertext) -> Result<Released> {
+        let keys = self.ckks_part(plan)?;
+        let len = plan.program.nodes[i].kind.len();
+        let masked = match plan.packing[i].release {
+            ReleaseMask::Product => {
+                let mask = vec![1.0; len];
+                let q = keys.ctx.prime(c.level())? as f64;
+                let pt = self.ckks_plain(plan, &mask, keys.ctx.slots(), c.level(), q, None)?;
+                c.mul_plain(&pt)?.rescale()?
+            }
+            ReleaseMask::Folded | ReleaseMask::None => c.clone(),
+        };
+        let zero = ckks::Plaintext::encode_real(
+            &keys.ctx,
+            &[0.0],
+            masked.level(),
+            masked.scale(),
+            f64::MIN_POSITIVE,
+        )?;
+        let fresh = masked.add(&keys.pk.encrypt(&zero)?)?;
+        if plan.packing[i].coefficients {
+            let q0 = keys.ctx.q_primes()[0];
+            let lwes = fresh.sample_extract(&(0..len).collect::<Vec<_>>())?;
+            return Ok(Released::CkksExtracted(lwes, fresh.scale(), q0));
+        }
+        Ok(Released::CkksSlots(fresh))
+    }
+
+    /// Everything in a release, decrypted with the keys of `set`: every
+    /// slot, or every extracted coefficient (BFV values mod t).
+    fn open(&self, set: &str, released: &Released) -> Result<PlainValue> {
+        let bfv_keys = || self.bfv.get(set).ok_or_else(|| wrong("bfv keys"));
+        let ckks_keys = || self.ckks.get(set).ok_or_else(|| wrong("ckks keys"));
         Ok(match released {
-            Released::Slots(c) => keys.sk.decrypt(c)?.to_slots()?,
-            Released::Extracted(lwes) => lwes
-                .iter()
-                .map(|l| keys.sk.decrypt_lwe(l))
-                .collect::<std::result::Result<_, _>>()?,
+            Released::Slots(c) => PlainValue::Ints(
+                bfv_keys()?
+                    .sk
+                    .decrypt(c)?
+                    .to_slots()?
+                    .into_iter()
+                    .map(i128::from)
+                    .collect(),
+            ),
+            Released::Extracted(lwes) => {
+                let keys = bfv_keys()?;
+                PlainValue::Ints(
+                    lwes.iter()
+                        .map(|l| Ok(i128::from(keys.sk.decrypt_lwe(l)?)))
+                        .collect::<Result<_>>()?,
+                )
+            }
+            Released::CkksSlots(c) => PlainValue::Reals(ckks_keys()?.sk.decrypt_real(c)?),
+            Released::CkksExtracted(lwes, scale, q0) => {
+                let key = ckks_keys()?.sk.lwe_key();
+                // The phase (scale x + e) 2^64 / q_0 as a signed torus value.
+                let unit = *q0 as f64 / 2f64.powi(64) / scale;
+                PlainValue::Reals(
+                    lwes.iter()
+                        .map(|l| {
+                            let phase = key.phase(l).map_err(|e| Error::Engine(e.to_string()))?;
+                            Ok(phase as i64 as f64 * unit)
+                        })
+                        .collect::<Result<_>>()?,
+                )
+            }
         })
     }
 
-    /// The key holder's audit of the last run: BFV output `name` as it was
-    /// released for decryption, decrypted whole (every slot of the masked
-    /// ciphertext, or every extracted coefficient), values mod t. Nothing
-    /// but the asked values is in it: the other slots are 0.
-    pub fn released_whole(&self, name: &str) -> Result<Vec<u64>> {
-        let (set, released) = self
-            .released
-            .get(name)
-            .ok_or_else(|| Error::Input(format!("no BFV output {name:?} in the last run")))?;
-        let keys = self.bfv.get(set).ok_or_else(|| wrong("bfv keys"))?;
-        Self::open(keys, released)
+    /// The key holder's audit of the last run: output `name` as it was
+    /// released for decryption, decrypted whole. BFV: every slot of the
+    /// masked ciphertext or every extracted coefficient, values mod t;
+    /// CKKS: every slot (the asked ones first, the others 0 within the
+    /// error bound) or every extracted coefficient. Nothing but the asked
+    /// values is in it.
+    pub fn released_whole(&self, name: &str) -> Result<PlainValue> {
+        let (set, released) = self.released.get(name).ok_or_else(|| {
+            Error::Input(format!("no BFV or CKKS output {name:?} in the last run"))
+        })?;
+        self.open(set, released)
     }
 
-    /// Decrypts node `i`'s value for the key holder; a BFV value's release
-    /// ([`Released`]) comes with it.
+    /// Decrypts node `i`'s value for the key holder; a BFV or CKKS value's
+    /// release ([`Released`]) comes with it.
     fn decrypt(&self, plan: &Plan, i: usize, v: &Val) -> Result<(PlainValue, Option<Released>)> {
         let kind = plan.program.nodes[i].kind;
         let len = kind.len();
@@ -1123,29 +1284,29 @@ impl Session {
             let keys = self.bfv_part(plan, part)?;
             let dirty = slots_dirty(&plan.program)[i];
             let released = self.release(keys, plan.bfv[part].encoding, c, len, dirty)?;
-            let raw = Self::open(keys, &released)?;
+            let PlainValue::Ints(raw) = self.open(plan.bfv[part].params.name(), &released)? else {
+                return Err(wrong("output"));
+            };
             let t = keys.ctx.plain_modulus() as i128;
             let centred = matches!(kind, Kind::Signed { .. });
             let values = PlainValue::Ints(
                 raw[..len]
                     .iter()
-                    .map(|&x| {
-                        let x = x as i128;
-                        if centred && x > t / 2 {
-                            x - t
-                        } else {
-                            x
-                        }
-                    })
+                    .map(|&x| if centred && x > t / 2 { x - t } else { x })
                     .collect(),
             );
             return Ok((values, Some(released)));
         }
-        let value = match (v, plan.placements[i]) {
-            (Val::Ckks(c, _), _) => {
-                PlainValue::Reals(self.ckks_part(plan)?.sk.decrypt_real(c)?[..len].to_vec())
-            }
-            (Val::Radix(r), _) => {
+        if let Val::Ckks(c, _) = v {
+            let released = self.release_ckks(plan, i, c)?;
+            let set = self.set_of(plan, i)?;
+            let PlainValue::Reals(all) = self.open(&set, &released)? else {
+                return Err(wrong("output"));
+            };
+            return Ok((PlainValue::Reals(all[..len].to_vec()), Some(released)));
+        }
+        let value = match v {
+            Val::Radix(r) => {
                 let ck = &self.tfhe_part()?.ck;
                 PlainValue::Ints(
                     r.iter()
@@ -1153,7 +1314,7 @@ impl Session {
                         .collect::<Result<_>>()?,
                 )
             }
-            (Val::Bits(b), _) => {
+            Val::Bits(b) => {
                 let ck = &self.tfhe_part()?.ck;
                 PlainValue::Bits(
                     b.iter()
@@ -1165,6 +1326,22 @@ impl Session {
         };
         Ok((value, None))
     }
+}
+
+/// The names of the sets (BFV parts, the CKKS set) whose values a plan
+/// moves to TFHE by a transition.
+fn transition_sets(plan: &Plan) -> Vec<String> {
+    let mut names: Vec<String> = (0..plan.bfv.len())
+        .filter(|&k| plan.placements.contains(&Placement::BfvToTfhe(k)))
+        .map(|k| plan.bfv[k].params.name().to_string())
+        .collect();
+    if let (true, Some(set)) = (
+        plan.placements.contains(&Placement::CkksToTfhe),
+        plan.ckks.as_ref(),
+    ) {
+        names.push(set.name().to_string());
+    }
+    names
 }
 
 /// The bytes attestation commits to for one output: the output's name and

@@ -44,7 +44,7 @@ pub use error::{Error, Result};
 pub use exec::{attest_outputs, output_bytes, route, verify_output, Outputs, PlainValue, Session};
 pub use plan::{
     plan, plan_with, BfvEncoding, BfvPart, Engine, Packing, Placement, Plan, PlanOptions,
-    ScoreSlot, Step, StepKind,
+    ReleaseMask, ScoreSlot, Step, StepKind,
 };
 pub use program::{
     Cmp, Kind, Node, Op, Program, Scalar, Value, MAX_DEGREE, MAX_LEN, MAX_LOOKUP_BOUND, MAX_NODES,

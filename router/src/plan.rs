@@ -10,9 +10,21 @@
 //!   run on BFV with coefficient encoding and t = 2^bits when the cost model
 //!   says it is cheaper;
 //! - a comparison of BFV values moves them to TFHE by a transition
-//!   ([`crate::bridge::run_bfv_to_tfhe`]); CKKS values never leave CKKS.
-//!   Inner products of one vector whose values only feed such decisions
-//!   share one plaintext product ([`ScoreSlot`]).
+//!   ([`crate::bridge::run_bfv_to_tfhe`]). Inner products of one vector
+//!   whose values only feed such decisions share one plaintext product
+//!   ([`ScoreSlot`]);
+//! - a threshold on reals (`threshold_real`) moves them from CKKS to TFHE
+//!   ([`crate::transition::ckks_coefficients_above`]): the reals it reads,
+//!   and every real connected to them, use the coefficient encoding from
+//!   their input on (values in coefficients 0..len, inner products by the
+//!   reversed weights, no rotation), which runs additions, scalar
+//!   operations and inner products with plaintext weights only. Its
+//!   tolerance must exceed what the path reads (the CKKS error bound plus
+//!   the reading's rounding): [`ckks_decisions_fit`].
+//! - a released CKKS value in slots has every slot but the asked ones
+//!   zeroed ([`ReleaseMask`]), in its own plaintext product when it is one
+//!   (a scalar product), else by a 0/1 product that the planner gives a
+//!   level.
 //!
 //! Programs that cannot run (an exhausted noise budget or depth, a decision
 //! the transition's noise analysis would not pass, a modulus no set
@@ -31,7 +43,8 @@ use crate::cost::CostModel;
 use crate::error::{Error, Result};
 use crate::program::{Cmp, Kind, Op, Program, Scalar, MAX_SIGNED_BOUND};
 use crate::transition::{
-    analyse, any_bootstraps, decision_bootstraps, MAX_LOG2_FAILURE, MAX_TRANSITION_DIMENSION,
+    analyse, any_bootstraps, ckks_reading, decision_bootstraps, CkksReading, MAX_LOG2_FAILURE,
+    MAX_TRANSITION_DIMENSION, WINDOW_BITS,
 };
 
 /// An engine.
@@ -79,6 +92,8 @@ pub enum Placement {
     Tfhe,
     /// A comparison of BFV values of part `usize`: BFV -> TFHE transition.
     BfvToTfhe(usize),
+    /// A threshold on coefficient-encoded CKKS values: CKKS -> TFHE transition.
+    CkksToTfhe,
 }
 
 impl Placement {
@@ -86,7 +101,7 @@ impl Placement {
         match self {
             Placement::Bfv(_) => Engine::Bfv,
             Placement::Ckks => Engine::Ckks,
-            Placement::Tfhe | Placement::BfvToTfhe(_) => Engine::Tfhe,
+            Placement::Tfhe | Placement::BfvToTfhe(_) | Placement::CkksToTfhe => Engine::Tfhe,
         }
     }
 }
@@ -144,9 +159,23 @@ impl Step {
     }
 }
 
+/// How a released CKKS value in slots gets every other slot zeroed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ReleaseMask {
+    /// Not released in slots (not an output, or coefficient-encoded: the
+    /// asked coefficients are extracted, the rest never leaves).
+    #[default]
+    None,
+    /// The node's own plaintext product (a scalar product) carries the 0/1
+    /// mask: no extra level.
+    Folded,
+    /// A 0/1 plaintext product and a rescale at release: one level.
+    Product,
+}
+
 /// CKKS layout of a node's value: vectors are packed periodically over all
 /// slots with `period` (a power of two >= len, zeros in len..period unless
-/// `dirty`).
+/// `dirty`), or, with `coefficients`, held in coefficients 0..len.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Packing {
     pub period: usize,
@@ -155,6 +184,10 @@ pub struct Packing {
     pub depth: usize,
     /// The operand must be masked (0/1 product, one level) before this node.
     pub mask_operand: bool,
+    /// Coefficient encoding (values read by a CKKS -> TFHE threshold).
+    pub coefficients: bool,
+    /// How the value is masked when released.
+    pub release: ReleaseMask,
 }
 
 /// A score of the single-product placement: the node's value (an inner
@@ -429,6 +462,7 @@ impl Planner<'_> {
                     }
                 }
                 (Kind::Bit { .. }, Op::ThresholdWithin { .. }) => continue,
+                (Kind::Bit { .. }, Op::ThresholdReal { .. }) => Placement::CkksToTfhe,
                 (Kind::Bit { .. }, _) => Placement::Tfhe,
                 _ => continue,
             };
@@ -547,20 +581,15 @@ impl Planner<'_> {
         }
         for &i in nodes {
             let op = &self.p.nodes[i].op;
-            let coefficient_ready = matches!(
-                op,
-                Op::Input { .. }
-                    | Op::Add(..)
-                    | Op::Sub(..)
-                    | Op::AddScalar(..)
-                    | Op::MulScalar(..)
-                    | Op::DotPlain(..)
-                    | Op::Compare(..)
-                    | Op::CompareScalar(..)
-                    | Op::ThresholdWithin { .. }
-                    | Op::Lookup { .. }
-                    | Op::ToSigned(..)
-            );
+            let coefficient_ready = runs_on_coefficients(op)
+                || matches!(
+                    op,
+                    Op::Compare(..)
+                        | Op::CompareScalar(..)
+                        | Op::ThresholdWithin { .. }
+                        | Op::Lookup { .. }
+                        | Op::ToSigned(..)
+                );
             if !coefficient_ready {
                 return refuse(
                     op.name(),
@@ -858,8 +887,9 @@ impl Planner<'_> {
 }
 
 /// Every value crossing engines does so through a BFV -> TFHE transition
-/// node: any other crossing (TFHE -> BFV, TFHE -> CKKS, CKKS -> TFHE, ...)
-/// is refused, naming the operation and the direction. Plans are public
+/// node or a CKKS -> TFHE one reading coefficient-encoded values: any other
+/// crossing (TFHE -> BFV, TFHE -> CKKS, CKKS slots -> TFHE, ...) is
+/// refused, naming the operation and the direction. Plans are public
 /// data, so a run checks this again before any work.
 pub(crate) fn check_transitions(plan: &Plan) -> Result<()> {
     for (i, node) in plan.program.nodes.iter().enumerate() {
@@ -874,18 +904,23 @@ pub(crate) fn check_transitions(plan: &Plan) -> Result<()> {
         }
         let (to, needs) = match plan.placements[i] {
             Placement::BfvToTfhe(k) => (Engine::Bfv, Some(Placement::Bfv(k))),
+            Placement::CkksToTfhe => (Engine::Ckks, Some(Placement::Ckks)),
             place => (place.engine(), None),
         };
         for a in node.op.operands() {
             let operand = plan.placements[a as usize];
             let from = operand.engine();
-            if from == to && needs.is_none_or(|p| p == operand) {
+            let coefficients = plan.packing.get(a as usize).is_some_and(|p| p.coefficients);
+            if from == to
+                && needs.is_none_or(|p| p == operand)
+                && (plan.placements[i] != Placement::CkksToTfhe || coefficients)
+            {
                 continue;
             }
             let msg = match crate::transition::check_direction(from, to) {
                 Err(e) => e.to_string(),
                 Ok(()) => format!(
-                    "v{a} on {} feeds an operation on {}: the router moves values between engines only by a comparison of BFV values (BFV -> TFHE)",
+                    "v{a} on {} feeds an operation on {}: the router moves values between engines only by a comparison of BFV values (BFV -> TFHE) or a threshold on coefficient-encoded reals (CKKS -> TFHE)",
                     from.name(),
                     to.name()
                 ),
@@ -1124,11 +1159,67 @@ fn tfhe_counts(p: &Program, i: usize) -> Vec<(&'static str, f64)> {
     }
 }
 
+/// The arithmetic a coefficient encoding (BFV or CKKS) runs: inputs,
+/// additions, scalar operations and inner products with plaintext weights
+/// (one product with the weights reversed).
+fn runs_on_coefficients(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::Input { .. }
+            | Op::Add(..)
+            | Op::Sub(..)
+            | Op::AddScalar(..)
+            | Op::MulScalar(..)
+            | Op::DotPlain(..)
+    )
+}
+
+/// The real nodes that use the coefficient encoding: every real connected
+/// (through real operands) to a value a `threshold_real` reads. Refuses an
+/// operation of such a group that the coefficient encoding cannot run.
+fn coefficient_nodes(p: &Program) -> Result<Vec<bool>> {
+    let count = p.nodes.len();
+    let real = |i: usize| matches!(p.nodes[i].kind, Kind::Real { .. });
+    let mut parent: Vec<usize> = (0..count).collect();
+    for (i, node) in p.nodes.iter().enumerate() {
+        for a in node.op.operands() {
+            if real(i) && real(a as usize) {
+                let (ra, ri) = (find(&mut parent, a as usize), find(&mut parent, i));
+                parent[ra] = ri;
+            }
+        }
+    }
+    let mut read = vec![false; count];
+    for node in &p.nodes {
+        if let Op::ThresholdReal { x, .. } = node.op {
+            let r = find(&mut parent, x as usize);
+            read[r] = true;
+        }
+    }
+    let mut coefficients = vec![false; count];
+    for i in 0..count {
+        if !real(i) || !read[find(&mut parent, i)] {
+            continue;
+        }
+        let op = &p.nodes[i].op;
+        if !runs_on_coefficients(op) {
+            return refuse(
+                op.name(),
+                "reals decided through the CKKS -> TFHE transition use the coefficient encoding, which runs additions, scalar operations and inner products with plaintext weights only",
+            );
+        }
+        coefficients[i] = true;
+    }
+    Ok(coefficients)
+}
+
 /// CKKS packing and depth of every node, then the cheapest named set deep
-/// and wide enough.
+/// and wide enough on which every CKKS -> TFHE decision fits its tolerance.
 fn choose_ckks(p: &Program, costs: &CostModel) -> Result<(CkksParameters, Vec<Packing>)> {
+    let coefficients = coefficient_nodes(p)?;
     let mut packing = vec![Packing::default(); p.nodes.len()];
-    let mut deepest = (0, "input");
+    // Levels each real node needs (with its release's mask), in order.
+    let mut needs_of: Vec<(usize, &str)> = Vec::new();
     let mut widest = 1;
     for (i, node) in p.nodes.iter().enumerate() {
         if !matches!(node.kind, Kind::Real { .. }) {
@@ -1150,7 +1241,7 @@ fn choose_ckks(p: &Program, costs: &CostModel) -> Result<(CkksParameters, Vec<Pa
             Ok((x, y))
         };
         let padded = |dirty: bool, period: usize| dirty && len < period;
-        let pk = match &node.op {
+        let mut pk = match &node.op {
             Op::Input { .. } | Op::ToReal { .. } => Packing {
                 period: len.next_power_of_two(),
                 ..Default::default()
@@ -1184,13 +1275,14 @@ fn choose_ckks(p: &Program, costs: &CostModel) -> Result<(CkksParameters, Vec<Pa
                     dirty: false,
                     depth: x.depth.max(y.depth) + 1 + mask as usize,
                     mask_operand: mask,
+                    ..Default::default()
                 }
             }
             Op::DotPlain(a, _) => Packing {
                 period: 1,
                 dirty: false,
                 depth: get(a).depth + 1,
-                mask_operand: false,
+                ..Default::default()
             },
             Op::Sum(a) => {
                 let mask = get(a).dirty;
@@ -1199,6 +1291,7 @@ fn choose_ckks(p: &Program, costs: &CostModel) -> Result<(CkksParameters, Vec<Pa
                     dirty: false,
                     depth: get(a).depth + mask as usize,
                     mask_operand: mask,
+                    ..Default::default()
                 }
             }
             Op::Polynomial(a, _) | Op::Chebyshev { x: a, .. } => {
@@ -1219,20 +1312,43 @@ fn choose_ckks(p: &Program, costs: &CostModel) -> Result<(CkksParameters, Vec<Pa
                     period,
                     dirty: false,
                     depth: input.depth + 1,
-                    mask_operand: false,
+                    ..Default::default()
                 }
             }
             op => return refuse(op.name(), "not available on reals"),
         };
-        widest = widest.max(pk.period).max(len);
-        if pk.depth > deepest.0 {
-            deepest = (pk.depth, node.op.name());
+        pk.coefficients = coefficients[i];
+        pk.release = ReleaseMask::None;
+        // Slots: the release zeroes the slots not asked for (module documentation).
+        let mut needs = pk.depth;
+        if released(p, i) && !pk.coefficients {
+            pk.release = if matches!(node.op, Op::MulScalar(..)) {
+                ReleaseMask::Folded
+            } else {
+                needs += 1;
+                ReleaseMask::Product
+            };
         }
+        widest = widest.max(pk.period).max(len);
+        needs_of.push((needs, node.op.name()));
         packing[i] = pk;
     }
+    let deepest = needs_of.iter().map(|n| n.0).max().unwrap_or(0);
+    let decides = p
+        .nodes
+        .iter()
+        .any(|n| matches!(n.op, Op::ThresholdReal { .. }));
     let mut best: Option<(f64, CkksParameters)> = None;
+    let mut failure = None;
     for set in ckks_sets() {
-        if set.max_level() < deepest.0 || set.slots() < widest {
+        if set.max_level() < deepest || set.slots() < widest {
+            continue;
+        }
+        if decides && set.n() > MAX_TRANSITION_DIMENSION {
+            continue;
+        }
+        if let Err(e) = ckks_readings(p, &packing, &set) {
+            failure = Some(e);
             continue;
         }
         let mut cost = 0.0;
@@ -1245,18 +1361,137 @@ fn choose_ckks(p: &Program, costs: &CostModel) -> Result<(CkksParameters, Vec<Pa
             best = Some((cost, set));
         }
     }
-    match best {
-        Some((_, set)) => Ok((set, packing)),
-        None => refuse(
-            deepest.1,
+    // The largest set a decision's transition takes (all of them without one).
+    let largest = ckks_sets()
+        .into_iter()
+        .rfind(|s| !decides || s.n() <= MAX_TRANSITION_DIMENSION);
+    // The first operation deeper than the largest set names the refusal.
+    let top = largest.as_ref().map_or(0, |s| s.max_level());
+    let named = needs_of.iter().find(|n| n.0 > top).map_or("input", |n| n.1);
+    match (best, failure) {
+        (Some((_, set)), _) => Ok((set, packing)),
+        (None, Some(err)) => Err(err),
+        (None, None) => refuse(
+            named,
             format!(
-                "needs multiplicative depth {} and {widest} slots; the largest CKKS set has depth {} and {} slots",
-                deepest.0,
-                ckks_sets().last().map_or(0, |s| s.max_level()),
-                ckks_sets().last().map_or(0, |s| s.slots())
+                "needs multiplicative depth {deepest} (a released value in slots takes one level for its mask) and {widest} slots; the largest CKKS set{} has depth {} and {} slots",
+                if decides { " a CKKS -> TFHE transition takes" } else { "" },
+                top,
+                largest.as_ref().map_or(0, |s| s.slots())
             ),
         ),
     }
+}
+
+/// Bounds of a coefficient-encoded CKKS value at the planner, in the
+/// engine's terms (the `noise` module of triskel-ckks, whose estimate the
+/// run checks again): `message` and `error` bound every slot and so every
+/// coefficient (scaled units).
+#[derive(Clone, Copy, Default)]
+struct CoefficientBound {
+    message: f64,
+    error: f64,
+}
+
+/// The reading of every `threshold_real` of the program on `set` (`None`
+/// for other nodes), or a refusal naming the operation: the error bound
+/// of the value it reads (the engine's formulas: fresh symmetric
+/// encryption, additions, exact rounding of constants, rescale rounding)
+/// leaves room for the reading within the tolerance, the values and
+/// threshold stay inside what the torus holds, and the transition's
+/// failure probability is at most 2^[`MAX_LOG2_FAILURE`]
+/// ([`crate::transition::ckks_reading`]). The error names the operation.
+pub fn ckks_readings(
+    p: &Program,
+    packing: &[Packing],
+    set: &CkksParameters,
+) -> Result<Vec<Option<CkksReading>>> {
+    let n = set.n() as f64;
+    let sigma2 = match triskel_ring::NoiseDistribution::default() {
+        triskel_ring::NoiseDistribution::Gaussian { sigma, .. } => sigma * sigma,
+        triskel_ring::NoiseDistribution::CenteredBinomial { eta } => eta as f64 / 2.0,
+    };
+    // The engine's bounds: TAIL = 6 and PRODUCT_TAIL = 16 deviations.
+    let encoding = 6.0 * (n / 12.0).sqrt();
+    let fresh = encoding + 6.0 * (n * sigma2).sqrt();
+    let rounding = 16.0 * (n * (1.0 + n * 2.0 / 3.0) / 12.0).sqrt();
+    let scale = (set.log_scale() as f64).exp2();
+    let prime = |level: usize| (set.q_bits()[level] as f64 - 0.05).exp2();
+    let top = set.max_level();
+    let mut b = vec![CoefficientBound::default(); p.nodes.len()];
+    let mut readings = vec![None; p.nodes.len()];
+    for (i, node) in p.nodes.iter().enumerate() {
+        let at = |k: &u32| b[*k as usize];
+        let level = |k: &u32| top - packing[*k as usize].depth;
+        if let &Op::ThresholdReal {
+            x,
+            threshold,
+            tolerance,
+        } = &node.op
+        {
+            let v = b[x as usize];
+            let reading = ckks_reading(
+                set.n(),
+                &tfhe_set(),
+                v.error,
+                scale,
+                prime(0),
+                v.message / scale,
+                threshold,
+                tolerance,
+            )
+            .map_err(|e| Error::Refused {
+                op: node.op.name().to_string(),
+                msg: format!("on {}: {e}", set.name()),
+            })?;
+            readings[i] = Some(reading);
+            continue;
+        }
+        if !packing[i].coefficients {
+            continue;
+        }
+        let len = node.kind.len() as f64;
+        b[i] = match &node.op {
+            // Inputs in [-1, 1], declared bound len (the sum of magnitudes).
+            Op::Input { .. } => CoefficientBound {
+                message: len * scale,
+                error: fresh,
+            },
+            Op::Add(x, y) | Op::Sub(x, y) => CoefficientBound {
+                message: at(x).message + at(y).message,
+                error: at(x).error + at(y).error,
+            },
+            Op::AddScalar(x, c) => {
+                let c = reals(&[*c])[0].abs();
+                CoefficientBound {
+                    message: at(x).message + c * len * scale,
+                    error: at(x).error + encoding,
+                }
+            }
+            // The constant at scale q, rescaled by q.
+            Op::MulScalar(x, c) => {
+                let (c, v) = (reals(&[*c])[0].abs(), at(x));
+                CoefficientBound {
+                    message: v.message * c,
+                    error: v.error * c + v.message / (2.0 * prime(level(x))) + rounding,
+                }
+            }
+            // The reversed weights at scale q (bound sum |w|), rescaled by q.
+            Op::DotPlain(x, w) => {
+                let (sum, v, q) = (
+                    reals(w).iter().map(|w| w.abs()).sum::<f64>(),
+                    at(x),
+                    prime(level(x)),
+                );
+                CoefficientBound {
+                    message: v.message * sum,
+                    error: v.error * sum + (v.message + v.error) * encoding / q + rounding,
+                }
+            }
+            _ => CoefficientBound::default(),
+        };
+    }
+    Ok(readings)
 }
 
 /// CKKS primitive counts of node `i`.
@@ -1313,7 +1548,7 @@ fn transition_failure(op: &Op, noise: f64, params: &BfvParameters) -> Option<f64
     let read = log_t - read_tolerance(op, log_t);
     // Named sets' primes lie just below 2^b (as in the budget model).
     let q0 = (q0_bits as f64 - 0.05).exp2() as u64;
-    let analysis = analyse(params.n(), &tfhe_set(), at_q0, q0, read);
+    let analysis = analyse(params.n(), &tfhe_set(), at_q0, q0, read, WINDOW_BITS);
     (analysis.log2_failure_per_decision > MAX_LOG2_FAILURE)
         .then_some(analysis.log2_failure_per_decision)
 }
@@ -1404,12 +1639,18 @@ fn params_name(plan: &Plan, place: Placement) -> String {
     match place {
         Placement::Bfv(k) => plan.bfv[k].params.name().to_string(),
         Placement::Ckks => plan.ckks.as_ref().map_or("", |s| s.name()).to_string(),
-        Placement::Tfhe | Placement::BfvToTfhe(_) => tfhe_set().name.to_string(),
+        Placement::Tfhe | Placement::BfvToTfhe(_) | Placement::CkksToTfhe => {
+            tfhe_set().name.to_string()
+        }
     }
 }
 
 fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
     let p = &plan.program;
+    let readings = match &plan.ckks {
+        Some(set) => ckks_readings(p, &plan.packing, set)?,
+        None => vec![None; p.nodes.len()],
+    };
     let tfhe = tfhe_set();
     let mut steps = Vec::new();
     let step = |kind, engine: Engine, params: String, label: String, predicted_ns: f64| Step {
@@ -1444,7 +1685,7 @@ fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
         for (i, node) in p.nodes.iter().enumerate() {
             match &node.op {
                 Op::Sum(a) | Op::Dot(a, _) | Op::DotPlain(a, _)
-                    if plan.placements[i] == Placement::Ckks =>
+                    if plan.placements[i] == Placement::Ckks && !plan.packing[i].coefficients =>
                 {
                     rotations += log2_tree(plan.packing[*a as usize].period)
                 }
@@ -1483,19 +1724,37 @@ fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
                 ns += costs.predict("bfv", &part.base, &[("transition_key", 1.0)])?;
             }
         }
+        let from_ckks = plan.placements.contains(&Placement::CkksToTfhe);
+        if let (true, Some(set)) = (from_ckks, &plan.ckks) {
+            // A transition key's cost depends on the ring degree only: the
+            // BFV set of the same degree's calibrated figure.
+            if let Some(bfv) = bfv_sets().iter().find(|b| b.n() == set.n()) {
+                ns += costs.predict("bfv", bfv.name(), &[("transition_key", 1.0)])?;
+            }
+        }
+        let mut sources: Vec<&str> = Vec::new();
+        if plan
+            .placements
+            .iter()
+            .any(|p| matches!(p, Placement::BfvToTfhe(_)))
+        {
+            sources.push("bfv");
+        }
+        if from_ckks {
+            sources.push("ckks");
+        }
+        let label = match sources.as_slice() {
+            [] => "client and server keys".to_string(),
+            s => format!(
+                "client and server keys + transition keys ({} -> tfhe)",
+                s.join(", ")
+            ),
+        };
         steps.push(step(
             StepKind::Keygen(Engine::Tfhe, 0),
             Engine::Tfhe,
             tfhe.name.into(),
-            if plan
-                .placements
-                .iter()
-                .any(|p| matches!(p, Placement::BfvToTfhe(_)))
-            {
-                "client and server keys + transition keys (bfv -> tfhe)".into()
-            } else {
-                "client and server keys".into()
-            },
+            label,
             ns,
         ));
     }
@@ -1515,6 +1774,10 @@ fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
                     &ckks_counts(p, &plan.packing, i),
                 )? * ckks_level_factor(plan, i)),
                 Placement::Tfhe => costs.predict("tfhe", tfhe.name, &tfhe_counts(p, i)),
+                Placement::CkksToTfhe => {
+                    let pbs = readings[i].map_or(0, |r| r.bootstraps) as f64;
+                    costs.predict("tfhe", tfhe.name, &[("pbs", pbs * node.kind.len() as f64)])
+                }
                 Placement::BfvToTfhe(k) => {
                     let part = &plan.bfv[k];
                     let log_t = part.params.plain_modulus().trailing_zeros();
@@ -1560,6 +1823,11 @@ fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
                 from: Engine::Bfv,
                 to: Engine::Tfhe,
             },
+            (_, Placement::CkksToTfhe) => StepKind::Transition {
+                node: i,
+                from: Engine::Ckks,
+                to: Engine::Tfhe,
+            },
             _ => StepKind::Op(i),
         };
         let mut label = describe_node(p, i);
@@ -1568,6 +1836,18 @@ fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
         }
         let mut ns = counts(place)?;
         match kind {
+            StepKind::Transition {
+                from: Engine::Ckks, ..
+            } => {
+                if let (Some(r), Op::ThresholdReal { tolerance, .. }) = (readings[i], &node.op) {
+                    label += &format!(
+                        " [transition ckks -> tfhe: extract, key switch, {} bootstraps per value; right when |x - threshold| > {:.3e} (asked {tolerance:.3e}), failure 2^{:.0}]",
+                        r.bootstraps,
+                        r.tolerance,
+                        r.log2_failure
+                    );
+                }
+            }
             StepKind::Transition { .. } => {
                 label += " [transition bfv -> tfhe: extract, key switch, bootstrap]"
             }
@@ -1676,12 +1956,22 @@ fn decrypt_ns(plan: &Plan, costs: &CostModel, i: usize) -> Result<f64> {
                 ],
             )
         }
-        Placement::Ckks => Ok(costs.predict(
-            "ckks",
-            &params_name(plan, place),
-            &[("decrypt", 1.0)],
-        )? * ckks_primes_left(plan, plan.packing[i].depth)),
-        Placement::Tfhe | Placement::BfvToTfhe(_) => {
+        // The release: the mask's product, a fresh encryption of zero.
+        Placement::Ckks => {
+            let mask = (plan.packing[i].release == ReleaseMask::Product) as u8 as f64;
+            Ok(costs.predict(
+                "ckks",
+                &params_name(plan, place),
+                &[
+                    ("decrypt", 1.0),
+                    ("encrypt", 1.0),
+                    ("add", 1.0),
+                    ("encode", mask),
+                    ("mul_plain", mask),
+                ],
+            )? * ckks_primes_left(plan, plan.packing[i].depth))
+        }
+        Placement::Tfhe | Placement::BfvToTfhe(_) | Placement::CkksToTfhe => {
             let blocks = match plan.program.nodes[i].kind {
                 Kind::Uint { bits, len } => (bits / 2) as f64 * len as f64,
                 k => k.len() as f64,
@@ -1718,8 +2008,10 @@ impl Plan {
         }
         for (i, place) in self.placements.iter().enumerate() {
             let _ = write!(s, "v{i}:{}", place.engine().name());
-            if let Placement::BfvToTfhe(_) = place {
-                s += "(transition bfv->tfhe, homomorphic)";
+            match place {
+                Placement::BfvToTfhe(_) => s += "(transition bfv->tfhe, homomorphic)",
+                Placement::CkksToTfhe => s += "(transition ckks->tfhe, homomorphic)",
+                _ => {}
             }
             if let Some((_, from)) = self.round_trips.iter().find(|&&(n, _)| n == i) {
                 let _ = write!(

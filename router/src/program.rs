@@ -181,6 +181,14 @@ pub enum Op {
         threshold: i64,
         tolerance_bits: u32,
     },
+    /// Element-wise `x >= threshold` on reals, decided right whenever
+    /// |x - threshold| > `tolerance`; closer values may get either bit
+    /// (CKKS values are approximate: a real decision states its tolerance).
+    ThresholdReal {
+        x: u32,
+        threshold: f64,
+        tolerance: f64,
+    },
     /// Element-wise `if cond then a else b`.
     Select {
         cond: u32,
@@ -226,6 +234,7 @@ impl Op {
             Op::Compare(..) => "compare",
             Op::CompareScalar(..) => "compare_scalar",
             Op::ThresholdWithin { .. } => "threshold_within",
+            Op::ThresholdReal { .. } => "threshold_real",
             Op::Select { .. } => "select",
             Op::Argmax(..) => "argmax",
             Op::Any(..) => "any",
@@ -257,6 +266,7 @@ impl Op {
             Op::Chebyshev { x, .. }
             | Op::MatVec { x, .. }
             | Op::ThresholdWithin { x, .. }
+            | Op::ThresholdReal { x, .. }
             | Op::Lookup { x, .. }
             | Op::ToReal { x, .. } => vec![x],
             Op::Select { cond, a, b } => vec![cond, a, b],
@@ -606,10 +616,30 @@ impl Program {
                     }
                     Ok(Kind::Bit { len })
                 }
+                Kind::Real { .. } => op_err(
+                    name,
+                    "reals are approximate: decide them with threshold_real, which states a tolerance",
+                ),
                 k => op_err(
                     name,
                     format!("compares u8..u64 or signed integers, not {}", k.describe()),
                 ),
+            },
+            &Op::ThresholdReal {
+                x,
+                threshold,
+                tolerance,
+            } => match self.kind_of(x) {
+                Kind::Real { len } => {
+                    if !(threshold.is_finite() && threshold.abs() <= MAX_SIGNED_BOUND as f64) {
+                        return op_err(name, format!("threshold {threshold} outside +-2^40"));
+                    }
+                    if !(tolerance.is_finite() && tolerance > 0.0) {
+                        return op_err(name, format!("tolerance {tolerance}: a positive real"));
+                    }
+                    Ok(Kind::Bit { len })
+                }
+                k => op_err(name, format!("decides on reals, not {}", k.describe())),
             },
             &Op::ThresholdWithin {
                 x,
@@ -856,6 +886,17 @@ impl Program {
             x,
             threshold,
             tolerance_bits,
+        })
+    }
+
+    /// Element-wise `a >= threshold` on reals, decided right whenever
+    /// |a - threshold| > `tolerance` ([`Op::ThresholdReal`]). The planner
+    /// refuses a tolerance finer than the CKKS -> TFHE path reads.
+    pub fn threshold_real(&mut self, a: Value, threshold: f64, tolerance: f64) -> Result<Value> {
+        self.unary("threshold_real", a, |x| Op::ThresholdReal {
+            x,
+            threshold,
+            tolerance,
         })
     }
 

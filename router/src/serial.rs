@@ -1,12 +1,12 @@
 //! Programs as bytes, so that a client can build one and a server run it.
 //!
-//! Format versions 1 and 2, little-endian throughout; version 2 adds tags
-//! 18..=20 and is written only for programs that use them, so a program
-//! without them keeps its version 1 bytes (which older builds read). A
-//! version 1 program with a tag of version 2 is refused.
+//! Format versions 1 to 3, little-endian throughout; version 2 adds tags
+//! 18..=20, version 3 tag 21, and a program is written in the oldest
+//! version that holds its tags (so older builds read it). A program with a
+//! tag newer than its version is refused.
 //!
 //! ```text
-//! program  = "TRSKPRG" version:u8(1 or 2) nodes:u32 node* outputs:u32 output*
+//! program  = "TRSKPRG" version:u8(1, 2 or 3) nodes:u32 node* outputs:u32 output*
 //! node     = tag:u8 fields            (tags below; operands are u32 indices
 //!                                      of earlier nodes)
 //!   0 input          name kind
@@ -24,6 +24,7 @@
 //!   18 lookup        x:u32 count:u32 u8*            (version 2)
 //!   19 to_signed     a:u32                          (version 2)
 //!   20 to_real       x:u32 scale:f64                (version 2)
+//!   21 threshold_real x:u32 threshold:f64 tolerance:f64 (version 3)
 //! kind     = 0 modular len:u32 modulus:u64 | 1 signed len:u32 bound:u64
 //!          | 2 real len:u32 | 3 uint len:u32 bits:u8 | 4 bit len:u32
 //! scalar   = 0 i64 | 1 f64
@@ -44,9 +45,44 @@ use crate::program::{Cmp, Kind, Op, Program, Scalar, MAX_NODES};
 
 const MAGIC: &[u8; 7] = b"TRSKPRG";
 /// The newest format version written and read (older ones still load).
-pub const PROGRAM_FORMAT_VERSION: u8 = 2;
-/// The first operation tag of version 2.
-const FIRST_V2_TAG: u8 = 18;
+pub const PROGRAM_FORMAT_VERSION: u8 = 3;
+
+/// The operation's tag (module documentation).
+fn op_tag(op: &Op) -> u8 {
+    match op {
+        Op::Input { .. } => 0,
+        Op::Add(..) => 1,
+        Op::Sub(..) => 2,
+        Op::Mul(..) => 3,
+        Op::AddScalar(..) => 4,
+        Op::MulScalar(..) => 5,
+        Op::Dot(..) => 6,
+        Op::DotPlain(..) => 7,
+        Op::Sum(..) => 8,
+        Op::Polynomial(..) => 9,
+        Op::Chebyshev { .. } => 10,
+        Op::MatVec { .. } => 11,
+        Op::Compare(..) => 12,
+        Op::CompareScalar(..) => 13,
+        Op::Select { .. } => 14,
+        Op::Argmax(..) => 15,
+        Op::Any(..) => 16,
+        Op::ThresholdWithin { .. } => 17,
+        Op::Lookup { .. } => 18,
+        Op::ToSigned(..) => 19,
+        Op::ToReal { .. } => 20,
+        Op::ThresholdReal { .. } => 21,
+    }
+}
+
+/// The format version that introduced operation tag `tag`.
+fn tag_version(tag: u8) -> u8 {
+    match tag {
+        0..=17 => 1,
+        18..=20 => 2,
+        _ => 3,
+    }
+}
 
 const CMPS: [Cmp; 6] = [Cmp::Eq, Cmp::Ne, Cmp::Lt, Cmp::Le, Cmp::Gt, Cmp::Ge];
 
@@ -216,59 +252,37 @@ impl Program {
     /// The program's bytes (format above).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut w = Writer(MAGIC.to_vec());
-        let v2 = self.nodes.iter().any(|n| {
-            matches!(
-                n.op,
-                Op::Lookup { .. } | Op::ToSigned(..) | Op::ToReal { .. }
-            )
-        });
-        w.u8(if v2 { 2 } else { 1 });
+        let version = self
+            .nodes
+            .iter()
+            .map(|n| tag_version(op_tag(&n.op)))
+            .max()
+            .unwrap_or(1);
+        w.u8(version);
         w.u32(self.nodes.len());
         for node in &self.nodes {
+            w.u8(op_tag(&node.op));
             match &node.op {
                 Op::Input { name, kind } => {
-                    w.u8(0);
                     w.name(name);
                     w.kind(kind);
                 }
                 &Op::Add(a, b) | &Op::Sub(a, b) | &Op::Mul(a, b) | &Op::Dot(a, b) => {
-                    w.u8(match node.op {
-                        Op::Add(..) => 1,
-                        Op::Sub(..) => 2,
-                        Op::Mul(..) => 3,
-                        _ => 6,
-                    });
                     w.u32(a as usize);
                     w.u32(b as usize);
                 }
                 Op::AddScalar(a, s) | Op::MulScalar(a, s) => {
-                    w.u8(if matches!(node.op, Op::AddScalar(..)) {
-                        4
-                    } else {
-                        5
-                    });
                     w.u32(*a as usize);
                     w.scalar(s);
                 }
                 Op::DotPlain(a, v) | Op::Polynomial(a, v) => {
-                    w.u8(if matches!(node.op, Op::DotPlain(..)) {
-                        7
-                    } else {
-                        9
-                    });
                     w.u32(*a as usize);
                     w.scalars(v);
                 }
                 Op::Sum(a) | Op::Argmax(a) => {
-                    w.u8(if matches!(node.op, Op::Sum(..)) {
-                        8
-                    } else {
-                        15
-                    });
                     w.u32(*a as usize);
                 }
                 Op::Chebyshev { x, coeffs, lo, hi } => {
-                    w.u8(10);
                     w.u32(*x as usize);
                     w.f64(*lo);
                     w.f64(*hi);
@@ -276,20 +290,17 @@ impl Program {
                     coeffs.iter().for_each(|&c| w.f64(c));
                 }
                 Op::MatVec { x, rows } => {
-                    w.u8(11);
                     w.u32(*x as usize);
                     w.u32(rows.len());
                     w.u32(rows.first().map_or(0, Vec::len));
                     rows.iter().flatten().for_each(|&v| w.f64(v));
                 }
                 &Op::Compare(a, b, c) => {
-                    w.u8(12);
                     w.u32(a as usize);
                     w.u32(b as usize);
                     w.cmp(c);
                 }
                 Op::CompareScalar(a, s, c) => {
-                    w.u8(13);
                     w.u32(*a as usize);
                     w.scalar(s);
                     w.cmp(*c);
@@ -299,38 +310,41 @@ impl Program {
                     threshold,
                     tolerance_bits,
                 } => {
-                    w.u8(17);
                     w.u32(x as usize);
                     w.scalar(&Scalar::Int(threshold));
                     w.u8(tolerance_bits as u8);
                 }
                 &Op::Select { cond, a, b } => {
-                    w.u8(14);
                     w.u32(cond as usize);
                     w.u32(a as usize);
                     w.u32(b as usize);
                 }
                 Op::Any(bits) => {
-                    w.u8(16);
                     w.u32(bits.len());
                     for &b in bits {
                         w.u32(b as usize);
                     }
                 }
                 Op::Lookup { x, table } => {
-                    w.u8(18);
                     w.u32(*x as usize);
                     w.u32(table.len());
                     w.0.extend_from_slice(table);
                 }
                 Op::ToSigned(a) => {
-                    w.u8(19);
                     w.u32(*a as usize);
                 }
                 Op::ToReal { x, scale } => {
-                    w.u8(20);
                     w.u32(*x as usize);
                     w.f64(*scale);
+                }
+                &Op::ThresholdReal {
+                    x,
+                    threshold,
+                    tolerance,
+                } => {
+                    w.u32(x as usize);
+                    w.f64(threshold);
+                    w.f64(tolerance);
                 }
             }
         }
@@ -359,15 +373,16 @@ impl Program {
             return bad(format!("{count} nodes; at most {MAX_NODES}"));
         }
         let mut p = Program::new();
-        let mut v2 = false;
+        let mut needed = 1;
         for _ in 0..count {
             let tag = r.u8()?;
-            if tag >= FIRST_V2_TAG && version < 2 {
+            if tag_version(tag) > version {
                 return bad(format!(
-                    "operation tag {tag} needs format version 2, the bytes say {version}"
+                    "operation tag {tag} needs format version {}, the bytes say {version}",
+                    tag_version(tag)
                 ));
             }
-            v2 |= tag >= FIRST_V2_TAG;
+            needed = needed.max(tag_version(tag));
             let op = match tag {
                 0 => Op::Input {
                     name: r.name()?,
@@ -434,6 +449,11 @@ impl Program {
                     x: r.u32()?,
                     scale: r.f64()?,
                 },
+                21 => Op::ThresholdReal {
+                    x: r.u32()?,
+                    threshold: r.f64()?,
+                    tolerance: r.f64()?,
+                },
                 t => return bad(format!("operation tag {t}")),
             };
             if matches!(&op, Op::MatVec { rows, .. } if rows.is_empty()) {
@@ -456,9 +476,11 @@ impl Program {
         if !r.0.is_empty() {
             return bad(format!("{} trailing bytes", r.0.len()));
         }
-        // Canonical: version 2 only for what version 1 cannot say.
-        if version == 2 && !v2 {
-            return bad("format version 2 for a program version 1 encodes");
+        // Canonical: the oldest version that holds the program's tags.
+        if version != needed {
+            return bad(format!(
+                "format version {version} for a program version {needed} encodes"
+            ));
         }
         Ok(p)
     }
@@ -559,6 +581,37 @@ mod tests {
         let mut p = Program::new();
         let x = p.input("x", Kind::Signed { len: 1, bound: 3 }).unwrap();
         assert!(matches!(p.lookup(x, &[1, 2]), Err(Error::Program { op, .. }) if op == "lookup"));
+    }
+
+    #[test]
+    fn threshold_real_needs_version_3() {
+        let mut p = Program::new();
+        let x = p.input("x", Kind::Real { len: 3 }).unwrap();
+        let t = p.threshold_real(x, 0.25, 1e-3).unwrap();
+        p.output("t", t).unwrap();
+        let bytes = p.to_bytes();
+        assert_eq!(bytes[7], 3);
+        let q = Program::from_bytes(&bytes).unwrap();
+        assert!(same(&p, &q));
+        assert_eq!(q.to_bytes(), bytes);
+        let mut old = bytes.clone();
+        old[7] = 2;
+        assert!(
+            matches!(Program::from_bytes(&old), Err(Error::Format(m)) if m.contains("needs format version 3"))
+        );
+        let mut future = bytes.clone();
+        future[7] = 4;
+        assert!(matches!(
+            Program::from_bytes(&future),
+            Err(Error::Format(_))
+        ));
+        // A loaded tolerance is checked as a built one.
+        let mut zero = bytes.clone();
+        let tolerance_at = bytes.len() - 4 - (1 + 1) - 4 - 8;
+        zero[tolerance_at..tolerance_at + 8].copy_from_slice(&0f64.to_bits().to_le_bytes());
+        assert!(
+            matches!(Program::from_bytes(&zero), Err(Error::Program { op, .. }) if op == "threshold_real")
+        );
     }
 
     #[test]

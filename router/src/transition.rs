@@ -91,14 +91,32 @@
 //! # CKKS -> TFHE
 //!
 //! The same path from a CKKS ciphertext's lowest prime q_0: a
-//! coefficient-encoded real x sits on the torus at scale x / q_0 (plus noise
-//! / q_0), and [`ckks_coefficients_above`] reads k = p + ceil(log2(q_0 /
-//! scale)) bits of it for p bits of precision: the decision is the sign of
-//! x - threshold rounded to a multiple of 2^-p, so it is exact whenever
-//! |x - threshold| >= 2^-p (plus the noise over the scale), for
-//! |x - threshold| < q_0 / (2 scale). CKKS ciphertexts carry no noise
-//! estimate yet: the analysis assumes a deviation of at most
-//! [`CKKS_NOISE_LOG2`] at q_0.
+//! coefficient-encoded real x sits on the torus at scale x / q_0 (plus
+//! error / q_0), and [`ckks_coefficients_above`] reads k = p + ceil(log2(q_0
+//! / scale)) bits of it: the decision is the sign of x + e - threshold
+//! rounded to a multiple of 2^-p, with |e| <= E / scale, E the
+//! ciphertext's own error bound ([`ckks::Ciphertext::noise_estimate_log2`],
+//! a bound on every slot and so on every coefficient, which are averages of
+//! the slots). So the bit is right whenever
+//!
+//! ```text
+//! |x - threshold| > 2^-p + E / scale      (the tolerance the path gives)
+//! ```
+//!
+//! and |x| + |threshold| < q_0 / (2 scale) (beyond it the torus wraps).
+//! A caller states the tolerance it needs; [`ckks_reading`] picks the
+//! smallest p that meets it and refuses a tolerance at or below E / scale
+//! (no reading can be that precise), a range the torus cannot hold, and a
+//! reading whose failure probability (the analysis above, with the CKKS
+//! error as the source noise) exceeds 2^[`CKKS_MAX_LOG2_FAILURE`] =
+//! 2^-128. At N = 8192 the transition key switch's variance is twice that of
+//! the N = 4096 match, and windows of 4 bits would fail with about 2^-117:
+//! the reading narrows its windows to 3 bits (margin 2N / 2^5 = 128 units),
+//! which gives about 2^-464, at one bootstrap per 3 bits. On the named
+//! N = 8192 sets (q_0 of 49-50 bits, scale 2^40) the reading holds
+//! |x| + |threshold| < 2^8..2^9, a fresh input's E / scale is about 2^-29
+//! and a rescale adds about 2^-25: a tolerance of 2^-10 reads p = 11 and
+//! k = 21 bits in 7 bootstraps (`tests/ckks_decisions.rs`).
 //!
 //! # Other directions
 //!
@@ -116,7 +134,9 @@ use triskel_tfhe as tfhe;
 /// A TFHE block holding 0 or 1 (message space of the TFHE set, degree 1).
 pub type EncryptedBit = tfhe::Ciphertext;
 
-/// Bits per window of the sign decomposition.
+/// Bits per window of the sign decomposition (BFV decisions; a CKKS
+/// decision narrows its windows where its failure bound needs it,
+/// [`ckks_reading`]).
 pub const WINDOW_BITS: u32 = 4;
 /// log2 of the transition key's decomposition base.
 pub const TRANSITION_BASE_LOG: u32 = 2;
@@ -425,15 +445,15 @@ pub struct DecisionAnalysis {
 /// Bootstraps one `x >= c` decision on a k-bit reading takes (one per
 /// window): what the planner predicts a transition from.
 pub fn decision_bootstraps(k: u32) -> usize {
-    window_tops(k).len()
+    window_tops(k, WINDOW_BITS).len()
 }
 
 /// The tops of the windows (bits, ascending, the last = k): W windows of
-/// [`WINDOW_BITS`] bits above a lowest one of 1..=WINDOW_BITS + 1 bits.
-fn window_tops(k: u32) -> Vec<u32> {
+/// `d` bits above a lowest one of 1..=d + 1 bits.
+fn window_tops(k: u32, d: u32) -> Vec<u32> {
     let mut tops = vec![k];
-    while tops[0] > WINDOW_BITS + 1 {
-        tops.insert(0, tops[0] - WINDOW_BITS);
+    while tops[0] > d + 1 {
+        tops.insert(0, tops[0] - d);
     }
     tops
 }
@@ -446,17 +466,26 @@ pub fn analyse_decision(
     last_prime: u64,
     k: u32,
 ) -> DecisionAnalysis {
-    analyse(key.source.n(), &key.tfhe, source_noise_log2, last_prime, k)
+    analyse(
+        key.source.n(),
+        &key.tfhe,
+        source_noise_log2,
+        last_prime,
+        k,
+        WINDOW_BITS,
+    )
 }
 
 /// The same analysis before any key exists (what the planner checks): a
-/// source ring of degree `source_n` decided on the TFHE set `p`.
+/// source ring of degree `source_n` decided on the TFHE set `p`, in
+/// windows of `window_bits`.
 pub fn analyse(
     source_n: usize,
     p: &tfhe::TfheParameters,
     source_noise_log2: f64,
     last_prime: u64,
     k: u32,
+    window_bits: u32,
 ) -> DecisionAnalysis {
     let tfhe_noise = p.noise();
     let two_n = 2.0 * p.polynomial_size as f64;
@@ -476,7 +505,7 @@ pub fn analyse(
         + n_in * (2.0 / 3.0) * 2f64.powi(-2 * (TRANSITION_BASE_LOG * TRANSITION_LEVELS) as i32)
             / 12.0)
         * scale;
-    let tops = window_tops(k);
+    let tops = window_tops(k, window_bits);
     // The source noise (and the 1/2 per term of sample extraction's
     // rounding, well below it), amplified by the lowest window's shift.
     let relative = source_noise_log2.exp2() / last_prime as f64;
@@ -492,7 +521,7 @@ pub fn analyse(
     let (mut input_variance, mut margin) = (lowest, lowest_margin);
     if tops.len() > 1 {
         input_variance = lowest + (tfhe_noise.blind_rotation + tfhe_noise.key_switch) * scale;
-        margin = two_n / 2f64.powi(WINDOW_BITS as i32 + 2);
+        margin = two_n / 2f64.powi(window_bits as i32 + 2);
         let upper = tfhe::params::log2_gaussian_tail(margin / input_variance.sqrt());
         failures.extend(std::iter::repeat_n(upper, tops.len() - 1));
     }
@@ -509,8 +538,11 @@ pub fn analyse(
     }
 }
 
-/// Refuses a decision whose analysed failure probability exceeds this.
+/// Refuses a BFV decision whose analysed failure probability exceeds this.
 pub const MAX_LOG2_FAILURE: f64 = -120.0;
+
+/// The failure bound of a CKKS decision: windows narrow until it holds.
+pub const CKKS_MAX_LOG2_FAILURE: f64 = -128.0;
 
 /// Ciphertexts per pass over the transition key ([`LweKeySwitchKey::switch_many`]):
 /// enough to share the key's memory traffic, few enough that their
@@ -525,10 +557,11 @@ const SWITCH_BATCH: usize = 16;
 fn top_bits(
     lwes: &[LweCiphertext],
     k: u32,
+    window_bits: u32,
     key: &TransitionKey,
     server: &tfhe::ServerKey,
 ) -> Result<Vec<EncryptedBit>> {
-    let tops = window_tops(k);
+    let tops = window_tops(k, window_bits);
     let scaled: Vec<LweCiphertext> = lwes
         .iter()
         .flat_map(|lwe| {
@@ -567,7 +600,7 @@ fn top_bits(
                 .map(|z| Ok(server.sign_block(z)?))
                 .collect();
         }
-        let c = 1u64 << (64 - (WINDOW_BITS + 2));
+        let c = 1u64 << (64 - (window_bits + 2));
         let outs = inputs
             .par_iter()
             .map(|z| server.sign_bootstrap(z, c))
@@ -671,55 +704,125 @@ pub fn bfv_scores_above(
         .for_each(|lwe| lwe.add_constant(offset << (64 - k)));
     // The phase m 2^(64 - k) is (m / 2^r) 2^(64 - read): reading `read`
     // bits treats the r bits below as a fraction the first window rounds.
-    top_bits(&lwes, read, key, server)
+    top_bits(&lwes, read, WINDOW_BITS, key, server)
 }
 
-/// A bound on the noise of a fresh or lightly computed CKKS ciphertext at
-/// its last prime, log2 of the absolute deviation (CKKS ciphertexts carry
-/// no noise estimate yet): fresh public-key noise is about 2^6.5 at
-/// N = 8192; 2^20 leaves room for a few operations and rescalings.
-pub const CKKS_NOISE_LOG2: f64 = 20.0;
+/// What a CKKS -> TFHE decision reads (module documentation).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CkksReading {
+    /// p: the reading rounds x - threshold to a multiple of 2^-p.
+    pub precision_bits: u32,
+    /// k = p + ceil(log2(q_0 / scale)) bits of the torus read (one
+    /// bootstrap per [`WINDOW_BITS`], [`decision_bootstraps`]).
+    pub read_bits: u32,
+    /// Bits per window ([`WINDOW_BITS`], or fewer where the failure bound
+    /// needs a wider margin).
+    pub window_bits: u32,
+    /// Bootstraps per decision (one per window).
+    pub bootstraps: usize,
+    /// 2^-p + E / scale: the bit is right whenever |x - threshold| exceeds it.
+    pub tolerance: f64,
+    /// log2 of the failure probability of one decision.
+    pub log2_failure: f64,
+}
+
+/// The reading of a CKKS -> TFHE decision that meets `tolerance` on a
+/// coefficient of error bound `error` (scaled units) at `scale`, values of
+/// magnitude at most `message` (value units), the last prime `q0`, a ring
+/// of degree `source_n` and the TFHE set `tfhe_params`; an error saying why
+/// none does (module documentation). The planner checks programs with it,
+/// and [`ckks_coefficients_above`] each ciphertext.
+#[allow(clippy::too_many_arguments)]
+pub fn ckks_reading(
+    source_n: usize,
+    tfhe_params: &tfhe::TfheParameters,
+    error: f64,
+    scale: f64,
+    q0: f64,
+    message: f64,
+    threshold: f64,
+    tolerance: f64,
+) -> Result<CkksReading> {
+    let range = q0 / scale;
+    let noise = error / scale;
+    if !(noise.is_finite() && tolerance.is_finite() && tolerance > noise) {
+        return Err(Error::OutOfRange(format!(
+            "a tolerance of {tolerance:.3e} is finer than the CKKS error bound of the value ({noise:.3e}): no reading is that precise"
+        )));
+    }
+    let precision_bits = (-(tolerance - noise).log2()).ceil().max(0.0) as u32;
+    let read_bits = precision_bits + range.log2().ceil().max(0.0) as u32;
+    if !(1..60).contains(&read_bits) {
+        return Err(Error::OutOfRange(format!(
+            "a tolerance of {tolerance:.3e} on a range of {range:.3e} needs {read_bits} bits read (1..60)"
+        )));
+    }
+    if !threshold.is_finite() || message + threshold.abs() + noise >= range / 2.0 {
+        return Err(Error::OutOfRange(format!(
+            "values up to {message:.3e} and the threshold {threshold} exceed the +-{:.3e} a reading at scale 2^{:.0} holds",
+            range / 2.0,
+            scale.log2()
+        )));
+    }
+    // The widest windows (fewest bootstraps) whose margin keeps the
+    // failure within the bound.
+    let analysis = |d| analyse(source_n, tfhe_params, error.log2(), q0 as u64, read_bits, d);
+    let Some(window_bits) = (2..=WINDOW_BITS)
+        .rev()
+        .find(|&d| analysis(d).log2_failure_per_decision <= CKKS_MAX_LOG2_FAILURE)
+    else {
+        return Err(Error::OutOfRange(format!(
+            "a decision reading {read_bits} bits would fail with probability 2^{:.1} (at most 2^{CKKS_MAX_LOG2_FAILURE:.0} is accepted)",
+            analysis(2).log2_failure_per_decision
+        )));
+    };
+    let chosen = analysis(window_bits);
+    Ok(CkksReading {
+        precision_bits,
+        read_bits,
+        window_bits,
+        bootstraps: chosen.bootstraps,
+        tolerance: (-(precision_bits as f64)).exp2() + noise,
+        log2_failure: chosen.log2_failure_per_decision,
+    })
+}
 
 /// For each coefficient index of a coefficient-encoded CKKS ciphertext
 /// ([`ckks::Plaintext::from_coefficients`]), an encrypted bit: is the real
-/// coefficient x >= `threshold`? The coefficient sits on the torus at
-/// phi = scale x / q_0 (q_0 the last prime); the decision reads
-/// k = `precision_bits` + ceil(log2(q_0 / scale)) bits of phi - threshold
-/// scale / q_0 and is the sign of that value rounded to a multiple of
-/// 2^-k: exact whenever |x - threshold| >= 2^-precision_bits (plus the
-/// ciphertext's noise divided by the scale), and |x - threshold| <
-/// q_0 / (2 scale) (beyond it the torus wraps). k must stay below 60.
+/// coefficient x >= `threshold`? Right whenever |x - threshold| >
+/// `tolerance`; an error when the ciphertext's own error bound, its message
+/// bound or the failure analysis leave no reading that meets it
+/// ([`ckks_reading`]). Returns the reading with the bits.
 pub fn ckks_coefficients_above(
     ct: &ckks::Ciphertext,
     coefficients: &[usize],
     threshold: f64,
-    precision_bits: u32,
+    tolerance: f64,
     key: &TransitionKey,
     server: &tfhe::ServerKey,
-) -> Result<Vec<EncryptedBit>> {
+) -> Result<(Vec<EncryptedBit>, CkksReading)> {
     check_keys(&Source::Ckks(ct.context().params().clone()), key, server)?;
     let q = ct.context().q_primes()[0];
-    let range = q as f64 / ct.scale();
-    let k = precision_bits + range.log2().ceil().max(0.0) as u32;
-    if !(1..60).contains(&k) {
-        return Err(Error::OutOfRange(format!(
-            "{precision_bits} bits of precision on a range of {range:.3e} need {k} bits (1..60)"
-        )));
-    }
-    if threshold.is_nan() || threshold.abs() >= range / 2.0 {
-        return Err(Error::OutOfRange(format!(
-            "threshold {threshold} outside (-{}, {})",
-            range / 2.0,
-            range / 2.0
-        )));
-    }
-    check_analysis(key, CKKS_NOISE_LOG2, q, k)?;
+    let reading = ckks_reading(
+        key.source.n(),
+        &key.tfhe,
+        ct.noise_estimate_log2().exp2(),
+        ct.scale(),
+        q as f64,
+        ct.message_bound_log2().exp2() / ct.scale(),
+        threshold,
+        tolerance,
+    )?;
+    let (k, range) = (reading.read_bits, q as f64 / ct.scale());
     // phi - threshold' + 1/2: its top bit is x >= threshold.
     let shift = (threshold / range * 2f64.powi(64)).round() as i128;
     let offset = ((1i128 << 63) - shift) as u64;
     let mut lwes = ct.sample_extract(coefficients)?;
     lwes.iter_mut().for_each(|lwe| lwe.add_constant(offset));
-    top_bits(&lwes, k, key, server)
+    Ok((
+        top_bits(&lwes, k, reading.window_bits, key, server)?,
+        reading,
+    ))
 }
 
 /// What bounds [`any`]'s sums on `set`: (p = message x carry, the largest

@@ -143,7 +143,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     write(
         &dir,
         "router_program",
-        &[&router_program()?.to_bytes(), &router_program_v2()?.to_bytes()],
+        &[
+            &router_program()?.to_bytes(),
+            &router_program_v2()?.to_bytes(),
+            &router_program_v3()?.to_bytes(),
+        ],
     )?;
     let ctx = triskel_bfv::BfvContext::new(triskel_bfv::biometric::coefficient_match_parameters())?;
     let tfhe_key =
@@ -190,5 +194,18 @@ fn router_program_v2() -> triskel::Result<triskel::Program> {
     p.output("lx", lx)?;
     p.output("s", s)?;
     p.output("r", r)?;
+    Ok(p)
+}
+
+/// A program of format version 3: a threshold on coefficient-encoded reals
+/// (CKKS -> TFHE) after an inner product with plaintext weights.
+fn router_program_v3() -> triskel::Result<triskel::Program> {
+    use triskel::{Kind, Program, Scalar};
+    let mut p = Program::new();
+    let x = p.input("x", Kind::Real { len: 4 })?;
+    let w = [0.5, -0.25, 1.0, 0.0].map(Scalar::Real);
+    let d = p.dot_plain(x, &w)?;
+    let t = p.threshold_real(d, 0.125, 1e-3)?;
+    p.output("t", t)?;
     Ok(p)
 }
