@@ -21,7 +21,9 @@
  *     r = x*w - h*q mod 2^64
  *       = w0*x0 - h0*q0 + ((w0*x1 + w1*x0 - h0*q1 - h1*q0) << 32)
  * is in [0, 4q); one conditional subtraction of 2q brings it to [0, 2q).
- * 9 vpmuludq + 12 shifts/adds + 3 for the correction.
+ * The cross products w0*x1 + w1*x0 and h0*q1 + h1*q0 count only mod 2^32:
+ * one vpmulld each (w and q held with their dwords swapped) gives both.
+ * 5 vpmuludq + 2 vpmulld + 11 shifts/adds/masks + 2 for the correction.
  *
  * Products of two variables (mul, mul_acc): the 128-bit a*b from four
  * vpmuludq, Barrett with L = bit length of q, mu = floor(2^(L + 63) / q)
@@ -37,8 +39,8 @@
  * entries each repeated (vpermq).
  *
  * Registers: ymm0..3 data, ymm4..7 and ymm12 temporaries, ymm8..11 the
- * twiddle (w, w1, c, c1), ymm13 = 2q, ymm14 = q1 (in the low half of each
- * lane), ymm15 = q.
+ * twiddle (w, w dwords swapped, c, c1), ymm13 = 2q, ymm14 = q dwords
+ * swapped, ymm15 = q.
  *
  * The key-switching kernels (end of the file) follow the same split: the
  * lazy dot product and base conversion sum exactly reduced products in
@@ -53,12 +55,16 @@
         .balign 32
 .Llanes:
         .quad 0, 1, 2, 3
+.Lhigh_dwords:
+        .quad 0xffffffff00000000, 0xffffffff00000000
+        .quad 0xffffffff00000000, 0xffffffff00000000
         .text
 
-/* ymm15 = q, ymm14 = q >> 32 (low dword of each lane), ymm13 = 2q */
+/* ymm15 = q, ymm14 = q with its dwords swapped (q >> 32 in the low dword of
+ * each lane, as vpmuludq reads it; q0 in the high one), ymm13 = 2q */
 .macro SETUP_MOD m
         vpbroadcastq ymm15, qword ptr [\m]
-        vpbroadcastd ymm14, dword ptr [\m+4]
+        vpshufd ymm14, ymm15, 0xb1
         vpbroadcastq ymm13, qword ptr [\m+24]
 .endm
 
@@ -69,36 +75,46 @@
 .endm
 
 /* The twiddle at [w] with its companion at [c], broadcast to every lane:
- * ymm8 = w, ymm9 = w >> 32, ymm10 = c, ymm11 = c >> 32 (the high dword
- * broadcast serves as well: vpmuludq reads only the low dword). */
+ * ymm8 = w, ymm9 = w with its dwords swapped, ymm10 = c, ymm11 = c >> 32
+ * (the high dword broadcast serves as well: vpmuludq reads only the low
+ * dword). */
 .macro TW_BCAST w, c
         vpbroadcastq ymm8, qword ptr [\w]
-        vpbroadcastd ymm9, dword ptr [\w+4]
+        vpshufd ymm9, ymm8, 0xb1
         vpbroadcastq ymm10, qword ptr [\c]
         vpbroadcastd ymm11, dword ptr [\c+4]
 .endm
 
 /* ymm8..11 from a vector of twiddles in ymm8 and of companions in ymm10. */
 .macro TW_SPLIT
-        vpsrlq  ymm9, ymm8, 32
+        vpshufd ymm9, ymm8, 0xb1
         vpsrlq  ymm11, ymm10, 32
 .endm
 
-/* h = the low 64 bits of h*q from 32-bit pieces (ymm15 = q, ymm14 = q >> 32
- * in each lane): h0*q0 + ((h1*q0 + h0*q1) << 32). Clobbers t1, t2. */
+/* Adds (the sum of the two dwords of m, mod 2^32) << 32 to x: the cross
+ * products of a 64-bit product's low word, as vpmulld leaves them in m's
+ * dwords. Clobbers m and t. */
+.macro ADD_CROSS x, m, t
+        vpsllq  \t, \m, 32
+        vpand   \m, \m, [rip + .Lhigh_dwords]
+        vpaddq  \x, \x, \t
+        vpaddq  \x, \x, \m
+.endm
+
+/* h = the low 64 bits of h*q (ymm15 = q, ymm14 = q with its dwords
+ * swapped): h0*q0 + ((h1*q0 + h0*q1) << 32), the cross products from one
+ * vpmulld (low 32 bits of each dword product). Clobbers t1, t2. */
 .macro LOW_HQ h, t1, t2
-        vpsrlq  \t1, \h, 32
-        vpmuludq \t2, \h, ymm14
-        vpmuludq \t1, \t1, ymm15
+        vpmulld \t1, \h, ymm14         // [h0*q1, h1*q0]
         vpmuludq \h, \h, ymm15
-        vpaddq  \t1, \t1, \t2
-        vpsllq  \t1, \t1, 32
-        vpaddq  \h, \h, \t1
+        ADD_CROSS \h, \t1, \t2
 .endm
 
 /* dst = src * w mod q in [0, 2q) for src < 4q (dst may be src); the twiddle
- * operands W, WH, C, CH may be memory. Clobbers ymm4..7. */
-.macro SHOUP dst, src, W=ymm8, WH=ymm9, C=ymm10, CH=ymm11
+ * operands W, WS (w with its dwords swapped), C, CH may be memory. The
+ * cross products of x*w and h*q come from one vpmulld each, subtracted
+ * dword by dword (only their sum mod 2^32 counts). Clobbers ymm4..7. */
+.macro SHOUP dst, src, W=ymm8, WS=ymm9, C=ymm10, CH=ymm11
         vpsrlq  ymm4, \src, 32
         vpmuludq ymm5, ymm4, \C
         vpmuludq ymm6, \src, \CH
@@ -107,19 +123,13 @@
         vpsrlq  ymm6, ymm6, 32
         vpaddq  ymm7, ymm7, ymm5
         vpaddq  ymm7, ymm7, ymm6        // h
-        vpmuludq ymm5, ymm4, \W
-        vpmuludq ymm6, \src, \WH
+        vpmulld ymm5, \src, \WS         // [x0*w1, x1*w0]
+        vpmulld ymm6, ymm7, ymm14       // [h0*q1, h1*q0]
         vpmuludq \dst, \src, \W
-        vpaddq  ymm5, ymm5, ymm6        // w0*x1 + w1*x0
-        vpsrlq  ymm4, ymm7, 32
-        vpmuludq ymm6, ymm7, ymm14
-        vpmuludq ymm4, ymm4, ymm15
         vpmuludq ymm7, ymm7, ymm15
-        vpsubq  ymm5, ymm5, ymm6
-        vpsubq  ymm5, ymm5, ymm4
-        vpsllq  ymm5, ymm5, 32
+        vpsubd  ymm5, ymm5, ymm6
         vpsubq  \dst, \dst, ymm7
-        vpaddq  \dst, \dst, ymm5        // [0, 4q)
+        ADD_CROSS \dst, ymm5, ymm6       // [0, 4q)
         SUB_IF_GE \dst, ymm13
 .endm
 
@@ -1094,7 +1104,7 @@ ENDFUNC triskel_avx2_automorphism_coeff_raw
         div     r11                     // rdx = 2^64 mod q
         vmovq   xmm8, rdx
         vpbroadcastq ymm8, xmm8
-        vpsrlq  ymm9, ymm8, 32
+        vpshufd ymm9, ymm8, 0xb1
         xor     eax, eax
         div     r11                     // rax = floor((2^64 mod q) 2^64 / q)
         vmovq   xmm10, rax
