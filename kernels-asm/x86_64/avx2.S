@@ -59,6 +59,8 @@
 .Lhigh_dwords:
         .quad 0xffffffff00000000, 0xffffffff00000000
         .quad 0xffffffff00000000, 0xffffffff00000000
+.Llow_dwords:
+        .quad 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff
         .text
 
 /* ymm15 = q, ymm14 = q with its dwords swapped (q >> 32 in the low dword of
@@ -1005,11 +1007,11 @@ ENDFUNC triskel_avx2_automorphism_coeff_raw
         vpmuludq ymm5, ymm5, ymm4       // p10
         vpaddq  ymm3, ymm3, ymm5        // p01 + p10 < 2^63
         vpaddq  ymm2, ymm2, ymm6
-        vpand   ymm4, ymm7, ymm12
+        vpand   ymm4, ymm7, [rip + .Llow_dwords]
         vpaddq  ymm0, ymm0, ymm4
         vpsrlq  ymm7, ymm7, 32
         vpaddq  ymm1, ymm1, ymm7
-        vpand   ymm4, ymm3, ymm12
+        vpand   ymm4, ymm3, [rip + .Llow_dwords]
         vpaddq  ymm1, ymm1, ymm4
         vpsrlq  ymm3, ymm3, 32
         vpaddq  ymm2, ymm2, ymm3
@@ -1021,7 +1023,7 @@ ENDFUNC triskel_avx2_automorphism_coeff_raw
 .macro DOT_FOLD_INT
         vpsrlq  ymm3, ymm0, 32
         vpaddq  ymm1, ymm1, ymm3
-        vpand   ymm0, ymm0, ymm12
+        vpand   ymm0, ymm0, [rip + .Llow_dwords]
         vpsrlq  ymm3, ymm1, 32
         vpaddq  ymm2, ymm2, ymm3        // hi
         vpsllq  ymm1, ymm1, 32
@@ -1048,10 +1050,15 @@ ENDFUNC triskel_avx2_automorphism_coeff_raw
 .endm
 .macro CONVERT_LOAD_QHAT
         vpbroadcastq ymm4, qword ptr [r10 + rbx*8]
+        test    r14, r14
+        jz      71f
+        CONVERT_V_TERM
+71:
 .endm
 
 /* The block loop of the dot product and base conversion: ymm3 = term rbx
- * of the pointer array rsi at byte offset r12, ymm4 from \load; \term adds
+ * of the pointer array rsi at byte offset r12, ymm4 from \load (which may
+ * also add to ymm12, zeroed per block, and clobber ymm5, ymm6); \term adds
  * their product to the sums, \fold reduces them every \chunk terms, \final
  * leaves the result in [0, q) in ymm0. r8 = length in bytes, rcx = terms. */
 .macro DOT_LOOP term, fold, chunk, final, load=DOT_LOAD_B
@@ -1059,6 +1066,7 @@ ENDFUNC triskel_avx2_automorphism_coeff_raw
 1:      vpxor   ymm0, ymm0, ymm0
         vpxor   ymm1, ymm1, ymm1
         vpxor   ymm2, ymm2, ymm2
+        vpxor   ymm12, ymm12, ymm12
         xor     ebx, ebx
         mov     r13d, \chunk
 2:      mov     r11, [rsi + rbx*8]
@@ -1083,7 +1091,7 @@ ENDFUNC triskel_avx2_automorphism_coeff_raw
 .macro DOT_REFOLD_INT
         DOT_FOLD_INT
         vpsrlq  ymm1, ymm0, 32
-        vpand   ymm0, ymm0, ymm12
+        vpand   ymm0, ymm0, [rip + .Llow_dwords]
         vpxor   ymm2, ymm2, ymm2
 .endm
 
@@ -1121,8 +1129,6 @@ ENDFUNC triskel_avx2_automorphism_coeff_raw
         vmovdqa [rsp], ymm4
         vpsrlq  ymm4, ymm4, 32
         vmovdqa [rsp + 32], ymm4
-        vpcmpeqd ymm12, ymm12, ymm12
-        vpsrlq  ymm12, ymm12, 32
 .endm
 
 /* void triskel_avx2_dot_raw(u64 *out rdi, const u64 *const *a rsi,
@@ -1155,15 +1161,30 @@ FUNC triskel_avx2_dot_raw
         ret
 ENDFUNC triskel_avx2_dot_raw
 
+/* The overflow count's double sum of the exact conversion, accumulated in
+ * ymm12 while the lazy sum reads y = ymm3 (term rbx, inv_q at rdx), in the
+ * same order of operations as portable's: (double)(int64_t)y =
+ * fl(y1 * 2^32 + y0) (one rounding, FMA; y1 the signed high dword), times
+ * inv_q[i], added left to right. Clobbers ymm5, ymm6. */
+.macro CONVERT_V_TERM
+        vpsrlq  ymm5, ymm3, 32
+        vpand   ymm6, ymm3, [rip + .Llow_dwords]
+        vpor    ymm6, ymm6, [rip + .Ltwo52_4]
+        vsubpd  ymm6, ymm6, [rip + .Ltwo52_4]     // y0
+        vpxor   ymm5, ymm5, [rip + .Ltwo52_sign4] // 2^52 + y1 + 2^31 (mod 2^32)
+        vsubpd  ymm5, ymm5, [rip + .Ltwo52_sign4] // y1 as a signed dword
+        vfmadd132pd ymm5, ymm6, [rip + .Ltwo32_4] // (double)y
+        vbroadcastsd ymm6, qword ptr [rdx + rbx*8]
+        vmulpd  ymm5, ymm5, ymm6
+        vaddpd  ymm12, ymm12, ymm5
+.endm
+
 /* Base conversion (HPS) after the lazy sum: ymm0 = r in [0, p) becomes
  * (r - vq_mod_p[v]) mod p (vq_mod_p at r14, or nothing when r14 = 0), with
- * v = [y_0 > q_0 / 2] for one source prime, else the clamped double sum of
- * the header, in the same order of operations as portable's:
- * (double)(int64_t)y = fl(y1 * 2^32 + y0) (one rounding, FMA; y1 the
- * signed high dword), times inv_q[i] and added left to right, plus 1/2,
- * clamped to [0, k] before truncation (so that any input indexes inside
- * vq_mod_p). Table r15, pointers rsi, count rcx, byte offset r12, the
- * modulus at r9; clobbers rax, rbx, r11, ymm1..7. */
+ * v = [y_0 > q_0 / 2] for one source prime, else from the double sum s in
+ * ymm12 (CONVERT_V_TERM) plus 1/2, clamped to [0, k] before truncation (so
+ * that any input indexes inside vq_mod_p). Table r15, pointers rsi, count
+ * rcx, byte offset r12, the modulus at r9; clobbers rax, r11, ymm1..7. */
 .macro CONVERT_CORRECT
         test    r14, r14
         jz      79f
@@ -1183,28 +1204,8 @@ ENDFUNC triskel_avx2_dot_raw
         vpcmpgtq ymm1, ymm3, ymm5
         vpsrlq  ymm1, ymm1, 63          // v
         jmp     78f
-77:     vxorpd  ymm1, ymm1, ymm1        // s
-        mov     rax, [r15 + 16]         // inv_q
-        xor     ebx, ebx
-76:     mov     r11, [rsi + rbx*8]
-        vmovdqu ymm3, [r11 + r12]
-        vpsrlq  ymm4, ymm3, 32
-        vpxor   ymm5, ymm5, ymm5
-        vpblendd ymm3, ymm3, ymm5, 0xaa // y0
-        FROM_INT ymm3, ymm2
-        vbroadcastsd ymm5, qword ptr [rip + .Ltwo52_sign]
-        vpxor   ymm4, ymm4, ymm5        // 2^52 + y1 + 2^31 (mod 2^32)
-        vsubpd  ymm4, ymm4, ymm5        // y1 as a signed dword
-        vbroadcastsd ymm5, qword ptr [rip + .Ltwo32]
-        vfmadd132pd ymm4, ymm3, ymm5    // (double)y
-        vbroadcastsd ymm5, qword ptr [rax + rbx*8]
-        vmulpd  ymm4, ymm4, ymm5
-        vaddpd  ymm1, ymm1, ymm4
-        inc     rbx
-        cmp     rbx, rcx
-        jb      76b
-        vbroadcastsd ymm5, qword ptr [rip + .Lhalf]
-        vaddpd  ymm1, ymm1, ymm5
+77:     vbroadcastsd ymm5, qword ptr [rip + .Lhalf]
+        vaddpd  ymm1, ymm12, ymm5
         vxorpd  ymm5, ymm5, ymm5
         vmaxpd  ymm1, ymm1, ymm5
         vcvtsi2sd xmm5, xmm5, rcx
@@ -1256,6 +1257,7 @@ FUNC \name
         mov     r10, [r15 + 24]         // qhat_mod_p
         mov     r14, [r15 + 32]         // vq_mod_p or NULL
         \setup  r9
+        mov     rdx, [r15 + 16]         // inv_q
         DOT_LOOP \term, \fold, \chunk, \final, CONVERT_LOAD_QHAT
 9:      vzeroupper
         mov     rsp, rbp
@@ -1274,10 +1276,15 @@ CONVERT_FUNC triskel_avx2_base_convert_fma, FMOD_SETUP, DOT_TERM_FMA, DOT_REFOLD
 
         .section .rodata
         .balign 8
-.Ltwo32:
-        .double 4294967296.0
-.Ltwo52_sign:
-        .quad   0x4330000080000000      // 2^52 + 2^31
+        .balign 32
+.Ltwo32_4:
+        .double 4294967296.0, 4294967296.0, 4294967296.0, 4294967296.0
+.Ltwo52_sign4:
+        .quad   0x4330000080000000, 0x4330000080000000 // 2^52 + 2^31
+        .quad   0x4330000080000000, 0x4330000080000000
+.Ltwo52_4:
+        .quad   0x4330000000000000, 0x4330000000000000
+        .quad   0x4330000000000000, 0x4330000000000000
 .Lsign:
         .quad   0x8000000000000000
 .Lhalf:
