@@ -401,16 +401,16 @@ ENDFUNC triskel_avx2_ntt_inverse
  *                               so both steps are exact)
  * gives r = y*w - h*q exactly, |r| <= q. x is brought to |x| <= q/2 the same
  * way with 1/q, so every value stays within [-2q, 2q] (< 2^51). Rounding to
- * an integer adds and subtracts 1.5 * 2^52. Per 4 butterflies: 3 mul, 3 FMA,
- * 7 add/sub, against 9 vpmuludq and 21 other ops in the integer path.
+ * the nearest integer is one vroundpd (it was an add and a subtract of
+ * 1.5 * 2^52, the same integer: on Zen 3 both use the two FP add pipes).
+ * Per 4 butterflies: 3 mul, 3 FMA, 2 round, 3 add/sub, against 7 integer
+ * multiplies and 18 other ops in the integer path.
  *
  * Registers: ymm8 = w, ymm9 = wq, ymm11 = 2^52 (whose bits also convert
- * integers below 2^52 to and from doubles), ymm13 = 1.5 * 2^52,
- * ymm14 = 1/q, ymm15 = q, ymm4..6 temporaries. */
+ * integers below 2^52 to and from doubles), ymm14 = 1/q, ymm15 = q,
+ * ymm4..6 temporaries. */
         .section .rodata
         .balign 8
-.Lround_magic:
-        .double 6755399441055744.0      // 1.5 * 2^52
 .Ltwo52:
         .quad   0x4330000000000000      // 2^52
 .Lone:
@@ -420,7 +420,6 @@ ENDFUNC triskel_avx2_ntt_inverse
 .macro FMA_SETUP aux
         vbroadcastsd ymm15, qword ptr [\aux + 32]
         vbroadcastsd ymm14, qword ptr [\aux + 40]
-        vbroadcastsd ymm13, qword ptr [rip + .Lround_magic]
         vbroadcastsd ymm11, qword ptr [rip + .Ltwo52]
 .endm
 
@@ -428,8 +427,7 @@ ENDFUNC triskel_avx2_ntt_inverse
  * WQ may be memory). Clobbers ymm4, ymm5. */
 .macro FMUL dst, src, W=ymm8, WQ=ymm9
         vmulpd  ymm4, \src, \WQ
-        vaddpd  ymm4, ymm4, ymm13
-        vsubpd  ymm4, ymm4, ymm13       // h
+        vroundpd ymm4, ymm4, 8          // h
         vmulpd  ymm5, ymm4, ymm15       // H
         vfmsub213pd ymm4, ymm15, ymm5   // L = h*q - H
         vfmsub231pd ymm5, \src, \W      // y*w - H
@@ -439,8 +437,7 @@ ENDFUNC triskel_avx2_ntt_inverse
 /* x = x - round(x/q)*q, |x| <= q/2 after. Clobbers ymm4. */
 .macro FRED x
         vmulpd  ymm4, \x, ymm14
-        vaddpd  ymm4, ymm4, ymm13
-        vsubpd  ymm4, ymm4, ymm13
+        vroundpd ymm4, ymm4, 8
         vfnmadd231pd \x, ymm4, ymm15
 .endm
 
@@ -739,14 +736,13 @@ triskel_avx2_fma_ntt_inverse:
  * relative errors of H, 1/q and the product are 2^-53 each, a*b/q < 2^50),
  * r = (H - h*q) + L = a*b - h*q (FMA, exact: |r| < q), plus q when
  * negative. ymm15 = q, ymm14 = 1/q (one division per call, none per
- * element), ymm13 = 1.5 * 2^52, ymm11 = 2^52. */
+ * element), ymm11 = 2^52. */
 .macro FMOD_SETUP m
         vcvtsi2sd xmm15, xmm15, qword ptr [\m]
         vmovsd  xmm14, qword ptr [rip + .Lone]
         vdivsd  xmm14, xmm14, xmm15
         vbroadcastsd ymm15, xmm15
         vbroadcastsd ymm14, xmm14
-        vbroadcastsd ymm13, qword ptr [rip + .Lround_magic]
         vbroadcastsd ymm11, qword ptr [rip + .Ltwo52]
 .endm
 
@@ -766,8 +762,7 @@ triskel_avx2_fma_ntt_inverse:
         vmulpd  \t1, \a, \b              // H
         vfmsub213pd \a, \b, \t1          // L
         vmulpd  \t2, \t1, ymm14
-        vaddpd  \t2, \t2, ymm13
-        vsubpd  \t2, \t2, ymm13           // h
+        vroundpd \t2, \t2, 8             // h
         vfnmadd231pd \t1, \t2, ymm15      // H - h*q
         vaddpd  \a, \a, \t1
 .endm
