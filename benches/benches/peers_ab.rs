@@ -5,7 +5,9 @@
 //! from the fastest rounds and as the median of the per-round ratios, and
 //! the load average.
 //!
-//! triskel: avx512ifma for the 50-bit prime, avx512 for the 62-bit one.
+//! triskel: avx512ifma for the 50-bit prime, avx512 for the 62-bit one, and
+//! avx2 for both (the backend of CPUs without AVX-512; tfhe-ntt then runs its
+//! own AVX2 path).
 //! tfhe-ntt's inverse leaves out the factor n^-1; triskel's includes it.
 //!
 //! Run: `cargo bench -p triskel-benches --features peers --bench peers_ab`
@@ -21,7 +23,12 @@ fn main() {
          | triskel / tfhe-ntt (min / median ratio) | load |"
     );
     println!("|---|---|---|---|---|---|---|---|");
-    for (bits, backend) in [(50u32, Backend::Avx512Ifma), (62, Backend::Avx512)] {
+    for (bits, backend) in [
+        (50u32, Backend::Avx512Ifma),
+        (62, Backend::Avx512),
+        (50, Backend::Avx2),
+        (62, Backend::Avx2),
+    ] {
         if !backend.is_usable() {
             eprintln!("skipping {}: not usable on this machine", backend.name());
             continue;

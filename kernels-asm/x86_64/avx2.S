@@ -21,7 +21,9 @@
  *     r = x*w - h*q mod 2^64
  *       = w0*x0 - h0*q0 + ((w0*x1 + w1*x0 - h0*q1 - h1*q0) << 32)
  * is in [0, 4q); one conditional subtraction of 2q brings it to [0, 2q).
- * 9 vpmuludq + 12 shifts/adds + 3 for the correction.
+ * The cross products w0*x1 + w1*x0 and h0*q1 + h1*q0 count only mod 2^32:
+ * one vpmulld each (w and q held with their dwords swapped) gives both.
+ * 5 vpmuludq + 2 vpmulld + 11 shifts/adds/masks + 2 for the correction.
  *
  * Products of two variables (mul, mul_acc): the 128-bit a*b from four
  * vpmuludq, Barrett with L = bit length of q, mu = floor(2^(L + 63) / q)
@@ -37,13 +39,14 @@
  * entries each repeated (vpermq).
  *
  * Registers: ymm0..3 data, ymm4..7 and ymm12 temporaries, ymm8..11 the
- * twiddle (w, w1, c, c1), ymm13 = 2q, ymm14 = q1 (in the low half of each
- * lane), ymm15 = q.
+ * twiddle (w, w dwords swapped, c, c1), ymm13 = 2q, ymm14 = q dwords
+ * swapped, ymm15 = q.
  *
  * The key-switching kernels (end of the file) follow the same split: the
  * lazy dot product and base conversion sum exactly reduced products in
  * doubles when every prime is below 2^50, else 32-bit-limb partial products
- * in three 64-bit columns; the automorphisms gather (vpgatherdq/qq).
+ * in three 64-bit columns; automorphism_coeff gathers
+ * (vpgatherqq), automorphism_ntt copies with scalar loads.
  */
         .intel_syntax noprefix
 
@@ -53,12 +56,18 @@
         .balign 32
 .Llanes:
         .quad 0, 1, 2, 3
+.Lhigh_dwords:
+        .quad 0xffffffff00000000, 0xffffffff00000000
+        .quad 0xffffffff00000000, 0xffffffff00000000
+.Llow_dwords:
+        .quad 0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff
         .text
 
-/* ymm15 = q, ymm14 = q >> 32 (low dword of each lane), ymm13 = 2q */
+/* ymm15 = q, ymm14 = q with its dwords swapped (q >> 32 in the low dword of
+ * each lane, as vpmuludq reads it; q0 in the high one), ymm13 = 2q */
 .macro SETUP_MOD m
         vpbroadcastq ymm15, qword ptr [\m]
-        vpbroadcastd ymm14, dword ptr [\m+4]
+        vpshufd ymm14, ymm15, 0xb1
         vpbroadcastq ymm13, qword ptr [\m+24]
 .endm
 
@@ -69,36 +78,46 @@
 .endm
 
 /* The twiddle at [w] with its companion at [c], broadcast to every lane:
- * ymm8 = w, ymm9 = w >> 32, ymm10 = c, ymm11 = c >> 32 (the high dword
- * broadcast serves as well: vpmuludq reads only the low dword). */
+ * ymm8 = w, ymm9 = w with its dwords swapped, ymm10 = c, ymm11 = c >> 32
+ * (the high dword broadcast serves as well: vpmuludq reads only the low
+ * dword). */
 .macro TW_BCAST w, c
         vpbroadcastq ymm8, qword ptr [\w]
-        vpbroadcastd ymm9, dword ptr [\w+4]
+        vpshufd ymm9, ymm8, 0xb1
         vpbroadcastq ymm10, qword ptr [\c]
         vpbroadcastd ymm11, dword ptr [\c+4]
 .endm
 
 /* ymm8..11 from a vector of twiddles in ymm8 and of companions in ymm10. */
 .macro TW_SPLIT
-        vpsrlq  ymm9, ymm8, 32
+        vpshufd ymm9, ymm8, 0xb1
         vpsrlq  ymm11, ymm10, 32
 .endm
 
-/* h = the low 64 bits of h*q from 32-bit pieces (ymm15 = q, ymm14 = q >> 32
- * in each lane): h0*q0 + ((h1*q0 + h0*q1) << 32). Clobbers t1, t2. */
+/* Adds (the sum of the two dwords of m, mod 2^32) << 32 to x: the cross
+ * products of a 64-bit product's low word, as vpmulld leaves them in m's
+ * dwords. Clobbers m and t. */
+.macro ADD_CROSS x, m, t
+        vpsllq  \t, \m, 32
+        vpand   \m, \m, [rip + .Lhigh_dwords]
+        vpaddq  \x, \x, \t
+        vpaddq  \x, \x, \m
+.endm
+
+/* h = the low 64 bits of h*q (ymm15 = q, ymm14 = q with its dwords
+ * swapped): h0*q0 + ((h1*q0 + h0*q1) << 32), the cross products from one
+ * vpmulld (low 32 bits of each dword product). Clobbers t1, t2. */
 .macro LOW_HQ h, t1, t2
-        vpsrlq  \t1, \h, 32
-        vpmuludq \t2, \h, ymm14
-        vpmuludq \t1, \t1, ymm15
+        vpmulld \t1, \h, ymm14         // [h0*q1, h1*q0]
         vpmuludq \h, \h, ymm15
-        vpaddq  \t1, \t1, \t2
-        vpsllq  \t1, \t1, 32
-        vpaddq  \h, \h, \t1
+        ADD_CROSS \h, \t1, \t2
 .endm
 
 /* dst = src * w mod q in [0, 2q) for src < 4q (dst may be src); the twiddle
- * operands W, WH, C, CH may be memory. Clobbers ymm4..7. */
-.macro SHOUP dst, src, W=ymm8, WH=ymm9, C=ymm10, CH=ymm11
+ * operands W, WS (w with its dwords swapped), C, CH may be memory. The
+ * cross products of x*w and h*q come from one vpmulld each, subtracted
+ * dword by dword (only their sum mod 2^32 counts). Clobbers ymm4..7. */
+.macro SHOUP dst, src, W=ymm8, WS=ymm9, C=ymm10, CH=ymm11
         vpsrlq  ymm4, \src, 32
         vpmuludq ymm5, ymm4, \C
         vpmuludq ymm6, \src, \CH
@@ -107,19 +126,13 @@
         vpsrlq  ymm6, ymm6, 32
         vpaddq  ymm7, ymm7, ymm5
         vpaddq  ymm7, ymm7, ymm6        // h
-        vpmuludq ymm5, ymm4, \W
-        vpmuludq ymm6, \src, \WH
+        vpmulld ymm5, \src, \WS         // [x0*w1, x1*w0]
+        vpmulld ymm6, ymm7, ymm14       // [h0*q1, h1*q0]
         vpmuludq \dst, \src, \W
-        vpaddq  ymm5, ymm5, ymm6        // w0*x1 + w1*x0
-        vpsrlq  ymm4, ymm7, 32
-        vpmuludq ymm6, ymm7, ymm14
-        vpmuludq ymm4, ymm4, ymm15
         vpmuludq ymm7, ymm7, ymm15
-        vpsubq  ymm5, ymm5, ymm6
-        vpsubq  ymm5, ymm5, ymm4
-        vpsllq  ymm5, ymm5, 32
+        vpsubd  ymm5, ymm5, ymm6
         vpsubq  \dst, \dst, ymm7
-        vpaddq  \dst, \dst, ymm5        // [0, 4q)
+        ADD_CROSS \dst, ymm5, ymm6       // [0, 4q)
         SUB_IF_GE \dst, ymm13
 .endm
 
@@ -282,14 +295,23 @@ FUNC triskel_avx2_ntt_forward
         mov     rdx, [rdi + 56]         // fwd
         mov     r14, [rdi + 64]         // fwd_shoup
         FORWARD_STAGES BF_FWD, TW_BCAST
-        // t = 2 (twiddles fwd[n/4 + 2g], fwd[n/4 + 2g + 1] for group g of 8)
-        // and t = 1 (fwd[n/2 + 4g .. n/2 + 4g + 3]), then the full reduction.
+        // t = 2 (twiddles fwd[n/4 + 2g], fwd[n/4 + 2g + 1] for group g of 8),
+        // then t = 1 (fwd[n/2 + 4g .. n/2 + 4g + 3]) and the full reduction,
+        // in two passes: in one loop the dependency chain of a group filled
+        // Zen 3's FP scheduler and groups hardly overlapped (llvm-mca znver3:
+        // 32 cycles per group, against 2 x 12 in two loops).
         GROUPS_BEGIN
-3:      vmovdqu ymm0, [rax]
+2:      vmovdqu ymm0, [rax]
         vmovdqu ymm1, [rax + 32]
         SPLIT_HALVES
         TW_T2
         BF_FWD  ymm2, ymm3
+        JOIN_HALVES
+        GROUPS_NEXT 2b
+        GROUPS_BEGIN
+3:      vmovdqu ymm0, [rax]
+        vmovdqu ymm1, [rax + 32]
+        SPLIT_HALVES
         SPLIT_PAIRS
         TW_T1
         BF_FWD  ymm0, ymm1
@@ -379,16 +401,16 @@ ENDFUNC triskel_avx2_ntt_inverse
  *                               so both steps are exact)
  * gives r = y*w - h*q exactly, |r| <= q. x is brought to |x| <= q/2 the same
  * way with 1/q, so every value stays within [-2q, 2q] (< 2^51). Rounding to
- * an integer adds and subtracts 1.5 * 2^52. Per 4 butterflies: 3 mul, 3 FMA,
- * 7 add/sub, against 9 vpmuludq and 21 other ops in the integer path.
+ * the nearest integer is one vroundpd (it was an add and a subtract of
+ * 1.5 * 2^52, the same integer: on Zen 3 both use the two FP add pipes).
+ * Per 4 butterflies: 3 mul, 3 FMA, 2 round, 3 add/sub, against 7 integer
+ * multiplies and 18 other ops in the integer path.
  *
  * Registers: ymm8 = w, ymm9 = wq, ymm11 = 2^52 (whose bits also convert
- * integers below 2^52 to and from doubles), ymm13 = 1.5 * 2^52,
- * ymm14 = 1/q, ymm15 = q, ymm4..6 temporaries. */
+ * integers below 2^52 to and from doubles), ymm14 = 1/q, ymm15 = q,
+ * ymm4..6 temporaries. */
         .section .rodata
         .balign 8
-.Lround_magic:
-        .double 6755399441055744.0      // 1.5 * 2^52
 .Ltwo52:
         .quad   0x4330000000000000      // 2^52
 .Lone:
@@ -398,7 +420,6 @@ ENDFUNC triskel_avx2_ntt_inverse
 .macro FMA_SETUP aux
         vbroadcastsd ymm15, qword ptr [\aux + 32]
         vbroadcastsd ymm14, qword ptr [\aux + 40]
-        vbroadcastsd ymm13, qword ptr [rip + .Lround_magic]
         vbroadcastsd ymm11, qword ptr [rip + .Ltwo52]
 .endm
 
@@ -406,8 +427,7 @@ ENDFUNC triskel_avx2_ntt_inverse
  * WQ may be memory). Clobbers ymm4, ymm5. */
 .macro FMUL dst, src, W=ymm8, WQ=ymm9
         vmulpd  ymm4, \src, \WQ
-        vaddpd  ymm4, ymm4, ymm13
-        vsubpd  ymm4, ymm4, ymm13       // h
+        vroundpd ymm4, ymm4, 8          // h
         vmulpd  ymm5, ymm4, ymm15       // H
         vfmsub213pd ymm4, ymm15, ymm5   // L = h*q - H
         vfmsub231pd ymm5, \src, \W      // y*w - H
@@ -417,8 +437,7 @@ ENDFUNC triskel_avx2_ntt_inverse
 /* x = x - round(x/q)*q, |x| <= q/2 after. Clobbers ymm4. */
 .macro FRED x
         vmulpd  ymm4, \x, ymm14
-        vaddpd  ymm4, ymm4, ymm13
-        vsubpd  ymm4, ymm4, ymm13
+        vroundpd ymm4, ymm4, 8
         vfnmadd231pd \x, ymm4, ymm15
 .endm
 
@@ -488,7 +507,9 @@ triskel_avx2_fma_ntt_forward:
         jb      1b
         FORWARD_STAGES FBF_FWD, FTW_BCAST
         // t = 2 and t = 1 in registers (as in the integer path), then the
-        // reduction to [0, q) and back to integers.
+        // reduction to [0, q) and back to integers in a pass of its own: in
+        // the same loop the dependency chain of one group (about 80 cycles)
+        // filled Zen 3's FP scheduler, and groups hardly overlapped.
         GROUPS_BEGIN
 4:      vmovupd ymm0, [rax]
         vmovupd ymm1, [rax + 32]
@@ -498,11 +519,19 @@ triskel_avx2_fma_ntt_forward:
         SPLIT_PAIRS
         FTW_T1
         FBF_FWD ymm0, ymm1
-        FTO_INT ymm0
-        FTO_INT ymm1
         JOIN_PAIRS
         JOIN_HALVES
         GROUPS_NEXT 4b
+        mov     rax, rsi
+5:      vmovupd ymm0, [rax]
+        vmovupd ymm1, [rax + 32]
+        FTO_INT ymm0
+        FTO_INT ymm1
+        vmovdqu [rax], ymm0
+        vmovdqu [rax + 32], ymm1
+        add     rax, 64
+        cmp     rax, rbx
+        jb      5b
         RESTORE_REGS_RET
 
 /* (plan rdi, a rsi), reached by a jump from triskel_avx2_ntt_inverse */
@@ -707,14 +736,13 @@ triskel_avx2_fma_ntt_inverse:
  * relative errors of H, 1/q and the product are 2^-53 each, a*b/q < 2^50),
  * r = (H - h*q) + L = a*b - h*q (FMA, exact: |r| < q), plus q when
  * negative. ymm15 = q, ymm14 = 1/q (one division per call, none per
- * element), ymm13 = 1.5 * 2^52, ymm11 = 2^52. */
+ * element), ymm11 = 2^52. */
 .macro FMOD_SETUP m
         vcvtsi2sd xmm15, xmm15, qword ptr [\m]
         vmovsd  xmm14, qword ptr [rip + .Lone]
         vdivsd  xmm14, xmm14, xmm15
         vbroadcastsd ymm15, xmm15
         vbroadcastsd ymm14, xmm14
-        vbroadcastsd ymm13, qword ptr [rip + .Lround_magic]
         vbroadcastsd ymm11, qword ptr [rip + .Ltwo52]
 .endm
 
@@ -734,8 +762,7 @@ triskel_avx2_fma_ntt_inverse:
         vmulpd  \t1, \a, \b              // H
         vfmsub213pd \a, \b, \t1          // L
         vmulpd  \t2, \t1, ymm14
-        vaddpd  \t2, \t2, ymm13
-        vsubpd  \t2, \t2, ymm13           // h
+        vroundpd \t2, \t2, 8             // h
         vfnmadd231pd \t1, \t2, ymm15      // H - h*q
         vaddpd  \a, \a, \t1
 .endm
@@ -901,24 +928,30 @@ ENDFUNC triskel_avx2_lift_fma
 
 /* void triskel_avx2_automorphism_ntt(u64 *out rdi, const u64 *a rsi,
  *     const u32 *perm rdx, size_t n rcx): out[j] = a[perm[j]], four values
- * per vpgatherdq. perm[j] < n <= 2^31, so the signed dword indices are the
- * indices. */
+ * per iteration with scalar loads and stores, the indices read two per
+ * load. Scalar, not vpgatherdq: on Zen 3 the gather ran slower than
+ * portable's plain loop (0.75-0.94x at N = 4096 and 16384), while this loop
+ * is bound by the 2 loads and 1 store per value that any version needs. */
 FUNC triskel_avx2_automorphism_ntt
         xor     eax, eax
         mov     r8, rcx
-        and     r8, -8
+        and     r8, -4
         jz      2f
-1:      vmovdqu xmm0, [rdx + rax*4]
-        vmovdqu xmm1, [rdx + rax*4 + 16]
-        vpcmpeqd ymm2, ymm2, ymm2
-        vpcmpeqd ymm3, ymm3, ymm3
-        vpxor   ymm4, ymm4, ymm4
-        vpxor   ymm5, ymm5, ymm5
-        vpgatherdq ymm4, [rsi + xmm0*8], ymm2
-        vpgatherdq ymm5, [rsi + xmm1*8], ymm3
-        vmovdqu [rdi + rax*8], ymm4
-        vmovdqu [rdi + rax*8 + 32], ymm5
-        add     rax, 8
+1:      mov     r9, [rdx + rax*4]
+        mov     r10, [rdx + rax*4 + 8]
+        mov     r11d, r9d
+        shr     r9, 32
+        mov     r11, [rsi + r11*8]
+        mov     r9, [rsi + r9*8]
+        mov     [rdi + rax*8], r11
+        mov     [rdi + rax*8 + 8], r9
+        mov     r11d, r10d
+        shr     r10, 32
+        mov     r11, [rsi + r11*8]
+        mov     r10, [rsi + r10*8]
+        mov     [rdi + rax*8 + 16], r11
+        mov     [rdi + rax*8 + 24], r10
+        add     rax, 4
         cmp     rax, r8
         jb      1b
         GATHER_TAIL_RET
@@ -988,11 +1021,11 @@ ENDFUNC triskel_avx2_automorphism_coeff_raw
         vpmuludq ymm5, ymm5, ymm4       // p10
         vpaddq  ymm3, ymm3, ymm5        // p01 + p10 < 2^63
         vpaddq  ymm2, ymm2, ymm6
-        vpand   ymm4, ymm7, ymm12
+        vpand   ymm4, ymm7, [rip + .Llow_dwords]
         vpaddq  ymm0, ymm0, ymm4
         vpsrlq  ymm7, ymm7, 32
         vpaddq  ymm1, ymm1, ymm7
-        vpand   ymm4, ymm3, ymm12
+        vpand   ymm4, ymm3, [rip + .Llow_dwords]
         vpaddq  ymm1, ymm1, ymm4
         vpsrlq  ymm3, ymm3, 32
         vpaddq  ymm2, ymm2, ymm3
@@ -1004,7 +1037,7 @@ ENDFUNC triskel_avx2_automorphism_coeff_raw
 .macro DOT_FOLD_INT
         vpsrlq  ymm3, ymm0, 32
         vpaddq  ymm1, ymm1, ymm3
-        vpand   ymm0, ymm0, ymm12
+        vpand   ymm0, ymm0, [rip + .Llow_dwords]
         vpsrlq  ymm3, ymm1, 32
         vpaddq  ymm2, ymm2, ymm3        // hi
         vpsllq  ymm1, ymm1, 32
@@ -1031,10 +1064,15 @@ ENDFUNC triskel_avx2_automorphism_coeff_raw
 .endm
 .macro CONVERT_LOAD_QHAT
         vpbroadcastq ymm4, qword ptr [r10 + rbx*8]
+        test    r14, r14
+        jz      71f
+        CONVERT_V_TERM
+71:
 .endm
 
 /* The block loop of the dot product and base conversion: ymm3 = term rbx
- * of the pointer array rsi at byte offset r12, ymm4 from \load; \term adds
+ * of the pointer array rsi at byte offset r12, ymm4 from \load (which may
+ * also add to ymm12, zeroed per block, and clobber ymm5, ymm6); \term adds
  * their product to the sums, \fold reduces them every \chunk terms, \final
  * leaves the result in [0, q) in ymm0. r8 = length in bytes, rcx = terms. */
 .macro DOT_LOOP term, fold, chunk, final, load=DOT_LOAD_B
@@ -1042,6 +1080,7 @@ ENDFUNC triskel_avx2_automorphism_coeff_raw
 1:      vpxor   ymm0, ymm0, ymm0
         vpxor   ymm1, ymm1, ymm1
         vpxor   ymm2, ymm2, ymm2
+        vpxor   ymm12, ymm12, ymm12
         xor     ebx, ebx
         mov     r13d, \chunk
 2:      mov     r11, [rsi + rbx*8]
@@ -1066,7 +1105,7 @@ ENDFUNC triskel_avx2_automorphism_coeff_raw
 .macro DOT_REFOLD_INT
         DOT_FOLD_INT
         vpsrlq  ymm1, ymm0, 32
-        vpand   ymm0, ymm0, ymm12
+        vpand   ymm0, ymm0, [rip + .Llow_dwords]
         vpxor   ymm2, ymm2, ymm2
 .endm
 
@@ -1094,7 +1133,7 @@ ENDFUNC triskel_avx2_automorphism_coeff_raw
         div     r11                     // rdx = 2^64 mod q
         vmovq   xmm8, rdx
         vpbroadcastq ymm8, xmm8
-        vpsrlq  ymm9, ymm8, 32
+        vpshufd ymm9, ymm8, 0xb1
         xor     eax, eax
         div     r11                     // rax = floor((2^64 mod q) 2^64 / q)
         vmovq   xmm10, rax
@@ -1104,8 +1143,6 @@ ENDFUNC triskel_avx2_automorphism_coeff_raw
         vmovdqa [rsp], ymm4
         vpsrlq  ymm4, ymm4, 32
         vmovdqa [rsp + 32], ymm4
-        vpcmpeqd ymm12, ymm12, ymm12
-        vpsrlq  ymm12, ymm12, 32
 .endm
 
 /* void triskel_avx2_dot_raw(u64 *out rdi, const u64 *const *a rsi,
@@ -1138,15 +1175,30 @@ FUNC triskel_avx2_dot_raw
         ret
 ENDFUNC triskel_avx2_dot_raw
 
+/* The overflow count's double sum of the exact conversion, accumulated in
+ * ymm12 while the lazy sum reads y = ymm3 (term rbx, inv_q at rdx), in the
+ * same order of operations as portable's: (double)(int64_t)y =
+ * fl(y1 * 2^32 + y0) (one rounding, FMA; y1 the signed high dword), times
+ * inv_q[i], added left to right. Clobbers ymm5, ymm6. */
+.macro CONVERT_V_TERM
+        vpsrlq  ymm5, ymm3, 32
+        vpand   ymm6, ymm3, [rip + .Llow_dwords]
+        vpor    ymm6, ymm6, [rip + .Ltwo52_4]
+        vsubpd  ymm6, ymm6, [rip + .Ltwo52_4]     // y0
+        vpxor   ymm5, ymm5, [rip + .Ltwo52_sign4] // 2^52 + y1 + 2^31 (mod 2^32)
+        vsubpd  ymm5, ymm5, [rip + .Ltwo52_sign4] // y1 as a signed dword
+        vfmadd132pd ymm5, ymm6, [rip + .Ltwo32_4] // (double)y
+        vbroadcastsd ymm6, qword ptr [rdx + rbx*8]
+        vmulpd  ymm5, ymm5, ymm6
+        vaddpd  ymm12, ymm12, ymm5
+.endm
+
 /* Base conversion (HPS) after the lazy sum: ymm0 = r in [0, p) becomes
  * (r - vq_mod_p[v]) mod p (vq_mod_p at r14, or nothing when r14 = 0), with
- * v = [y_0 > q_0 / 2] for one source prime, else the clamped double sum of
- * the header, in the same order of operations as portable's:
- * (double)(int64_t)y = fl(y1 * 2^32 + y0) (one rounding, FMA; y1 the
- * signed high dword), times inv_q[i] and added left to right, plus 1/2,
- * clamped to [0, k] before truncation (so that any input indexes inside
- * vq_mod_p). Table r15, pointers rsi, count rcx, byte offset r12, the
- * modulus at r9; clobbers rax, rbx, r11, ymm1..7. */
+ * v = [y_0 > q_0 / 2] for one source prime, else from the double sum s in
+ * ymm12 (CONVERT_V_TERM) plus 1/2, clamped to [0, k] before truncation (so
+ * that any input indexes inside vq_mod_p). Table r15, pointers rsi, count
+ * rcx, byte offset r12, the modulus at r9; clobbers rax, r11, ymm1..7. */
 .macro CONVERT_CORRECT
         test    r14, r14
         jz      79f
@@ -1166,28 +1218,8 @@ ENDFUNC triskel_avx2_dot_raw
         vpcmpgtq ymm1, ymm3, ymm5
         vpsrlq  ymm1, ymm1, 63          // v
         jmp     78f
-77:     vxorpd  ymm1, ymm1, ymm1        // s
-        mov     rax, [r15 + 16]         // inv_q
-        xor     ebx, ebx
-76:     mov     r11, [rsi + rbx*8]
-        vmovdqu ymm3, [r11 + r12]
-        vpsrlq  ymm4, ymm3, 32
-        vpxor   ymm5, ymm5, ymm5
-        vpblendd ymm3, ymm3, ymm5, 0xaa // y0
-        FROM_INT ymm3, ymm2
-        vbroadcastsd ymm5, qword ptr [rip + .Ltwo52_sign]
-        vpxor   ymm4, ymm4, ymm5        // 2^52 + y1 + 2^31 (mod 2^32)
-        vsubpd  ymm4, ymm4, ymm5        // y1 as a signed dword
-        vbroadcastsd ymm5, qword ptr [rip + .Ltwo32]
-        vfmadd132pd ymm4, ymm3, ymm5    // (double)y
-        vbroadcastsd ymm5, qword ptr [rax + rbx*8]
-        vmulpd  ymm4, ymm4, ymm5
-        vaddpd  ymm1, ymm1, ymm4
-        inc     rbx
-        cmp     rbx, rcx
-        jb      76b
-        vbroadcastsd ymm5, qword ptr [rip + .Lhalf]
-        vaddpd  ymm1, ymm1, ymm5
+77:     vbroadcastsd ymm5, qword ptr [rip + .Lhalf]
+        vaddpd  ymm1, ymm12, ymm5
         vxorpd  ymm5, ymm5, ymm5
         vmaxpd  ymm1, ymm1, ymm5
         vcvtsi2sd xmm5, xmm5, rcx
@@ -1239,6 +1271,7 @@ FUNC \name
         mov     r10, [r15 + 24]         // qhat_mod_p
         mov     r14, [r15 + 32]         // vq_mod_p or NULL
         \setup  r9
+        mov     rdx, [r15 + 16]         // inv_q
         DOT_LOOP \term, \fold, \chunk, \final, CONVERT_LOAD_QHAT
 9:      vzeroupper
         mov     rsp, rbp
@@ -1257,10 +1290,15 @@ CONVERT_FUNC triskel_avx2_base_convert_fma, FMOD_SETUP, DOT_TERM_FMA, DOT_REFOLD
 
         .section .rodata
         .balign 8
-.Ltwo32:
-        .double 4294967296.0
-.Ltwo52_sign:
-        .quad   0x4330000080000000      // 2^52 + 2^31
+        .balign 32
+.Ltwo32_4:
+        .double 4294967296.0, 4294967296.0, 4294967296.0, 4294967296.0
+.Ltwo52_sign4:
+        .quad   0x4330000080000000, 0x4330000080000000 // 2^52 + 2^31
+        .quad   0x4330000080000000, 0x4330000080000000
+.Ltwo52_4:
+        .quad   0x4330000000000000, 0x4330000000000000
+        .quad   0x4330000000000000, 0x4330000000000000
 .Lsign:
         .quad   0x8000000000000000
 .Lhalf:
