@@ -50,20 +50,34 @@ impl Decomposer {
     /// `out` (l N words, digits reduced mod q), most significant first.
     pub(crate) fn decompose(&self, poly: &[u64], out: &mut [u64]) {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx512dq") {
-            // SAFETY: the CPU supports AVX-512F/DQ (checked just above), the
-            // only requirement of the target-feature function.
-            unsafe { self.decompose_avx512(poly, out) };
-            return;
+        {
+            if std::arch::is_x86_feature_detected!("avx512dq") {
+                // SAFETY: the CPU supports AVX-512F/DQ (checked just above),
+                // the only requirement of the target-feature function.
+                unsafe { self.decompose_avx512(poly, out) };
+                return;
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU supports AVX2 (checked just above), the
+                // only requirement of the target-feature function.
+                unsafe { self.decompose_avx2(poly, out) };
+                return;
+            }
         }
         self.decompose_portable(poly, out);
     }
 
-    /// The same loop compiled for AVX-512 (vectorized by the compiler: the
-    /// f64 conversions need AVX-512DQ).
+    /// The same loop compiled for AVX-512 (vectorized by the compiler).
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx512f,avx512dq")]
     unsafe fn decompose_avx512(&self, poly: &[u64], out: &mut [u64]) {
+        self.decompose_portable(poly, out)
+    }
+
+    /// The same loop compiled for AVX2 (vectorized by the compiler: 4 lanes).
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn decompose_avx2(&self, poly: &[u64], out: &mut [u64]) {
         self.decompose_portable(poly, out)
     }
 
@@ -75,20 +89,19 @@ impl Decomposer {
         let mask_total = (1u64 << total) - 1;
         let base = 1u64 << self.base_log;
         let (half, q_minus_base) = (base >> 1, self.q - base);
-        // Blocks of 8 coefficients: y = round(x B^l / q) in registers, then
-        // one digit per level from the least significant up. x < 2^52 and
-        // y < 2^53 convert exactly through i64 (which vectorizes); the
+        // Blocks of 8 coefficients: y = floor(x B^l / q + 1/2) in registers,
+        // then one digit per level from the least significant up. The
         // product's relative error 2^-53 moves y only at ties, which changes
         // the rounding error by at most one unit of q / B^l.
         for (block, xs) in poly.chunks(LANES).enumerate() {
             let mut y = [0u64; LANES];
             for (y, &x) in y.iter_mut().zip(xs) {
-                let scaled = (x.min(self.q - 1) as i64) as f64 * self.scale + 0.5;
-                // SAFETY: scaled is finite and in [0, B^l + 1) with B^l <= 2^50
-                // (x clamped below q < 2^52, scale = B^l / q), so it fits an
-                // i64; the unchecked conversion skips the saturation fix-ups
-                // that keep the loop from vectorizing.
-                *y = unsafe { scaled.to_int_unchecked::<i64>() } as u64 & mask_total;
+                // x < q < 2^52 and scaled in [0, B^l + 1) with B^l <= 2^50:
+                // both conversions are exact through the 2^52 exponent
+                // (bit operations and one add, which vectorize on every x86
+                // level; AVX2 has no 64-bit integer <-> f64 conversion).
+                let scaled = f64_from_small(x.min(self.q - 1)) * self.scale + 0.5;
+                *y = floor_small(scaled) & mask_total;
             }
             for level in (0..self.levels).rev() {
                 let start = level * n + block * LANES;
@@ -97,11 +110,30 @@ impl Decomposer {
                     let carry = (v >= half) as u64;
                     *y = (*y >> self.base_log) + carry;
                     // v - B carry, as a residue mod q: v + carry (q - B).
-                    *d = v + carry * q_minus_base;
+                    *d = v + (q_minus_base & carry.wrapping_neg());
                 }
             }
         }
     }
+}
+
+/// 2^52 as f64: adding it to a value in [0, 2^52) leaves that value's
+/// integer part (rounded) in the low mantissa bits.
+const TWO_POW_52: f64 = 4503599627370496.0;
+
+/// x as f64, exactly, for x < 2^52.
+#[inline(always)]
+fn f64_from_small(x: u64) -> f64 {
+    f64::from_bits(x | TWO_POW_52.to_bits()) - TWO_POW_52
+}
+
+/// floor(v) for v in [0, 2^51): v rounded to the nearest integer through the
+/// 2^52 exponent, minus one where that rounded up.
+#[inline(always)]
+fn floor_small(v: f64) -> u64 {
+    let shifted = v + TWO_POW_52;
+    let nearest = shifted.to_bits() - TWO_POW_52.to_bits();
+    nearest - ((shifted - TWO_POW_52 > v) as u64)
 }
 
 /// The NTT prime and plan, the decomposer, and the shape (k, N) of a GLWE.
@@ -282,6 +314,25 @@ pub(crate) fn rotate(m: &Modulus, p: &[u64], shift: usize, out: &mut [u64]) {
 /// out = X^shift * p - p, for shift in [0, 2N), in one pass (the
 /// decomposition reads it next, so every value is reduced to [0, q)).
 fn rotate_minus_one(m: &Modulus, p: &[u64], shift: usize, out: &mut [u64]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU supports AVX2 (checked just above), the only
+        // requirement of the target-feature function.
+        unsafe { rotate_minus_one_avx2(m, p, shift, out) };
+        return;
+    }
+    rotate_minus_one_portable(m, p, shift, out);
+}
+
+/// The same loops compiled for AVX2 (vectorized by the compiler: 4 lanes).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn rotate_minus_one_avx2(m: &Modulus, p: &[u64], shift: usize, out: &mut [u64]) {
+    rotate_minus_one_portable(m, p, shift, out)
+}
+
+#[inline(always)]
+fn rotate_minus_one_portable(m: &Modulus, p: &[u64], shift: usize, out: &mut [u64]) {
     let q = m.value();
     let n = p.len();
     let (shift, negate) = if shift >= n {
@@ -455,21 +506,56 @@ mod tests {
         }
     }
 
-    /// The dispatched (AVX-512 where the CPU has it) decomposition gives the
-    /// portable loop's digits bit for bit.
+    /// The dispatched (AVX-512 or AVX2 where the CPU has it) decomposition
+    /// gives, bit for bit, the digits of y = floor(x B^l / q + 1/2) computed
+    /// with Rust's own integer <-> f64 conversions, one coefficient at a
+    /// time (the fast loop converts through the 2^52 exponent instead).
     #[test]
     fn decomposition_paths_agree() {
         let q = ntt_primes(50, 1024, 1).unwrap()[0];
         let mut rng = Prng::from_seed([9; 32]);
-        let mut xs: Vec<u64> = (0..1020).map(|_| rng.below(q).unwrap()).collect();
-        xs.extend([0, 1, q - 1, q / 2]);
+        let mut xs: Vec<u64> = (0..1017).map(|_| rng.below(q).unwrap()).collect();
+        // Edges, and values whose scaled form is a tie or next to one.
+        xs.extend([0, 1, q - 1, q / 2 - 1, q / 2, q / 2 + 1, q - 2]);
         for (base_log, levels) in [(23u32, 1u32), (15, 2), (2, 10)] {
             let d = Decomposer::new(q, base_log, levels);
             let mut fast = vec![0u64; levels as usize * xs.len()];
-            let mut slow = fast.clone();
             d.decompose(&xs, &mut fast);
-            d.decompose_portable(&xs, &mut slow);
-            assert_eq!(fast, slow, "B = 2^{base_log}, l = {levels}");
+            let (base, n) = (1u64 << base_log, xs.len());
+            let mask = (1u64 << (base_log * levels)) - 1;
+            for (i, &x) in xs.iter().enumerate() {
+                let mut y = (x as f64 * d.scale + 0.5) as u64 & mask;
+                for level in (0..levels as usize).rev() {
+                    let v = y & (base - 1);
+                    let carry = (v >= base / 2) as u64;
+                    y = (y >> base_log) + carry;
+                    let want = if carry == 1 { q - (base - v) } else { v };
+                    let got = fast[level * n + i];
+                    assert_eq!(got, want, "B = 2^{base_log}, l = {levels}, x = {x}");
+                }
+            }
+        }
+    }
+
+    /// floor_small and f64_from_small against Rust's conversions on edges.
+    #[test]
+    fn exponent_conversions_are_exact() {
+        let mut rng = Prng::from_seed([3; 32]);
+        let mut xs: Vec<u64> = (0..1000).map(|_| rng.below(1 << 52).unwrap()).collect();
+        xs.extend([0, 1, 2, 3, (1 << 51) - 1, (1 << 52) - 1]);
+        for &x in &xs {
+            assert_eq!(f64_from_small(x), x as f64);
+        }
+        for &x in xs.iter().filter(|&&x| x < 1 << 51) {
+            let v = x as f64;
+            // v, quarters above it, and the doubles just above v and just below v + 1.
+            let up = f64::from_bits(v.to_bits() + 1);
+            let below_next = f64::from_bits((v + 1.0).to_bits() - 1);
+            for w in [v, v + 0.25, v + 0.5, v + 0.75, up, below_next] {
+                if w < (1u64 << 51) as f64 {
+                    assert_eq!(floor_small(w), w as u64, "floor({w})");
+                }
+            }
         }
     }
 
