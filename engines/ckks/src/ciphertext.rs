@@ -479,13 +479,27 @@ impl Ciphertext {
     /// Q_l P, which saves the transforms of a separate ModDown.
     pub fn mul_relin_rescale(&self, other: &Ciphertext, rk: &RelinKey) -> Result<Ciphertext> {
         check_same_context(&self.ctx, &rk.ctx)?;
-        let (level, [d0, d1, d2]) = self.tensor(other)?;
+        self.expect_size(2)?;
+        other.expect_size(2)?;
+        check_same_context(&self.ctx, &other.ctx)?;
+        let level = self.level.min(other.level);
         let lv = self.ctx.level(level)?;
         let div = lv.mod_down_rescale.as_ref().ok_or(Error::LowestLevel)?;
         let ks = self.ctx.key_switch();
-        let (mut x0, mut x1) = ks.switch_unreduced(&rk.key, &d2)?;
-        ks.add_scaled_by_p(&mut x0, &d0)?;
-        ks.add_scaled_by_p(&mut x1, &d1)?;
+        // Only d2 = a1 b1 is formed; P d0 = a0 (P b0) and P d1 = a0 (P b1) +
+        // a1 (P b0) are extra terms of the inner product's dot.
+        let a = self.at_level(level)?;
+        let b = other.at_level(level)?;
+        let (a, b) = (&a.polys, &b.polys);
+        let d2 = a[1].mul(&b[1])?;
+        let pb0 = ks.times_p(&b[0])?;
+        let (x0, x1) = if std::ptr::eq(self, other) {
+            ks.switch_unreduced_plus(&rk.key, &d2, [&[(&a[0], &pb0)], &[(&a[1], &pb0); 2]])?
+        } else {
+            let pb1 = ks.times_p(&b[1])?;
+            let x1_terms = [(&a[0], &pb1), (&a[1], &pb0)];
+            ks.switch_unreduced_plus(&rk.key, &d2, [&[(&a[0], &pb0)], &x1_terms])?
+        };
         let q = self.ctx.prime(level)? as f64;
         let polys = vec![div.apply_joined_owned(x0)?, div.apply_joined_owned(x1)?];
         // As mul, relinearize, rescale (the key switch's rounding, divided by q
