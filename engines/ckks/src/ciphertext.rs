@@ -33,7 +33,9 @@ use crate::error::{Error, Result};
 use crate::keys::{
     check_same_context, conjugation_element, rotation_element, GaloisKeys, RelinKey,
 };
-use crate::noise::{key_switch_error, rounding_error, Noise};
+use crate::noise::{
+    digit_error, key_switch_error, lazy_finish_error, lazy_switch_error, rounding_error, Noise,
+};
 use crate::plaintext::{check_scale, reduce_i128, Plaintext};
 
 /// Largest relative difference of two scales treated as equal.
@@ -502,12 +504,12 @@ impl Ciphertext {
         };
         let q = self.ctx.prime(level)? as f64;
         let polys = vec![div.apply_joined_owned(x0)?, div.apply_joined_owned(x1)?];
-        // As mul, relinearize, rescale (the key switch's rounding, divided by q
-        // here, is over-counted).
+        // As mul, relinearize, rescale with one rounding (that of the single
+        // division by q_l P).
         let noise = self
             .noise
             .mul(other.noise)
-            .plus_error(key_switch_error(&self.ctx, level))
+            .plus_error(digit_error(&self.ctx, level))
             .divide(q, rounding_error(&self.ctx, 2));
         self.derived(polys, level - 1, self.scale * other.scale / q, noise)
     }
@@ -591,7 +593,7 @@ impl Ciphertext {
     /// `last`, x <- rotate(x, last). All key switches with lazy ModDown
     /// (their first halves summed in Q_l P and moved down once, see
     /// `triskel_ring::LazyRlwe`). Noise: as for the same operations one by
-    /// one (the rounding is paid once, so this over-counts).
+    /// one, with the first halves' rounding paid once.
     pub(crate) fn rotate_and_add(
         &self,
         shifts: &[i64],
@@ -609,6 +611,11 @@ impl Ciphertext {
         }
         if let Some(step) = last {
             (acc, noise) = self.rotated_lazy(&acc, noise, step, keys)?;
+        }
+        // Steps that are multiples of n/2 switch nothing.
+        let slots = self.ctx.slots() as i64;
+        if shifts.iter().chain(&last).any(|s| s.rem_euclid(slots) != 0) {
+            noise = noise.plus_error(lazy_finish_error(&self.ctx));
         }
         let (c0, c1) = acc.finish(self.ctx.key_switch())?;
         self.derived(vec![c0, c1], self.level, self.scale, noise)
@@ -630,7 +637,7 @@ impl Ciphertext {
                 .get(g)
                 .ok_or_else(|| Error::MissingKey(format!("Galois key for element {g}")))?;
             out = Some(out.as_ref().unwrap_or(x).rotated(ks, key, g)?);
-            noise = noise.plus_error(key_switch_error(&self.ctx, self.level));
+            noise = noise.plus_error(lazy_switch_error(&self.ctx, self.level));
         }
         Ok((out.unwrap_or_else(|| x.clone()), noise))
     }

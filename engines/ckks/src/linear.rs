@@ -34,7 +34,7 @@ use crate::ciphertext::Ciphertext;
 use crate::context::CkksContext;
 use crate::error::{Error, Result};
 use crate::keys::{check_same_context, rotation_element, GaloisKeys};
-use crate::noise::{key_switch_error, rounding_error, Noise};
+use crate::noise::{digit_error, rounding_error, Noise};
 use crate::plaintext::{encode_real_in, Plaintext};
 
 /// A matrix prepared for multiplication with packed encrypted vectors.
@@ -261,7 +261,8 @@ impl LinearTransform {
     /// and one division by q_l P for the whole sum (ModDown and rescale
     /// merged): z = round((P sum_i u_i (c0(X^g_i), [i = 0] c1) + sum_i u_i
     /// (x0_i, x1_i)) / (q_l P)). Noise: as rotations, products, sum and
-    /// rescale one by one (the rounding is paid once, so this over-counts).
+    /// rescale one by one, with one rounding for every ModDown and the
+    /// rescale.
     fn hybrid_products(&self, ct: &Ciphertext, keys: &GaloisKeys) -> Result<Ciphertext> {
         check_same_context(&ct.ctx, &keys.ctx)?;
         ct.expect_size(2)?;
@@ -270,7 +271,8 @@ impl LinearTransform {
         let div = ctx.level(self.level)?.mod_down_rescale.as_ref();
         let div = div.ok_or(Error::LowestLevel)?;
         let dec = ks.decompose(&ct.polys[1])?;
-        let switch = key_switch_error(ctx, self.level);
+        // The switches' rounding is the final division's, paid once.
+        let switch = digit_error(ctx, self.level);
         let qlp = ks.level_qp(self.level + 1)?;
         // a = sum_i u_i (c0(X^g_i), [i = 0] c1) in Q_l; x = sum_i u_i (x0_i, x1_i) in Q_l P.
         let mut a = [

@@ -635,6 +635,7 @@ fn linear_transforms_dense_and_banded() {
             .collect();
         let err = max_err(&got, &want);
         assert!(err < 4.0 * FRESH_BOUND, "{} rows: error {err}", m.len());
+        check_estimate(f, &format!("{} rows x {dim}", m.len()), &out, &want);
     }
     assert!(LinearTransform::new(&f.ctx, &[vec![1.0; 65]], 64, 3).is_err());
     assert!(LinearTransform::new(&f.ctx, &dense, 48, 3).is_err());
