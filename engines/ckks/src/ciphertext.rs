@@ -623,7 +623,7 @@ impl Ciphertext {
 
     /// x (a lazy form of this ciphertext, or of its rotations) rotated by
     /// `step`, and `noise` after the key switches.
-    fn rotated_lazy<'a>(
+    pub(crate) fn rotated_lazy<'a>(
         &self,
         x: &LazyRlwe<'a>,
         mut noise: Noise,

@@ -240,6 +240,29 @@ fn lazy_switches_move_down_to_plain_ones() {
         .is_err());
 }
 
+#[test]
+fn a_pending_first_half_is_moved_down_once_at_the_end() {
+    let mut rng = Prng::from_seed([19; 32]);
+    let ctx = context(2);
+    let basis = ctx.q().sub_basis(0..3).unwrap();
+    let qlp = ctx.level_qp(3).unwrap().clone();
+    let c0 = sample_uniform(&basis, Representation::Ntt, &mut rng);
+    let c1 = sample_uniform(&basis, Representation::Ntt, &mut rng);
+    let x = sample_uniform(&qlp, Representation::Ntt, &mut rng);
+    let lazy = LazyRlwe::with_pending(&ctx, c0.clone(), Some(x.clone()), c1.clone()).unwrap();
+    let want = c0.add(&ctx.mod_down(&x).unwrap()).unwrap();
+    assert_eq!(lazy.finish(&ctx).unwrap(), (want, c1.clone()));
+    let nothing = LazyRlwe::with_pending(&ctx, c0.clone(), None, c1.clone()).unwrap();
+    assert_eq!(nothing.finish(&ctx).unwrap(), (c0.clone(), c1.clone()));
+    // x in Q_l instead of Q_l P, parts of two levels, or coefficient form: refused.
+    assert!(LazyRlwe::with_pending(&ctx, c0.clone(), Some(c1.clone()), c1.clone()).is_err());
+    let low = c1.restrict(&ctx.q().sub_basis(0..2).unwrap()).unwrap();
+    assert!(LazyRlwe::with_pending(&ctx, c0.clone(), None, low).is_err());
+    let mut coef = c1.clone();
+    coef.to_coefficient().unwrap();
+    assert!(LazyRlwe::with_pending(&ctx, c0, None, coef).is_err());
+}
+
 /// Max |phase - m| over the coefficients of an encryption of m.
 fn encryption_error(sk: &RlweSecret, polys: &[Poly], m: &Poly) -> BigInt {
     let mut x = sk.phase(polys).unwrap().clone();
