@@ -33,7 +33,9 @@ use crate::error::{Error, Result};
 use crate::keys::{
     check_same_context, conjugation_element, rotation_element, GaloisKeys, RelinKey,
 };
-use crate::noise::{key_switch_error, rounding_error, Noise};
+use crate::noise::{
+    digit_error, key_switch_error, lazy_finish_error, lazy_switch_error, rounding_error, Noise,
+};
 use crate::plaintext::{check_scale, reduce_i128, Plaintext};
 
 /// Largest relative difference of two scales treated as equal.
@@ -479,21 +481,35 @@ impl Ciphertext {
     /// Q_l P, which saves the transforms of a separate ModDown.
     pub fn mul_relin_rescale(&self, other: &Ciphertext, rk: &RelinKey) -> Result<Ciphertext> {
         check_same_context(&self.ctx, &rk.ctx)?;
-        let (level, [d0, d1, d2]) = self.tensor(other)?;
+        self.expect_size(2)?;
+        other.expect_size(2)?;
+        check_same_context(&self.ctx, &other.ctx)?;
+        let level = self.level.min(other.level);
         let lv = self.ctx.level(level)?;
         let div = lv.mod_down_rescale.as_ref().ok_or(Error::LowestLevel)?;
         let ks = self.ctx.key_switch();
-        let (mut x0, mut x1) = ks.switch_unreduced(&rk.key, &d2)?;
-        ks.add_scaled_by_p(&mut x0, &d0)?;
-        ks.add_scaled_by_p(&mut x1, &d1)?;
+        // Only d2 = a1 b1 is formed; P d0 = a0 (P b0) and P d1 = a0 (P b1) +
+        // a1 (P b0) are extra terms of the inner product's dot.
+        let a = self.at_level(level)?;
+        let b = other.at_level(level)?;
+        let (a, b) = (&a.polys, &b.polys);
+        let d2 = a[1].mul(&b[1])?;
+        let pb0 = ks.times_p(&b[0])?;
+        let (x0, x1) = if std::ptr::eq(self, other) {
+            ks.switch_unreduced_plus(&rk.key, &d2, [&[(&a[0], &pb0)], &[(&a[1], &pb0); 2]])?
+        } else {
+            let pb1 = ks.times_p(&b[1])?;
+            let x1_terms = [(&a[0], &pb1), (&a[1], &pb0)];
+            ks.switch_unreduced_plus(&rk.key, &d2, [&[(&a[0], &pb0)], &x1_terms])?
+        };
         let q = self.ctx.prime(level)? as f64;
         let polys = vec![div.apply_joined_owned(x0)?, div.apply_joined_owned(x1)?];
-        // As mul, relinearize, rescale (the key switch's rounding, divided by q
-        // here, is over-counted).
+        // As mul, relinearize, rescale with one rounding (that of the single
+        // division by q_l P).
         let noise = self
             .noise
             .mul(other.noise)
-            .plus_error(key_switch_error(&self.ctx, level))
+            .plus_error(digit_error(&self.ctx, level))
             .divide(q, rounding_error(&self.ctx, 2));
         self.derived(polys, level - 1, self.scale * other.scale / q, noise)
     }
@@ -577,7 +593,7 @@ impl Ciphertext {
     /// `last`, x <- rotate(x, last). All key switches with lazy ModDown
     /// (their first halves summed in Q_l P and moved down once, see
     /// `triskel_ring::LazyRlwe`). Noise: as for the same operations one by
-    /// one (the rounding is paid once, so this over-counts).
+    /// one, with the first halves' rounding paid once.
     pub(crate) fn rotate_and_add(
         &self,
         shifts: &[i64],
@@ -596,13 +612,18 @@ impl Ciphertext {
         if let Some(step) = last {
             (acc, noise) = self.rotated_lazy(&acc, noise, step, keys)?;
         }
+        // Steps that are multiples of n/2 switch nothing.
+        let slots = self.ctx.slots() as i64;
+        if shifts.iter().chain(&last).any(|s| s.rem_euclid(slots) != 0) {
+            noise = noise.plus_error(lazy_finish_error(&self.ctx));
+        }
         let (c0, c1) = acc.finish(self.ctx.key_switch())?;
         self.derived(vec![c0, c1], self.level, self.scale, noise)
     }
 
     /// x (a lazy form of this ciphertext, or of its rotations) rotated by
     /// `step`, and `noise` after the key switches.
-    fn rotated_lazy<'a>(
+    pub(crate) fn rotated_lazy<'a>(
         &self,
         x: &LazyRlwe<'a>,
         mut noise: Noise,
@@ -616,7 +637,7 @@ impl Ciphertext {
                 .get(g)
                 .ok_or_else(|| Error::MissingKey(format!("Galois key for element {g}")))?;
             out = Some(out.as_ref().unwrap_or(x).rotated(ks, key, g)?);
-            noise = noise.plus_error(key_switch_error(&self.ctx, self.level));
+            noise = noise.plus_error(lazy_switch_error(&self.ctx, self.level));
         }
         Ok((out.unwrap_or_else(|| x.clone()), noise))
     }

@@ -28,13 +28,13 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use triskel_ring::{Poly, Representation};
+use triskel_ring::{LazyRlwe, Poly, Representation};
 
 use crate::ciphertext::Ciphertext;
 use crate::context::CkksContext;
 use crate::error::{Error, Result};
 use crate::keys::{check_same_context, rotation_element, GaloisKeys};
-use crate::noise::{key_switch_error, rounding_error, Noise};
+use crate::noise::{digit_error, lazy_finish_error, rounding_error, Noise};
 use crate::plaintext::{encode_real_in, Plaintext};
 
 /// A matrix prepared for multiplication with packed encrypted vectors.
@@ -48,8 +48,9 @@ pub struct LinearTransform {
     level: usize,
     /// Non-zero diagonals by index i (already rotated by -g n1), encoded.
     diagonals: BTreeMap<usize, Plaintext>,
-    /// Hybrid method: the same diagonals in Q_l P, for products with key
-    /// switches before their ModDown.
+    /// The diagonals multiplied by rotations (all of the hybrid method's,
+    /// those with a baby step of the square one) in Q_l P, for products
+    /// with key switches before their ModDown.
     extended: BTreeMap<usize, Poly>,
 }
 
@@ -133,7 +134,7 @@ impl LinearTransform {
                 .iter()
                 .fold(f64::MIN_POSITIVE, |m, v| m.max(v.abs()));
             diagonals.insert(i, Plaintext::encode_real(ctx, &rotated, level, q, bound)?);
-            if fold.is_some() {
+            if fold.is_some() || i % baby != 0 {
                 extended.insert(i, encode_real_in(ctx, &rotated, q, qlp)?);
             }
         }
@@ -214,45 +215,97 @@ impl LinearTransform {
                 .hybrid_products(ct, keys)?
                 .rotate_and_add(&self.fold_shifts(), None, keys);
         }
-        let babies: Vec<i64> = {
-            let mut b: Vec<i64> = self
-                .diagonals
-                .keys()
-                .map(|&i| (i % self.baby) as i64)
-                .collect();
-            b.sort_unstable();
-            b.dedup();
-            b
-        };
-        let rotated: BTreeMap<i64, Ciphertext> = babies
-            .iter()
-            .copied()
-            .zip(ct.rotate_hoisted(&babies, keys)?)
-            .collect();
-        let mut total: Option<Ciphertext> = None;
-        let mut g = 0;
-        while g < self.dim {
-            let mut partial: Option<Ciphertext> = None;
-            for (&i, pt) in self.diagonals.range(g..g + self.baby) {
-                let x = &rotated[&((i - g) as i64)];
-                let term = x.mul_plain(pt)?;
-                partial = Some(match partial {
-                    None => term,
-                    Some(p) => p.add(&term)?,
-                });
+        self.bsgs_products(ct, keys)?.rescale()
+    }
+
+    /// The square method's sum_g rot(sum_b u_(g n1 + b) rot(x, b), g n1)
+    /// (before the rescale), with double hoisting: the baby rotations share
+    /// one ModUp of c1 and are never moved down (their inner products are
+    /// multiplied by the diagonals in Q_l P); each giant's partial sum moves
+    /// down only its second half (the next rotation decomposes it), and the
+    /// first halves of everything meet in Q_l P for one ModDown (ring
+    /// `LazyRlwe`). Noise: as the operations one by one, with a rounding
+    /// per ModDown.
+    fn bsgs_products(&self, ct: &Ciphertext, keys: &GaloisKeys) -> Result<Ciphertext> {
+        check_same_context(&ct.ctx, &keys.ctx)?;
+        ct.expect_size(2)?;
+        let ctx = &ct.ctx;
+        let ks = ctx.key_switch();
+        let qlp = ks.level_qp(self.level + 1)?;
+        let ql = ct.polys[0].basis();
+        // Baby b != 0: its Galois element's c0(X^g) in Q_l and inner product
+        // (x0, x1) in Q_l P, all from one decomposition of c1.
+        let mut babies: BTreeMap<usize, [Poly; 3]> = BTreeMap::new();
+        let mut dec = None;
+        for b in self.diagonals.keys().map(|&i| i % self.baby) {
+            if b == 0 || babies.contains_key(&b) {
+                continue;
             }
-            if let Some(p) = partial {
-                let p = if g == 0 { p } else { p.rotate(g as i64, keys)? };
-                total = Some(match total {
-                    None => p,
-                    Some(t) => t.add(&p)?,
-                });
-            }
-            g += self.baby;
+            let g = rotation_element(ctx, b as i64)?;
+            let key = keys
+                .get(g)
+                .ok_or_else(|| Error::MissingKey(format!("Galois key for a rotation by {b}")))?;
+            let dec = match &mut dec {
+                Some(d) => d,
+                None => dec.insert(ks.decompose(&ct.polys[1])?),
+            };
+            let (x0, x1) = ks.inner_product(key, dec, Some(g))?;
+            babies.insert(b, [ct.polys[0].automorphism(g)?, x0, x1]);
         }
-        total
-            .ok_or(Error::Encoding("the matrix is zero".into()))?
-            .rescale()
+        let digits = digit_error(ctx, self.level);
+        let mut total: Option<(LazyRlwe<'static>, Noise)> = None;
+        for g in (0..self.dim).step_by(self.baby) {
+            // a = sum_b u (c0(X^g_b), [b = 0] c1) in Q_l, x = sum_b u (x0_b, x1_b) in Q_l P.
+            let mut a = [Representation::Ntt; 2].map(|r| Poly::zero(ql, r));
+            let mut x: Option<[Poly; 2]> = None;
+            let mut noise: Option<Noise> = None;
+            for (&i, pt) in self.diagonals.range(g..g + self.baby) {
+                let term = match babies.get(&(i - g)) {
+                    None => {
+                        a[0].mul_acc(&ct.polys[0], &pt.poly)?;
+                        a[1].mul_acc(&ct.polys[1], &pt.poly)?;
+                        ct.noise.mul(pt.noise)
+                    }
+                    Some([c0g, x0, x1]) => {
+                        let u = &self.extended[&i];
+                        let x = x.get_or_insert_with(|| {
+                            [Representation::Ntt; 2].map(|r| Poly::zero(qlp, r))
+                        });
+                        x[0].mul_acc(x0, u)?;
+                        x[1].mul_acc(x1, u)?;
+                        a[0].mul_acc(c0g, &pt.poly)?;
+                        ct.noise.plus_error(digits).mul(pt.noise)
+                    }
+                };
+                noise = Some(noise.map_or(term, |n| n.add(term)));
+            }
+            let Some(mut noise) = noise else { continue };
+            let [a0, mut a1] = a;
+            let x0 = match x {
+                Some([x0, x1]) => {
+                    a1.add_assign(&ks.mod_down_owned(x1)?)?;
+                    noise = noise.plus_error(rounding_error(ctx, 2));
+                    Some(x0)
+                }
+                None => None,
+            };
+            let part = LazyRlwe::with_pending(ks, a0, x0, a1)?;
+            let (part, noise) = ct.rotated_lazy(&part, noise, g as i64, keys)?;
+            total = Some(match total {
+                None => (part, noise),
+                Some((mut t, n)) => {
+                    t.add_assign(&part)?;
+                    (t, n.add(noise))
+                }
+            });
+        }
+        let (total, mut noise) = total.ok_or(Error::Encoding("the matrix is zero".into()))?;
+        if self.diagonals.keys().any(|&i| i >= self.baby) {
+            noise = noise.plus_error(lazy_finish_error(ctx));
+        }
+        let (c0, c1) = total.finish(ks)?;
+        let scale = ct.scale * self.diagonals.values().next().map_or(1.0, |pt| pt.scale);
+        ct.derived(vec![c0, c1], self.level, scale, noise)
     }
 
     /// The hybrid method's z = sum_i u_i rot(x, i), rescaled, with double
@@ -261,7 +314,8 @@ impl LinearTransform {
     /// and one division by q_l P for the whole sum (ModDown and rescale
     /// merged): z = round((P sum_i u_i (c0(X^g_i), [i = 0] c1) + sum_i u_i
     /// (x0_i, x1_i)) / (q_l P)). Noise: as rotations, products, sum and
-    /// rescale one by one (the rounding is paid once, so this over-counts).
+    /// rescale one by one, with one rounding for every ModDown and the
+    /// rescale.
     fn hybrid_products(&self, ct: &Ciphertext, keys: &GaloisKeys) -> Result<Ciphertext> {
         check_same_context(&ct.ctx, &keys.ctx)?;
         ct.expect_size(2)?;
@@ -270,7 +324,8 @@ impl LinearTransform {
         let div = ctx.level(self.level)?.mod_down_rescale.as_ref();
         let div = div.ok_or(Error::LowestLevel)?;
         let dec = ks.decompose(&ct.polys[1])?;
-        let switch = key_switch_error(ctx, self.level);
+        // The switches' rounding is the final division's, paid once.
+        let switch = digit_error(ctx, self.level);
         let qlp = ks.level_qp(self.level + 1)?;
         // a = sum_i u_i (c0(X^g_i), [i = 0] c1) in Q_l; x = sum_i u_i (x0_i, x1_i) in Q_l P.
         let mut a = [

@@ -32,7 +32,11 @@
 //!   [k = 3] N^2 rho^2) (r0 + r1 s + r2 s^2);
 //! - key switching (hybrid, digits Q_j, special modulus P):
 //!   N sigma^2 sum_j Q_j^2 / (12 P^2) (centered digits times key errors,
-//!   divided by P), plus the ModDown rounding.
+//!   divided by P), plus the ModDown rounding where it is paid: once per
+//!   switch for a plain one; once for the whole pipeline or linear
+//!   transform where ModDown and rescale are one division (then divided by
+//!   q_l like the rest); for a chain of lazy switches, r1 s per switch (its
+//!   c1 is moved down at once) and r0 once at the end.
 //!
 //! The estimate assumes a uniform ternary secret, as [`crate::SecretKey`]
 //! generates.
@@ -104,8 +108,29 @@ pub(crate) fn rounding_error(ctx: &CkksContext, size: usize) -> f64 {
     slot_bound(ctx.n(), var / 12.0, PRODUCT_TAIL)
 }
 
-/// Error added by a key switch of a ciphertext at `level`.
+/// Error added by a key switch of a ciphertext at `level`, with its ModDown.
 pub(crate) fn key_switch_error(ctx: &CkksContext, level: usize) -> f64 {
+    digit_error(ctx, level) + rounding_error(ctx, 2)
+}
+
+/// Error added by a key switch whose first half stays in Q_l P (lazy
+/// ModDown): the digits' error and the rounding r1 s of the second half,
+/// moved down at once; the first half's rounding r0 is
+/// [`lazy_finish_error`], paid once for the whole chain.
+pub(crate) fn lazy_switch_error(ctx: &CkksContext, level: usize) -> f64 {
+    let n = ctx.n() as f64;
+    digit_error(ctx, level) + slot_bound(ctx.n(), n * TERNARY_VARIANCE / 12.0, PRODUCT_TAIL)
+}
+
+/// The rounding r0 of the one ModDown that ends a chain of lazy switches.
+pub(crate) fn lazy_finish_error(ctx: &CkksContext) -> f64 {
+    slot_bound(ctx.n(), 1.0 / 12.0, TAIL)
+}
+
+/// The error of a key switch before its ModDown, in the units of the
+/// result (divided by P): centered digits times the key's errors. Where the
+/// ModDown is merged with a rescale, only this and one rounding are paid.
+pub(crate) fn digit_error(ctx: &CkksContext, level: usize) -> f64 {
     let ks = ctx.key_switch();
     let log_p = ks.p().log2_product();
     let ql = level + 1;
@@ -122,7 +147,7 @@ pub(crate) fn key_switch_error(ctx: &CkksContext, level: usize) -> f64 {
         .sum();
     let n = ctx.n() as f64;
     let var = n * error_variance(ctx.noise()) * digits / 12.0;
-    slot_bound(ctx.n(), var, PRODUCT_TAIL) + rounding_error(ctx, 2)
+    slot_bound(ctx.n(), var, PRODUCT_TAIL)
 }
 
 impl Noise {

@@ -612,10 +612,16 @@ fn linear_transforms_dense_and_banded() {
         })
         .collect();
     let five: Vec<Vec<f64>> = (0..5).map(|r| values(30 + r, dim)).collect();
+    let square: Vec<Vec<f64>> = (0..dim as u64).map(|r| values(100 + r, dim)).collect();
     let ct = encrypt(f, &LinearTransform::pack(&x, dim, f.ctx.slots()));
     // (matrix, diagonals, output period): hybrid for 4 and 5 rows (5 padded
-    // to 8), square BSGS for the banded 64 x 64.
-    for (m, diagonals, period) in [(&dense, 4, 4), (&five, 8, 8), (&banded, 3, 64)] {
+    // to 8), square BSGS for the banded and the full 64 x 64.
+    for (m, diagonals, period) in [
+        (&dense, 4, 4),
+        (&five, 8, 8),
+        (&banded, 3, 64),
+        (&square, 64, 64),
+    ] {
         let lt = LinearTransform::new(&f.ctx, m, dim, ct.level()).unwrap();
         assert_eq!(
             (lt.diagonal_count(), lt.output_period()),
@@ -635,6 +641,7 @@ fn linear_transforms_dense_and_banded() {
             .collect();
         let err = max_err(&got, &want);
         assert!(err < 4.0 * FRESH_BOUND, "{} rows: error {err}", m.len());
+        check_estimate(f, &format!("{} rows x {dim}", m.len()), &out, &want);
     }
     assert!(LinearTransform::new(&f.ctx, &[vec![1.0; 65]], 64, 3).is_err());
     assert!(LinearTransform::new(&f.ctx, &dense, 48, 3).is_err());

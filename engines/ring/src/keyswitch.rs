@@ -227,7 +227,7 @@ impl KeySwitchContext {
     /// in cache, and the digits are never stored whole (for one switch of c;
     /// [`decompose`](Self::decompose) keeps them for several).
     pub fn switch(&self, key: &KeySwitchKey, c: &Poly) -> Result<(Poly, Poly)> {
-        let (t, acc0, acc1) = self.switch_raw(key, c)?;
+        let (t, acc0, acc1) = self.switch_raw(key, c, NO_PRODUCTS)?;
         Ok((self.mod_down_raw(t, acc0)?, self.mod_down_raw(t, acc1)?))
     }
 
@@ -239,7 +239,7 @@ impl KeySwitchContext {
     /// ModDown across consecutive rotations); u1 is needed in Q_l at once,
     /// since the next switch decomposes it.
     pub fn switch_lazy(&self, key: &KeySwitchKey, c: &Poly) -> Result<(Poly, Poly)> {
-        let (t, acc0, acc1) = self.switch_raw(key, c)?;
+        let (t, acc0, acc1) = self.switch_raw(key, c, NO_PRODUCTS)?;
         Ok((
             Poly::from_scratch(&t.qp, Representation::Ntt, acc0),
             self.mod_down_raw(t, acc1)?,
@@ -253,10 +253,25 @@ impl KeySwitchContext {
     /// and divides by P and more primes at once (CKKS fuses ModDown with
     /// rescaling).
     pub fn switch_unreduced(&self, key: &KeySwitchKey, c: &Poly) -> Result<(Poly, Poly)> {
-        let (t, acc0, acc1) = self.switch_raw(key, c)?;
+        self.switch_unreduced_plus(key, c, NO_PRODUCTS)
+    }
+
+    /// [`switch_unreduced`](Self::switch_unreduced) with products of
+    /// polynomials of Q_l (c's basis, NTT form) added to the Q_l limbs of
+    /// each half: x_h += sum a b over the pairs (a, b) of `products[h]`, in
+    /// the same pass as the inner product (the dot kernel takes them as
+    /// extra terms). CKKS passes its tensor's (a_0, P b_0) and so on: the
+    /// tensor's d0 and d1, scaled by P, never exist as polynomials.
+    pub fn switch_unreduced_plus(
+        &self,
+        key: &KeySwitchKey,
+        c: &Poly,
+        products: [&[(&Poly, &Poly)]; 2],
+    ) -> Result<(Poly, Poly)> {
+        let (t, acc0, acc1) = self.switch_raw(key, c, products)?;
         Ok((
-            Poly::from_raw(&t.qp, Representation::Ntt, &acc0),
-            Poly::from_raw(&t.qp, Representation::Ntt, &acc1),
+            Poly::from_scratch(&t.qp, Representation::Ntt, acc0),
+            Poly::from_scratch(&t.qp, Representation::Ntt, acc1),
         ))
     }
 
@@ -271,9 +286,25 @@ impl KeySwitchContext {
 
     /// ModUp fused with the inner product: the two halves in Q_l P, in
     /// pooled buffers (fresh ones of this size would page-fault).
-    fn switch_raw(&self, key: &KeySwitchKey, c: &Poly) -> Result<(&LevelTables, Scratch, Scratch)> {
+    fn switch_raw(
+        &self,
+        key: &KeySwitchKey,
+        c: &Poly,
+        products: [&[(&Poly, &Poly)]; 2],
+    ) -> Result<(&LevelTables, Scratch, Scratch)> {
         let t = self.level(c)?;
         self.check_key(key)?;
+        for &(a, b) in products.iter().copied().flatten() {
+            for p in [a, b] {
+                if !same_basis(p.basis(), c.basis()) {
+                    return Err(Error::BasisMismatch);
+                }
+                p.expect_representation(Representation::Ntt)?;
+            }
+        }
+        if t.digits.len() + products[0].len().max(products[1].len()) > k::MAX_TERMS {
+            return invalid("too many products for one inner product");
+        }
         let (n, ql, kq) = (self.q.n(), c.basis().len(), self.q.len());
         let (other, other_is_ntt) = other_representation(c)?;
         let (c_coef, c_ntt): (&[u64], &[u64]) = match other_is_ntt {
@@ -321,7 +352,11 @@ impl KeySwitchContext {
                     })
                     .collect();
                 let ki = if i < ql { i } else { kq + i - ql };
-                key_dot(key, ki, t.qp.modulus(i), &d, out0, out1)
+                let limb_products = products.map(|pairs| match i < ql {
+                    true => pairs.iter().map(|(a, b)| (a.limb(i), b.limb(i))).collect(),
+                    false => Vec::new(),
+                });
+                key_dot(key, ki, t.qp.modulus(i), &d, limb_products, out0, out1)
             },
         )?;
         Ok((t, acc0, acc1))
@@ -458,7 +493,7 @@ impl KeySwitchContext {
                     }
                     None => dec.digits.iter().map(|d| &d[range.clone()]).collect(),
                 };
-                key_dot(key, key_idx(i), m, &d, out0, out1)
+                key_dot(key, key_idx(i), m, &d, [Vec::new(), Vec::new()], out0, out1)
             },
         )?;
         Ok((t, acc0, acc1))
@@ -510,6 +545,23 @@ impl KeySwitchContext {
             .ok_or_else(|| Error::InvalidParameter(format!("no level with {ql} primes")))
     }
 
+    /// P y for y in Q_l (NTT form), still in Q_l: the factor of the products
+    /// given to [`switch_unreduced_plus`](Self::switch_unreduced_plus).
+    pub fn times_p(&self, y: &Poly) -> Result<Poly> {
+        let ql = y.basis().len();
+        if ql == 0 || ql > self.levels.len() || !same_basis(y.basis(), &self.levels[ql - 1].q) {
+            return Err(Error::BasisMismatch);
+        }
+        y.expect_representation(Representation::Ntt)?;
+        // Every limb is written.
+        let mut x = Poly::for_overwrite(y.basis(), Representation::Ntt);
+        par::try_limbs(x.data_mut(), self.q.n(), |i, l| {
+            let m = y.basis().modulus(i);
+            Ok(k::mul_scalar(m, l, y.limb(i), self.p.product_mod(m))?)
+        })?;
+        Ok(x)
+    }
+
     /// x += P y for x in Q_l P and y in Q_l, both in NTT form (P y is 0
     /// modulo P, so only the Q_l limbs change). Lets a caller add y to a
     /// switch result before dividing by P (and possibly more primes) once.
@@ -532,20 +584,30 @@ impl KeySwitchContext {
     }
 }
 
+/// No extra products (see [`KeySwitchContext::switch_unreduced_plus`]).
+const NO_PRODUCTS: [&[(&Poly, &Poly)]; 2] = [&[], &[]];
+
 /// Limb `ki` (in Q P) of both halves of the key dotted with the digits'
-/// limbs `d`: out0 = sum_j d_j b_j, out1 = sum_j d_j a_j.
+/// limbs `d`, plus the limb's extra products: out0 = sum_j d_j b_j +
+/// sum x y over products[0], out1 = sum_j d_j a_j + sum x y over products[1].
 fn key_dot(
     key: &KeySwitchKey,
     ki: usize,
     m: &k::Modulus,
     d: &[&[u64]],
+    products: [Vec<(&[u64], &[u64])>; 2],
     out0: &mut [u64],
     out1: &mut [u64],
 ) -> Result<()> {
-    let b: Vec<&[u64]> = key.b[..d.len()].iter().map(|p| p.limb(ki)).collect();
-    let a: Vec<&[u64]> = key.a[..d.len()].iter().map(|p| p.limb(ki)).collect();
-    k::dot(m, out0, d, &b)?;
-    k::dot(m, out1, d, &a)?;
+    for ((half, out), extra) in [&key.b, &key.a].into_iter().zip([out0, out1]).zip(products) {
+        let (mut x, mut y) = (d.to_vec(), Vec::with_capacity(d.len() + extra.len()));
+        y.extend(half[..d.len()].iter().map(|p| p.limb(ki)));
+        for (u, v) in extra {
+            x.push(u);
+            y.push(v);
+        }
+        k::dot(m, out, &x, &y)?;
+    }
     Ok(())
 }
 

@@ -12,7 +12,7 @@ use std::borrow::Cow;
 
 use crate::error::{Error, Result};
 use crate::keyswitch::{KeySwitchContext, KeySwitchKey};
-use crate::poly::Poly;
+use crate::poly::{Poly, Representation};
 
 /// A ciphertext (c0 + round(x / P), c1) in Q_l, NTT form (module
 /// documentation); c0 and c1 are borrowed until first changed.
@@ -33,6 +33,30 @@ impl<'a> LazyRlwe<'a> {
             c0: Cow::Borrowed(c0),
             x: None,
             c1: Cow::Borrowed(c1),
+        })
+    }
+
+    /// The ciphertext (c0 + round(x / P), c1) from owned parts: c0 and c1
+    /// in Q_l, x (when some) in Q_l P of `ks`, all in NTT form; e.g. a sum of
+    /// hoisted inner products whose first halves have not been moved down.
+    pub fn with_pending(
+        ks: &KeySwitchContext,
+        c0: Poly,
+        x: Option<Poly>,
+        c1: Poly,
+    ) -> Result<LazyRlwe<'static>> {
+        let qlp = ks.level_qp(c0.basis().len())?;
+        let x_fits = x
+            .as_ref()
+            .is_none_or(|x| x.basis() == qlp && x.representation() == Representation::Ntt);
+        if c0.basis() != c1.basis() || c0.representation() != Representation::Ntt || !x_fits {
+            return Err(Error::BasisMismatch);
+        }
+        c1.expect_representation(Representation::Ntt)?;
+        Ok(LazyRlwe {
+            c0: Cow::Owned(c0),
+            x,
+            c1: Cow::Owned(c1),
         })
     }
 

@@ -167,6 +167,47 @@ fn adding_p_y_before_mod_down_adds_y() {
 }
 
 #[test]
+fn products_added_in_the_inner_product_equal_p_times_them_added_after() {
+    let mut rng = Prng::from_seed([18; 32]);
+    let ctx = context(3);
+    let sk = SecretKey::generate(N, SecretDistribution::Ternary, &mut rng).unwrap();
+    let rlk = KeySwitchKey::relinearization(&ctx, &sk, &mut rng).unwrap();
+    for ql in [4, 2] {
+        let basis = ctx.q().sub_basis(0..ql).unwrap();
+        let draw = |rng: &mut Prng| sample_uniform(&basis, Representation::Ntt, rng);
+        let (c, a, b, e, f) = (
+            draw(&mut rng),
+            draw(&mut rng),
+            draw(&mut rng),
+            draw(&mut rng),
+            draw(&mut rng),
+        );
+        let (pb, pf) = (ctx.times_p(&b).unwrap(), ctx.times_p(&f).unwrap());
+        let (x0, x1) = ctx
+            .switch_unreduced_plus(&rlk, &c, [&[(&a, &pb)], &[(&a, &pb), (&e, &pf)]])
+            .unwrap();
+        let (mut y0, mut y1) = ctx.switch_unreduced(&rlk, &c).unwrap();
+        ctx.add_scaled_by_p(&mut y0, &a.mul(&b).unwrap()).unwrap();
+        let mut sum = a.mul(&b).unwrap();
+        sum.add_assign(&e.mul(&f).unwrap()).unwrap();
+        ctx.add_scaled_by_p(&mut y1, &sum).unwrap();
+        assert_eq!((x0, x1), (y0, y1));
+        // Products of another level, or in coefficient form, are refused.
+        let other = ctx.q().sub_basis(0..ql - 1).unwrap();
+        let low = sample_uniform(&other, Representation::Ntt, &mut rng);
+        assert!(ctx
+            .switch_unreduced_plus(&rlk, &c, [&[(&low, &low)], &[]])
+            .is_err());
+        let mut coef = a.clone();
+        coef.to_coefficient().unwrap();
+        assert!(ctx
+            .switch_unreduced_plus(&rlk, &c, [&[], &[(&a, &coef)]])
+            .is_err());
+        assert!(ctx.times_p(&coef).is_err());
+    }
+}
+
+#[test]
 fn lazy_switches_move_down_to_plain_ones() {
     let mut rng = Prng::from_seed([17; 32]);
     let ctx = context(2);
@@ -197,6 +238,29 @@ fn lazy_switches_move_down_to_plain_ones() {
     assert!(ctx
         .scale_by_p(&sample_uniform(&other_n, Representation::Ntt, &mut rng))
         .is_err());
+}
+
+#[test]
+fn a_pending_first_half_is_moved_down_once_at_the_end() {
+    let mut rng = Prng::from_seed([19; 32]);
+    let ctx = context(2);
+    let basis = ctx.q().sub_basis(0..3).unwrap();
+    let qlp = ctx.level_qp(3).unwrap().clone();
+    let c0 = sample_uniform(&basis, Representation::Ntt, &mut rng);
+    let c1 = sample_uniform(&basis, Representation::Ntt, &mut rng);
+    let x = sample_uniform(&qlp, Representation::Ntt, &mut rng);
+    let lazy = LazyRlwe::with_pending(&ctx, c0.clone(), Some(x.clone()), c1.clone()).unwrap();
+    let want = c0.add(&ctx.mod_down(&x).unwrap()).unwrap();
+    assert_eq!(lazy.finish(&ctx).unwrap(), (want, c1.clone()));
+    let nothing = LazyRlwe::with_pending(&ctx, c0.clone(), None, c1.clone()).unwrap();
+    assert_eq!(nothing.finish(&ctx).unwrap(), (c0.clone(), c1.clone()));
+    // x in Q_l instead of Q_l P, parts of two levels, or coefficient form: refused.
+    assert!(LazyRlwe::with_pending(&ctx, c0.clone(), Some(c1.clone()), c1.clone()).is_err());
+    let low = c1.restrict(&ctx.q().sub_basis(0..2).unwrap()).unwrap();
+    assert!(LazyRlwe::with_pending(&ctx, c0.clone(), None, low).is_err());
+    let mut coef = c1.clone();
+    coef.to_coefficient().unwrap();
+    assert!(LazyRlwe::with_pending(&ctx, c0, None, coef).is_err());
 }
 
 /// Max |phase - m| over the coefficients of an encryption of m.
