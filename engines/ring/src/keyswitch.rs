@@ -255,8 +255,8 @@ impl KeySwitchContext {
     pub fn switch_unreduced(&self, key: &KeySwitchKey, c: &Poly) -> Result<(Poly, Poly)> {
         let (t, acc0, acc1) = self.switch_raw(key, c)?;
         Ok((
-            Poly::from_raw(&t.qp, Representation::Ntt, &acc0),
-            Poly::from_raw(&t.qp, Representation::Ntt, &acc1),
+            Poly::from_scratch(&t.qp, Representation::Ntt, acc0),
+            Poly::from_scratch(&t.qp, Representation::Ntt, acc1),
         ))
     }
 
