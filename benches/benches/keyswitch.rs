@@ -87,15 +87,11 @@ fn keyswitch(c: &mut Criterion<ThreadCpuTime>) {
         } else {
             let rk = sk.relin_key().expect("relin key");
             group.bench_function(format!("bfv_mul_relin_square/{name}"), |b| {
-                b.iter(|| ct.mul_relinearize(&ct, &rk).unwrap())
+                b.iter(|| ct.mul(&ct).unwrap().relinearize(&rk).unwrap())
             });
             // Two different operands, as in `triskel bench workloads`.
             let other = ct.add(&ct).expect("sum");
             group.bench_function(format!("bfv_mul_relin/{name}"), |b| {
-                b.iter(|| ct.mul_relinearize(&other, &rk).unwrap())
-            });
-            // The two steps on their own, for comparison in the same run.
-            group.bench_function(format!("bfv_mul_then_relinearize/{name}"), |b| {
                 b.iter(|| ct.mul(&other).unwrap().relinearize(&rk).unwrap())
             });
         }

@@ -829,7 +829,7 @@ impl Session {
         };
         let rk = || keys.rk.as_ref().ok_or_else(|| wrong("relinearization key"));
         let mul = |a: &bfv::Ciphertext, b: &bfv::Ciphertext| -> Result<bfv::Ciphertext> {
-            Ok(a.mul_relinearize(b, rk()?)?)
+            Ok(a.mul(b)?.relinearize(rk()?)?)
         };
         let t = keys.ctx.plain_modulus() as i128;
         let constant = |c: &Scalar| {

@@ -247,57 +247,6 @@ impl Ciphertext {
     /// the switch's rounding u (|u_i| <= 1/2): (t / A) c(s) u(s), about
     /// (t Q_l / A) r u(s), of variance (t Q_l / A)^2 n (n/18 + 1/12) (1 + 2n/3) / 12.
     pub fn mul(&self, other: &Ciphertext) -> Result<Ciphertext> {
-        let (tables, in_q, in_aux, noise) = self.tensor(other)?;
-        let polys = in_q
-            .into_iter()
-            .zip(in_aux)
-            .map(|(d_q, mut d_aux)| -> Result<Poly> {
-                d_aux.to_coefficient()?;
-                Ok(tables.scale_down.apply_owned(d_q, d_aux)?)
-            })
-            .collect::<Result<Vec<_>>>()?;
-        self.derived(polys, noise).checked("mul")
-    }
-
-    /// `self.mul(other)?.relinearize(rk)` with one division instead of two
-    /// for c0 and c1: the tensor's t x_i (in Q_l || A) and the key switch's
-    /// k_i (in Q_l || P, before ModDown) give round((P t x_i + A k_i) / (A P))
-    /// = round(t x_i / A + k_i / P). The numerator needs no base extension
-    /// (P t x_i vanishes modulo P, A k_i modulo A, and both are well defined
-    /// modulo Q_l A P), so 4 transforms and a lift per prime of Q_l go for
-    /// each of c0 and c1. The result differs from the two-step one by the
-    /// rounding only (at most 1 per coefficient) and has one rounding term
-    /// instead of two, so the two-step noise estimate still bounds it.
-    pub fn mul_relinearize(&self, other: &Ciphertext, rk: &RelinKey) -> Result<Ciphertext> {
-        check_same_context(&self.ctx, &rk.ctx)?;
-        let (tables, [d0, d1, d2], [a0, a1, mut a2], noise) = self.tensor(other)?;
-        a2.to_coefficient()?;
-        let c2 = tables.scale_down.apply_owned(d2, a2)?;
-        let ks = self.ctx.key_switch();
-        let (k0, k1) = ks.switch_unreduced(&rk.key, &c2)?;
-        let down = |mut d_q: Poly, mut d_aux: Poly, k: Poly| -> Result<Poly> {
-            let mut keep = k.restrict(c2.basis())?;
-            keep.mul_rns_scalar_assign(&tables.aux_mod_q)?;
-            d_q.mul_rns_scalar_assign(&tables.p_mod_q)?;
-            keep.add_assign(&d_q)?;
-            d_aux.mul_rns_scalar_assign(&tables.p_mod_aux)?;
-            let mut k_p = k.restrict(ks.p())?;
-            k_p.mul_rns_scalar_assign(&tables.aux_mod_p)?;
-            let drop = Poly::join(tables.relin_down.drop_basis(), &[&d_aux, &k_p])?;
-            Ok(tables.relin_down.apply_owned(keep, drop)?)
-        };
-        let polys = vec![down(d0, a0, k0)?, down(d1, a1, k1)?];
-        let noise = add_std(noise, self.key_switch_noise_log2());
-        self.derived(polys, noise).checked("mul_relinearize")
-    }
-
-    /// The tensor of [`mul`](Self::mul): its three components t x_i in Q_l
-    /// and in A (NTT form), and the product's noise estimate.
-    #[allow(clippy::type_complexity)]
-    fn tensor(
-        &self,
-        other: &Ciphertext,
-    ) -> Result<(&crate::context::MulTables, [Poly; 3], [Poly; 3], f64)> {
         self.check_pair(other)?;
         self.expect_size(2)?;
         other.expect_size(2)?;
@@ -351,6 +300,14 @@ impl Ciphertext {
         let ((y0, b0), (y1, b1)) = (switch(y0_coef)?, switch(y1_coef)?);
         let in_q = tensor(x0, x1, &y0, &y1)?;
         let in_aux = tensor(&a0, &a1, &b0, &b1)?;
+        let polys = in_q
+            .into_iter()
+            .zip(in_aux)
+            .map(|(d_q, mut d_aux)| -> Result<Poly> {
+                d_aux.to_coefficient()?;
+                Ok(tables.scale_down.apply_owned(d_q, d_aux)?)
+            })
+            .collect::<Result<Vec<_>>>()?;
         let n = self.ctx.n() as f64;
         let log_t = (t as f64).log2();
         let cross = log_t
@@ -364,7 +321,7 @@ impl Ciphertext {
         // this independent-coefficient model by up to about 1 bit per
         // multiplication (the demo prints both), so one bit is added.
         let noise = add_std(add_std(cross, rounding), switch) + 1.0;
-        Ok((tables, in_q, in_aux, noise))
+        self.derived(polys, noise).checked("mul")
     }
 
     /// Encrypts m^2 as a 3-component ciphertext (relinearize next).
@@ -781,19 +738,6 @@ mod tests {
                 expected,
                 "{name}"
             );
-            // The fused path rounds once where the two steps round twice:
-            // every coefficient of the difference is -1, 0 or 1.
-            let fused = cx.mul_relinearize(&cy, &rk).unwrap();
-            for (f, p) in fused.polys.iter().zip(&product.polys) {
-                let (diff, _) = centered(&f.sub(p).unwrap());
-                let worst = diff.iter().map(|d| d.abs()).max().unwrap();
-                assert!(worst <= BigInt::one(), "{name}: fused is {worst} off");
-            }
-            assert_eq!(sk.decrypt(&fused).unwrap().to_slots().unwrap(), expected);
-            assert!(fused.estimated_noise_budget() <= sk.noise_budget(&fused).unwrap());
-            let squared: Vec<u64> = x.iter().map(|a| a * a % t).collect();
-            let square = cx.mul_relinearize(&cx, &rk).unwrap();
-            assert_eq!(sk.decrypt(&square).unwrap().to_slots().unwrap(), squared);
             let rotated = product.rotate_rows(1, &gk).unwrap();
             let slots = sk.decrypt(&rotated).unwrap().to_slots().unwrap();
             let half = n / 2;

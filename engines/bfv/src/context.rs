@@ -61,15 +61,6 @@ pub(crate) struct MulTables {
     pub aux_mod_q: Vec<u64>,
     /// log2(Q_l / A), the weight of the modulus-switching rounding in the noise.
     pub log2_q_over_aux: f64,
-    /// round(x / (A P)) from Q_l || (A || P) to Q_l: the tensor's division
-    /// by A and the relinearization's ModDown as one division
-    /// (`Ciphertext::mul_relinearize`).
-    pub relin_down: DivRound,
-    /// P mod q_i, P mod a_i and A mod p_i (the numerator P t x + A k of
-    /// `relin_down` in each of its bases).
-    pub p_mod_q: Vec<u64>,
-    pub p_mod_aux: Vec<u64>,
-    pub aux_mod_p: Vec<u64>,
 }
 
 /// Slot layout of the batch encoder.
@@ -326,22 +317,15 @@ impl MulTables {
             ));
         }
         let aux = RnsBasis::new(n, &aux)?;
-        let residues = |of: &Arc<RnsBasis>, basis: &Arc<RnsBasis>| -> Vec<u64> {
-            (0..basis.len())
-                .map(|i| of.product_mod(basis.modulus(i)))
-                .collect()
-        };
-        let p = ctx.key_switch().p();
+        let aux_mod_q = (0..q.len())
+            .map(|i| aux.product_mod(q.modulus(i)))
+            .collect();
         Ok(MulTables {
-            relin_down: DivRound::new(q, &aux.concat(p)?)?,
-            p_mod_q: residues(p, q),
-            p_mod_aux: residues(p, &aux),
-            aux_mod_p: residues(&aux, p),
-            aux_mod_q: residues(&aux, q),
             q_to_aux: BaseConverter::new(q, &aux)?,
             switch_to_aux: DivRound::new(&aux, q)?,
             aux_to_q: BaseConverter::new(&aux, q)?,
             scale_down: DivRound::new(q, &aux)?,
+            aux_mod_q,
             log2_q_over_aux: q.log2_product() - aux.log2_product(),
             aux,
         })

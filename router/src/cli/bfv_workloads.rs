@@ -89,7 +89,7 @@ pub fn mul_relin(params: BfvParameters) -> Result<WorkloadReport, Error> {
         let (ca, cb) = (pk.encrypt(&pa)?, pk.encrypt(&pb)?);
         stages[1].push(us(tm));
         let tm = Instant::now();
-        let prod = ca.mul_relinearize(&cb, &rk)?;
+        let prod = ca.mul(&cb)?.relinearize(&rk)?;
         stages[2].push(us(tm));
         let tm = Instant::now();
         let got = sk.decrypt(&prod)?.to_slots()?;
