@@ -171,7 +171,7 @@ pub fn calibrate(mut progress: impl FnMut(&str)) -> Result<CostModel> {
     let ck = tfhe::ClientKey::generate(&params)?;
     let sk = ck.server_key()?;
     put("tfhe", set, "keygen", t.elapsed().as_nanos() as f64);
-    // Transition keys (BFV secret -> this set's LWE key), per BFV set a
+    // Transition keys (BFV secret -> this set's big key, a ring switch), per BFV set a
     // transition can start from.
     for base in bfv::BfvParameters::named() {
         if base.n() > MAX_TRANSITION_DIMENSION {
@@ -188,22 +188,19 @@ pub fn calibrate(mut progress: impl FnMut(&str)) -> Result<CostModel> {
             "transition_key",
             t.elapsed().as_nanos() as f64,
         );
-        // The key switch of one extracted coefficient, and of 16 in one
-        // pass over the key (how the decisions batch them).
+        // One window's ring switch and extraction of a coefficient (what
+        // a decision runs per window besides its bootstraps).
         let mut ct = bfv_key.encrypt(&bfv::Plaintext::from_coeffs(&ctx, &[1])?)?;
         while ct.level() > 0 {
             ct = ct.mod_switch_to_next()?;
         }
-        let lwes = ct.sample_extract(&(0..16).collect::<Vec<_>>())?;
-        let refs: Vec<&triskel_ring::LweCiphertext> = lwes.iter().collect();
-        for (count, primitive) in [(1, "transition_switch1"), (16, "transition_switch16")] {
-            put(
-                "bfv",
-                &name,
-                primitive,
-                time(primitive, || Ok(key.switch(&refs[..count])?))?,
-            );
-        }
+        let (c0, c1) = (&ct.polys()[0], &ct.polys()[1]);
+        put(
+            "bfv",
+            &name,
+            "ring_switch",
+            time("ring_switch", || Ok(key.extract(c0, c1, 1, &[0])?))?,
+        );
     }
     put(
         "tfhe",

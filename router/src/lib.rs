@@ -36,6 +36,7 @@ pub mod lookup;
 pub mod measure;
 mod plan;
 mod program;
+pub mod ring_switch;
 mod serial;
 pub mod transition;
 

@@ -36,7 +36,7 @@ use std::fmt::Write as _;
 use std::time::Instant;
 
 use triskel_bfv::BfvParameters;
-use triskel_ckks::{ChebyshevPolynomial, CkksParameters};
+use triskel_ckks::{self as ckks, ChebyshevPolynomial, CkksParameters};
 use triskel_tfhe::TfheParameters;
 
 use crate::cost::CostModel;
@@ -779,7 +779,7 @@ impl Planner<'_> {
                 return Err((
                     op.name(),
                     format!(
-                        "the BFV -> TFHE decision on {} would fail with probability 2^{failure:.0} (noise of the value and of the transition key switch; at most 2^{MAX_LOG2_FAILURE:.0} is accepted)",
+                        "the BFV -> TFHE decision on {} would fail with probability 2^{failure:.0} (noise of the value, the ring switch and the key switch; at most 2^{MAX_LOG2_FAILURE:.0} is accepted)",
                         params.name()
                     ),
                 ));
@@ -1383,16 +1383,6 @@ fn choose_ckks(p: &Program, costs: &CostModel) -> Result<(CkksParameters, Vec<Pa
     }
 }
 
-/// Bounds of a coefficient-encoded CKKS value at the planner, in the
-/// engine's terms (the `noise` module of triskel-ckks, whose estimate the
-/// run checks again): `message` and `error` bound every slot and so every
-/// coefficient (scaled units).
-#[derive(Clone, Copy, Default)]
-struct CoefficientBound {
-    message: f64,
-    error: f64,
-}
-
 /// The reading of every `threshold_real` of the program on `set` (`None`
 /// for other nodes), or a refusal naming the operation: the error bound
 /// of the value it reads (the engine's formulas: fresh symmetric
@@ -1406,19 +1396,13 @@ pub fn ckks_readings(
     packing: &[Packing],
     set: &CkksParameters,
 ) -> Result<Vec<Option<CkksReading>>> {
-    let n = set.n() as f64;
-    let sigma2 = match triskel_ring::NoiseDistribution::default() {
-        triskel_ring::NoiseDistribution::Gaussian { sigma, .. } => sigma * sigma,
-        triskel_ring::NoiseDistribution::CenteredBinomial { eta } => eta as f64 / 2.0,
-    };
-    // The engine's bounds: TAIL = 6 and PRODUCT_TAIL = 16 deviations.
-    let encoding = 6.0 * (n / 12.0).sqrt();
-    let fresh = encoding + 6.0 * (n * sigma2).sqrt();
-    let rounding = 16.0 * (n * (1.0 + n * 2.0 / 3.0) / 12.0).sqrt();
+    // The engine's own bounds and propagation (triskel-ckks' `Noise`).
+    let bounds = ckks::error_bounds(set.n(), triskel_ring::NoiseDistribution::default());
+    let (encoding, rounding) = (bounds.encoding, bounds.rounding);
     let scale = (set.log_scale() as f64).exp2();
     let prime = |level: usize| (set.q_bits()[level] as f64 - 0.05).exp2();
     let top = set.max_level();
-    let mut b = vec![CoefficientBound::default(); p.nodes.len()];
+    let mut b = vec![ckks::Noise::default(); p.nodes.len()];
     let mut readings = vec![None; p.nodes.len()];
     for (i, node) in p.nodes.iter().enumerate() {
         let at = |k: &u32| b[*k as usize];
@@ -1453,42 +1437,28 @@ pub fn ckks_readings(
         let len = node.kind.len() as f64;
         b[i] = match &node.op {
             // Inputs in [-1, 1], declared bound len (the sum of magnitudes).
-            Op::Input { .. } => CoefficientBound {
-                message: len * scale,
-                error: fresh,
-            },
-            Op::Add(x, y) | Op::Sub(x, y) => CoefficientBound {
-                message: at(x).message + at(y).message,
-                error: at(x).error + at(y).error,
-            },
+            Op::Input { .. } => ckks::Noise::new(len * scale, encoding + bounds.symmetric),
+            Op::Add(x, y) | Op::Sub(x, y) => at(x).add(at(y)),
             Op::AddScalar(x, c) => {
                 let c = reals(&[*c])[0].abs();
-                CoefficientBound {
-                    message: at(x).message + c * len * scale,
-                    error: at(x).error + encoding,
-                }
+                at(x).add(ckks::Noise::new(c * len * scale, encoding))
             }
-            // The constant at scale q, rescaled by q.
+            // The constant at scale q (rounded by at most 1/2), rescaled by q.
             Op::MulScalar(x, c) => {
-                let (c, v) = (reals(&[*c])[0].abs(), at(x));
-                CoefficientBound {
-                    message: v.message * c,
-                    error: v.error * c + v.message / (2.0 * prime(level(x))) + rounding,
-                }
+                let (c, v, q) = (reals(&[*c])[0].abs(), at(x), prime(level(x)));
+                v.times(c * q)
+                    .plus_error(v.message / 2.0)
+                    .divide(q, rounding)
             }
             // The reversed weights at scale q (bound sum |w|), rescaled by q.
             Op::DotPlain(x, w) => {
-                let (sum, v, q) = (
-                    reals(w).iter().map(|w| w.abs()).sum::<f64>(),
-                    at(x),
-                    prime(level(x)),
-                );
-                CoefficientBound {
-                    message: v.message * sum,
-                    error: v.error * sum + (v.message + v.error) * encoding / q + rounding,
-                }
+                let sum = reals(w).iter().map(|w| w.abs()).sum::<f64>();
+                let q = prime(level(x));
+                at(x)
+                    .mul(ckks::Noise::new(sum * q, encoding))
+                    .divide(q, rounding)
             }
-            _ => CoefficientBound::default(),
+            _ => ckks::Noise::default(),
         };
     }
     Ok(readings)
@@ -1800,7 +1770,7 @@ fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
                     let len = node.kind.len() as f64;
                     Ok(
                         costs.predict("bfv", &part.base, &bfv_counts(p, i, part.encoding))?
-                            + decisions_ns(costs, &part.base, decisions * len, decision)?
+                            + decisions_ns(costs, &part.base, decisions, len, decision)?
                             + costs.predict(
                                 "tfhe",
                                 tfhe.name,
@@ -1841,7 +1811,7 @@ fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
             } => {
                 if let (Some(r), Op::ThresholdReal { tolerance, .. }) = (readings[i], &node.op) {
                     label += &format!(
-                        " [transition ckks -> tfhe: extract, key switch, {} bootstraps per value; right when |x - threshold| > {:.3e} (asked {tolerance:.3e}), failure 2^{:.0}]",
+                        " [transition ckks -> tfhe: ring switch, extract, key switch, {} bootstraps per value; right when |x - threshold| > {:.3e} (asked {tolerance:.3e}), failure 2^{:.0}]",
                         r.bootstraps,
                         r.tolerance,
                         r.log2_failure
@@ -1849,7 +1819,7 @@ fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
                 }
             }
             StepKind::Transition { .. } => {
-                label += " [transition bfv -> tfhe: extract, key switch, bootstrap]"
+                label += " [transition bfv -> tfhe: ring switch, extract, key switch, bootstrap]"
             }
             StepKind::RoundTrip { from, to, .. } => {
                 label += &format!(
@@ -1891,30 +1861,23 @@ fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
     Ok(steps)
 }
 
-/// Predicted time of `decisions` threshold decisions of `windows`
-/// bootstraps each from BFV set `base` (`transition::bfv_scores_above`):
-/// every window's copy switched by the transition key in passes over it of
-/// up to 16 (calibrated at 1 and 16, linear between), one sign bootstrap
-/// per window and a key switch after each window but the last.
-fn decisions_ns(costs: &CostModel, base: &str, decisions: f64, windows: f64) -> Result<f64> {
-    let switches = decisions * windows;
-    let one = costs.get("bfv", base, "transition_switch1")?;
-    let batch = costs.get("bfv", base, "transition_switch16")?;
-    let full = (switches / 16.0).floor();
-    let rest = switches - 16.0 * full;
-    let partial = match rest > 0.0 {
-        true => one + (batch - one) * (rest - 1.0) / 15.0,
-        false => 0.0,
-    };
-    Ok(full * batch
-        + partial
+/// Predicted time of `calls` threshold decisions on `values` coefficients
+/// each, of `windows` bootstraps per value, from BFV set `base`
+/// (`transition::bfv_scores_above`): per call one ring switch per window,
+/// per value and window one key switch and one sign bootstrap.
+fn decisions_ns(
+    costs: &CostModel,
+    base: &str,
+    calls: f64,
+    values: f64,
+    windows: f64,
+) -> Result<f64> {
+    let readings = calls * values * windows;
+    Ok(calls * windows * costs.get("bfv", base, "ring_switch")?
         + costs.predict(
             "tfhe",
             tfhe_set().name,
-            &[
-                ("sign_bootstrap", switches),
-                ("key_switch", decisions * (windows - 1.0)),
-            ],
+            &[("sign_bootstrap", readings), ("key_switch", readings)],
         )?)
 }
 

@@ -4,27 +4,33 @@
 //!
 //! # Path
 //!
-//! 1. The BFV ciphertext is mod-switched down to its last prime q and the
-//!    needed coefficients are sample-extracted
-//!    ([`triskel_bfv::Ciphertext::sample_extract`]): LWE ciphertexts modulo
-//!    2^64 under the BFV secret's coefficients (dimension N, ternary), phase
+//! 1. The BFV ciphertext is mod-switched down to its last prime q (phase
+//!    m q / t + e, m the plaintext coefficients).
+//! 2. A [`TransitionKey`] (a ring switching key, [`crate::ring_switch`],
+//!    made by the key holder) switches it, in its own ring modulo q, to the
+//!    key u(X^(N / N')) with u the TFHE set's GLWE key (degree N' = 2048),
+//!    and the needed coefficients are sample-extracted: LWE ciphertexts
+//!    modulo 2^64 under the TFHE big key (dimension N'), phase
 //!    m 2^64 / t + e 2^64 / q. Only those coefficients leave the ciphertext.
-//! 2. A [`TransitionKey`] (an LWE key-switching key from the BFV key to the
-//!    TFHE client's small key, made by the key holder) switches each of them
-//!    to the small key of the TFHE set, where a blind rotation can read them.
-//! 3. Sign bootstraps decide the top bit of m + t/2 - threshold, i.e.
-//!    whether score >= threshold, as a TFHE block holding 0 or 1.
+//!    This costs a few NTTs of degree N per window; the LWE key switch
+//!    from dimension N to the small key of format version 1 streamed N x 8
+//!    rows (110 MB for N = 4096) per decision.
+//! 3. The TFHE server's own key switch takes them to the small key, and
+//!    sign bootstraps decide the top bit of m + t/2 - threshold, i.e.
+//!    whether score >= threshold, as a TFHE block holding 0 or 1: one
+//!    decision window is exactly a TFHE key switch and bootstrap.
 //!
 //! # Why several bootstraps, and how many
 //!
 //! A blind rotation reads its input after a modulus switch to 2N = 4096 with
-//! a noise of about 4.8 units of 1/(2N): one bootstrap resolves about 5 bits,
+//! a noise of about 4.6 units of 1/(2N): one bootstrap resolves about 5 bits,
 //! while a score difference needs k = log2 t = 23. The decision therefore
 //! reads m in windows of D = 4 bits from the bottom, each from its own copy
-//! m 2^(k - w) of the extracted ciphertext (w the window's top bit), which
-//! holds (m mod 2^w) / 2^w exactly, the BFV noise multiplied by 2^(k - w)
-//! (still below 2^-17 of a unit here). Window j's reading is the sign
-//! bootstrap of
+//! m 2^(k - w) of the source ciphertext (w the window's top bit; scaled in
+//! the source ring before the ring switch, so that only the source noise
+//! is scaled), which holds (m mod 2^w) / 2^w exactly, the BFV noise
+//! multiplied by 2^(k - w) (still below 2^-17 of a unit here). Window j's
+//! reading is the sign bootstrap of
 //!
 //! ```text
 //! z_j = (m mod 2^w_j) / 2^w_j + c_j,   c_0 = 1 / 2^(w_0 + 1),
@@ -60,33 +66,30 @@
 //! # Noise and failure probability
 //!
 //! [`DecisionAnalysis`] computes it for a key and a ciphertext; for the
-//! coefficient match (t = 2^23, the 2_2 TFHE set, n = 845, 2N = 4096,
-//! transition key base 2^2 with 8 levels), in units of 1/(2N)^2 of variance:
+//! coefficient match (t = 2^23, the 2_2 TFHE set, n = 845, 2N = 4096), in
+//! units of 1/(2N)^2 of variance:
 //!
-//! - transition key switch 2.40 = N_bfv l (B^2 + 2) / 12 (sigma_lwe^2 +
-//!   (n / 2 + 1) 2^-64 / 12) + N_bfv (2/3) B^-2l / 12 (ternary key): the key
-//!   rows' Gaussian noise (sigma_lwe^2 = 2^-39.0) plus their rounding to
-//!   32-bit words (ring's `LweKeySwitchKey` keeps the top half of each word:
-//!   2^-19.9 of the Gaussian's variance), 1.51 in all, and the
-//!   decomposition's rounding to 16 bits, 0.89;
+//! - ring switch N l (B^2 + 2) / 12 sigma_glwe^2 = 2^-18 (l = 3 digits of
+//!   21 bits of the 62-bit q, sigma_glwe = 2^-47; [`crate::ring_switch`]);
+//! - the TFHE key switch (big key to small key) 2.95, its rows rounded to
+//!   32-bit words included (`TfheParameters::noise`);
 //! - modulus switch to 2N 1/12 + n/48 = 17.7 (binary-key mean correction);
 //! - in windows above the lowest, the previous reading's output (blind
-//!   rotation 0.1) and its key switch (3.06);
+//!   rotation, 0.1), added under the big key before the key switch;
 //! - the BFV noise amplified by the window's shift, below 2^-30.
 //!
 //! The lowest window's digit lies half a box from its boundaries (2N /
 //! 2^(w_0 + 1) units: 64 for a 5-bit reading), every higher one a quarter
 //! box (2N / 2^(D + 2) = 64). So a single-window decision (k - r <= 5 bits
-//! read) has variance 20.1 against 64: 2^-151 per decision, and a 6-bit
+//! read) has variance 20.7 against 64: 2^-146 per decision, and a 6-bit
 //! reading in one bootstrap would have half the margin (2^-38): ONE
 //! bootstrap decides a sign to t / 2^5, i.e. within 2^18 for t = 2^23 (the
-//! 1:1 verification's tolerance; no cheaper key shape fits: base 2^3 with
-//! 5 levels adds 14 units, 2^-97). Higher windows: 23.2 against 64,
-//! 2^-131.1 each; the exact 23-bit decision (6 windows) 2^-128.8 (union
-//! bound), 9 bits within 2^14 (2 windows) 2^-131. The decision is exact
-//! for every score in [-t/4, t/4) and threshold in [-t/4, t/4], whose
-//! difference stays in [-t/2, t/2) (scores lie in [-128 127^2, 128 127^2],
-//! inside 2^21 = t/4).
+//! 1:1 verification's tolerance). Higher windows: 20.8 against 64,
+//! 2^-146 each; the exact 23-bit decision (6 windows) 2^-144 (union
+//! bound). Every decision, BFV or CKKS, is held to 2^[`MAX_LOG2_FAILURE`]
+//! = 2^-128. The decision is exact for every score in [-t/4, t/4) and
+//! threshold in [-t/4, t/4], whose difference stays in [-t/2, t/2) (scores
+//! lie in [-128 127^2, 128 127^2], inside 2^21 = t/4).
 //!
 //! # CKKS -> TFHE
 //!
@@ -108,15 +111,15 @@
 //! smallest p that meets it and refuses a tolerance at or below E / scale
 //! (no reading can be that precise), a range the torus cannot hold, and a
 //! reading whose failure probability (the analysis above, with the CKKS
-//! error as the source noise) exceeds 2^[`CKKS_MAX_LOG2_FAILURE`] =
-//! 2^-128. At N = 8192 the transition key switch's variance is twice that of
-//! the N = 4096 match, and windows of 4 bits would fail with about 2^-117:
-//! the reading narrows its windows to 3 bits (margin 2N / 2^5 = 128 units),
-//! which gives about 2^-464, at one bootstrap per 3 bits. On the named
-//! N = 8192 sets (q_0 of 49-50 bits, scale 2^40) the reading holds
-//! |x| + |threshold| < 2^8..2^9, a fresh input's E / scale is about 2^-29
-//! and a rescale adds about 2^-25: a tolerance of 2^-10 reads p = 11 and
-//! k = 21 bits in 7 bootstraps (`tests/ckks_decisions.rs`).
+//! error as the source noise) exceeds 2^[`MAX_LOG2_FAILURE`] = 2^-128
+//! (narrowing the windows, down to 2 bits, where a wider margin is needed:
+//! with the ring switch none of the named sets needs it, its variance at
+//! N = 8192 being twice the match's 2^-18). On the named N = 8192 sets
+//! (q_0 of 49-50 bits, scale 2^40) the reading holds |x| + |threshold| <
+//! 2^8..2^9, a fresh input's E / scale is about 2^-29 and a rescale adds
+//! about 2^-25: a tolerance of 2^-10 reads p = 11 and k = 21 bits in 5
+//! bootstraps (`tests/ckks_decisions.rs`; 7 when the LWE key switch of
+//! format version 1 forced 3-bit windows).
 //!
 //! # Other directions
 //!
@@ -128,8 +131,10 @@
 use rayon::prelude::*;
 use triskel_bfv as bfv;
 use triskel_ckks as ckks;
-use triskel_ring::{LweCiphertext, LweKeySwitchKey, LweSecretKey, Reader};
+use triskel_ring::{LweCiphertext, LweSecretKey, Poly, Prng, Reader, RnsBasis};
 use triskel_tfhe as tfhe;
+
+use crate::ring_switch::{self, RingSwitchKey};
 
 /// A TFHE block holding 0 or 1 (message space of the TFHE set, degree 1).
 pub type EncryptedBit = tfhe::Ciphertext;
@@ -138,15 +143,12 @@ pub type EncryptedBit = tfhe::Ciphertext;
 /// decision narrows its windows where its failure bound needs it,
 /// [`ckks_reading`]).
 pub const WINDOW_BITS: u32 = 4;
-/// log2 of the transition key's decomposition base.
-pub const TRANSITION_BASE_LOG: u32 = 2;
-/// Levels of the transition key's decomposition.
-pub const TRANSITION_LEVELS: u32 = 8;
-/// Largest BFV ring degree a transition key is made or loaded for (bounds
-/// what loading expands: n l (n_small + 1) words).
+/// Largest BFV/CKKS ring degree a transition key is made or loaded for.
 pub const MAX_TRANSITION_DIMENSION: usize = 8192;
-/// The serialization format version written by this build.
-pub const FORMAT_VERSION: u8 = 1;
+/// The serialization format version written by this build (2: a ring
+/// switching key; version 1 held an LWE key switch from the source
+/// dimension, which this build no longer reads).
+pub const FORMAT_VERSION: u8 = 2;
 const MAGIC: &[u8; 4] = b"TKTR";
 const KIND_BFV_TO_TFHE: u8 = 1;
 const KIND_CKKS_TO_TFHE: u8 = 2;
@@ -217,7 +219,10 @@ impl std::fmt::Display for Error {
             Error::Mismatch(m) => write!(f, "mismatch: {m}"),
             Error::OutOfRange(m) => write!(f, "out of range: {m}"),
             Error::Malformed(m) => write!(f, "malformed transition key: {m}"),
-            Error::UnsupportedVersion(v) => write!(f, "transition key format version {v}"),
+            Error::UnsupportedVersion(v) => write!(
+                f,
+                "transition key format version {v}: this build reads version {FORMAT_VERSION} only (version 1 keys, LWE key switches from the source dimension, must be generated again by the key holder)"
+            ),
             Error::Unsupported { transition } => write!(
                 f,
                 "the transition {transition} has no homomorphic path; it needs a key-holder round trip"
@@ -267,13 +272,14 @@ impl Source {
     }
 }
 
-/// The key that moves LWE ciphertexts extracted from one BFV or CKKS set's
-/// ciphertexts to one TFHE set's small key. Public (an evaluation key);
-/// made by the holder of both secret keys.
+/// The key that moves coefficients of one BFV or CKKS set's ciphertexts
+/// to one TFHE set's big key (a ring switching key, [`crate::ring_switch`]),
+/// where the TFHE server's key switch and bootstrap take them. Public (an
+/// evaluation key); made by the holder of both secret keys.
 pub struct TransitionKey {
     source: Source,
     tfhe: tfhe::TfheParameters,
-    ksk: LweKeySwitchKey,
+    ring: RingSwitchKey,
 }
 
 impl std::fmt::Debug for TransitionKey {
@@ -283,7 +289,7 @@ impl std::fmt::Debug for TransitionKey {
             "TransitionKey {{ {} -> {}, {:?} }}",
             self.source.name(),
             self.tfhe.name,
-            self.ksk
+            self.ring
         )
     }
 }
@@ -300,14 +306,31 @@ fn check_sizes(source: &Source, tfhe_params: &tfhe::TfheParameters) -> Result<()
             "a transition needs an integer TFHE set (its decisions are blocks)".into(),
         ));
     }
+    // The ring switch lands in the TFHE set's GLWE ring (its security
+    // argument, crate::ring_switch).
+    if tfhe_params.glwe_dimension != 1 || source.n() % tfhe_params.polynomial_size != 0 {
+        return Err(Error::Mismatch(format!(
+            "a transition from ring degree {} needs a TFHE set with one GLWE polynomial of a degree dividing it ({} has {} of degree {})",
+            source.n(),
+            tfhe_params.name,
+            tfhe_params.glwe_dimension,
+            tfhe_params.polynomial_size
+        )));
+    }
     Ok(())
+}
+
+/// The source ring over its last prime, where transitions read.
+fn last_prime_basis(n: usize, q: u64) -> Result<std::sync::Arc<RnsBasis>> {
+    Ok(RnsBasis::new(n, &[q])?)
 }
 
 impl TransitionKey {
     /// Made by the key holder from the BFV secret key and the TFHE client key.
     pub fn generate(bfv_key: &bfv::SecretKey, tfhe_key: &tfhe::ClientKey) -> Result<TransitionKey> {
         let source = Source::Bfv(bfv_key.context().params().clone());
-        Self::from_lwe_key(source, &bfv_key.lwe_key(), tfhe_key)
+        let q = bfv_key.context().q_primes()[0];
+        Self::from_lwe_key(source, q, &bfv_key.lwe_key(), tfhe_key)
     }
 
     /// Made by the key holder from the CKKS secret key and the TFHE client key.
@@ -316,28 +339,44 @@ impl TransitionKey {
         tfhe_key: &tfhe::ClientKey,
     ) -> Result<TransitionKey> {
         let source = Source::Ckks(ckks_key.context().params().clone());
-        Self::from_lwe_key(source, &ckks_key.lwe_key(), tfhe_key)
+        let q = ckks_key.context().q_primes()[0];
+        Self::from_lwe_key(source, q, &ckks_key.lwe_key(), tfhe_key)
     }
 
     fn from_lwe_key(
         source: Source,
+        q: u64,
         lwe_key: &LweSecretKey,
         tfhe_key: &tfhe::ClientKey,
     ) -> Result<TransitionKey> {
-        check_sizes(&source, tfhe_key.parameters())?;
-        let ksk =
-            tfhe_key.key_switching_key_from(lwe_key, TRANSITION_BASE_LOG, TRANSITION_LEVELS)?;
+        let params = tfhe_key.parameters();
+        check_sizes(&source, params)?;
+        let basis = last_prime_basis(source.n(), q)?;
+        let ring = RingSwitchKey::generate(
+            &basis,
+            lwe_key,
+            tfhe_key.big_key(),
+            params.glwe_noise_std,
+            &mut Prng::from_os()?,
+        )?;
         Ok(TransitionKey {
             source,
-            tfhe: tfhe_key.parameters().clone(),
-            ksk,
+            tfhe: params.clone(),
+            ring,
         })
     }
 
-    /// Switches LWE ciphertexts extracted from the source set to the TFHE
-    /// set's small key, in one pass over the key.
-    pub(crate) fn switch(&self, lwes: &[&LweCiphertext]) -> Result<Vec<LweCiphertext>> {
-        Ok(self.ksk.switch_many(lwes)?)
+    /// LWE ciphertexts under the TFHE big key of the coefficients `indices`
+    /// of `scale` times the phase of a source ciphertext (c0, c1) at its
+    /// last prime.
+    pub(crate) fn extract(
+        &self,
+        c0: &Poly,
+        c1: &Poly,
+        scale: u64,
+        indices: &[usize],
+    ) -> Result<Vec<LweCiphertext>> {
+        Ok(self.ring.extract(c0, c1, scale, indices)?)
     }
 
     /// The set it takes ciphertexts of.
@@ -352,8 +391,8 @@ impl TransitionKey {
 
     /// `"TKTR" | version: u8 | kind: u8 (1 = from BFV, 2 = from CKKS) |
     /// source parameters (u32 length + their engine's own versioned bytes) |
-    /// TFHE set name (u8 length + UTF-8) | key-switching key body (ring's
-    /// seed-compressed layout: shape, seed, one body word per row)`.
+    /// TFHE set name (u8 length + UTF-8) | ring switching key body (seed,
+    /// then its rows' bodies, [`crate::ring_switch`])`.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
         out.extend_from_slice(MAGIC);
@@ -367,7 +406,7 @@ impl TransitionKey {
         out.extend_from_slice(&params);
         out.push(self.tfhe.name.len() as u8);
         out.extend_from_slice(self.tfhe.name.as_bytes());
-        self.ksk.write_body(&mut out);
+        self.ring.write_body(&mut out);
         out
     }
 
@@ -388,16 +427,16 @@ impl TransitionKey {
         let len = r.u32()? as usize;
         let params = r.take(len)?;
         // Each context build runs every check of its set.
-        let source = match kind {
+        let (source, q) = match kind {
             KIND_BFV_TO_TFHE => {
                 let p = bfv::BfvParameters::from_bytes(params)?;
-                bfv::BfvContext::new(p.clone())?;
-                Source::Bfv(p)
+                let q = bfv::BfvContext::new(p.clone())?.q_primes()[0];
+                (Source::Bfv(p), q)
             }
             KIND_CKKS_TO_TFHE => {
                 let p = ckks::CkksParameters::from_bytes(params)?;
-                ckks::CkksContext::new(p.clone())?;
-                Source::Ckks(p)
+                let q = ckks::CkksContext::new(p.clone())?.q_primes()[0];
+                (Source::Ckks(p), q)
             }
             _ => return Err(Error::Malformed(format!("transition kind {kind}"))),
         };
@@ -407,18 +446,13 @@ impl TransitionKey {
         let tfhe_params = tfhe::TfheParameters::by_name(name)?;
         tfhe_params.check()?;
         check_sizes(&source, &tfhe_params)?;
-        let ksk = LweKeySwitchKey::read_body(
-            &mut r,
-            TRANSITION_BASE_LOG,
-            TRANSITION_LEVELS,
-            source.n(),
-            tfhe_params.lwe_dimension,
-        )?;
+        let basis = last_prime_basis(source.n(), q)?;
+        let ring = RingSwitchKey::read_body(&mut r, &basis, tfhe_params.polynomial_size)?;
         r.finish()?;
         Ok(TransitionKey {
             source,
             tfhe: tfhe_params,
-            ksk,
+            ring,
         })
     }
 }
@@ -431,8 +465,8 @@ pub struct DecisionAnalysis {
     /// Variance of the input phase error of the highest window (the
     /// largest), units of 1/(2N)^2.
     pub input_variance: f64,
-    /// Of which the transition key switch.
-    pub transition_key_switch: f64,
+    /// Of which the ring switch.
+    pub ring_switch: f64,
     /// Distance of the highest window's reading from its boundaries, units
     /// of 1/(2N).
     pub margin: f64,
@@ -490,37 +524,26 @@ pub fn analyse(
     let tfhe_noise = p.noise();
     let two_n = 2.0 * p.polynomial_size as f64;
     let scale = two_n * two_n;
-    let (b, l) = (
-        2f64.powi(TRANSITION_BASE_LOG as i32),
-        TRANSITION_LEVELS as f64,
-    );
-    let n_in = source_n as f64;
-    // Each key row's noise: the key's Gaussian plus its rounding to a 32-bit
-    // word ((n_out / 2 + 1) / 12 units of 2^-64, ring's LweKeySwitchKey);
-    // digits uniform in [-B/2, B/2); the decomposition's rounding of each
-    // mask word (precision B^-l) times a ternary key bit (E[s^2] = 2/3).
-    let row =
-        p.lwe_noise_std.powi(2) + (p.lwe_dimension as f64 / 2.0 + 1.0) * 2f64.powi(-64) / 12.0;
-    let transition = (n_in * l * (b * b + 2.0) / 12.0 * row
-        + n_in * (2.0 / 3.0) * 2f64.powi(-2 * (TRANSITION_BASE_LOG * TRANSITION_LEVELS) as i32)
-            / 12.0)
-        * scale;
+    let ring = ring_switch::noise_variance(source_n, last_prime, p.glwe_noise_std) * scale;
     let tops = window_tops(k, window_bits);
     // The source noise (and the 1/2 per term of sample extraction's
     // rounding, well below it), amplified by the lowest window's shift.
     let relative = source_noise_log2.exp2() / last_prime as f64;
     let amplified = (relative * 2f64.powi((k - tops[0]) as i32)).powi(2) * scale;
-    let lowest = transition + tfhe_noise.modulus_switch + amplified;
+    // Every window's input: the ring switch, the server's key switch (big
+    // to small key) and the modulus switch to 2N.
+    let lowest = ring + tfhe_noise.key_switch * scale + tfhe_noise.modulus_switch + amplified;
     // The lowest window's digit sits half a box from its boundaries; every
-    // higher one a quarter box, with the previous reading's output (blind
-    // rotation and its key switch) added to its input.
+    // higher one a quarter box, with the previous reading's output (the
+    // blind rotation's noise, added under the big key before the key
+    // switch) in its input.
     let lowest_margin = two_n / 2f64.powi(tops[0] as i32 + 1);
     let mut failures = vec![tfhe::params::log2_gaussian_tail(
         lowest_margin / lowest.sqrt(),
     )];
     let (mut input_variance, mut margin) = (lowest, lowest_margin);
     if tops.len() > 1 {
-        input_variance = lowest + (tfhe_noise.blind_rotation + tfhe_noise.key_switch) * scale;
+        input_variance = lowest + tfhe_noise.blind_rotation * scale;
         margin = two_n / 2f64.powi(window_bits as i32 + 2);
         let upper = tfhe::params::log2_gaussian_tail(margin / input_variance.sqrt());
         failures.extend(std::iter::repeat_n(upper, tops.len() - 1));
@@ -531,62 +554,62 @@ pub fn analyse(
     DecisionAnalysis {
         bootstraps: tops.len(),
         input_variance,
-        transition_key_switch: transition,
+        ring_switch: ring,
         margin,
         log2_failure_per_bootstrap: per,
         log2_failure_per_decision: total,
     }
 }
 
-/// Refuses a BFV decision whose analysed failure probability exceeds this.
-pub const MAX_LOG2_FAILURE: f64 = -120.0;
+/// The failure bound of every decision (BFV and CKKS): a BFV decision
+/// beyond it is refused, a CKKS one narrows its windows until it holds.
+pub const MAX_LOG2_FAILURE: f64 = -128.0;
 
-/// The failure bound of a CKKS decision: windows narrow until it holds.
-pub const CKKS_MAX_LOG2_FAILURE: f64 = -128.0;
-
-/// Ciphertexts per pass over the transition key ([`LweKeySwitchKey::switch_many`]):
-/// enough to share the key's memory traffic, few enough that their
-/// accumulators stay in cache.
+/// Ciphertexts per pass over the TFHE key-switching key
+/// ([`tfhe::ServerKey::key_switch_many`]): enough to share the key's memory
+/// traffic, few enough that their accumulators stay in cache.
 const SWITCH_BATCH: usize = 16;
 
-/// The top bit of m for each LWE ciphertext (under the transition key's
-/// input key) of m 2^(64 - k) with m in [0, 2^k): every window of every
-/// value is switched to the small key first (in passes over the key shared
-/// by [`SWITCH_BATCH`] of them), then the windows are read from the bottom
-/// (module documentation), each one for all values in parallel.
+/// A source ciphertext at its last prime, the coefficients to decide and
+/// the torus offset to add to each (threshold and half-range shifts).
+struct Source2Lwe<'a> {
+    c0: &'a Poly,
+    c1: &'a Poly,
+    indices: &'a [usize],
+    offset: u64,
+}
+
+/// The top bit of m for each coefficient of `src` whose phase (plus the
+/// offset) is m 2^(64 - k) with m in [0, 2^k): window by window from the
+/// bottom (module documentation), each window's copy scaled by 2^(k - w) in
+/// the source ring, ring-switched to the big key, the previous reading's
+/// output added, then key-switched to the small key (in passes over the
+/// TFHE key shared by [`SWITCH_BATCH`] of them) and bootstrapped, all
+/// values of a window together.
 fn top_bits(
-    lwes: &[LweCiphertext],
+    src: &Source2Lwe<'_>,
     k: u32,
     window_bits: u32,
     key: &TransitionKey,
     server: &tfhe::ServerKey,
 ) -> Result<Vec<EncryptedBit>> {
     let tops = window_tops(k, window_bits);
-    let scaled: Vec<LweCiphertext> = lwes
-        .iter()
-        .flat_map(|lwe| {
-            tops.iter().map(move |&w| {
-                let mut x = lwe.clone();
-                x.mul_scalar_assign(1i64 << (k - w));
-                x
-            })
+    let windows = tops
+        .par_iter()
+        .map(|&w| {
+            let scale = 1u64 << (k - w);
+            let mut lwes = key.extract(src.c0, src.c1, scale, src.indices)?;
+            lwes.iter_mut()
+                .for_each(|lwe| lwe.add_constant(src.offset.wrapping_mul(scale)));
+            Ok(lwes)
         })
-        .collect();
-    let switched = scaled
-        .par_chunks(SWITCH_BATCH)
-        .map(|chunk| key.switch(&chunk.iter().collect::<Vec<_>>()))
-        .collect::<std::result::Result<Vec<_>, _>>()?;
-    let switched: Vec<LweCiphertext> = switched.into_iter().flatten().collect();
-    let windows: Vec<&[LweCiphertext]> = switched.chunks(tops.len()).collect();
-    // Window by window for all values together, so that the key switches of
-    // the readings share passes over the TFHE key-switching key too.
+        .collect::<Result<Vec<_>>>()?;
     let mut previous: Vec<LweCiphertext> = Vec::new();
-    for (j, &w) in tops.iter().enumerate() {
-        let inputs: Vec<LweCiphertext> = windows
-            .iter()
+    for (j, (&w, window)) in tops.iter().zip(windows).enumerate() {
+        let inputs: Vec<LweCiphertext> = window
+            .into_iter()
             .enumerate()
-            .map(|(v, value)| {
-                let mut z = value[j].clone();
+            .map(|(v, mut z)| {
                 match previous.get(v) {
                     None => z.add_constant(1u64 << (63 - w)),
                     Some(out) => z.add_assign(out)?,
@@ -594,24 +617,48 @@ fn top_bits(
                 Ok(z)
             })
             .collect::<Result<_>>()?;
+        let small: Vec<LweCiphertext> = inputs
+            .par_chunks(SWITCH_BATCH)
+            .map(|chunk| server.key_switch_many(&chunk.iter().collect::<Vec<_>>()))
+            .collect::<std::result::Result<Vec<_>, _>>()?
+            .into_iter()
+            .flatten()
+            .collect();
         if j + 1 == tops.len() {
-            return inputs
+            return small
                 .par_iter()
                 .map(|z| Ok(server.sign_block(z)?))
                 .collect();
         }
         let c = 1u64 << (64 - (window_bits + 2));
-        let outs = inputs
+        previous = small
             .par_iter()
             .map(|z| server.sign_bootstrap(z, c))
             .collect::<std::result::Result<Vec<_>, _>>()?;
-        let switched = outs
-            .par_chunks(SWITCH_BATCH)
-            .map(|chunk| server.key_switch_many(&chunk.iter().collect::<Vec<_>>()))
-            .collect::<std::result::Result<Vec<_>, _>>()?;
-        previous = switched.into_iter().flatten().collect();
     }
     Err(Error::OutOfRange("no window to read".into()))
+}
+
+/// The two polynomials of a ciphertext at its last prime.
+fn two_polys(polys: &[Poly]) -> Result<(&Poly, &Poly)> {
+    match polys {
+        [c0, c1] => Ok((c0, c1)),
+        _ => Err(Error::Mismatch(format!(
+            "a transition reads a 2-component ciphertext, not {} components (relinearize first)",
+            polys.len()
+        ))),
+    }
+}
+
+/// Coefficient indices inside the ring (before any work).
+fn check_indices(c0: &Poly, indices: &[usize]) -> Result<()> {
+    match indices.iter().find(|&&i| i >= c0.n()) {
+        Some(i) => Err(Error::OutOfRange(format!(
+            "coefficient {i} outside a degree-{} ring",
+            c0.n()
+        ))),
+        None => Ok(()),
+    }
 }
 
 fn check_keys(source: &Source, key: &TransitionKey, server: &tfhe::ServerKey) -> Result<()> {
@@ -699,12 +746,17 @@ pub fn bfv_scores_above(
     check_analysis(key, low.noise_estimate_log2(), q, read)?;
     // m = value - threshold + t/2 in [0, t): its top bit is value >= threshold.
     let offset = (t / 2).wrapping_sub(threshold as u64) & (t - 1);
-    let mut lwes = low.sample_extract(coefficients)?;
-    lwes.iter_mut()
-        .for_each(|lwe| lwe.add_constant(offset << (64 - k)));
+    let (c0, c1) = two_polys(low.polys())?;
+    check_indices(c0, coefficients)?;
     // The phase m 2^(64 - k) is (m / 2^r) 2^(64 - read): reading `read`
     // bits treats the r bits below as a fraction the first window rounds.
-    top_bits(&lwes, read, WINDOW_BITS, key, server)
+    let src = Source2Lwe {
+        c0,
+        c1,
+        indices: coefficients,
+        offset: offset << (64 - k),
+    };
+    top_bits(&src, read, WINDOW_BITS, key, server)
 }
 
 /// What a CKKS -> TFHE decision reads (module documentation).
@@ -769,10 +821,10 @@ pub fn ckks_reading(
     let analysis = |d| analyse(source_n, tfhe_params, error.log2(), q0 as u64, read_bits, d);
     let Some(window_bits) = (2..=WINDOW_BITS)
         .rev()
-        .find(|&d| analysis(d).log2_failure_per_decision <= CKKS_MAX_LOG2_FAILURE)
+        .find(|&d| analysis(d).log2_failure_per_decision <= MAX_LOG2_FAILURE)
     else {
         return Err(Error::OutOfRange(format!(
-            "a decision reading {read_bits} bits would fail with probability 2^{:.1} (at most 2^{CKKS_MAX_LOG2_FAILURE:.0} is accepted)",
+            "a decision reading {read_bits} bits would fail with probability 2^{:.1} (at most 2^{MAX_LOG2_FAILURE:.0} is accepted)",
             analysis(2).log2_failure_per_decision
         )));
     };
@@ -817,10 +869,17 @@ pub fn ckks_coefficients_above(
     // phi - threshold' + 1/2: its top bit is x >= threshold.
     let shift = (threshold / range * 2f64.powi(64)).round() as i128;
     let offset = ((1i128 << 63) - shift) as u64;
-    let mut lwes = ct.sample_extract(coefficients)?;
-    lwes.iter_mut().for_each(|lwe| lwe.add_constant(offset));
+    let low = ct.drop_to_level(0)?;
+    let (c0, c1) = two_polys(low.polys())?;
+    check_indices(c0, coefficients)?;
+    let src = Source2Lwe {
+        c0,
+        c1,
+        indices: coefficients,
+        offset,
+    };
     Ok((
-        top_bits(&lwes, k, reading.window_bits, key, server)?,
+        top_bits(&src, k, reading.window_bits, key, server)?,
         reading,
     ))
 }

@@ -121,6 +121,12 @@ impl Ciphertext {
         self.noise.message.log2()
     }
 
+    /// The polynomials (c0, c1[, c2]) over the level's primes, phase
+    /// c0 + c1 s (+ c2 s^2): what a transition reads.
+    pub fn polys(&self) -> &[Poly] {
+        &self.polys
+    }
+
     /// The level: number of ciphertext primes - 1.
     pub fn level(&self) -> usize {
         self.level

@@ -58,6 +58,7 @@ pub use encoder::Complex;
 pub use error::{Error, Result};
 pub use keys::{GaloisKeys, PublicKey, RelinKey, SecretKey};
 pub use linear::LinearTransform;
+pub use noise::{error_bounds, ErrorBounds, Noise};
 pub use params::CkksParameters;
 pub use plaintext::{Plaintext, DEFAULT_BOUND};
 pub use polynomial::{ChebyshevPolynomial, MAX_DEGREE};

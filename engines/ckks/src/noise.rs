@@ -59,11 +59,36 @@ pub(crate) const PRODUCT_TAIL: f64 = 16.0;
 const TERNARY_VARIANCE: f64 = 2.0 / 3.0;
 
 /// Bounds on the message and the error, in the canonical embedding and
-/// scaled units (module documentation).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct Noise {
+/// scaled units (module documentation): what every ciphertext carries, and
+/// what a planner propagates through a program before any key exists.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Noise {
+    /// Bound on |m_i D| in every slot.
     pub message: f64,
+    /// Bound on |e_i| in every slot.
     pub error: f64,
+}
+
+/// The engine's fresh error bounds for a ring of degree n (scaled units):
+/// [`error_bounds`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ErrorBounds {
+    /// Rounding the coefficients of an encoding.
+    pub encoding: f64,
+    /// A symmetric (secret-key) encryption.
+    pub symmetric: f64,
+    /// Rounding a 2-component ciphertext after a division (rescale).
+    pub rounding: f64,
+}
+
+/// The error bounds of [`ErrorBounds`] for ring degree `n` and the error
+/// distribution `noise`, the ones the engine's operations add.
+pub fn error_bounds(n: usize, noise: NoiseDistribution) -> ErrorBounds {
+    ErrorBounds {
+        encoding: slot_bound(n, 1.0 / 12.0, TAIL),
+        symmetric: slot_bound(n, error_variance(noise), TAIL),
+        rounding: rounding_bound(n, 2),
+    }
 }
 
 /// The bound TAIL sqrt(N V) on the slots of a polynomial whose coefficients
@@ -81,12 +106,12 @@ fn error_variance(dist: NoiseDistribution) -> f64 {
 
 /// Error of rounding the coefficients of an encoding.
 pub(crate) fn encoding_error(ctx: &CkksContext) -> f64 {
-    slot_bound(ctx.n(), 1.0 / 12.0, TAIL)
+    error_bounds(ctx.n(), ctx.noise()).encoding
 }
 
 /// Error added by a symmetric encryption.
 pub(crate) fn symmetric_error(ctx: &CkksContext) -> f64 {
-    slot_bound(ctx.n(), error_variance(ctx.noise()), TAIL)
+    error_bounds(ctx.n(), ctx.noise()).symmetric
 }
 
 /// Error added by a public-key encryption modulo Q_l P moved down by P:
@@ -100,12 +125,16 @@ pub(crate) fn public_key_error(ctx: &CkksContext) -> f64 {
 
 /// Error of rounding a ciphertext of `size` components after a division.
 pub(crate) fn rounding_error(ctx: &CkksContext, size: usize) -> f64 {
-    let n = ctx.n() as f64;
-    let mut var = 1.0 + n * TERNARY_VARIANCE;
+    rounding_bound(ctx.n(), size)
+}
+
+fn rounding_bound(n: usize, size: usize) -> f64 {
+    let nf = n as f64;
+    let mut var = 1.0 + nf * TERNARY_VARIANCE;
     if size >= 3 {
-        var += n * n * TERNARY_VARIANCE * TERNARY_VARIANCE;
+        var += nf * nf * TERNARY_VARIANCE * TERNARY_VARIANCE;
     }
-    slot_bound(ctx.n(), var / 12.0, PRODUCT_TAIL)
+    slot_bound(n, var / 12.0, PRODUCT_TAIL)
 }
 
 /// Error added by a key switch of a ciphertext at `level`, with its ModDown.
@@ -157,11 +186,15 @@ impl Noise {
     }
 
     /// The sum (or difference) of two values.
+    // Named after the ciphertext operation it bounds (not an arithmetic on bounds).
+    #[allow(clippy::should_implement_trait)]
     pub fn add(self, other: Noise) -> Noise {
         Noise::new(self.message + other.message, self.error + other.error)
     }
 
     /// The product of two values (M1 E2 + M2 E1 + E1 E2).
+    // Named after the ciphertext operation it bounds (not an arithmetic on bounds).
+    #[allow(clippy::should_implement_trait)]
     pub fn mul(self, other: Noise) -> Noise {
         Noise::new(
             self.message * other.message,

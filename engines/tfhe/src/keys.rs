@@ -88,6 +88,13 @@ impl ClientKey {
         &self.params
     }
 
+    /// The big LWE key (the GLWE key's coefficients), under which
+    /// bootstrapped ciphertexts rest: the key holder builds keys into it
+    /// from other engines' secrets. Secret: never log it.
+    pub fn big_key(&self) -> &LweSecretKey {
+        &self.big
+    }
+
     /// The evaluation keys (parallel over the bootstrapping key's GGSWs).
     pub fn server_key(&self) -> Result<ServerKey> {
         let mut rng = Prng::from_os()?;
