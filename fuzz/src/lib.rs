@@ -139,3 +139,72 @@ pub fn with_identity_checksum(bytes: &[u8]) -> Option<Vec<u8>> {
     out.extend_from_slice(&h.finalize());
     Some(out)
 }
+
+/// The programs of every format version, as seeds and as the programs the
+/// `cost_cache` target plans.
+pub fn router_programs() -> triskel::Result<Vec<triskel::Program>> {
+    Ok(vec![
+        router_program()?,
+        router_program_v2()?,
+        router_program_v3()?,
+    ])
+}
+
+/// A program touching every engine: a threshold on a BFV dot product, a
+/// CKKS layer with an activation, a TFHE comparison and select.
+fn router_program() -> triskel::Result<triskel::Program> {
+    use triskel::{Cmp, Kind, Program, Scalar};
+    let mut p = Program::new();
+    let x = p.input("x", Kind::Signed { len: 4, bound: 100 })?;
+    let d = p.dot_plain(
+        x,
+        &[
+            Scalar::Int(1),
+            Scalar::Int(-2),
+            Scalar::Int(3),
+            Scalar::Int(4),
+        ],
+    )?;
+    let t = p.threshold(d, Scalar::Int(10))?;
+    let r = p.input("r", Kind::Real { len: 4 })?;
+    let h = p.matvec(&[vec![0.5, -0.5, 0.25, 1.0]], r)?;
+    let a = p.chebyshev(h, &[0.5, 0.3, 0.0, -0.1], -4.0, 4.0)?;
+    let u = p.input("u", Kind::Uint { len: 2, bits: 8 })?;
+    let g = p.compare_scalar(u, Cmp::Gt, Scalar::Int(7))?;
+    let s = p.select(g, u, u)?;
+    p.output("t", t)?;
+    p.output("a", a)?;
+    p.output("s", s)?;
+    Ok(p)
+}
+
+/// A program of format version 2: lookup tables (TFHE and through the
+/// transition) and the conversions that take key-holder round trips.
+fn router_program_v2() -> triskel::Result<triskel::Program> {
+    use triskel::{Kind, Program};
+    let mut p = Program::new();
+    let u = p.input("u", Kind::Uint { len: 2, bits: 8 })?;
+    let table: Vec<u8> = (0..=255u8).map(|v| v.rotate_left(3)).collect();
+    let l = p.lookup(u, &table)?;
+    let x = p.input("x", Kind::Signed { len: 3, bound: 2 })?;
+    let lx = p.lookup(x, &[5, 4, 3, 2, 1])?;
+    let s = p.to_signed(l)?;
+    let r = p.to_real(x, 0.5)?;
+    p.output("lx", lx)?;
+    p.output("s", s)?;
+    p.output("r", r)?;
+    Ok(p)
+}
+
+/// A program of format version 3: a threshold on coefficient-encoded reals
+/// (CKKS -> TFHE) after an inner product with plaintext weights.
+fn router_program_v3() -> triskel::Result<triskel::Program> {
+    use triskel::{Kind, Program, Scalar};
+    let mut p = Program::new();
+    let x = p.input("x", Kind::Real { len: 4 })?;
+    let w = [0.5, -0.25, 1.0, 0.0].map(Scalar::Real);
+    let d = p.dot_plain(x, &w)?;
+    let t = p.threshold_real(d, 0.125, 1e-3)?;
+    p.output("t", t)?;
+    Ok(p)
+}

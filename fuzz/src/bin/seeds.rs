@@ -140,15 +140,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     write(&dir, "attest_secret_identity", &[&a.identity.to_bytes()])?;
     ckks_seeds(&dir)?;
     tfhe_seeds(&dir)?;
+    let programs: Vec<_> = triskel_fuzz::router_programs()?
+        .iter()
+        .map(|p| p.to_bytes())
+        .collect();
     write(
         &dir,
         "router_program",
-        &[
-            &router_program()?.to_bytes(),
-            &router_program_v2()?.to_bytes(),
-            &router_program_v3()?.to_bytes(),
-        ],
+        &programs.iter().map(Vec::as_slice).collect::<Vec<_>>(),
     )?;
+    let costs = serde_json::to_string(&triskel::CostModel::builtin())?;
+    write(&dir, "cost_cache", &[costs.as_bytes()])?;
     let ctx = triskel_bfv::BfvContext::new(triskel_bfv::biometric::coefficient_match_parameters())?;
     let tfhe_key =
         triskel_tfhe::ClientKey::generate(&triskel_tfhe::TfheParameters::message_2_carry_2())?;
@@ -157,55 +159,4 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     write(&dir, "transition_key", &[&transition.to_bytes()])?;
     println!("seeds written under {}", dir.display());
     Ok(())
-}
-
-/// A program touching every engine: a threshold on a BFV dot product, a
-/// CKKS layer with an activation, a TFHE comparison and select.
-fn router_program() -> triskel::Result<triskel::Program> {
-    use triskel::{Cmp, Kind, Program, Scalar};
-    let mut p = Program::new();
-    let x = p.input("x", Kind::Signed { len: 4, bound: 100 })?;
-    let d = p.dot_plain(x, &[Scalar::Int(1), Scalar::Int(-2), Scalar::Int(3), Scalar::Int(4)])?;
-    let t = p.threshold(d, Scalar::Int(10))?;
-    let r = p.input("r", Kind::Real { len: 4 })?;
-    let h = p.matvec(&[vec![0.5, -0.5, 0.25, 1.0]], r)?;
-    let a = p.chebyshev(h, &[0.5, 0.3, 0.0, -0.1], -4.0, 4.0)?;
-    let u = p.input("u", Kind::Uint { len: 2, bits: 8 })?;
-    let g = p.compare_scalar(u, Cmp::Gt, Scalar::Int(7))?;
-    let s = p.select(g, u, u)?;
-    p.output("t", t)?;
-    p.output("a", a)?;
-    p.output("s", s)?;
-    Ok(p)
-}
-
-/// A program of format version 2: lookup tables (TFHE and through the
-/// transition) and the conversions that take key-holder round trips.
-fn router_program_v2() -> triskel::Result<triskel::Program> {
-    use triskel::{Kind, Program};
-    let mut p = Program::new();
-    let u = p.input("u", Kind::Uint { len: 2, bits: 8 })?;
-    let table: Vec<u8> = (0..=255u8).map(|v| v.rotate_left(3)).collect();
-    let l = p.lookup(u, &table)?;
-    let x = p.input("x", Kind::Signed { len: 3, bound: 2 })?;
-    let lx = p.lookup(x, &[5, 4, 3, 2, 1])?;
-    let s = p.to_signed(l)?;
-    let r = p.to_real(x, 0.5)?;
-    p.output("lx", lx)?;
-    p.output("s", s)?;
-    p.output("r", r)?;
-    Ok(p)
-}
-
-/// A program of format version 3: a threshold on coefficient-encoded reals
-/// (CKKS -> TFHE) after an inner product with plaintext weights.
-fn router_program_v3() -> triskel::Result<triskel::Program> {
-    use triskel::{Kind, Program, Scalar};
-    let mut p = Program::new();
-    let x = p.input("x", Kind::Real { len: 4 })?;
-    let w = [0.5, -0.25, 1.0, 0.0].map(Scalar::Real);
-    let d = p.dot_plain(x, &w)?;
-    let t = p.threshold_real(d, 0.125, 1e-3)?;
-    p.output("t", t)?;
-    Ok(p)
 }
