@@ -434,7 +434,7 @@ ENDFUNC triskel_avx2_ntt_inverse
         vbroadcastsd ymm11, qword ptr [rip + .Ltwo52]
 .endm
 
-/* dst = src * w mod q, |dst| <= q, for |src| < 2^51 (dst may be src; W and
+/* dst = src * w mod q, |dst| <= q, for |src| < 2^52 (dst may be src; W and
  * WQ may be memory). Clobbers ymm4, ymm5. */
 .macro FMUL dst, src, W=ymm8, WQ=ymm9
         vmulpd  ymm4, \src, \WQ
