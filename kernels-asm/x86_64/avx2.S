@@ -399,8 +399,19 @@ ENDFUNC triskel_avx2_ntt_inverse
  *     H = fl(h*q), L = h*q - H  (exact, FMA)
  *     r = fma(y, w, -H) - L     (y*w - H = r + L is an integer below 2^52,
  *                               so both steps are exact)
- * gives r = y*w - h*q exactly, |r| <= q. x is brought to |x| <= q/2 the same
- * way with 1/q, so every value stays within [-2q, 2q] (< 2^51). Rounding to
+ * gives r = y*w - h*q exactly, |r| <= q, for every |y| < 2^52: wq is within
+ * 2^-54 of w/q (w < q), so y*wq within 1/4 of y*w/q, and the product's
+ * rounding (|y*wq| < 2^52) adds at most 1/4 more; h*q < 2^102 leaves
+ * |L| <= 2^48, and |r + L| < 2^51 is an integer. x is brought to
+ * |x| <= q/2 + 1 the same way with 1/q.
+ * The forward transform reduces x only in every third stage (and in the
+ * t = 2 one): a stage that skips it adds at most q to the largest magnitude,
+ * one that reduces leaves at most 3q/2 + 1, so inputs [0, q) give at most
+ * 2q, 3q, 3q/2 + 1, 5q/2 + 1, 7q/2 + 1, 3q/2 + 1, ... < 2^52 (q < 2^50),
+ * within FMUL's and FRED's ranges, and every sum an exact integer below
+ * 2^53. The inverse transform reduces x + y in every second stage: x - y
+ * stays within 4q < 2^52 on the way into FMUL (|.| <= q after it), x + y
+ * within 2q after a stage that skips. Rounding to
  * the nearest integer is one vroundpd (it was an add and a subtract of
  * 1.5 * 2^52, the same integer: on Zen 3 both use the two FP add pipes).
  * Per 4 butterflies: 3 mul, 3 FMA, 2 round, 3 add/sub, against 7 integer
@@ -423,7 +434,7 @@ ENDFUNC triskel_avx2_ntt_inverse
         vbroadcastsd ymm11, qword ptr [rip + .Ltwo52]
 .endm
 
-/* dst = src * w mod q, |dst| <= q, for |src| < 2^51 (dst may be src; W and
+/* dst = src * w mod q, |dst| <= q, for |src| < 2^52 (dst may be src; W and
  * WQ may be memory). Clobbers ymm4, ymm5. */
 .macro FMUL dst, src, W=ymm8, WQ=ymm9
         vmulpd  ymm4, \src, \WQ
@@ -466,11 +477,25 @@ ENDFUNC triskel_avx2_ntt_inverse
         vaddpd  \x, \x, ymm6
 .endm
 
+/* The same without reducing x (|x| + q after). */
+.macro FBF_FWD_LAZY x, y
+        FMUL    ymm6, \y
+        vsubpd  \y, \x, ymm6
+        vaddpd  \x, \x, ymm6
+.endm
+
 /* Gentleman-Sande: x = x + y reduced, y = (x - y) * w. */
 .macro FBF_INV x, y
         vsubpd  ymm6, \x, \y
         vaddpd  \x, \x, \y
         FRED    \x
+        FMUL    \y, ymm6
+.endm
+
+/* The same without reducing x + y (2 max(|x|, |y|) after). */
+.macro FBF_INV_LAZY x, y
+        vsubpd  ymm6, \x, \y
+        vaddpd  \x, \x, \y
         FMUL    \y, ymm6
 .endm
 
@@ -496,16 +521,42 @@ triskel_avx2_fma_ntt_forward:
         mov     rcx, [rdi]              // n
         mov     rdx, [r8]               // w
         mov     r14, [r8 + 8]           // w/q
-        // The input to doubles.
+        // The first stage (t = n/2, twiddle w[1]) from integers, not reduced.
+        FTW_BCAST rdx+8, r14+8
+        lea     r12, [rcx * 4]          // n/2 in bytes
         mov     rax, rsi
-        lea     rbx, [rsi + rcx * 8]
+        lea     rbx, [rsi + r12]
 1:      vmovdqu ymm0, [rax]
+        vmovdqu ymm1, [rax + r12]
         FROM_INT ymm0
+        FROM_INT ymm1
+        FBF_FWD_LAZY ymm0, ymm1
         vmovupd [rax], ymm0
+        vmovupd [rax + r12], ymm1
         add     rax, 32
         cmp     rax, rbx
         jb      1b
-        FORWARD_STAGES FBF_FWD, FTW_BCAST
+        // The other stages with t >= 4: x reduced in every third one.
+        mov     r9, 2                   // m
+        mov     r10, rcx
+        shr     r10, 2                  // t
+81:     cmp     r10, 4
+        jb      82f
+        STAGE   FBF_FWD_LAZY, FTW_BCAST
+        shl     r9, 1
+        shr     r10, 1
+        cmp     r10, 4
+        jb      82f
+        STAGE   FBF_FWD, FTW_BCAST
+        shl     r9, 1
+        shr     r10, 1
+        cmp     r10, 4
+        jb      82f
+        STAGE   FBF_FWD_LAZY, FTW_BCAST
+        shl     r9, 1
+        shr     r10, 1
+        jmp     81b
+82:
         // t = 2 and t = 1 in registers (as in the integer path), then the
         // reduction to [0, q) and back to integers in a pass of its own: in
         // the same loop the dependency chain of one group (about 80 cycles)
@@ -518,7 +569,7 @@ triskel_avx2_fma_ntt_forward:
         FBF_FWD ymm2, ymm3
         SPLIT_PAIRS
         FTW_T1
-        FBF_FWD ymm0, ymm1
+        FBF_FWD_LAZY ymm0, ymm1
         JOIN_PAIRS
         JOIN_HALVES
         GROUPS_NEXT 4b
@@ -554,13 +605,28 @@ triskel_avx2_fma_ntt_inverse:
         SPLIT_HALVES
         SPLIT_PAIRS
         FTW_T1
-        FBF_INV ymm0, ymm1
+        FBF_INV_LAZY ymm0, ymm1
         JOIN_PAIRS
         FTW_T2
         FBF_INV ymm2, ymm3
         JOIN_HALVES
         GROUPS_NEXT 1b
-        INVERSE_STAGES FBF_INV, FTW_BCAST
+        // The middle stages (t = 4 .. n/4): x + y reduced in every second one.
+        mov     r9, rcx
+        shr     r9, 3                   // m
+        mov     r10, 4                  // t
+83:     cmp     r9, 2
+        jb      84f
+        STAGE   FBF_INV_LAZY, FTW_BCAST
+        shr     r9, 1
+        shl     r10, 1
+        cmp     r9, 2
+        jb      84f
+        STAGE   FBF_INV, FTW_BCAST
+        shr     r9, 1
+        shl     r10, 1
+        jmp     83b
+84:
         // Last stage with n^-1 folded in, to [0, q) and integers.
         mov     r8, [rdi + 120]
         vbroadcastsd ymm8, qword ptr [r8 + 48]      // n^-1
@@ -1164,7 +1230,52 @@ FUNC triskel_avx2_dot_raw
         DOT_LOOP DOT_TERM_INT, DOT_REFOLD_INT, 8, DOT_FINAL_INT
         jmp     9f
 8:      FMOD_SETUP r9
-        DOT_LOOP DOT_TERM_FMA, DOT_REFOLD_FMA, 7, DOT_FINAL_FMA
+        cmp     rcx, 2
+        jne     7f
+        // Two terms (TFHE's external product: the key rows of one output):
+        // the four pointers held in registers, no loop over terms, and the
+        // two reduced products (each in (-q, q)) added directly.
+        mov     rax, [rsi]
+        mov     r11, [rsi + 8]
+        mov     rbx, [r10]
+        mov     r13, [r10 + 8]
+        xor     r12, r12
+        lea     r14, [r8 - 32]          // pairs of blocks below this
+        jmp     5f
+4:      vmovdqu ymm0, [rax + r12]
+        vmovdqu ymm1, [rbx + r12]
+        vmovdqu ymm2, [r11 + r12]
+        vmovdqu ymm7, [r13 + r12]
+        vmovdqu ymm8, [rax + r12 + 32]
+        vmovdqu ymm9, [rbx + r12 + 32]
+        vmovdqu ymm10, [r11 + r12 + 32]
+        vmovdqu ymm12, [r13 + r12 + 32]
+        FPRODUCT ymm0, ymm1, ymm3, ymm4
+        FPRODUCT ymm8, ymm9, ymm5, ymm6
+        FPRODUCT ymm2, ymm7, ymm3, ymm4
+        FPRODUCT ymm10, ymm12, ymm5, ymm6
+        vaddpd  ymm0, ymm0, ymm2
+        vaddpd  ymm8, ymm8, ymm10
+        FTO_INT ymm0
+        FTO_INT ymm8
+        vmovdqu [rdi + r12], ymm0
+        vmovdqu [rdi + r12 + 32], ymm8
+        add     r12, 64
+5:      cmp     r12, r14
+        jb      4b
+        cmp     r12, r8
+        jae     9f
+6:      vmovdqu ymm0, [rax + r12]
+        vmovdqu ymm1, [rbx + r12]
+        vmovdqu ymm2, [r11 + r12]
+        vmovdqu ymm7, [r13 + r12]
+        FPRODUCT ymm0, ymm1, ymm3, ymm4
+        FPRODUCT ymm2, ymm7, ymm5, ymm6
+        vaddpd  ymm0, ymm0, ymm2
+        FTO_INT ymm0
+        vmovdqu [rdi + r12], ymm0
+        jmp     9f
+7:      DOT_LOOP DOT_TERM_FMA, DOT_REFOLD_FMA, 7, DOT_FINAL_FMA
 9:      vzeroupper
         mov     rsp, rbp
         pop     rbp

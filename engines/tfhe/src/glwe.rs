@@ -96,12 +96,7 @@ impl Decomposer {
         for (block, xs) in poly.chunks(LANES).enumerate() {
             let mut y = [0u64; LANES];
             for (y, &x) in y.iter_mut().zip(xs) {
-                // x < q < 2^52 and scaled in [0, B^l + 1) with B^l <= 2^50:
-                // both conversions are exact through the 2^52 exponent
-                // (bit operations and one add, which vectorize on every x86
-                // level; AVX2 has no 64-bit integer <-> f64 conversion).
-                let scaled = f64_from_small(x.min(self.q - 1)) * self.scale + 0.5;
-                *y = floor_small(scaled) & mask_total;
+                *y = self.scaled(x) & mask_total;
             }
             for level in (0..self.levels).rev() {
                 let start = level * n + block * LANES;
@@ -114,6 +109,61 @@ impl Decomposer {
                 }
             }
         }
+    }
+
+    /// y = floor(x B^l / q + 1/2). x < q < 2^52 and the scaled value lies
+    /// in [0, B^l + 1) with B^l <= 2^50: both conversions are exact through
+    /// the 2^52 exponent (bit operations and one add, which vectorize on
+    /// every x86 level; AVX2 has no 64-bit integer <-> f64 conversion).
+    #[inline(always)]
+    fn scaled(&self, x: u64) -> u64 {
+        floor_small(f64_from_small(x.min(self.q - 1)) * self.scale + 0.5)
+    }
+
+    /// For one level (l = 1): the digits of X^shift p - p (p's coefficients
+    /// in [0, q), shift in [0, 2N)), the same as `rotate_minus_one` then
+    /// `decompose`, in one pass (the difference never goes to memory).
+    pub(crate) fn decompose_rotated(&self, p: &[u64], shift: usize, out: &mut [u64]) {
+        debug_assert_eq!(self.levels, 1);
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512dq") {
+                // SAFETY: the CPU supports AVX-512F/DQ (checked just above),
+                // the only requirement of the target-feature function.
+                unsafe { self.decompose_rotated_avx512(p, shift, out) };
+                return;
+            }
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the CPU supports AVX2 (checked just above), the
+                // only requirement of the target-feature function.
+                unsafe { self.decompose_rotated_avx2(p, shift, out) };
+                return;
+            }
+        }
+        self.decompose_rotated_portable(p, shift, out);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx512dq")]
+    unsafe fn decompose_rotated_avx512(&self, p: &[u64], shift: usize, out: &mut [u64]) {
+        self.decompose_rotated_portable(p, shift, out)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn decompose_rotated_avx2(&self, p: &[u64], shift: usize, out: &mut [u64]) {
+        self.decompose_rotated_portable(p, shift, out)
+    }
+
+    #[inline(always)]
+    fn decompose_rotated_portable(&self, p: &[u64], shift: usize, out: &mut [u64]) {
+        let base = 1u64 << self.base_log;
+        let (half, q_minus_base) = (base >> 1, self.q - base);
+        rotate_minus_one_map(self.q, p, shift, out, |d| {
+            let v = self.scaled(d) & (base - 1);
+            let carry = (v >= half) as u64;
+            v + (q_minus_base & carry.wrapping_neg())
+        });
     }
 }
 
@@ -333,7 +383,18 @@ unsafe fn rotate_minus_one_avx2(m: &Modulus, p: &[u64], shift: usize, out: &mut 
 
 #[inline(always)]
 fn rotate_minus_one_portable(m: &Modulus, p: &[u64], shift: usize, out: &mut [u64]) {
-    let q = m.value();
+    rotate_minus_one_map(m.value(), p, shift, out, |d| d);
+}
+
+/// out[i] = f((X^shift p - p)[i]), the difference reduced to [0, q).
+#[inline(always)]
+fn rotate_minus_one_map(
+    q: u64,
+    p: &[u64],
+    shift: usize,
+    out: &mut [u64],
+    f: impl Fn(u64) -> u64 + Copy,
+) {
     let n = p.len();
     let (shift, negate) = if shift >= n {
         (shift - n, true)
@@ -341,32 +402,42 @@ fn rotate_minus_one_portable(m: &Modulus, p: &[u64], shift: usize, out: &mut [u6
         (shift, false)
     };
     // a - b mod q for a, b in [0, q), without a branch.
-    let sub = |a: u64, b: u64| {
+    #[inline(always)]
+    fn sub(q: u64, a: u64, b: u64) -> u64 {
         let d = a.wrapping_sub(b);
         d.wrapping_add(q & 0u64.wrapping_sub(d >> 63))
-    };
-    // out[i] = +-src[i] - cur[i]; the sign test is outside the loops so
-    // that each one vectorizes.
-    let signed_diff = |out: &mut [u64], src: &[u64], cur: &[u64], negative: bool| {
+    }
+    // out[i] = f(+-src[i] - cur[i]); the sign test is outside the loops so
+    // that each one vectorizes (inlined into the callers' target features).
+    #[inline(always)]
+    fn signed_diff(
+        q: u64,
+        out: &mut [u64],
+        src: &[u64],
+        cur: &[u64],
+        negative: bool,
+        f: impl Fn(u64) -> u64,
+    ) {
         let pairs = out.iter_mut().zip(src.iter().zip(cur));
         if negative {
-            pairs.for_each(|(o, (&v, &w))| *o = sub(sub(0, v), w));
+            pairs.for_each(|(o, (&v, &w))| *o = f(sub(q, sub(q, 0, v), w)));
         } else {
-            pairs.for_each(|(o, (&v, &w))| *o = sub(v, w));
+            pairs.for_each(|(o, (&v, &w))| *o = f(sub(q, v, w)));
         }
-    };
+    }
     // Coefficients that wrap past X^N change sign (once more if shift >= N).
     let (low, high) = p.split_at(n - shift);
     let (cur_low, cur_high) = p.split_at(shift);
     let (out_low, out_high) = out.split_at_mut(shift);
-    signed_diff(out_high, low, cur_high, negate);
-    signed_diff(out_low, high, cur_low, !negate);
+    signed_diff(q, out_high, low, cur_high, negate, f);
+    signed_diff(q, out_low, high, cur_low, !negate, f);
 }
 
 /// Scratch space of one external product.
 pub(crate) struct Scratch {
     digits: Vec<u64>,
     out: Vec<u64>,
+    /// X^shift p - p of one polynomial, for decompositions of l > 1 levels.
     diff: Vec<u64>,
 }
 
@@ -375,31 +446,26 @@ impl Scratch {
         Scratch {
             digits: vec![0; ctx.ggsw_rows() * ctx.n],
             out: vec![0; ctx.glwe_len()],
-            diff: vec![0; ctx.glwe_len()],
+            diff: vec![0; ctx.n],
         }
     }
 }
 
-/// acc += GGSW (x) input: decompose each input polynomial, forward NTT the
-/// (k + 1) l digit polynomials, sum their products with the rows in the NTT
-/// domain (one lazy dot product per output polynomial, reduced once), and
-/// run only k + 1 inverse transforms for the whole product.
-pub(crate) fn external_product_add(
+/// acc += GGSW (x) input, from the (k + 1) l digit polynomials of the input
+/// (coefficient form, `digits`): forward NTT them, sum their products with
+/// the rows in the NTT domain (one lazy dot product per output polynomial,
+/// reduced once), and run only k + 1 inverse transforms for the whole product.
+fn external_product_add(
     ctx: &GlweContext,
     ggsw: &[u64],
-    input: &[u64],
     acc: &mut [u64],
     digits: &mut [u64],
     out: &mut [u64],
 ) -> Result<()> {
-    let (k, n, levels) = (ctx.k, ctx.n, ctx.decomposer.levels());
+    let (k, n) = (ctx.k, ctx.n);
     let len = ctx.glwe_len();
-    for r in 0..=k {
-        let block = &mut digits[r * levels * n..(r + 1) * levels * n];
-        ctx.decomposer.decompose(&input[r * n..(r + 1) * n], block);
-        for d in block.chunks_mut(n) {
-            ctx.plan.forward(d)?;
-        }
+    for d in digits.chunks_mut(n) {
+        ctx.plan.forward(d)?;
     }
     let m = &ctx.modulus;
     let rows: Vec<&[u64]> = digits.chunks(n).collect();
@@ -424,12 +490,17 @@ pub(crate) fn cmux_rotate(
     acc: &mut [u64],
     s: &mut Scratch,
 ) -> Result<()> {
-    let n = ctx.n;
+    let (n, levels) = (ctx.n, ctx.decomposer.levels());
     let m = &ctx.modulus;
-    for (src, dst) in acc.chunks(n).zip(s.diff.chunks_mut(n)) {
-        rotate_minus_one(m, src, shift, dst);
+    for (src, block) in acc.chunks(n).zip(s.digits.chunks_mut(levels * n)) {
+        if levels == 1 {
+            ctx.decomposer.decompose_rotated(src, shift, block);
+        } else {
+            rotate_minus_one(m, src, shift, &mut s.diff);
+            ctx.decomposer.decompose(&s.diff, block);
+        }
     }
-    external_product_add(ctx, ggsw, &s.diff, acc, &mut s.digits, &mut s.out)
+    external_product_add(ctx, ggsw, acc, &mut s.digits, &mut s.out)
 }
 
 /// A zeroed buffer for a bootstrapping key, backed by huge pages where the
@@ -534,6 +605,38 @@ mod tests {
                     assert_eq!(got, want, "B = 2^{base_log}, l = {levels}, x = {x}");
                 }
             }
+        }
+    }
+
+    /// The fused rotation + decomposition (dispatched, and the portable
+    /// loop) against `rotate_minus_one` then `decompose`, for every shift
+    /// of a short polynomial with 0, 1, q - 1 and values next to q / 2 (ties
+    /// of the rounding), and for random shifts at N = 2048.
+    #[test]
+    fn decompose_rotated_is_rotation_then_decomposition() {
+        let q = ntt_primes(50, 2048, 1).unwrap()[0];
+        let m = Modulus::new(q).unwrap();
+        let d = Decomposer::new(q, 23, 1);
+        let mut rng = Prng::from_seed([6; 32]);
+        let check = |p: &[u64], shift: usize| {
+            let n = p.len();
+            let (mut diff, mut want) = (vec![0u64; n], vec![0u64; n]);
+            rotate_minus_one(&m, p, shift, &mut diff);
+            d.decompose(&diff, &mut want);
+            let (mut fused, mut portable) = (vec![0u64; n], vec![0u64; n]);
+            d.decompose_rotated(p, shift, &mut fused);
+            d.decompose_rotated_portable(p, shift, &mut portable);
+            assert_eq!(fused, want, "n = {n}, shift {shift}");
+            assert_eq!(portable, want, "n = {n}, shift {shift}");
+        };
+        let mut p: Vec<u64> = (0..10).map(|_| rng.below(q).unwrap()).collect();
+        p.extend([0, 1, q - 1, q / 2 - 1, q / 2, q / 2 + 1]);
+        for shift in 0..2 * p.len() {
+            check(&p, shift);
+        }
+        let p: Vec<u64> = (0..2048).map(|_| rng.below(q).unwrap()).collect();
+        for _ in 0..20 {
+            check(&p, rng.below(4096).unwrap() as usize);
         }
     }
 
