@@ -27,6 +27,7 @@ pub use triskel_ckks as ckks;
 pub use triskel_kernels as kernels;
 pub use triskel_tfhe as tfhe;
 
+mod argmax;
 pub mod bridge;
 pub mod calibrate;
 mod cost;
