@@ -613,7 +613,7 @@ mod tests {
             matches!(Program::from_bytes(&old), Err(Error::Format(m)) if m.contains("needs format version 3"))
         );
         let mut future = bytes.clone();
-        future[7] = 4;
+        future[7] = PROGRAM_FORMAT_VERSION + 1;
         assert!(matches!(
             Program::from_bytes(&future),
             Err(Error::Format(_))
@@ -624,6 +624,47 @@ mod tests {
         zero[tolerance_at..tolerance_at + 8].copy_from_slice(&0f64.to_bits().to_le_bytes());
         assert!(
             matches!(Program::from_bytes(&zero), Err(Error::Program { op, .. }) if op == "threshold_real")
+        );
+    }
+
+    #[test]
+    fn signed_argmax_needs_version_4() {
+        let mut p = Program::new();
+        let x = p.input("x", Kind::Signed { len: 3, bound: 9 }).unwrap();
+        let y = p.input("y", Kind::Signed { len: 2, bound: 9 }).unwrap();
+        let i = p.argmax_within(&[x, y, x], 2).unwrap();
+        p.output("i", i).unwrap();
+        let bytes = p.to_bytes();
+        assert_eq!(bytes[7], 4);
+        let q = Program::from_bytes(&bytes).unwrap();
+        assert!(same(&p, &q));
+        assert_eq!(q.to_bytes(), bytes);
+        let mut old = bytes.clone();
+        old[7] = 3;
+        assert!(Program::from_bytes(&old).is_err());
+        // A loaded tolerance is checked as a built one (at most 2^40).
+        let mut wide = bytes.clone();
+        let tolerance_at = bytes.len() - 4 - (1 + 1) - 4 - 1;
+        assert_eq!(wide[tolerance_at], 2);
+        wide[tolerance_at] = 41;
+        assert!(
+            matches!(Program::from_bytes(&wide), Err(Error::Program { op, .. }) if op == "argmax")
+        );
+        // So are its operands' kinds: a u8 vector is no signed argmax.
+        let mut p = Program::new();
+        let u = p.input("u", Kind::Uint { len: 3, bits: 8 }).unwrap();
+        let i = p.argmax(u).unwrap();
+        p.output("i", i).unwrap();
+        let mut bytes = p.to_bytes();
+        let tag_at = bytes.len() - 4 - (1 + 1) - 4 - 4 - 1;
+        assert_eq!(bytes[tag_at], 15);
+        bytes[tag_at] = 22;
+        bytes[7] = 4;
+        let count = 1u32.to_le_bytes();
+        bytes.splice(tag_at + 1..tag_at + 1, count);
+        bytes.insert(bytes.len() - 4 - (1 + 1) - 4, 0);
+        assert!(
+            matches!(Program::from_bytes(&bytes), Err(Error::Program { op, .. }) if op == "argmax")
         );
     }
 

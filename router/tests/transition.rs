@@ -33,6 +33,15 @@ fn fixture() -> &'static Fixture {
     })
 }
 
+/// Signed `values` in the coefficients of one BFV ciphertext.
+fn encrypt_coefficients(f: &Fixture, values: &[i64]) -> bfv::Ciphertext {
+    let t = f.ctx.plain_modulus() as i64;
+    let coeffs: Vec<u64> = values.iter().map(|v| v.rem_euclid(t) as u64).collect();
+    f.bfv_key
+        .encrypt(&Plaintext::from_coeffs(&f.ctx, &coeffs).unwrap())
+        .unwrap()
+}
+
 /// The encrypted decisions `value >= threshold` (within 2^tolerance_bits)
 /// of `values` placed in the coefficients of one BFV ciphertext.
 fn decision_bits(
@@ -41,12 +50,7 @@ fn decision_bits(
     threshold: i64,
     tolerance_bits: u32,
 ) -> Vec<transition::EncryptedBit> {
-    let t = f.ctx.plain_modulus() as i64;
-    let coeffs: Vec<u64> = values.iter().map(|v| v.rem_euclid(t) as u64).collect();
-    let ct = f
-        .bfv_key
-        .encrypt(&Plaintext::from_coeffs(&f.ctx, &coeffs).unwrap())
-        .unwrap();
+    let ct = encrypt_coefficients(f, values);
     let indices: Vec<usize> = (0..values.len()).collect();
     transition::bfv_scores_above(&ct, &indices, threshold, tolerance_bits, &f.key, &f.server)
         .unwrap()
@@ -493,12 +497,7 @@ fn one_bootstrap_decides_five_bits() {
 /// The bits of `values` (coefficients of one ciphertext) read to within
 /// 2^r, decrypted and assembled into the unsigned M of each.
 fn read_values(f: &Fixture, values: &[i64], r: u32) -> Vec<i64> {
-    let t = f.ctx.plain_modulus() as i64;
-    let coeffs: Vec<u64> = values.iter().map(|v| v.rem_euclid(t) as u64).collect();
-    let ct = f
-        .bfv_key
-        .encrypt(&Plaintext::from_coeffs(&f.ctx, &coeffs).unwrap())
-        .unwrap();
+    let ct = encrypt_coefficients(f, values);
     let indices: Vec<usize> = (0..values.len()).collect();
     let bits = transition::bfv_value_bits(&ct, &indices, r, &f.key, &f.server).unwrap();
     bits.iter()

@@ -169,6 +169,10 @@ pub fn all() -> Vec<Workload> {
             name: "router.match_identify",
             run: super::transition_workloads::match_identify,
         },
+        Workload {
+            name: "router.match_argmax",
+            run: super::transition_workloads::match_argmax,
+        },
     ]
 }
 
