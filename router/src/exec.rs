@@ -13,6 +13,7 @@ use triskel_bfv as bfv;
 use triskel_ckks as ckks;
 use triskel_tfhe as tfhe;
 
+use crate::argmax::{signed_argmax, tournament, Sources};
 use crate::bridge::{run_bfv_to_tfhe, BfvToTfhe};
 use crate::cost::CostModel;
 use crate::error::{Error, Result};
@@ -720,6 +721,26 @@ impl Session {
                     Val::Score(c, at) => Ok((c.as_ref().clone(), vec![*at])),
                     _ => Err(wrong("transition")),
                 };
+                if let Op::ArgmaxSigned { xs, .. } = &node.op {
+                    let mut sources = Sources::new();
+                    for x in xs {
+                        match get(x)? {
+                            Val::Bfv(c) => {
+                                sources.push(c, 0..plan.program.nodes[*x as usize].kind.len())
+                            }
+                            Val::Score(c, at) => sources.push(c.as_ref(), std::iter::once(*at)),
+                            _ => return Err(wrong("argmax")),
+                        }
+                    }
+                    let log_t = plan.bfv[part].params.plain_modulus().trailing_zeros();
+                    let Kind::Uint { bits, .. } = node.kind else {
+                        return Err(wrong("argmax"));
+                    };
+                    let r = read_tolerance(&node.op, log_t);
+                    return Ok(Val::Radix(vec![signed_argmax(
+                        &sources, r, bits, key, &t.sk,
+                    )?]));
+                }
                 if let Op::Lookup { x, table } = &node.op {
                     let (input, coefficients) = values(x)?;
                     // Decisions x >= c for every c in (-B, B].
@@ -1136,18 +1157,7 @@ impl Session {
                     .map(|v| lookup_u8(sk, v, table))
                     .collect::<Result<_>>()?,
             ),
-            Op::Argmax(a) => {
-                let xs = radix(a)?;
-                let first = xs.first().ok_or_else(|| wrong("argmax"))?;
-                let zero = sk.scalar_mul(first, 0)?;
-                let (mut best, mut index) = (first.clone(), zero.clone());
-                for (i, x) in xs.iter().enumerate().skip(1) {
-                    let gt = sk.compare(tfhe::Comparison::Gt, x, &best)?;
-                    best = sk.select(&gt, x, &best)?;
-                    index = sk.select(&gt, &sk.scalar_add(&zero, i as u64)?, &index)?;
-                }
-                Val::Radix(vec![index])
-            }
+            Op::Argmax(a) => Val::Radix(vec![tournament(sk, radix(a)?.clone(), bits)?]),
             op => return Err(wrong(op.name())),
         };
         Ok(out)

@@ -18,8 +18,12 @@
 //! transition. Conversions with no homomorphic path ([`Program::to_signed`],
 //! [`Program::to_real`]: TFHE -> BFV/CKKS, BFV -> CKKS) are refused unless
 //! the caller allows a key-holder round trip ([`PlanOptions`]), which the
-//! plan, `explain()` and the attested route then show. Not built: CKKS ->
-//! TFHE in the planner (the transition exists in [`transition`]).
+//! plan, `explain()` and the attested route then show. Thresholds on
+//! reals ([`Program::threshold_real`]) run CKKS -> TFHE on the coefficient
+//! encoding. An argmax of signed BFV values ([`Program::argmax`],
+//! [`Program::argmax_within`]) reads every bit of each value through the
+//! BFV -> TFHE transition ([`transition::bfv_value_bits`]) and compares
+//! them in TFHE.
 
 pub use triskel_attest as attest;
 pub use triskel_bfv as bfv;
@@ -27,6 +31,7 @@ pub use triskel_ckks as ckks;
 pub use triskel_kernels as kernels;
 pub use triskel_tfhe as tfhe;
 
+mod argmax;
 pub mod bridge;
 pub mod calibrate;
 mod cost;

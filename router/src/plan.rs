@@ -43,8 +43,8 @@ use crate::cost::CostModel;
 use crate::error::{Error, Result};
 use crate::program::{Cmp, Kind, Op, Program, Scalar, MAX_SIGNED_BOUND};
 use crate::transition::{
-    analyse, any_bootstraps, ckks_reading, decision_bootstraps, CkksReading, MAX_LOG2_FAILURE,
-    MAX_TRANSITION_DIMENSION, WINDOW_BITS,
+    analyse, analyse_bits, any_bootstraps, ckks_reading, decision_bootstraps, CkksReading,
+    MAX_LOG2_FAILURE, MAX_TRANSITION_DIMENSION, WINDOW_BITS,
 };
 
 /// An engine.
@@ -489,6 +489,7 @@ impl Planner<'_> {
                 {
                     None
                 }
+                (Kind::Uint { .. }, Op::ArgmaxSigned { .. }) => None,
                 (Kind::Bit { .. }, Op::Compare(a, ..) | Op::CompareScalar(a, ..))
                     if self.placements[i].is_none() =>
                 {
@@ -521,7 +522,9 @@ impl Planner<'_> {
             self.bfv.push(chosen);
             for &i in &nodes {
                 self.placements[i] = Some(match (self.p.nodes[i].kind, &self.p.nodes[i].op) {
-                    (Kind::Bit { .. }, _) | (_, Op::Lookup { .. }) => Placement::BfvToTfhe(part),
+                    (Kind::Bit { .. }, _) | (_, Op::Lookup { .. } | Op::ArgmaxSigned { .. }) => {
+                        Placement::BfvToTfhe(part)
+                    }
                     _ => Placement::Bfv(part),
                 });
             }
@@ -539,7 +542,7 @@ impl Planner<'_> {
             Kind::Signed { bound, .. } => bound,
             _ => 0,
         };
-        let mut range = None;
+        let (mut range, mut decision) = (None, "compare");
         for &i in nodes {
             let r = match &self.p.nodes[i].op {
                 Op::Compare(a, b, _) => bound(a).saturating_add(bound(b)).saturating_add(1),
@@ -558,8 +561,13 @@ impl Planner<'_> {
                 } => bound(x).max(threshold.unsigned_abs().saturating_add(1 << tolerance_bits)),
                 // Decisions x >= c for c up to the bound.
                 Op::Lookup { x, .. } => bound(x).saturating_add(1),
+                // Every value read as a number in [-t/4, t/4).
+                Op::ArgmaxSigned { xs, .. } => xs.iter().map(bound).max().unwrap_or(0),
                 _ => continue,
             };
+            if range.is_none() {
+                decision = self.p.nodes[i].op.name();
+            }
             range = Some(range.unwrap_or(0).max(r));
         }
         let Some(range) = range else {
@@ -567,7 +575,7 @@ impl Planner<'_> {
         };
         if let Some(m) = modulus {
             return refuse(
-                "compare",
+                decision,
                 format!(
                     "comparing integers modulo {m}: the BFV -> TFHE transition needs signed integers (coefficient encoding, t a power of two)"
                 ),
@@ -575,7 +583,7 @@ impl Planner<'_> {
         }
         if range > MAX_SIGNED_BOUND {
             return refuse(
-                "compare",
+                decision,
                 format!("values up to {range} exceed what a transition reads (2^40)"),
             );
         }
@@ -588,6 +596,7 @@ impl Planner<'_> {
                         | Op::CompareScalar(..)
                         | Op::ThresholdWithin { .. }
                         | Op::Lookup { .. }
+                        | Op::ArgmaxSigned { .. }
                         | Op::ToSigned(..)
                 );
             if !coefficient_ready {
@@ -620,10 +629,14 @@ impl Planner<'_> {
         let len = nodes.iter().map(|&i| self.kind(i).len()).max().unwrap_or(1);
         let mut best: Option<(f64, BfvPart)> = None;
         let mut failure = None;
-        // Bits of a BFV part are its decisions (transitions to TFHE).
-        let decides = nodes
-            .iter()
-            .any(|&i| matches!(self.kind(i), Kind::Bit { .. }));
+        // Bits, lookups and argmaxes of a BFV part are its transitions to TFHE.
+        let decides = nodes.iter().any(|&i| {
+            matches!(self.kind(i), Kind::Bit { .. })
+                || matches!(
+                    self.p.nodes[i].op,
+                    Op::Lookup { .. } | Op::ArgmaxSigned { .. }
+                )
+        });
         for base in bfv_sets() {
             let n = base.n();
             // Sets a transition key cannot take are no candidates for a part
@@ -664,7 +677,7 @@ impl Planner<'_> {
                 continue;
             }
             let params = base.clone().with_plain_modulus(t);
-            if let Err((op, msg)) = self.bfv_noise_fits(nodes, &params, encoding) {
+            if let Err((op, msg)) = Self::bfv_noise(self.p, nodes, &params, encoding) {
                 failure = Some(refuse(op, msg));
                 continue;
             }
@@ -696,15 +709,15 @@ impl Planner<'_> {
     /// that leaves less than the margin, or a decision whose transition
     /// (after the mod switch to the last prime) the noise analysis of
     /// [`crate::transition`] would not pass, is the error: (operation,
-    /// why). After the transition nothing accumulates: every TFHE
+    /// why); else the noise (log2) of every node. After the transition nothing accumulates: every TFHE
     /// operation bootstraps, and `any` sums only as many bits as the set's
     /// noise level allows before its bootstrap.
-    fn bfv_noise_fits(
-        &self,
+    fn bfv_noise(
+        p: &Program,
         nodes: &[usize],
         params: &BfvParameters,
         encoding: BfvEncoding,
-    ) -> std::result::Result<(), (&'static str, String)> {
+    ) -> std::result::Result<Vec<f64>, (&'static str, String)> {
         let m = BfvNoise::new(params);
         let t = params.plain_modulus() as i128;
         let scalar_bits = |s: &Scalar| match *s {
@@ -714,15 +727,15 @@ impl Planner<'_> {
             }
             Scalar::Real(_) => 0.0,
         };
-        let mut noise = vec![0.0f64; self.p.nodes.len()];
-        let dirty = slots_dirty(self.p);
+        let mut noise = vec![0.0f64; p.nodes.len()];
+        let dirty = slots_dirty(p);
         for &i in nodes {
-            let op = &self.p.nodes[i].op;
+            let op = &p.nodes[i].op;
             let x = |k: &u32| noise[*k as usize];
             let tree = |v: f64, len: usize| {
                 (0..log2_tree(len) as usize).fold(v, |v, _| m.key_switch(v) + 1.0)
             };
-            let len_of = |k: &u32| self.kind(*k as usize).len();
+            let len_of = |k: &u32| p.nodes[*k as usize].kind.len();
             let v = match op {
                 Op::Input { .. } | Op::ToSigned(..) => m.fresh(),
                 Op::Add(a, b) | Op::Sub(a, b) | Op::Compare(a, b, _) => x(a).max(x(b)) + 1.0,
@@ -731,6 +744,7 @@ impl Planner<'_> {
                 | Op::ThresholdWithin { x: a, .. }
                 | Op::Lookup { x: a, .. } => x(a),
                 Op::MulScalar(a, c) => x(a) + scalar_bits(c),
+                Op::ArgmaxSigned { xs, .. } => xs.iter().map(x).fold(f64::MIN, f64::max),
                 Op::Mul(a, b) => m.mul(x(a), x(b)),
                 Op::Dot(a, b) => tree(m.mul(x(a), x(b)), len_of(a)),
                 Op::DotPlain(a, _) if encoding == BfvEncoding::Coefficients => {
@@ -755,7 +769,7 @@ impl Planner<'_> {
             }
             // A release re-randomizes (fresh noise), then masks the slots
             // (a plaintext product) or extracts coefficients at the last prime.
-            if released(self.p, i) {
+            if released(p, i) {
                 let fresh = (v.exp2() + m.fresh().exp2()).log2();
                 let left = match encoding {
                     BfvEncoding::Slots if dirty[i] => m.budget(m.mul_slots_plain(fresh)),
@@ -775,7 +789,7 @@ impl Planner<'_> {
                     ));
                 }
             }
-            if let Some(failure) = transition_failure(op, v, params) {
+            if let Some(failure) = transition_failure(p, op, v, params) {
                 return Err((
                     op.name(),
                     format!(
@@ -786,7 +800,7 @@ impl Planner<'_> {
             }
             noise[i] = v;
         }
-        Ok(())
+        Ok(noise)
     }
 
     /// u8..u32 groups with only additions and scalar operations: BFV with
@@ -979,12 +993,12 @@ fn single_products(
     bfv: &[BfvPart],
 ) -> Vec<Option<ScoreSlot>> {
     let mut slots = vec![None; p.nodes.len()];
-    let decides = |j: usize, i: usize| {
-        matches!(
-            p.nodes[j].op,
-            Op::CompareScalar(a, ..) | Op::ThresholdWithin { x: a, .. } | Op::Lookup { x: a, .. }
-                if a as usize == i
-        )
+    let decides = |j: usize, i: usize| match &p.nodes[j].op {
+        Op::CompareScalar(a, ..) | Op::ThresholdWithin { x: a, .. } | Op::Lookup { x: a, .. } => {
+            *a as usize == i
+        }
+        Op::ArgmaxSigned { xs, .. } => xs.contains(&(i as u32)),
+        _ => false,
     };
     let mut groups: Vec<((usize, u32), Vec<usize>)> = Vec::new();
     for (i, node) in p.nodes.iter().enumerate() {
@@ -1147,12 +1161,12 @@ fn tfhe_counts(p: &Program, i: usize) -> Vec<(&'static str, f64)> {
         Op::Select { a, .. } => vec![("select8", len * width(operand_kind(*a)))],
         Op::Lookup { .. } => vec![("lookup8", len)],
         Op::Argmax(a) => {
-            // Per challenger: a comparison, two selects (value, index), an index constant.
+            // Per challenger: a comparison and two selects (value, index),
+            // the last one the index only.
             let (l, w) = (len_of(p, *a) as f64 - 1.0, width(operand_kind(*a)));
             vec![
                 ("compare8", l * w),
-                ("select8", 2.0 * l * w),
-                ("scalar_add8", l * w),
+                ("select8", (2.0 * l - 1.0).max(0.0) * w),
             ]
         }
         _ => vec![],
@@ -1505,22 +1519,40 @@ fn ckks_counts(p: &Program, packing: &[Packing], i: usize) -> Vec<(&'static str,
 /// probability when above [`MAX_LOG2_FAILURE`], by the transition's own
 /// analysis after the mod switch to the last prime (the noise divided by
 /// the dropped primes, plus the rounding of the switch).
-fn transition_failure(op: &Op, noise: f64, params: &BfvParameters) -> Option<f64> {
-    if !matches!(
-        op,
-        Op::Compare(..) | Op::CompareScalar(..) | Op::ThresholdWithin { .. } | Op::Lookup { .. }
-    ) {
-        return None;
-    }
+fn transition_failure(p: &Program, op: &Op, noise: f64, params: &BfvParameters) -> Option<f64> {
+    let failure = transition_log2_failure(p, op, noise, params)?;
+    (failure > MAX_LOG2_FAILURE).then_some(failure)
+}
+
+/// log2 of the failure probability of a BFV -> TFHE transition node (an
+/// argmax: all its values' readings together), `None` for other nodes.
+fn transition_log2_failure(
+    p: &Program,
+    op: &Op,
+    noise: f64,
+    params: &BfvParameters,
+) -> Option<f64> {
     let q0_bits = *params.q_bits().first()?;
     let at_q0 = at_last_prime(noise, params);
     let log_t = params.plain_modulus().trailing_zeros();
-    let read = log_t - read_tolerance(op, log_t);
+    let r = read_tolerance(op, log_t);
     // Named sets' primes lie just below 2^b (as in the budget model).
     let q0 = (q0_bits as f64 - 0.05).exp2() as u64;
-    let analysis = analyse(params.n(), &tfhe_set(), at_q0, q0, read, WINDOW_BITS);
-    (analysis.log2_failure_per_decision > MAX_LOG2_FAILURE)
-        .then_some(analysis.log2_failure_per_decision)
+    match op {
+        Op::Compare(..)
+        | Op::CompareScalar(..)
+        | Op::ThresholdWithin { .. }
+        | Op::Lookup { .. } => {
+            let analysis = analyse(params.n(), &tfhe_set(), at_q0, q0, log_t - r, WINDOW_BITS);
+            Some(analysis.log2_failure_per_decision)
+        }
+        Op::ArgmaxSigned { xs, .. } => {
+            let analysis = analyse_bits(params.n(), &tfhe_set(), at_q0, q0, log_t, r);
+            let count: usize = xs.iter().map(|&x| len_of(p, x)).sum();
+            Some(analysis.log2_failure_per_decision + (count.max(1) as f64).log2())
+        }
+        _ => None,
+    }
 }
 
 /// A noise (log2, at the full modulus of `params`) after the mod switch to
@@ -1560,11 +1592,14 @@ fn released(p: &Program, i: usize) -> bool {
             .any(|n| matches!(n.op, Op::ToSigned(a) | Op::ToReal { x: a, .. } if a as usize == i))
 }
 
-/// The tolerance (bits) a decision on a t = 2^`log_t` part rounds away:
-/// the operation's, capped where the transition needs 3 bits left.
+/// The tolerance (bits) a decision or an argmax on a t = 2^`log_t` part
+/// rounds away: the operation's, capped where the transition needs 3 bits
+/// (1 for an argmax) left.
 pub fn read_tolerance(op: &Op, log_t: u32) -> u32 {
     match op {
         Op::ThresholdWithin { tolerance_bits, .. } => (*tolerance_bits).min(log_t - 3),
+        // At least one bit of each value is read.
+        Op::ArgmaxSigned { tolerance_bits, .. } => (*tolerance_bits).min(log_t - 1),
         _ => 0,
     }
 }
@@ -1748,6 +1783,26 @@ fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
                     let pbs = readings[i].map_or(0, |r| r.bootstraps) as f64;
                     costs.predict("tfhe", tfhe.name, &[("pbs", pbs * node.kind.len() as f64)])
                 }
+                Placement::BfvToTfhe(k) if matches!(node.op, Op::ArgmaxSigned { .. }) => {
+                    let a = argmax_shape(plan, i, k)?;
+                    let (wv, wi) = (a.value_bits as f64 / 8.0, index_bits(node.kind) / 8.0);
+                    let challengers = a.values as f64 - 1.0;
+                    Ok(decisions_ns(
+                        costs,
+                        &plan.bfv[k].base,
+                        a.sources as f64,
+                        a.values as f64 / a.sources as f64,
+                        a.read as f64,
+                    )? + costs.predict(
+                        "tfhe",
+                        tfhe.name,
+                        &[
+                            ("pbs", (a.values * a.refreshes) as f64),
+                            ("compare8", challengers * wv),
+                            ("select8", challengers * (wv + wi)),
+                        ],
+                    )?)
+                }
                 Placement::BfvToTfhe(k) => {
                     let part = &plan.bfv[k];
                     let log_t = part.params.plain_modulus().trailing_zeros();
@@ -1818,9 +1873,29 @@ fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
                     );
                 }
             }
-            StepKind::Transition { .. } => {
-                label += " [transition bfv -> tfhe: ring switch, extract, key switch, bootstrap]"
-            }
+            StepKind::Transition { .. } => match place {
+                Placement::BfvToTfhe(k) if matches!(node.op, Op::ArgmaxSigned { .. }) => {
+                    let a = argmax_shape(plan, i, k)?;
+                    let within = match a.tolerance {
+                        0 => "exact".to_string(),
+                        r => format!("within 2^{r}"),
+                    };
+                    label += &format!(
+                        " [transition bfv -> tfhe: ring switch, extract, key switch, {} bootstraps per value (its bits, {within}), {} block refreshes, then a tournament of {} comparisons of u{} on tfhe; failure <= 2^{:.0} for all {} values]",
+                        a.read,
+                        a.refreshes,
+                        a.values.saturating_sub(1),
+                        a.value_bits,
+                        // Beyond it the tail's float underflows.
+                        a.log2_failure.max(-1000.0),
+                        a.values
+                    );
+                }
+                _ => {
+                    label +=
+                        " [transition bfv -> tfhe: ring switch, extract, key switch, bootstrap]"
+                }
+            },
             StepKind::RoundTrip { from, to, .. } => {
                 label += &format!(
                     " [KEY-HOLDER ROUND TRIP {} -> {}: decrypted by the key holder, encrypted again]",
@@ -1865,6 +1940,70 @@ fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
 /// each, of `windows` bootstraps per value, from BFV set `base`
 /// (`transition::bfv_scores_above`): per call one ring switch per window,
 /// per value and window one key switch and one sign bootstrap.
+/// What an argmax of signed values (node `i`, of BFV part `part`) runs.
+pub(crate) struct ArgmaxShape {
+    /// Values compared.
+    pub values: usize,
+    /// Ciphertexts they are read from (one ring switch per window each).
+    pub sources: usize,
+    /// Bits read per value (one bootstrap each) and the tolerance.
+    pub read: u32,
+    pub tolerance: u32,
+    /// Bootstraps per value that refresh its two-bit blocks (b0 + 2 b1).
+    pub refreshes: usize,
+    /// Width of the radix integers compared ([`radix_width`] of `read`).
+    pub value_bits: u32,
+    /// log2 of the failure probability of all the readings together.
+    pub log2_failure: f64,
+}
+
+pub(crate) fn argmax_shape(plan: &Plan, i: usize, part: usize) -> Result<ArgmaxShape> {
+    let p = &plan.program;
+    let op = &p.nodes[i].op;
+    let Op::ArgmaxSigned { xs, .. } = op else {
+        return refuse(op.name(), "not an argmax of signed values");
+    };
+    let params = &plan.bfv[part].params;
+    let log_t = params.plain_modulus().trailing_zeros();
+    let tolerance = read_tolerance(op, log_t);
+    let read = log_t - tolerance;
+    let mut sources: Vec<usize> = xs
+        .iter()
+        .map(|&x| plan.scores[x as usize].map_or(x as usize, |s| s.leader))
+        .collect();
+    sources.sort_unstable();
+    sources.dedup();
+    let nodes: Vec<usize> = (0..=i)
+        .filter(|&j| {
+            matches!(plan.placements[j], Placement::Bfv(k) | Placement::BfvToTfhe(k) if k == part)
+        })
+        .collect();
+    let noise = Planner::bfv_noise(p, &nodes, params, plan.bfv[part].encoding)
+        .or_else(|(op, msg)| refuse(op, msg))?;
+    Ok(ArgmaxShape {
+        values: xs.iter().map(|&x| len_of(p, x)).sum(),
+        sources: sources.len(),
+        read,
+        tolerance,
+        refreshes: (read / 2) as usize,
+        value_bits: radix_width(read),
+        log2_failure: transition_log2_failure(p, op, noise[i], params).unwrap_or(f64::NEG_INFINITY),
+    })
+}
+
+/// The narrowest radix integer (8, 16, 32 or 64 bits) holding `bits`.
+pub(crate) fn radix_width(bits: u32) -> u32 {
+    bits.next_power_of_two().clamp(8, 64)
+}
+
+/// Bits of a u8..u64 kind.
+fn index_bits(kind: Kind) -> f64 {
+    match kind {
+        Kind::Uint { bits, .. } => bits as f64,
+        _ => 8.0,
+    }
+}
+
 fn decisions_ns(
     costs: &CostModel,
     base: &str,

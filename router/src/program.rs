@@ -22,6 +22,9 @@ pub const MAX_SIGNED_BOUND: u64 = 1 << 40;
 /// the BFV -> TFHE transition.
 pub const MAX_LOOKUP_BOUND: u64 = 127;
 
+/// Why reals have no argmax.
+const REAL_ARGMAX: &str = "reals are approximate (CKKS values carry an error): an argmax of reals is not built; decide them with threshold_real, which states a tolerance";
+
 /// What an encrypted value holds.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Kind {
@@ -195,8 +198,16 @@ pub enum Op {
         a: u32,
         b: u32,
     },
-    /// Index of the largest value (the first one on ties).
+    /// Index of the largest value (the first one on ties) of u8..u64 values.
     Argmax(u32),
+    /// Index of the largest of signed values (BFV; the values of `xs`
+    /// concatenated), as a u8 (up to 256 values) or u16: a value within
+    /// 2^`tolerance_bits` of the largest may win (a cheaper reading: fewer
+    /// bits read through the transition); with 0 the first largest wins.
+    ArgmaxSigned {
+        xs: Vec<u32>,
+        tolerance_bits: u32,
+    },
     /// One bit: is any bit of the operands (bit vectors) 1?
     Any(Vec<u32>),
     /// Element-wise `table[x]` as u8: for u8 values the table has 256
@@ -236,7 +247,7 @@ impl Op {
             Op::ThresholdWithin { .. } => "threshold_within",
             Op::ThresholdReal { .. } => "threshold_real",
             Op::Select { .. } => "select",
-            Op::Argmax(..) => "argmax",
+            Op::Argmax(..) | Op::ArgmaxSigned { .. } => "argmax",
             Op::Any(..) => "any",
             Op::Lookup { .. } => "lookup",
             Op::ToSigned(..) => "to_signed",
@@ -270,7 +281,7 @@ impl Op {
             | Op::Lookup { x, .. }
             | Op::ToReal { x, .. } => vec![x],
             Op::Select { cond, a, b } => vec![cond, a, b],
-            Op::Any(ref bits) => bits.clone(),
+            Op::Any(ref bits) | Op::ArgmaxSigned { xs: ref bits, .. } => bits.clone(),
         }
     }
 }
@@ -685,6 +696,7 @@ impl Program {
                 Kind::Uint { len, bits } if bits >= 64 || len as u64 <= 1 << bits => {
                     Ok(Kind::Uint { len: 1, bits })
                 }
+                Kind::Real { .. } => op_err(name, REAL_ARGMAX),
                 k => op_err(
                     name,
                     format!(
@@ -693,6 +705,38 @@ impl Program {
                     ),
                 ),
             },
+            Op::ArgmaxSigned { xs, tolerance_bits } => {
+                if xs.is_empty() {
+                    return op_err(name, "needs at least one value");
+                }
+                let mut count = 0usize;
+                for &x in xs {
+                    match self.kind_of(x) {
+                        Kind::Signed { len, .. } => count += len,
+                        Kind::Real { .. } => return op_err(name, REAL_ARGMAX),
+                        k => {
+                            return op_err(
+                                name,
+                                format!(
+                                    "of several values takes signed integers, not {}",
+                                    k.describe()
+                                ),
+                            )
+                        }
+                    }
+                }
+                if *tolerance_bits > 40 {
+                    return op_err(name, format!("tolerance 2^{tolerance_bits} above 2^40"));
+                }
+                match count {
+                    0..=256 => Ok(Kind::Uint { len: 1, bits: 8 }),
+                    257..=65536 => Ok(Kind::Uint { len: 1, bits: 16 }),
+                    _ => op_err(
+                        name,
+                        format!("the index of {count} values does not fit a u16"),
+                    ),
+                }
+            }
             Op::Any(bits) => {
                 if bits.is_empty() {
                     return op_err(name, "needs at least one bit value");
@@ -900,10 +944,29 @@ impl Program {
         })
     }
 
-    /// The index of the largest value (the first on ties), as a value of
-    /// the vector's width.
+    /// The index of the largest value (the first on ties): of u8..u64
+    /// values as a value of the vector's width, of signed integers as
+    /// [`argmax_within`](Self::argmax_within) with no tolerance.
     pub fn argmax(&mut self, a: Value) -> Result<Value> {
-        self.unary("argmax", a, Op::Argmax)
+        let id = self.check(a, "argmax")?;
+        match self.kind_of(id) {
+            Kind::Signed { .. } => self.argmax_within(&[a], 0),
+            _ => self.record(Op::Argmax(id)),
+        }
+    }
+
+    /// The index, as a u8 (up to 256 values) or u16, of a largest of the
+    /// signed values of `values` (concatenated, e.g. the scores of a
+    /// match), where values within 2^`tolerance_bits` of the largest may
+    /// win; with 0 the first largest wins. Each bit of tolerance saves one
+    /// bootstrap per value of the BFV -> TFHE reading
+    /// ([`crate::transition::bfv_value_bits`]).
+    pub fn argmax_within(&mut self, values: &[Value], tolerance_bits: u32) -> Result<Value> {
+        let xs = values
+            .iter()
+            .map(|&v| self.check(v, "argmax"))
+            .collect::<Result<Vec<u32>>>()?;
+        self.record(Op::ArgmaxSigned { xs, tolerance_bits })
     }
 
     /// One bit: 1 when any bit of `bits` is 1 (e.g. "does any template

@@ -1,12 +1,12 @@
 //! Programs as bytes, so that a client can build one and a server run it.
 //!
-//! Format versions 1 to 3, little-endian throughout; version 2 adds tags
-//! 18..=20, version 3 tag 21, and a program is written in the oldest
+//! Format versions 1 to 4, little-endian throughout; version 2 adds tags
+//! 18..=20, version 3 tag 21, version 4 tag 22, and a program is written in the oldest
 //! version that holds its tags (so older builds read it). A program with a
 //! tag newer than its version is refused.
 //!
 //! ```text
-//! program  = "TRSKPRG" version:u8(1, 2 or 3) nodes:u32 node* outputs:u32 output*
+//! program  = "TRSKPRG" version:u8(1 to 4) nodes:u32 node* outputs:u32 output*
 //! node     = tag:u8 fields            (tags below; operands are u32 indices
 //!                                      of earlier nodes)
 //!   0 input          name kind
@@ -25,6 +25,8 @@
 //!   19 to_signed     a:u32                          (version 2)
 //!   20 to_real       x:u32 scale:f64                (version 2)
 //!   21 threshold_real x:u32 threshold:f64 tolerance:f64 (version 3)
+//!   22 argmax (signed) count:u32 xs:u32* (at least one) tolerance_bits:u8
+//!                                                   (version 4)
 //! kind     = 0 modular len:u32 modulus:u64 | 1 signed len:u32 bound:u64
 //!          | 2 real len:u32 | 3 uint len:u32 bits:u8 | 4 bit len:u32
 //! scalar   = 0 i64 | 1 f64
@@ -45,7 +47,7 @@ use crate::program::{Cmp, Kind, Op, Program, Scalar, MAX_NODES};
 
 const MAGIC: &[u8; 7] = b"TRSKPRG";
 /// The newest format version written and read (older ones still load).
-pub const PROGRAM_FORMAT_VERSION: u8 = 3;
+pub const PROGRAM_FORMAT_VERSION: u8 = 4;
 
 /// The operation's tag (module documentation).
 fn op_tag(op: &Op) -> u8 {
@@ -72,6 +74,7 @@ fn op_tag(op: &Op) -> u8 {
         Op::ToSigned(..) => 19,
         Op::ToReal { .. } => 20,
         Op::ThresholdReal { .. } => 21,
+        Op::ArgmaxSigned { .. } => 22,
     }
 }
 
@@ -80,7 +83,8 @@ fn tag_version(tag: u8) -> u8 {
     match tag {
         0..=17 => 1,
         18..=20 => 2,
-        _ => 3,
+        21 => 3,
+        _ => 4,
     }
 }
 
@@ -124,6 +128,10 @@ impl Writer {
     fn scalars(&mut self, v: &[Scalar]) {
         self.u32(v.len());
         v.iter().for_each(|s| self.scalar(s));
+    }
+    fn u32s(&mut self, v: &[u32]) {
+        self.u32(v.len());
+        v.iter().for_each(|&x| self.u32(x as usize));
     }
     fn cmp(&mut self, c: Cmp) {
         self.u8(CMPS.iter().position(|&x| x == c).unwrap_or(0) as u8);
@@ -195,6 +203,11 @@ impl Reader<'_> {
             return bad(format!("count {n} exceeds the bytes left"));
         }
         Ok(n)
+    }
+    /// A count and that many u32 operands.
+    fn u32s(&mut self) -> Result<Vec<u32>> {
+        let count = self.count(4)?;
+        (0..count).map(|_| self.u32()).collect()
     }
     fn len(&mut self) -> Result<usize> {
         Ok(self.u32()? as usize)
@@ -319,11 +332,10 @@ impl Program {
                     w.u32(a as usize);
                     w.u32(b as usize);
                 }
-                Op::Any(bits) => {
-                    w.u32(bits.len());
-                    for &b in bits {
-                        w.u32(b as usize);
-                    }
+                Op::Any(bits) => w.u32s(bits),
+                Op::ArgmaxSigned { xs, tolerance_bits } => {
+                    w.u32s(xs);
+                    w.u8(*tolerance_bits as u8);
                 }
                 Op::Lookup { x, table } => {
                     w.u32(*x as usize);
@@ -421,10 +433,11 @@ impl Program {
                     a: r.u32()?,
                     b: r.u32()?,
                 },
-                16 => {
-                    let count = r.count(4)?;
-                    Op::Any((0..count).map(|_| r.u32()).collect::<Result<_>>()?)
-                }
+                16 => Op::Any(r.u32s()?),
+                22 => Op::ArgmaxSigned {
+                    xs: r.u32s()?,
+                    tolerance_bits: r.u8()? as u32,
+                },
                 17 => {
                     let x = r.u32()?;
                     let Scalar::Int(threshold) = r.scalar()? else {
@@ -600,7 +613,7 @@ mod tests {
             matches!(Program::from_bytes(&old), Err(Error::Format(m)) if m.contains("needs format version 3"))
         );
         let mut future = bytes.clone();
-        future[7] = 4;
+        future[7] = PROGRAM_FORMAT_VERSION + 1;
         assert!(matches!(
             Program::from_bytes(&future),
             Err(Error::Format(_))
@@ -611,6 +624,47 @@ mod tests {
         zero[tolerance_at..tolerance_at + 8].copy_from_slice(&0f64.to_bits().to_le_bytes());
         assert!(
             matches!(Program::from_bytes(&zero), Err(Error::Program { op, .. }) if op == "threshold_real")
+        );
+    }
+
+    #[test]
+    fn signed_argmax_needs_version_4() {
+        let mut p = Program::new();
+        let x = p.input("x", Kind::Signed { len: 3, bound: 9 }).unwrap();
+        let y = p.input("y", Kind::Signed { len: 2, bound: 9 }).unwrap();
+        let i = p.argmax_within(&[x, y, x], 2).unwrap();
+        p.output("i", i).unwrap();
+        let bytes = p.to_bytes();
+        assert_eq!(bytes[7], 4);
+        let q = Program::from_bytes(&bytes).unwrap();
+        assert!(same(&p, &q));
+        assert_eq!(q.to_bytes(), bytes);
+        let mut old = bytes.clone();
+        old[7] = 3;
+        assert!(Program::from_bytes(&old).is_err());
+        // A loaded tolerance is checked as a built one (at most 2^40).
+        let mut wide = bytes.clone();
+        let tolerance_at = bytes.len() - 4 - (1 + 1) - 4 - 1;
+        assert_eq!(wide[tolerance_at], 2);
+        wide[tolerance_at] = 41;
+        assert!(
+            matches!(Program::from_bytes(&wide), Err(Error::Program { op, .. }) if op == "argmax")
+        );
+        // So are its operands' kinds: a u8 vector is no signed argmax.
+        let mut p = Program::new();
+        let u = p.input("u", Kind::Uint { len: 3, bits: 8 }).unwrap();
+        let i = p.argmax(u).unwrap();
+        p.output("i", i).unwrap();
+        let mut bytes = p.to_bytes();
+        let tag_at = bytes.len() - 4 - (1 + 1) - 4 - 4 - 1;
+        assert_eq!(bytes[tag_at], 15);
+        bytes[tag_at] = 22;
+        bytes[7] = 4;
+        let count = 1u32.to_le_bytes();
+        bytes.splice(tag_at + 1..tag_at + 1, count);
+        bytes.insert(bytes.len() - 4 - (1 + 1) - 4, 0);
+        assert!(
+            matches!(Program::from_bytes(&bytes), Err(Error::Program { op, .. }) if op == "argmax")
         );
     }
 

@@ -521,30 +521,97 @@ pub fn analyse(
     k: u32,
     window_bits: u32,
 ) -> DecisionAnalysis {
+    let tops = window_tops(k, window_bits);
+    analyse_windows(
+        source_n,
+        p,
+        source_noise_log2,
+        last_prime,
+        (&tops, window_bits, false),
+        1,
+    )
+}
+
+/// The analysis of reading the bits of k-bit values to within 2^r
+/// ([`bfv_value_bits`], r = `tolerance_bits`): windows of one bit
+/// ([`bit_windows`]), each previous reading entering the next window as a
+/// block scaled by the set's [`correction_gain`]; with r > 0 the lowest
+/// window rounds, which takes up to an eighth of a box from the next
+/// windows' quarter-box margin.
+pub fn analyse_bits(
+    source_n: usize,
+    p: &tfhe::TfheParameters,
+    source_noise_log2: f64,
+    last_prime: u64,
+    k: u32,
+    tolerance_bits: u32,
+) -> DecisionAnalysis {
+    let tops = bit_windows(k, tolerance_bits);
+    let gain = correction_gain(p, 1).unwrap_or(u64::MAX);
+    let rounded = tolerance_bits > 0;
+    analyse_windows(
+        source_n,
+        p,
+        source_noise_log2,
+        last_prime,
+        (&tops, 1, rounded),
+        gain,
+    )
+}
+
+/// The window tops (ascending) that read the bits of a k-bit value to
+/// within 2^r: for r = 0 every bit, one window each from a 1-bit lowest;
+/// for r > 0 a reading at 2^(r - 1) whose lowest window (2 bits) rounds and
+/// whose bit 0 is not read, so that the k - r bits read are those of M
+/// with |M 2^r - m| <= 3 2^(r - 2) ([`bfv_value_bits`]).
+fn bit_windows(k: u32, tolerance_bits: u32) -> Vec<u32> {
+    match tolerance_bits {
+        0 => (1..=k).collect(),
+        r => window_tops(k - r + 1, 1),
+    }
+}
+
+/// The analysis of windows (tops ascending, bits per window above the
+/// lowest, whether the lowest rounds a fraction), the previous reading
+/// entering each higher window with its output noise multiplied by `gain`.
+fn analyse_windows(
+    source_n: usize,
+    p: &tfhe::TfheParameters,
+    source_noise_log2: f64,
+    last_prime: u64,
+    (tops, window_bits, rounded): (&[u32], u32, bool),
+    gain: u64,
+) -> DecisionAnalysis {
     let tfhe_noise = p.noise();
     let two_n = 2.0 * p.polynomial_size as f64;
     let scale = two_n * two_n;
     let ring = ring_switch::noise_variance(source_n, last_prime, p.glwe_noise_std) * scale;
-    let tops = window_tops(k, window_bits);
+    let k = tops.last().copied().unwrap_or(0);
+    let lowest_top = tops.first().copied().unwrap_or(0);
     // The source noise (and the 1/2 per term of sample extraction's
     // rounding, well below it), amplified by the lowest window's shift.
     let relative = source_noise_log2.exp2() / last_prime as f64;
-    let amplified = (relative * 2f64.powi((k - tops[0]) as i32)).powi(2) * scale;
+    let amplified = (relative * 2f64.powi((k - lowest_top) as i32)).powi(2) * scale;
     // Every window's input: the ring switch, the server's key switch (big
     // to small key) and the modulus switch to 2N.
     let lowest = ring + tfhe_noise.key_switch * scale + tfhe_noise.modulus_switch + amplified;
     // The lowest window's digit sits half a box from its boundaries; every
     // higher one a quarter box, with the previous reading's output (the
-    // blind rotation's noise, added under the big key before the key
-    // switch) in its input.
-    let lowest_margin = two_n / 2f64.powi(tops[0] as i32 + 1);
+    // blind rotation's noise times the gain, added under the big key
+    // before the key switch) in its input.
+    let lowest_margin = two_n / 2f64.powi(lowest_top as i32 + 1);
     let mut failures = vec![tfhe::params::log2_gaussian_tail(
         lowest_margin / lowest.sqrt(),
     )];
     let (mut input_variance, mut margin) = (lowest, lowest_margin);
     if tops.len() > 1 {
-        input_variance = lowest + tfhe_noise.blind_rotation * scale;
+        input_variance = lowest + (gain as f64).powi(2) * tfhe_noise.blind_rotation * scale;
         margin = two_n / 2f64.powi(window_bits as i32 + 2);
+        // A rounding lowest window may carry half its last unit into the
+        // next window's fraction.
+        if rounded {
+            margin -= two_n / 2f64.powi((window_bits + lowest_top) as i32 + 1);
+        }
         let upper = tfhe::params::log2_gaussian_tail(margin / input_variance.sqrt());
         failures.extend(std::iter::repeat_n(upper, tops.len() - 1));
     }
@@ -559,6 +626,22 @@ pub fn analyse(
         log2_failure_per_bootstrap: per,
         log2_failure_per_decision: total,
     }
+}
+
+/// The factor g with which a reading kept as a block b (b Delta on the
+/// torus) becomes the next window's correction c - g b Delta = +-c, c =
+/// 1/2^(window_bits + 2) of the torus: g = 2c / Delta, an error when the
+/// set's Delta does not divide 2c.
+fn correction_gain(p: &tfhe::TfheParameters, window_bits: u32) -> Result<u64> {
+    let (_, _, delta) = any_bounds(p)?;
+    let twice_c = 1u128 << (65 - (window_bits + 2));
+    if twice_c % delta as u128 != 0 {
+        return Err(Error::Mismatch(format!(
+            "{}: a block cannot carry a {window_bits}-bit window's correction",
+            p.name
+        )));
+    }
+    Ok((twice_c / delta as u128) as u64)
 }
 
 /// The failure bound of every decision (BFV and CKKS): a BFV decision
@@ -579,21 +662,60 @@ struct Source2Lwe<'a> {
     offset: u64,
 }
 
-/// The top bit of m for each coefficient of `src` whose phase (plus the
-/// offset) is m 2^(64 - k) with m in [0, 2^k): window by window from the
-/// bottom (module documentation), each window's copy scaled by 2^(k - w) in
-/// the source ring, ring-switched to the big key, the previous reading's
-/// output added, then key-switched to the small key (in passes over the
-/// TFHE key shared by [`SWITCH_BATCH`] of them) and bootstrapped, all
-/// values of a window together.
-fn top_bits(
+impl<'a> Source2Lwe<'a> {
+    /// The two polynomials of a ciphertext at its last prime and the
+    /// coefficient indices, checked before any work.
+    fn new(polys: &'a [Poly], indices: &'a [usize], offset: u64) -> Result<Self> {
+        let [c0, c1] = polys else {
+            return Err(Error::Mismatch(format!(
+                "a transition reads a 2-component ciphertext, not {} components (relinearize first)",
+                polys.len()
+            )));
+        };
+        if let Some(i) = indices.iter().find(|&&i| i >= c0.n()) {
+            return Err(Error::OutOfRange(format!(
+                "coefficient {i} outside a degree-{} ring",
+                c0.n()
+            )));
+        }
+        Ok(Source2Lwe {
+            c0,
+            c1,
+            indices,
+            offset,
+        })
+    }
+}
+
+/// Reads bits of m for each coefficient of `src` whose phase (plus the
+/// offset) is m 2^(64 - k) with m in [0, 2^k), k the last of `tops`:
+/// window by window from the bottom (module documentation), each window's
+/// copy scaled by 2^(k - w) in the source ring, ring-switched to the big
+/// key, the previous reading's output added, then key-switched to the
+/// small key (in passes over the TFHE key shared by [`SWITCH_BATCH`] of
+/// them) and bootstrapped, all values of a window together. Returns the
+/// top bit of m alone (`every` false: the readings below it are sign
+/// bootstraps to the correction +-c) or the readings of every window
+/// (bit w - 1 of m for a window of top w), as blocks, each also turned
+/// into the next window's correction ([`correction_gain`]); indexed
+/// [window][value].
+fn read_windows(
     src: &Source2Lwe<'_>,
-    k: u32,
+    tops: &[u32],
     window_bits: u32,
+    every: bool,
     key: &TransitionKey,
     server: &tfhe::ServerKey,
-) -> Result<Vec<EncryptedBit>> {
-    let tops = window_tops(k, window_bits);
+) -> Result<Vec<Vec<EncryptedBit>>> {
+    let k = *tops
+        .last()
+        .ok_or_else(|| Error::OutOfRange("no window to read".into()))?;
+    let c = 1u64 << (64 - (window_bits + 2));
+    let gain = if every {
+        correction_gain(server.parameters(), window_bits)? as i64
+    } else {
+        0
+    };
     let windows = tops
         .par_iter()
         .map(|&w| {
@@ -605,6 +727,7 @@ fn top_bits(
         })
         .collect::<Result<Vec<_>>>()?;
     let mut previous: Vec<LweCiphertext> = Vec::new();
+    let mut kept = Vec::new();
     for (j, (&w, window)) in tops.iter().zip(windows).enumerate() {
         let inputs: Vec<LweCiphertext> = window
             .into_iter()
@@ -624,41 +747,48 @@ fn top_bits(
             .into_iter()
             .flatten()
             .collect();
-        if j + 1 == tops.len() {
-            return small
+        let last = j + 1 == tops.len();
+        if !every && !last {
+            previous = small
                 .par_iter()
-                .map(|z| Ok(server.sign_block(z)?))
+                .map(|z| server.sign_bootstrap(z, c))
+                .collect::<std::result::Result<Vec<_>, _>>()?;
+            continue;
+        }
+        let bits: Vec<EncryptedBit> = small
+            .par_iter()
+            .map(|z| server.sign_block(z))
+            .collect::<std::result::Result<_, _>>()?;
+        if !last {
+            // c - g b Delta: +c for a 0, -c for a 1.
+            previous = bits
+                .iter()
+                .map(|b| {
+                    let mut out = b.lwe().clone();
+                    out.mul_scalar_assign(-gain);
+                    out.add_constant(c);
+                    out
+                })
                 .collect();
         }
-        let c = 1u64 << (64 - (window_bits + 2));
-        previous = small
-            .par_iter()
-            .map(|z| server.sign_bootstrap(z, c))
-            .collect::<std::result::Result<Vec<_>, _>>()?;
+        kept.push(bits);
     }
-    Err(Error::OutOfRange("no window to read".into()))
+    Ok(kept)
 }
 
-/// The two polynomials of a ciphertext at its last prime.
-fn two_polys(polys: &[Poly]) -> Result<(&Poly, &Poly)> {
-    match polys {
-        [c0, c1] => Ok((c0, c1)),
-        _ => Err(Error::Mismatch(format!(
-            "a transition reads a 2-component ciphertext, not {} components (relinearize first)",
-            polys.len()
-        ))),
-    }
-}
-
-/// Coefficient indices inside the ring (before any work).
-fn check_indices(c0: &Poly, indices: &[usize]) -> Result<()> {
-    match indices.iter().find(|&&i| i >= c0.n()) {
-        Some(i) => Err(Error::OutOfRange(format!(
-            "coefficient {i} outside a degree-{} ring",
-            c0.n()
-        ))),
-        None => Ok(()),
-    }
+/// The top bit of m for each coefficient of `src` ([`read_windows`] in
+/// windows of `window_bits`).
+fn top_bits(
+    src: &Source2Lwe<'_>,
+    k: u32,
+    window_bits: u32,
+    key: &TransitionKey,
+    server: &tfhe::ServerKey,
+) -> Result<Vec<EncryptedBit>> {
+    let tops = window_tops(k, window_bits);
+    read_windows(src, &tops, window_bits, false, key, server)?
+        .pop()
+        .ok_or_else(|| Error::OutOfRange("no window to read".into()))
 }
 
 fn check_keys(source: &Source, key: &TransitionKey, server: &tfhe::ServerKey) -> Result<()> {
@@ -713,14 +843,8 @@ pub fn bfv_scores_above(
     key: &TransitionKey,
     server: &tfhe::ServerKey,
 ) -> Result<Vec<EncryptedBit>> {
-    check_keys(&Source::Bfv(ct.context().params().clone()), key, server)?;
-    let t = ct.context().plain_modulus();
-    if !t.is_power_of_two() {
-        return Err(Error::OutOfRange(format!(
-            "plaintext modulus {t}: the decision needs a power of two"
-        )));
-    }
-    let k = t.trailing_zeros();
+    let (low, k) = bfv_source(ct, key, server)?;
+    let t = 1u64 << k;
     if tolerance_bits + 3 > k {
         return Err(Error::OutOfRange(format!(
             "a tolerance of 2^{tolerance_bits} leaves fewer than 3 of the {k} bits of t"
@@ -737,26 +861,93 @@ pub fn bfv_scores_above(
             "threshold {threshold} outside [-{quarter}, {quarter}]"
         )));
     }
-    let mut low = ct.clone();
-    while low.level() > 0 {
-        low = low.mod_switch_to_next()?;
-    }
     let q = ct.context().q_primes()[0];
     let read = k - tolerance_bits;
     check_analysis(key, low.noise_estimate_log2(), q, read)?;
     // m = value - threshold + t/2 in [0, t): its top bit is value >= threshold.
     let offset = (t / 2).wrapping_sub(threshold as u64) & (t - 1);
-    let (c0, c1) = two_polys(low.polys())?;
-    check_indices(c0, coefficients)?;
     // The phase m 2^(64 - k) is (m / 2^r) 2^(64 - read): reading `read`
     // bits treats the r bits below as a fraction the first window rounds.
-    let src = Source2Lwe {
-        c0,
-        c1,
-        indices: coefficients,
-        offset: offset << (64 - k),
-    };
+    let src = Source2Lwe::new(low.polys(), coefficients, offset << (64 - k))?;
     top_bits(&src, read, WINDOW_BITS, key, server)
+}
+
+/// A BFV ciphertext's set checked against the keys, its plaintext modulus
+/// t = 2^k (k returned), and the ciphertext mod-switched to its last prime.
+fn bfv_source(
+    ct: &bfv::Ciphertext,
+    key: &TransitionKey,
+    server: &tfhe::ServerKey,
+) -> Result<(bfv::Ciphertext, u32)> {
+    check_keys(&Source::Bfv(ct.context().params().clone()), key, server)?;
+    let t = ct.context().plain_modulus();
+    if !t.is_power_of_two() {
+        return Err(Error::OutOfRange(format!(
+            "plaintext modulus {t}: the decision needs a power of two"
+        )));
+    }
+    let mut low = ct.clone();
+    while low.level() > 0 {
+        low = low.mod_switch_to_next()?;
+    }
+    Ok((low, t.trailing_zeros()))
+}
+
+/// For each coefficient index of a BFV ciphertext (plaintext modulus
+/// t = 2^k, values read as signed), the bits of the value as an unsigned
+/// number: M, whose k - r bits (r = `tolerance_bits`) come least
+/// significant first, each a TFHE block holding 0 or 1, with
+/// |M 2^r - (value + t/2)| <= 3 2^(r - 2) (M = value + t/2 for r = 0; for
+/// r > 0 the bits above bit 0 of round((value + t/2) / 2^(r - 1))). Signed
+/// values order as their M (the offset t/2 makes them unsigned), so the
+/// index of a largest M holds a value within 2^r of the largest. The
+/// coefficients must lie in [-t/4, t/4) (the caller's promise, which the
+/// planner's choice of t keeps), so that the rounding never wraps.
+///
+/// One bootstrap per bit read: windows of one bit from the bottom (module
+/// documentation, [`bit_windows`]), each reading kept as a block and also, scaled by the
+/// set's gain (8 on 2_2), the next window's quarter-box correction. All
+/// values' failure probability together (union bound, [`analyse_bits`])
+/// must stay within 2^[`MAX_LOG2_FAILURE`]: an error otherwise, as for r
+/// leaving no bit to read.
+pub fn bfv_value_bits(
+    ct: &bfv::Ciphertext,
+    coefficients: &[usize],
+    tolerance_bits: u32,
+    key: &TransitionKey,
+    server: &tfhe::ServerKey,
+) -> Result<Vec<Vec<EncryptedBit>>> {
+    let (low, k) = bfv_source(ct, key, server)?;
+    if tolerance_bits >= k {
+        return Err(Error::OutOfRange(format!(
+            "a tolerance of 2^{tolerance_bits} leaves none of the {k} bits of t to read"
+        )));
+    }
+    let q = ct.context().q_primes()[0];
+    let analysis = analyse_bits(
+        key.source.n(),
+        &key.tfhe,
+        low.noise_estimate_log2(),
+        q,
+        k,
+        tolerance_bits,
+    );
+    let failure = analysis.log2_failure_per_decision + (coefficients.len().max(1) as f64).log2();
+    if failure > MAX_LOG2_FAILURE {
+        return Err(Error::OutOfRange(format!(
+            "reading {} bits of {} values would fail with probability 2^{failure:.1}",
+            k - tolerance_bits,
+            coefficients.len()
+        )));
+    }
+    // m = value + t/2 in [0, t), its phase m 2^(64 - k) read as (m / 2^s)
+    // 2^(64 - (k - s)) at s = max(r - 1, 0) ([`bit_windows`]).
+    let src = Source2Lwe::new(low.polys(), coefficients, (1u64 << (k - 1)) << (64 - k))?;
+    let tops = bit_windows(k, tolerance_bits);
+    let windows = read_windows(&src, &tops, 1, true, key, server)?;
+    Ok((0..coefficients.len())
+        .map(|v| windows.iter().map(|bits| bits[v].clone()).collect())
+        .collect())
 }
 
 /// What a CKKS -> TFHE decision reads (module documentation).
@@ -870,14 +1061,7 @@ pub fn ckks_coefficients_above(
     let shift = (threshold / range * 2f64.powi(64)).round() as i128;
     let offset = ((1i128 << 63) - shift) as u64;
     let low = ct.drop_to_level(0)?;
-    let (c0, c1) = two_polys(low.polys())?;
-    check_indices(c0, coefficients)?;
-    let src = Source2Lwe {
-        c0,
-        c1,
-        indices: coefficients,
-        offset,
-    };
+    let src = Source2Lwe::new(low.polys(), coefficients, offset)?;
     Ok((
         top_bits(&src, k, reading.window_bits, key, server)?,
         reading,

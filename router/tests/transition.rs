@@ -33,6 +33,15 @@ fn fixture() -> &'static Fixture {
     })
 }
 
+/// Signed `values` in the coefficients of one BFV ciphertext.
+fn encrypt_coefficients(f: &Fixture, values: &[i64]) -> bfv::Ciphertext {
+    let t = f.ctx.plain_modulus() as i64;
+    let coeffs: Vec<u64> = values.iter().map(|v| v.rem_euclid(t) as u64).collect();
+    f.bfv_key
+        .encrypt(&Plaintext::from_coeffs(&f.ctx, &coeffs).unwrap())
+        .unwrap()
+}
+
 /// The encrypted decisions `value >= threshold` (within 2^tolerance_bits)
 /// of `values` placed in the coefficients of one BFV ciphertext.
 fn decision_bits(
@@ -41,12 +50,7 @@ fn decision_bits(
     threshold: i64,
     tolerance_bits: u32,
 ) -> Vec<transition::EncryptedBit> {
-    let t = f.ctx.plain_modulus() as i64;
-    let coeffs: Vec<u64> = values.iter().map(|v| v.rem_euclid(t) as u64).collect();
-    let ct = f
-        .bfv_key
-        .encrypt(&Plaintext::from_coeffs(&f.ctx, &coeffs).unwrap())
-        .unwrap();
+    let ct = encrypt_coefficients(f, values);
     let indices: Vec<usize> = (0..values.len()).collect();
     transition::bfv_scores_above(&ct, &indices, threshold, tolerance_bits, &f.key, &f.server)
         .unwrap()
@@ -488,4 +492,81 @@ fn one_bootstrap_decides_five_bits() {
     let exact = transition::analyse_decision(&f.key, 12.0, q, 23);
     assert_eq!(exact.bootstraps, 6);
     assert!(exact.log2_failure_per_decision < -128.0, "{exact:?}");
+}
+
+/// The bits of `values` (coefficients of one ciphertext) read to within
+/// 2^r, decrypted and assembled into the unsigned M of each.
+fn read_values(f: &Fixture, values: &[i64], r: u32) -> Vec<i64> {
+    let ct = encrypt_coefficients(f, values);
+    let indices: Vec<usize> = (0..values.len()).collect();
+    let bits = transition::bfv_value_bits(&ct, &indices, r, &f.key, &f.server).unwrap();
+    bits.iter()
+        .map(|value| {
+            assert_eq!(value.len() as u32, 23 - r);
+            value.iter().enumerate().fold(0i64, |m, (j, b)| {
+                let bit = f.tfhe_key.decrypt_with_carry(b).unwrap();
+                assert!(bit <= 1, "a bit block holds {bit}");
+                m | (bit as i64) << j
+            })
+        })
+        .collect()
+}
+
+/// Every bit of signed values read exactly (r = 0: M = value + t/2, the
+/// extremes of [-t/4, t/4), carries through every bit, random values),
+/// and to within 2^r (|M 2^r - (value + t/2)| <= 3 2^(r - 2), values at
+/// the rounding's edges).
+#[test]
+fn value_bits_exact_and_within_a_tolerance() {
+    let f = fixture();
+    let t = f.ctx.plain_modulus() as i64;
+    let quarter = t / 4;
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut random = || {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1);
+        (state >> 30) as i64 % (2 * quarter) - quarter
+    };
+    let exact = [
+        -quarter,
+        quarter - 1,
+        0,
+        -1,
+        (1 << 20) - 1,
+        random(),
+        random(),
+    ];
+    assert_eq!(
+        read_values(f, &exact, 0),
+        exact.iter().map(|v| v + t / 2).collect::<Vec<_>>()
+    );
+    for r in [1u32, 14, 19] {
+        let unit = 1i64 << r;
+        let mut values = vec![-quarter, quarter - 1, 0, -1, random(), random()];
+        // Around the rounding of the reading at 2^(r - 1).
+        for base in [unit, -2 * unit, 3 * unit] {
+            values.extend([base - 1, base, base + 1, base + unit / 2, base + unit / 4]);
+        }
+        values.retain(|v| (-quarter..quarter).contains(v));
+        if r == 1 {
+            // 22 bootstraps a value: the edges only.
+            values.truncate(4);
+        }
+        let got = read_values(f, &values, r);
+        for (v, m) in values.iter().zip(got) {
+            let error = (m << r) - (v + t / 2);
+            assert!(
+                error.abs() <= 3 * unit / 4,
+                "value {v}, r {r}: read {m} ({error} off)"
+            );
+        }
+    }
+    // Nothing left to read.
+    let ct = f
+        .bfv_key
+        .encrypt(&Plaintext::from_coeffs(&f.ctx, &[1]).unwrap())
+        .unwrap();
+    assert!(matches!(
+        transition::bfv_value_bits(&ct, &[0], 23, &f.key, &f.server),
+        Err(Error::OutOfRange(_))
+    ));
 }

@@ -290,3 +290,89 @@ fn match_identify_on_this_thread() -> Result<WorkloadReport, Error> {
         errors,
     ))
 }
+
+/// 1:N identification by argmax through the router (`Program::argmax_within`):
+/// which of 32 templates (one N = 4096 coefficient product) matches best,
+/// to within 2^[`IDENTIFY_TOLERANCE_BITS`]: every score's 9 bits read
+/// through the BFV -> TFHE transition, then a tournament of 31 u16
+/// comparisons in TFHE. One run (about 1300 bootstraps: a median of
+/// several would take minutes), its stages summed from the plan's measured
+/// steps (key generation left out); verified when the decrypted index's score is within the tolerance of
+/// the largest.
+pub fn match_argmax() -> Result<WorkloadReport, Error> {
+    single_thread(|| match_argmax_on_this_thread().map_err(|e| e.to_string()))
+}
+
+fn match_argmax_on_this_thread() -> Result<WorkloadReport, Error> {
+    use std::collections::BTreeMap;
+    use triskel::{CostModel, Kind, PlainValue, Program, Scalar, Session, StepKind};
+    let params = biometric::coefficient_match_parameters();
+    let templates = params.n() / DIM;
+    let enrolled = sample_embeddings(templates, 12);
+    let probe = sample_embeddings(1, 11)[0];
+    let scores = biometric::plaintext_scores(&probe, &enrolled);
+    let r = IDENTIFY_TOLERANCE_BITS;
+    let mut p = Program::new();
+    let x = p.input(
+        "probe",
+        Kind::Signed {
+            len: DIM,
+            bound: 127,
+        },
+    )?;
+    let values = enrolled
+        .iter()
+        .map(|t| {
+            let w: Vec<Scalar> = t.iter().map(|&c| Scalar::Int(c as i64)).collect();
+            p.dot_plain(x, &w)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let best = p.argmax_within(&values, r)?;
+    p.output("best", best)?;
+    let costs = CostModel::load().0;
+    let mut plan = triskel::plan(&p, &costs)?;
+    let inputs = BTreeMap::from([(
+        "probe".to_string(),
+        PlainValue::Ints(probe.iter().map(|&v| v as i128).collect()),
+    )]);
+    let out = Session::with_costs(costs).run(&mut plan, &inputs)?;
+    let stage = |f: &dyn Fn(&StepKind) -> bool| -> f64 {
+        plan.steps
+            .iter()
+            .filter(|s| f(&s.kind))
+            .filter_map(|s| s.measured_ns)
+            .sum::<f64>()
+            / 1e3
+    };
+    let encrypt = stage(&|k| matches!(k, StepKind::Encrypt(_)));
+    let compute = stage(&|k| matches!(k, StepKind::Op(_) | StepKind::Transition { .. }));
+    let decrypt = stage(&|k| matches!(k, StepKind::Decrypt(_)));
+    let index = match out.get("best") {
+        Some(PlainValue::Ints(v)) if v.len() == 1 => v[0] as usize,
+        other => return Err(format!("argmax output {other:?}").into()),
+    };
+    let largest = scores.iter().copied().max().unwrap_or(0);
+    let error = largest - scores.get(index).copied().unwrap_or(i64::MIN / 2);
+    let total = encrypt + compute + decrypt;
+    Ok(WorkloadReport {
+        name: "router.match_argmax",
+        engine: "bfv+tfhe",
+        params: format!(
+            "{} -> {}, argmax of {templates} scores within 2^{r}",
+            plan.bfv[0].params.name(),
+            plan.tfhe.as_ref().map_or("", |t| t.name)
+        ),
+        median_us: StageMedians {
+            encode: None,
+            encrypt: Some(encrypt),
+            compute,
+            decrypt: Some(decrypt),
+            total,
+        },
+        max_abs_error: error as f64,
+        verified: (0..=1i64 << r).contains(&error),
+        matches_per_second: Some(templates as f64 / (total * 1e-6)),
+        workloads_per_second: None,
+        baseline: None,
+    })
+}

@@ -179,12 +179,22 @@ struct Report {
     workloads: Vec<WorkloadReport>,
 }
 
+/// Workloads run only when named by `--only`: too long for the default
+/// list (router.match_argmax: about 1300 bootstraps, ~100 s on one core).
+pub fn on_request() -> Vec<Workload> {
+    vec![Workload {
+        name: "router.match_argmax",
+        run: super::transition_workloads::match_argmax,
+    }]
+}
+
 pub fn bench(only: Option<&str>, json: bool, threads: usize) -> CliResult {
     if threads == 0 {
         return Err("--threads must be at least 1".into());
     }
     let mut selected = all();
     if let Some(name) = only {
+        selected.extend(on_request());
         let known: Vec<&str> = selected.iter().map(|w| w.name).collect();
         selected.retain(|w| w.name == name);
         if selected.is_empty() {
