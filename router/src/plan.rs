@@ -43,8 +43,8 @@ use crate::cost::CostModel;
 use crate::error::{Error, Result};
 use crate::program::{Cmp, Kind, Op, Program, Scalar, MAX_SIGNED_BOUND};
 use crate::transition::{
-    analyse, analyse_bits, any_bootstraps, ckks_reading, decision_bootstraps, CkksReading,
-    MAX_LOG2_FAILURE, MAX_TRANSITION_DIMENSION, WINDOW_BITS,
+    analyse_bits, any_bootstraps, ckks_reading, decision_analysis, CkksReading, DecisionAnalysis,
+    MAX_LOG2_FAILURE, MAX_TRANSITION_DIMENSION,
 };
 
 /// An engine.
@@ -1532,27 +1532,53 @@ fn transition_log2_failure(
     noise: f64,
     params: &BfvParameters,
 ) -> Option<f64> {
-    let q0_bits = *params.q_bits().first()?;
-    let at_q0 = at_last_prime(noise, params);
-    let log_t = params.plain_modulus().trailing_zeros();
-    let r = read_tolerance(op, log_t);
-    // Named sets' primes lie just below 2^b (as in the budget model).
-    let q0 = (q0_bits as f64 - 0.05).exp2() as u64;
+    match op {
+        Op::ArgmaxSigned { xs, .. } => {
+            let (at_q0, q0, log_t, r) = last_prime_reading(op, noise, params)?;
+            let analysis = analyse_bits(params.n(), &tfhe_set(), at_q0, q0, log_t, r);
+            let count: usize = xs.iter().map(|&x| len_of(p, x)).sum();
+            Some(analysis.log2_failure_per_decision + (count.max(1) as f64).log2())
+        }
+        op => Some(transition_analysis(op, noise, params)?.log2_failure_per_decision),
+    }
+}
+
+/// The analysis of one decision of a BFV -> TFHE transition node other
+/// than an argmax (in the widest windows that meet the bound), `None` for
+/// other nodes.
+fn transition_analysis(op: &Op, noise: f64, params: &BfvParameters) -> Option<DecisionAnalysis> {
     match op {
         Op::Compare(..)
         | Op::CompareScalar(..)
         | Op::ThresholdWithin { .. }
         | Op::Lookup { .. } => {
-            let analysis = analyse(params.n(), &tfhe_set(), at_q0, q0, log_t - r, WINDOW_BITS);
-            Some(analysis.log2_failure_per_decision)
-        }
-        Op::ArgmaxSigned { xs, .. } => {
-            let analysis = analyse_bits(params.n(), &tfhe_set(), at_q0, q0, log_t, r);
-            let count: usize = xs.iter().map(|&x| len_of(p, x)).sum();
-            Some(analysis.log2_failure_per_decision + (count.max(1) as f64).log2())
+            let (at_q0, q0, log_t, r) = last_prime_reading(op, noise, params)?;
+            Some(decision_analysis(
+                params.n(),
+                &tfhe_set(),
+                at_q0,
+                q0,
+                log_t - r,
+                r > 0,
+            ))
         }
         _ => None,
     }
+}
+
+/// A transition's source noise at the last prime (log2), the last prime,
+/// log2 t and the bits left unread (the tolerance).
+fn last_prime_reading(op: &Op, noise: f64, params: &BfvParameters) -> Option<(f64, u64, u32, u32)> {
+    let q0_bits = *params.q_bits().first()?;
+    let log_t = params.plain_modulus().trailing_zeros();
+    // Named sets' primes lie just below 2^b (as in the budget model).
+    let q0 = (q0_bits as f64 - 0.05).exp2() as u64;
+    Some((
+        at_last_prime(noise, params),
+        q0,
+        log_t,
+        read_tolerance(op, log_t),
+    ))
 }
 
 /// A noise (log2, at the full modulus of `params`) after the mod switch to
@@ -1805,9 +1831,7 @@ fn steps(plan: &Plan, costs: &CostModel) -> Result<Vec<Step>> {
                 }
                 Placement::BfvToTfhe(k) => {
                     let part = &plan.bfv[k];
-                    let log_t = part.params.plain_modulus().trailing_zeros();
-                    let decision =
-                        decision_bootstraps(log_t - read_tolerance(&node.op, log_t)) as f64;
+                    let decision = decision_shape(plan, i, k)?.bootstraps as f64;
                     // A lookup: one decision per table entry past the first,
                     // and a u8 addition for each.
                     let entries = match &node.op {
@@ -1957,6 +1981,30 @@ pub(crate) struct ArgmaxShape {
     pub log2_failure: f64,
 }
 
+/// The analysis of the decisions of node `i` (a BFV -> TFHE transition
+/// other than an argmax, of BFV part `part`): its windows and bootstraps.
+fn decision_shape(plan: &Plan, i: usize, part: usize) -> Result<DecisionAnalysis> {
+    let p = &plan.program;
+    let op = &p.nodes[i].op;
+    let params = &plan.bfv[part].params;
+    let noise = part_noise(plan, i, part)?;
+    transition_analysis(op, noise, params)
+        .map_or_else(|| refuse(op.name(), "not a decision on BFV values"), Ok)
+}
+
+/// The noise of node `i` of BFV part `part` (log2, at the full modulus).
+fn part_noise(plan: &Plan, i: usize, part: usize) -> Result<f64> {
+    let p = &plan.program;
+    let nodes: Vec<usize> = (0..=i)
+        .filter(|&j| {
+            matches!(plan.placements[j], Placement::Bfv(k) | Placement::BfvToTfhe(k) if k == part)
+        })
+        .collect();
+    let noise = Planner::bfv_noise(p, &nodes, &plan.bfv[part].params, plan.bfv[part].encoding)
+        .or_else(|(op, msg)| refuse(op, msg))?;
+    Ok(noise[i])
+}
+
 pub(crate) fn argmax_shape(plan: &Plan, i: usize, part: usize) -> Result<ArgmaxShape> {
     let p = &plan.program;
     let op = &p.nodes[i].op;
@@ -1973,13 +2021,7 @@ pub(crate) fn argmax_shape(plan: &Plan, i: usize, part: usize) -> Result<ArgmaxS
         .collect();
     sources.sort_unstable();
     sources.dedup();
-    let nodes: Vec<usize> = (0..=i)
-        .filter(|&j| {
-            matches!(plan.placements[j], Placement::Bfv(k) | Placement::BfvToTfhe(k) if k == part)
-        })
-        .collect();
-    let noise = Planner::bfv_noise(p, &nodes, params, plan.bfv[part].encoding)
-        .or_else(|(op, msg)| refuse(op, msg))?;
+    let noise = part_noise(plan, i, part)?;
     Ok(ArgmaxShape {
         values: xs.iter().map(|&x| len_of(p, x)).sum(),
         sources: sources.len(),
@@ -1987,7 +2029,7 @@ pub(crate) fn argmax_shape(plan: &Plan, i: usize, part: usize) -> Result<ArgmaxS
         tolerance,
         refreshes: (read / 2) as usize,
         value_bits: radix_width(read),
-        log2_failure: transition_log2_failure(p, op, noise[i], params).unwrap_or(f64::NEG_INFINITY),
+        log2_failure: transition_log2_failure(p, op, noise, params).unwrap_or(f64::NEG_INFINITY),
     })
 }
 

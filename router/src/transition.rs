@@ -62,6 +62,12 @@
 //! rounds, and the decision is m + e >= t/2 for some |e| <= 2^r. The
 //! rounding is done by the scaling of the LWE copies (no BFV operation):
 //! for the match's t = 2^23, r = 14 reads 9 bits in 2 windows, r = 18 one.
+//! The lowest window then rounds: a value whose unread bits put it within
+//! half a unit of the lowest window's boundary may be read either way,
+//! which moves the next window's fraction by up to 2N / 2^(D + w_0 + 1)
+//! units (4 of the 64 for r = 14: 5 + 4 bits). The analysis counts it
+//! ([`analyse`]'s `rounded`) and narrows the windows where the bound needs
+//! it ([`decision_analysis`]); r = 14 keeps 2 windows at 2^-129.
 //!
 //! # Noise and failure probability
 //!
@@ -460,6 +466,8 @@ impl TransitionKey {
 /// The noise analysis of one decision (module documentation).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DecisionAnalysis {
+    /// Bits per window above the lowest.
+    pub window_bits: u32,
     /// Bootstraps per decision (windows).
     pub bootstraps: usize,
     /// Variance of the input phase error of the highest window (the
@@ -476,12 +484,6 @@ pub struct DecisionAnalysis {
     pub log2_failure_per_decision: f64,
 }
 
-/// Bootstraps one `x >= c` decision on a k-bit reading takes (one per
-/// window): what the planner predicts a transition from.
-pub fn decision_bootstraps(k: u32) -> usize {
-    window_tops(k, WINDOW_BITS).len()
-}
-
 /// The tops of the windows (bits, ascending, the last = k): W windows of
 /// `d` bits above a lowest one of 1..=d + 1 bits.
 fn window_tops(k: u32, d: u32) -> Vec<u32> {
@@ -493,26 +495,48 @@ fn window_tops(k: u32, d: u32) -> Vec<u32> {
 }
 
 /// The analysis for a key, the source ciphertext's noise (log2 of its
-/// deviation at the last prime, absolute) and a k-bit reading.
+/// deviation at the last prime, absolute) and a k-bit reading, in the
+/// widest windows that meet the bound ([`decision_analysis`]).
 pub fn analyse_decision(
     key: &TransitionKey,
     source_noise_log2: f64,
     last_prime: u64,
     k: u32,
+    rounded: bool,
 ) -> DecisionAnalysis {
-    analyse(
+    decision_analysis(
         key.source.n(),
         &key.tfhe,
         source_noise_log2,
         last_prime,
         k,
-        WINDOW_BITS,
+        rounded,
     )
 }
 
-/// The same analysis before any key exists (what the planner checks): a
-/// source ring of degree `source_n` decided on the TFHE set `p`, in
-/// windows of `window_bits`.
+/// The analysis of a decision before any key exists (what the planner
+/// checks): a source ring of degree `source_n` decided on the TFHE set `p`
+/// in the widest windows ([`WINDOW_BITS`] down to 2 bits) whose failure
+/// stays within 2^[`MAX_LOG2_FAILURE`], or in 2-bit windows when none does
+/// (the caller refuses it). `rounded`: bits below the reading (a
+/// tolerance, or a real's fraction) make the lowest window round.
+pub fn decision_analysis(
+    source_n: usize,
+    p: &tfhe::TfheParameters,
+    source_noise_log2: f64,
+    last_prime: u64,
+    k: u32,
+    rounded: bool,
+) -> DecisionAnalysis {
+    let analysis = |d| analyse(source_n, p, source_noise_log2, last_prime, k, d, rounded);
+    (2..=WINDOW_BITS)
+        .rev()
+        .map(analysis)
+        .find(|a| a.log2_failure_per_decision <= MAX_LOG2_FAILURE)
+        .unwrap_or_else(|| analysis(2))
+}
+
+/// The analysis of a k-bit reading in windows of `window_bits`.
 pub fn analyse(
     source_n: usize,
     p: &tfhe::TfheParameters,
@@ -520,6 +544,7 @@ pub fn analyse(
     last_prime: u64,
     k: u32,
     window_bits: u32,
+    rounded: bool,
 ) -> DecisionAnalysis {
     let tops = window_tops(k, window_bits);
     analyse_windows(
@@ -527,7 +552,7 @@ pub fn analyse(
         p,
         source_noise_log2,
         last_prime,
-        (&tops, window_bits, false),
+        (&tops, window_bits, rounded),
         1,
     )
 }
@@ -619,6 +644,7 @@ fn analyse_windows(
     // Union bound over the windows.
     let total = failures.iter().map(|f| f.exp2()).sum::<f64>().log2();
     DecisionAnalysis {
+        window_bits,
         bootstraps: tops.len(),
         input_variance,
         ring_switch: ring,
@@ -809,15 +835,23 @@ fn check_keys(source: &Source, key: &TransitionKey, server: &tfhe::ServerKey) ->
     Ok(())
 }
 
-fn check_analysis(key: &TransitionKey, noise_log2: f64, last_prime: u64, k: u32) -> Result<()> {
-    let analysis = analyse_decision(key, noise_log2, last_prime, k);
+/// The decision's analysis ([`analyse_decision`]), an error when even its
+/// narrowest windows exceed the failure bound.
+fn check_analysis(
+    key: &TransitionKey,
+    noise_log2: f64,
+    last_prime: u64,
+    k: u32,
+    rounded: bool,
+) -> Result<DecisionAnalysis> {
+    let analysis = analyse_decision(key, noise_log2, last_prime, k, rounded);
     if analysis.log2_failure_per_decision > MAX_LOG2_FAILURE {
         return Err(Error::OutOfRange(format!(
             "a decision would fail with probability 2^{:.1}",
             analysis.log2_failure_per_decision
         )));
     }
-    Ok(())
+    Ok(analysis)
 }
 
 /// For each coefficient index of a BFV ciphertext (plaintext modulus
@@ -830,7 +864,7 @@ fn check_analysis(key: &TransitionKey, noise_log2: f64, last_prime: u64, k: u32)
 /// read (the lowest window's offset rounds away the r bits below it), so
 /// the bit is `value + e >= threshold` for some |e| <= 2^r: exact whenever
 /// the value is more than 2^r from the threshold, with fewer bootstraps
-/// ([`decision_bootstraps`] of k - r). r must leave at least 3 bits
+/// ([`bfv_decision_analysis`]). r must leave at least 3 bits
 /// (r <= k - 3) and the threshold must lie in [-t/4 + 2^r, t/4 - 2^r] (so
 /// that no rounding wraps around t; with r = 0 it is [-t/4, t/4]): an
 /// error otherwise. The ciphertext is mod-switched to its last prime first.
@@ -845,11 +879,7 @@ pub fn bfv_scores_above(
 ) -> Result<Vec<EncryptedBit>> {
     let (low, k) = bfv_source(ct, key, server)?;
     let t = 1u64 << k;
-    if tolerance_bits + 3 > k {
-        return Err(Error::OutOfRange(format!(
-            "a tolerance of 2^{tolerance_bits} leaves fewer than 3 of the {k} bits of t"
-        )));
-    }
+    check_tolerance(k, tolerance_bits)?;
     let margin = if tolerance_bits == 0 {
         0
     } else {
@@ -863,13 +893,43 @@ pub fn bfv_scores_above(
     }
     let q = ct.context().q_primes()[0];
     let read = k - tolerance_bits;
-    check_analysis(key, low.noise_estimate_log2(), q, read)?;
+    let analysis = check_analysis(key, low.noise_estimate_log2(), q, read, tolerance_bits > 0)?;
     // m = value - threshold + t/2 in [0, t): its top bit is value >= threshold.
     let offset = (t / 2).wrapping_sub(threshold as u64) & (t - 1);
     // The phase m 2^(64 - k) is (m / 2^r) 2^(64 - read): reading `read`
     // bits treats the r bits below as a fraction the first window rounds.
     let src = Source2Lwe::new(low.polys(), coefficients, offset << (64 - k))?;
-    top_bits(&src, read, WINDOW_BITS, key, server)
+    top_bits(&src, read, analysis.window_bits, key, server)
+}
+
+/// The analysis of [`bfv_scores_above`]'s decisions on `ct` within
+/// 2^`tolerance_bits`: windows, bootstraps and failure bound; an error
+/// when no reading meets the bound.
+pub fn bfv_decision_analysis(
+    ct: &bfv::Ciphertext,
+    tolerance_bits: u32,
+    key: &TransitionKey,
+    server: &tfhe::ServerKey,
+) -> Result<DecisionAnalysis> {
+    let (low, k) = bfv_source(ct, key, server)?;
+    check_tolerance(k, tolerance_bits)?;
+    let q = ct.context().q_primes()[0];
+    check_analysis(
+        key,
+        low.noise_estimate_log2(),
+        q,
+        k - tolerance_bits,
+        tolerance_bits > 0,
+    )
+}
+
+fn check_tolerance(k: u32, tolerance_bits: u32) -> Result<()> {
+    if tolerance_bits + 3 > k {
+        return Err(Error::OutOfRange(format!(
+            "a tolerance of 2^{tolerance_bits} leaves fewer than 3 of the {k} bits of t"
+        )));
+    }
+    Ok(())
 }
 
 /// A BFV ciphertext's set checked against the keys, its plaintext modulus
@@ -956,7 +1016,7 @@ pub struct CkksReading {
     /// p: the reading rounds x - threshold to a multiple of 2^-p.
     pub precision_bits: u32,
     /// k = p + ceil(log2(q_0 / scale)) bits of the torus read (one
-    /// bootstrap per [`WINDOW_BITS`], [`decision_bootstraps`]).
+    /// bootstrap per window).
     pub read_bits: u32,
     /// Bits per window ([`WINDOW_BITS`], or fewer where the failure bound
     /// needs a wider margin).
@@ -1007,23 +1067,25 @@ pub fn ckks_reading(
             scale.log2()
         )));
     }
-    // The widest windows (fewest bootstraps) whose margin keeps the
-    // failure within the bound.
-    let analysis = |d| analyse(source_n, tfhe_params, error.log2(), q0 as u64, read_bits, d);
-    let Some(window_bits) = (2..=WINDOW_BITS)
-        .rev()
-        .find(|&d| analysis(d).log2_failure_per_decision <= MAX_LOG2_FAILURE)
-    else {
+    // The reading always rounds: x - threshold has a fraction below 2^-p.
+    let chosen = decision_analysis(
+        source_n,
+        tfhe_params,
+        error.log2(),
+        q0 as u64,
+        read_bits,
+        true,
+    );
+    if chosen.log2_failure_per_decision > MAX_LOG2_FAILURE {
         return Err(Error::OutOfRange(format!(
             "a decision reading {read_bits} bits would fail with probability 2^{:.1} (at most 2^{MAX_LOG2_FAILURE:.0} is accepted)",
-            analysis(2).log2_failure_per_decision
+            chosen.log2_failure_per_decision
         )));
-    };
-    let chosen = analysis(window_bits);
+    }
     Ok(CkksReading {
         precision_bits,
         read_bits,
-        window_bits,
+        window_bits: chosen.window_bits,
         bootstraps: chosen.bootstraps,
         tolerance: (-(precision_bits as f64)).exp2() + noise,
         log2_failure: chosen.log2_failure_per_decision,

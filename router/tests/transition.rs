@@ -134,9 +134,17 @@ fn threshold_decisions_within_a_tolerance() {
             );
         }
     }
-    // Two windows for r = 14, one for r = 18 (23-bit t), against six exact.
-    assert_eq!(transition::decision_bootstraps(23 - 14), 2);
-    assert_eq!(transition::decision_bootstraps(23 - 18), 1);
+    // One window for r = 18 (23-bit t); for r = 14 two 4-bit windows lose
+    // 4 of their 64 units of margin to the lowest window's rounding, which
+    // the analysis counts (and narrows the windows if the bound needs it).
+    let q = f.ctx.q_primes()[0];
+    let verify = transition::analyse_decision(&f.key, 12.0, q, 23 - 18, true);
+    assert_eq!((verify.bootstraps, verify.margin), (1, 64.0));
+    let p = f.tfhe_key.parameters();
+    let wide = transition::analyse(f.ctx.n(), p, 12.0, q, 23 - 14, 4, true);
+    assert_eq!((wide.bootstraps, wide.margin), (2, 60.0));
+    let identify = transition::analyse_decision(&f.key, 12.0, q, 23 - 14, true);
+    assert!(identify.log2_failure_per_decision <= -128.0, "{identify:?}");
     // A tolerance that leaves fewer than 3 bits, or a threshold whose
     // rounding could wrap around t, is refused.
     let ct = f
@@ -234,7 +242,7 @@ fn match_decision_end_to_end() {
 #[test]
 fn the_analysis_supports_the_decision() {
     let f = fixture();
-    let a = transition::analyse_decision(&f.key, 12.0, f.ctx.q_primes()[0], 23);
+    let a = transition::analyse_decision(&f.key, 12.0, f.ctx.q_primes()[0], 23, false);
     assert_eq!(a.bootstraps, 6);
     assert!(a.log2_failure_per_decision < -128.0, "{a:?}");
     // Key switch 2.95 + modulus switch 17.7 + the previous reading 0.1 (the
@@ -474,12 +482,12 @@ fn any_over_several_groups() {
 fn one_bootstrap_decides_five_bits() {
     let f = fixture();
     let q = f.ctx.q_primes()[0];
-    let one = transition::analyse_decision(&f.key, 12.0, q, 5);
+    let one = transition::analyse_decision(&f.key, 12.0, q, 5, true);
     assert_eq!(one.bootstraps, 1);
     assert!(one.log2_failure_per_decision < -128.0, "{one:?}");
     assert_eq!(one.margin, 64.0);
     assert_eq!(
-        transition::analyse_decision(&f.key, 12.0, q, 6).bootstraps,
+        transition::analyse_decision(&f.key, 12.0, q, 6, false).bootstraps,
         2
     );
     // The ring switch: N l (B^2 + 2) / 12 sigma^2 (2N)^2 = 2^-18 units
@@ -489,7 +497,7 @@ fn one_bootstrap_decides_five_bits() {
         * 4096f64.powi(2);
     assert!((one.ring_switch / ring - 1.0).abs() < 1e-12, "{one:?}");
     assert!(one.ring_switch < 2f64.powi(-17));
-    let exact = transition::analyse_decision(&f.key, 12.0, q, 23);
+    let exact = transition::analyse_decision(&f.key, 12.0, q, 23, false);
     assert_eq!(exact.bootstraps, 6);
     assert!(exact.log2_failure_per_decision < -128.0, "{exact:?}");
 }

@@ -143,7 +143,7 @@ fn measure(
 fn report(
     name: &'static str,
     keys: &Keys,
-    tolerance_bits: u32,
+    (tolerance_bits, bootstraps): (u32, usize),
     decisions: usize,
     mut m: Timings,
     errors: usize,
@@ -159,7 +159,7 @@ fn report(
             "{} -> {}, tolerance 2^{tolerance_bits}, {} bootstrap(s) per score",
             keys.ctx.params().name(),
             keys.server.parameters().name,
-            transition::decision_bootstraps(biometric::COEFFICIENT_MATCH_LOG_T - tolerance_bits)
+            bootstraps
         ),
         median_us: StageMedians {
             encode: None,
@@ -237,7 +237,17 @@ fn match_decision_on_this_thread() -> Result<WorkloadReport, Error> {
     )?;
     let no = decide_at(above)(&product)?;
     errors += (keys.tfhe.decrypt_with_carry(&no[0])? != 0) as usize;
-    Ok(report("router.match_decision", &keys, r, 1, m, errors))
+    let bootstraps =
+        transition::bfv_decision_analysis(&product[0], r, &keys.transition, &keys.server)?
+            .bootstraps;
+    Ok(report(
+        "router.match_decision",
+        &keys,
+        (r, bootstraps),
+        1,
+        m,
+        errors,
+    ))
 }
 
 /// 1:N identification: 32 templates (one N = 4096 product), a threshold at
@@ -269,6 +279,16 @@ fn match_identify_on_this_thread() -> Result<WorkloadReport, Error> {
         .collect();
     let best = scores.iter().copied().max().unwrap_or(0);
     expected.push(expected_bit(best, threshold, r));
+    let product = biometric::compute_scores_coefficients(
+        &keys
+            .bfv
+            .encrypt(&biometric::encode_probe_coefficients(&keys.ctx, &probe)?)?,
+        &groups,
+        &keys.public,
+    )?;
+    let bootstraps =
+        transition::bfv_decision_analysis(&product[0], r, &keys.transition, &keys.server)?
+            .bootstraps;
     let (m, errors) = measure(&keys, &probe, &groups, &expected, |product| {
         let mut bits = transition::bfv_scores_above(
             &product[0],
@@ -284,7 +304,7 @@ fn match_identify_on_this_thread() -> Result<WorkloadReport, Error> {
     Ok(report(
         "router.match_identify",
         &keys,
-        r,
+        (r, bootstraps),
         templates,
         m,
         errors,
