@@ -6,9 +6,7 @@ use std::sync::{Arc, OnceLock};
 use num_bigint::BigUint;
 use num_traits::ToPrimitive;
 use triskel_kernels::{ntt_primes, Modulus, NttPlan};
-use triskel_ring::{
-    key_switch_context, BaseConverter, DivRound, KeySwitchContext, NoiseDistribution, RnsBasis,
-};
+use triskel_ring::{BaseConverter, DivRound, KeySwitchContext, NoiseDistribution, RnsBasis};
 
 use crate::error::{Error, Result};
 use crate::params::BfvParameters;
@@ -93,9 +91,9 @@ impl BfvContext {
     /// otherwise) and precomputes everything.
     pub fn new(params: BfvParameters) -> Result<Arc<BfvContext>> {
         params.validate()?;
-        let n = params.n;
+        let n = params.n();
         let noise = NoiseDistribution::default();
-        let key_switch = key_switch_context(n, &params.q_bits, &params.p_bits, params.dnum, noise)?;
+        let key_switch = params.key_switch_context(noise)?;
         let q = key_switch.q().clone();
         let t = params.plain_modulus;
         let batching = Batching::new(n, t);
@@ -121,12 +119,12 @@ impl BfvContext {
 
     /// Ring degree n.
     pub fn n(&self) -> usize {
-        self.params.n
+        self.params.n()
     }
 
     /// Plaintext modulus t.
     pub fn plain_modulus(&self) -> u64 {
-        self.params.plain_modulus
+        self.params.plain_modulus()
     }
 
     /// The ciphertext primes q_0..q_{k-1}.

@@ -501,6 +501,14 @@ pub(crate) fn cached_galois_permutation(n: usize, g: usize) -> Result<Arc<k::Gal
     lock().insert(key, perm.clone());
     Ok(perm)
 }
+/// The rotation steps +-1, +-2, +-4, ... below `row` (the slots of a row,
+/// a power of two), whose keys compose into any rotation of the row.
+pub fn power_of_two_steps(row: usize) -> Vec<i64> {
+    (0..row.trailing_zeros())
+        .flat_map(|b| [1i64 << b, -(1i64 << b)])
+        .collect()
+}
+
 /// The Galois element of a slot rotation by `step` for ring degree n:
 /// 5^step mod 2n (negative steps rotate the other way, as 5 has order n/2
 /// modulo 2n). Rotating the other row (BFV) or conjugating (CKKS) is 2n - 1.
