@@ -162,7 +162,7 @@ impl SecretKey {
         let (polys, seed) = self
             .secret
             .encrypt(body, self.ctx.noise(), &mut Prng::from_os()?)?;
-        let noise = symmetric_fresh_noise_log2(noise_sigma(self.ctx.noise()));
+        let noise = symmetric_fresh_noise_log2(self.ctx.noise().variance().sqrt());
         Ciphertext::new(&self.ctx, polys, level, noise, Some(seed)).checked("encrypt")
     }
 
@@ -269,11 +269,6 @@ impl SecretKey {
     }
 }
 
-/// Standard deviation of the error distribution.
-pub(crate) fn noise_sigma(d: triskel_ring::NoiseDistribution) -> f64 {
-    d.variance().sqrt()
-}
-
 /// log2(x) of a big integer (0 for 0).
 fn big_log2(x: &BigUint) -> f64 {
     let bits = x.bits();
@@ -314,7 +309,7 @@ impl PublicKey {
     fn encrypt_phase(&self, c0: Poly, level: usize, flood_log2: Option<u32>) -> Result<Ciphertext> {
         let ctx = &self.ctx;
         let polys = self.key.encrypt(c0, ctx.noise(), &mut Prng::from_os()?)?;
-        let mut noise = public_fresh_noise_log2(ctx.n(), noise_sigma(ctx.noise()));
+        let mut noise = public_fresh_noise_log2(ctx.n(), ctx.noise().variance().sqrt());
         if let Some(f) = flood_log2 {
             // Uniform on [-B, B]: standard deviation B / sqrt(3).
             noise = crate::ciphertext::add_std(noise, f as f64 - 0.5 * 3f64.log2());

@@ -50,9 +50,7 @@ fn malformed<T>(msg: impl Into<String>) -> Result<T> {
 
 impl BfvParameters {
     fn read_checked(bytes: &[u8], allow_insecure: bool) -> Result<BfvParameters> {
-        let mut r = Reader::new(bytes);
-        read_header(&mut r, Kind::Params)?;
-        let mut params = BfvParameters::read_body(&mut r)?;
+        let (r, mut params) = read_object(bytes, Kind::Params)?;
         r.finish()?;
         if allow_insecure {
             params.set = params.set.allow_insecure();
@@ -78,12 +76,6 @@ impl BfvParameters {
     pub fn from_bytes_insecure(bytes: &[u8]) -> Result<BfvParameters> {
         BfvParameters::read_checked(bytes, true)
     }
-
-    /// The set's fields, unchecked and not insecure.
-    fn read_body(r: &mut Reader<'_>) -> Result<BfvParameters> {
-        let (set, plain_modulus) = RlweSet::read(r, |r| r.u64())?;
-        Ok(BfvParameters { set, plain_modulus })
-    }
 }
 
 /// The header and the parameter set of an object of `kind`.
@@ -96,20 +88,19 @@ fn begin(kind: Kind, params: &BfvParameters) -> Vec<u8> {
     out
 }
 
-fn read_header(r: &mut Reader<'_>, kind: Kind) -> Result<()> {
-    Ok(triskel_ring::read_header(
-        r,
-        MAGIC,
-        FORMAT_VERSION,
-        kind as u8,
-    )?)
+/// Reads the header of an object of `kind` and its parameter set
+/// (unchecked, not insecure).
+fn read_object(bytes: &[u8], kind: Kind) -> Result<(Reader<'_>, BfvParameters)> {
+    let mut r = Reader::new(bytes);
+    triskel_ring::read_header(&mut r, MAGIC, FORMAT_VERSION, kind as u8)?;
+    let (set, plain_modulus) = RlweSet::read(&mut r, |r| r.u64())?;
+    Ok((r, BfvParameters { set, plain_modulus }))
 }
 
-/// Reads the header and checks the parameter set against `ctx`.
+/// Reads the header; the parameter set must be `ctx`'s.
 fn open<'a>(bytes: &'a [u8], kind: Kind, ctx: &BfvContext) -> Result<Reader<'a>> {
-    let mut r = Reader::new(bytes);
-    read_header(&mut r, kind)?;
-    if BfvParameters::read_body(&mut r)? != *ctx.params() {
+    let (r, params) = read_object(bytes, kind)?;
+    if params != *ctx.params() {
         return Err(Error::ParameterMismatch);
     }
     Ok(r)
@@ -218,7 +209,7 @@ impl Ciphertext {
         if !(2..=3).contains(&size) {
             return malformed(format!("{size} components; 2 or 3 expected"));
         }
-        let noise_log2 = f64::from_le_bytes(r.u64()?.to_le_bytes());
+        let noise_log2 = r.f64()?;
         if !noise_log2.is_finite() || !(-8.0..=1024.0).contains(&noise_log2) {
             return malformed("noise estimate out of range");
         }

@@ -16,7 +16,6 @@ pub struct CkksContext {
     levels: Vec<Level>,
     key_switch: KeySwitchContext,
     pub(crate) encoder: Encoder,
-    noise: NoiseDistribution,
 }
 
 /// The tables of one level: the first `level + 1` primes of Q.
@@ -50,8 +49,7 @@ impl CkksContext {
     pub fn new(params: CkksParameters) -> Result<Arc<CkksContext>> {
         params.validate()?;
         let n = params.n();
-        let noise = NoiseDistribution::default();
-        let key_switch = params.key_switch_context(noise)?;
+        let key_switch = params.key_switch_context(NoiseDistribution::default())?;
         let q = key_switch.q().clone();
         let p = key_switch.p().clone();
         let levels = (1..=q.len())
@@ -62,7 +60,6 @@ impl CkksContext {
             params,
             levels,
             key_switch,
-            noise,
         }))
     }
 
@@ -132,7 +129,7 @@ impl CkksContext {
     }
 
     pub(crate) fn noise(&self) -> NoiseDistribution {
-        self.noise
+        self.key_switch.noise()
     }
 }
 

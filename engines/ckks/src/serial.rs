@@ -68,9 +68,10 @@ fn malformed<T>(msg: impl Into<String>) -> Result<T> {
     Err(Error::Malformed(msg.into()))
 }
 
-/// Reads the header of an object of `kind`: this version, or version 3
-/// for anything but a public key (module documentation).
-fn read_kind(bytes: &[u8], kind: Kind) -> Result<Reader<'_>> {
+/// Reads the header of an object of `kind` (this version, or version 3 for
+/// anything but a public key: module documentation) and its parameter set,
+/// always fully checked, 128-bit security included.
+fn read_object(bytes: &[u8], kind: Kind) -> Result<(Reader<'_>, CkksParameters)> {
     let mut version = FORMAT_VERSION;
     if bytes.get(..4) == Some(MAGIC) && bytes.get(4) == Some(&PUBLIC_KEY_MOD_Q_VERSION) {
         if kind == Kind::Public {
@@ -83,18 +84,13 @@ fn read_kind(bytes: &[u8], kind: Kind) -> Result<Reader<'_>> {
     }
     let mut r = Reader::new(bytes);
     read_header(&mut r, MAGIC, version, kind as u8)?;
-    Ok(r)
+    let (set, log_scale) = RlweSet::read(&mut r, |r| Ok(r.u8()? as u32))?;
+    let params = CkksParameters { set, log_scale };
+    params.validate()?;
+    Ok((r, params))
 }
 
 impl CkksParameters {
-    /// The set's fields, always fully checked (128-bit security included).
-    fn read_body(r: &mut Reader<'_>) -> Result<CkksParameters> {
-        let (set, log_scale) = RlweSet::read(r, |r| Ok(r.u8()? as u32))?;
-        let params = CkksParameters { set, log_scale };
-        params.validate()?;
-        Ok(params)
-    }
-
     /// Versioned bytes of the parameter set.
     pub fn to_bytes(&self) -> Vec<u8> {
         begin(Kind::Params, self)
@@ -103,8 +99,7 @@ impl CkksParameters {
     /// Loads [`to_bytes`](Self::to_bytes) output; the set is validated,
     /// 128-bit security included.
     pub fn from_bytes(bytes: &[u8]) -> Result<CkksParameters> {
-        let mut r = read_kind(bytes, Kind::Params)?;
-        let params = CkksParameters::read_body(&mut r)?;
+        let (r, params) = read_object(bytes, Kind::Params)?;
         r.finish()?;
         Ok(params)
     }
@@ -120,8 +115,8 @@ fn begin(kind: Kind, params: &CkksParameters) -> Vec<u8> {
 
 /// Reads the header and the parameters, which must be `ctx`'s.
 fn open<'a>(bytes: &'a [u8], ctx: &CkksContext, kind: Kind) -> Result<Reader<'a>> {
-    let mut r = read_kind(bytes, kind)?;
-    if CkksParameters::read_body(&mut r)? != *ctx.params() {
+    let (r, params) = read_object(bytes, kind)?;
+    if params != *ctx.params() {
         return Err(Error::ParameterMismatch);
     }
     Ok(r)
@@ -231,10 +226,10 @@ impl Ciphertext {
         if !(2..=3).contains(&size) {
             return malformed(format!("{size} components (2 or 3 allowed)"));
         }
-        let scale = read_f64(&mut r, "scale")?;
+        let scale = r.f64()?;
         check_scale(ctx, level, scale)
             .map_err(|e| Error::Malformed(format!("scale impossible at level {level}: {e}")))?;
-        let (error, message) = (read_f64(&mut r, "error")?, read_f64(&mut r, "message")?);
+        let (error, message) = (r.f64()?, r.f64()?);
         if !(error >= 0.0 && message > 0.0) {
             return malformed("the error bound must be non-negative, the message bound positive");
         }
@@ -247,12 +242,4 @@ impl Ciphertext {
         r.finish()?;
         Ok(Ciphertext::new(ctx, polys, level, scale, noise, seed))
     }
-}
-
-fn read_f64(r: &mut Reader<'_>, field: &str) -> Result<f64> {
-    let bytes = r
-        .take(8)?
-        .try_into()
-        .map_err(|_| Error::Malformed(format!("{field} field")))?;
-    Ok(f64::from_le_bytes(bytes))
 }

@@ -51,10 +51,12 @@ pub use lazy::LazyRlwe;
 pub use lwe::{LweCiphertext, LweKeySwitchKey, LweSecretKey, SwitchedLwe};
 pub use par::PARALLEL_MIN_VALUES;
 pub use params::RlweSet;
-pub use poly::{galois_element, galois_permutation, power_of_two_steps, Poly, Representation};
-pub use rlwe::{key_switch_context, read_components, write_components, RlwePublicKey, RlweSecret};
+pub use poly::{
+    galois_element, galois_permutation, galois_power, power_of_two_steps, Poly, Representation,
+};
+pub use rlwe::{read_components, write_components, RlwePublicKey, RlweSecret};
 pub use sampling::{NoiseDistribution, Prng, Seed};
-pub use security::{check_rlwe_set, max_log_qp_128, HE_STANDARD_128, MAX_SET_PRIMES};
+pub use security::{max_log_qp_128, HE_STANDARD_128, MAX_SET_PRIMES};
 pub use serialize::{
     read_galois_keys, read_header, write_blob, write_galois_keys, write_header, ObjectKind, Reader,
     FORMAT_VERSION,

@@ -4,12 +4,11 @@
 //! serialized form. An engine's set is this plus the scheme's own field
 //! (BFV: the plaintext modulus; CKKS: the scale).
 
-use crate::basis::{digit_ranges, split_modulus_bits};
-use crate::error::Result;
+use crate::basis::{allocate_primes, digit_ranges, split_modulus_bits, RnsBasis};
+use crate::error::{invalid, Error, Result};
 use crate::keyswitch::KeySwitchContext;
-use crate::rlwe::key_switch_context;
 use crate::sampling::NoiseDistribution;
-use crate::security::check_rlwe_set;
+use crate::security::{max_log_qp_128, HE_STANDARD_128, MAX_SET_PRIMES};
 use crate::serialize::Reader;
 
 /// An RLWE parameter set without its scheme's field. The primes are derived
@@ -96,11 +95,6 @@ impl RlweSet {
         self
     }
 
-    /// True when [`allow_insecure`](Self::allow_insecure) was called.
-    pub fn allows_insecure(&self) -> bool {
-        self.allow_insecure
-    }
-
     /// The set's name.
     pub fn name(&self) -> &str {
         &self.name
@@ -136,23 +130,65 @@ impl RlweSet {
         self.q_bits.iter().chain(&self.p_bits).sum()
     }
 
-    /// [`check_rlwe_set`] with primes of at most `max_prime_bits` bits:
-    /// 128-bit security included unless the set allows being insecure.
+    /// Checks what every RLWE parameter set shares: n one of the degrees of
+    /// the 128-bit table (even for a set allowed to be insecure), at least
+    /// one ciphertext (Q) and one special (P) prime and at most
+    /// [`MAX_SET_PRIMES`] in all, prime sizes in 20..=`max_prime_bits`,
+    /// `dnum` in 1..=|Q|, and log2(QP) within the 128-bit limit unless the
+    /// set allows being insecure (never set by loaded bytes).
     pub fn check(&self, max_prime_bits: u32) -> Result<()> {
-        check_rlwe_set(
-            self.n,
-            &self.q_bits,
-            &self.p_bits,
-            self.dnum,
-            max_prime_bits,
-            self.allow_insecure,
-        )
+        let (n, q_bits, p_bits, dnum) = (self.n, &self.q_bits, &self.p_bits, self.dnum);
+        if max_log_qp_128(n).is_none() {
+            let degrees: Vec<String> = HE_STANDARD_128.iter().map(|(d, _)| d.to_string()).collect();
+            return invalid(format!(
+                "ring degree {n} is not one that the 128-bit security table covers ({})",
+                degrees.join(", ")
+            ));
+        }
+        if q_bits.is_empty() || p_bits.is_empty() {
+            return invalid("at least one ciphertext prime and one special prime are needed");
+        }
+        if q_bits.len() + p_bits.len() > MAX_SET_PRIMES {
+            return invalid(format!(
+                "{} primes in all; a set has at most {MAX_SET_PRIMES}",
+                q_bits.len() + p_bits.len()
+            ));
+        }
+        if let Some(b) = q_bits
+            .iter()
+            .chain(p_bits.iter())
+            .find(|b| !(20..=max_prime_bits).contains(*b))
+        {
+            return invalid(format!(
+                "prime size {b} bits is outside 20..={max_prime_bits}"
+            ));
+        }
+        if dnum == 0 || dnum > q_bits.len() {
+            return invalid(format!("dnum = {dnum} must be in 1..={}", q_bits.len()));
+        }
+        let log_qp = self.log_qp();
+        match max_log_qp_128(n) {
+            Some(max) if log_qp <= max => Ok(()),
+            _ if self.allow_insecure => Ok(()),
+            max => Err(Error::Insecure {
+                n,
+                log_qp,
+                max_log_qp: max.unwrap_or(0),
+            }),
+        }
     }
 
-    /// The set's key-switching context ([`key_switch_context`]), whose Q is
-    /// the scheme's top-level basis.
+    /// The key-switching context: distinct NTT-friendly primes of the
+    /// sizes of Q and P, allocated together, with the set's digits and
+    /// `noise` for its keys. Its [`q`](KeySwitchContext::q) is the scheme's
+    /// top-level basis.
     pub fn key_switch_context(&self, noise: NoiseDistribution) -> Result<KeySwitchContext> {
-        key_switch_context(self.n, &self.q_bits, &self.p_bits, self.dnum, noise)
+        let all_bits: Vec<u32> = self.q_bits.iter().chain(&self.p_bits).copied().collect();
+        let primes = allocate_primes(self.n, &all_bits)?;
+        let (q_primes, p_primes) = primes.split_at(self.q_bits.len());
+        let q = RnsBasis::new(self.n, q_primes)?;
+        let p = RnsBasis::new(self.n, p_primes)?;
+        KeySwitchContext::new(&q, &p, self.dnum, noise)
     }
 
     /// Appends `name_len: u16 | name | n: u32 | kq: u8 | kq x bits: u8 |

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use zeroize::Zeroizing;
 
-use crate::basis::{allocate_primes, RnsBasis};
+use crate::basis::RnsBasis;
 use crate::error::Result;
 use crate::keyswitch::{KeySwitchContext, KeySwitchKey, SecretDistribution, SecretKey};
 use crate::lwe::LweSecretKey;
@@ -338,23 +338,4 @@ pub fn read_components(
             "seed flag {flag} invalid for a ciphertext of {size} components at this level"
         ))),
     }
-}
-
-/// The key-switching context of an RLWE parameter set: distinct NTT-friendly
-/// primes of `q_bits` (the ciphertext modulus Q) and `p_bits` (the special
-/// modulus P) bits, allocated together, with `dnum` digits and `noise` for
-/// its keys. Its [`q`](KeySwitchContext::q) is the scheme's top-level basis.
-pub fn key_switch_context(
-    n: usize,
-    q_bits: &[u32],
-    p_bits: &[u32],
-    dnum: usize,
-    noise: NoiseDistribution,
-) -> Result<KeySwitchContext> {
-    let all_bits: Vec<u32> = q_bits.iter().chain(p_bits).copied().collect();
-    let primes = allocate_primes(n, &all_bits)?;
-    let (q_primes, p_primes) = primes.split_at(q_bits.len());
-    let q = RnsBasis::new(n, q_primes)?;
-    let p = RnsBasis::new(n, p_primes)?;
-    KeySwitchContext::new(&q, &p, dnum, noise)
 }

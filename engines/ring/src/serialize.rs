@@ -76,6 +76,11 @@ impl<'a> Reader<'a> {
         Ok(u64::from_le_bytes(b))
     }
 
+    /// Next little-endian f64.
+    pub fn f64(&mut self) -> Result<f64> {
+        Ok(f64::from_bits(self.u64()?))
+    }
+
     /// Next 32-byte seed.
     pub fn seed(&mut self) -> Result<Seed> {
         let mut seed = [0u8; 32];
