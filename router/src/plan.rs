@@ -1452,10 +1452,10 @@ pub fn ckks_readings(
         b[i] = match &node.op {
             // Inputs in [-1, 1], declared bound len (the sum of magnitudes).
             Op::Input { .. } => ckks::Noise::new(len * scale, encoding + bounds.symmetric),
-            Op::Add(x, y) | Op::Sub(x, y) => at(x).add(at(y)),
+            Op::Add(x, y) | Op::Sub(x, y) => at(x) + at(y),
             Op::AddScalar(x, c) => {
                 let c = reals(&[*c])[0].abs();
-                at(x).add(ckks::Noise::new(c * len * scale, encoding))
+                at(x) + ckks::Noise::new(c * len * scale, encoding)
             }
             // The constant at scale q (rounded by at most 1/2), rescaled by q.
             Op::MulScalar(x, c) => {
@@ -1468,9 +1468,7 @@ pub fn ckks_readings(
             Op::DotPlain(x, w) => {
                 let sum = reals(w).iter().map(|w| w.abs()).sum::<f64>();
                 let q = prime(level(x));
-                at(x)
-                    .mul(ckks::Noise::new(sum * q, encoding))
-                    .divide(q, rounding)
+                (at(x) * ckks::Noise::new(sum * q, encoding)).divide(q, rounding)
             }
             _ => ckks::Noise::default(),
         };

@@ -6,9 +6,7 @@ use std::sync::{Arc, OnceLock};
 use num_bigint::BigUint;
 use num_traits::ToPrimitive;
 use triskel_kernels::{ntt_primes, Modulus, NttPlan};
-use triskel_ring::{
-    key_switch_context, BaseConverter, DivRound, KeySwitchContext, NoiseDistribution, RnsBasis,
-};
+use triskel_ring::{BaseConverter, DivRound, KeySwitchContext, NoiseDistribution, RnsBasis};
 
 use crate::error::{Error, Result};
 use crate::params::BfvParameters;
@@ -25,7 +23,6 @@ pub struct BfvContext {
     levels: Vec<Level>,
     key_switch: KeySwitchContext,
     batching: Option<Batching>,
-    noise: NoiseDistribution,
 }
 
 /// The tables of one level: the first `level + 1` primes of Q.
@@ -93,9 +90,8 @@ impl BfvContext {
     /// otherwise) and precomputes everything.
     pub fn new(params: BfvParameters) -> Result<Arc<BfvContext>> {
         params.validate()?;
-        let n = params.n;
-        let noise = NoiseDistribution::default();
-        let key_switch = key_switch_context(n, &params.q_bits, &params.p_bits, params.dnum, noise)?;
+        let n = params.n();
+        let key_switch = params.key_switch_context(NoiseDistribution::default())?;
         let q = key_switch.q().clone();
         let t = params.plain_modulus;
         let batching = Batching::new(n, t);
@@ -110,7 +106,6 @@ impl BfvContext {
             levels,
             key_switch,
             batching,
-            noise,
         }))
     }
 
@@ -121,12 +116,12 @@ impl BfvContext {
 
     /// Ring degree n.
     pub fn n(&self) -> usize {
-        self.params.n
+        self.params.n()
     }
 
     /// Plaintext modulus t.
     pub fn plain_modulus(&self) -> u64 {
-        self.params.plain_modulus
+        self.params.plain_modulus()
     }
 
     /// The ciphertext primes q_0..q_{k-1}.
@@ -168,8 +163,7 @@ impl BfvContext {
     /// switching leaves of it below. Loaded ciphertexts never claim less.
     pub(crate) fn fresh_noise_floor_log2(&self, level: usize) -> Result<f64> {
         self.level(level)?;
-        let mut noise =
-            crate::params::symmetric_fresh_noise_log2(crate::keys::noise_sigma(self.noise));
+        let mut noise = crate::params::symmetric_fresh_noise_log2(self.noise().variance().sqrt());
         for l in (level + 1..=self.max_level()).rev() {
             let basis = &self.levels[l].basis;
             let q_last = basis.modulus(basis.len() - 1).value();
@@ -183,7 +177,7 @@ impl BfvContext {
     }
 
     pub(crate) fn noise(&self) -> NoiseDistribution {
-        self.noise
+        self.key_switch.noise()
     }
 
     pub(crate) fn batching(&self) -> Result<&Batching> {
@@ -199,19 +193,8 @@ impl BfvContext {
     /// The Galois element of a row rotation by `steps` (left when positive):
     /// 3^steps mod 2n, with 3 of order n/2.
     pub fn galois_element_for_rotation(&self, steps: i64) -> usize {
-        let half = (self.n() / 2) as i64;
-        let e = steps.rem_euclid(half) as u64;
-        let two_n = 2 * self.n() as u64;
-        // 3^e mod 2n by square-and-multiply (2n <= 2^16, so products fit).
-        let (mut g, mut base, mut e) = (1u64, 3u64, e);
-        while e != 0 {
-            if e & 1 == 1 {
-                g = g * base % two_n;
-            }
-            base = base * base % two_n;
-            e >>= 1;
-        }
-        g as usize
+        triskel_ring::galois_power(self.n(), 3, steps)
+            .expect("a context's ring degree is a checked power of two")
     }
 
     /// The Galois element that swaps the two rows: 2n - 1 (X -> X^-1).

@@ -56,12 +56,6 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 triskel_ring::impl_from_ring_error!(Error);
 
-impl From<triskel_kernels::Error> for Error {
-    fn from(e: triskel_kernels::Error) -> Self {
-        Error::Kernel(e)
-    }
-}
-
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

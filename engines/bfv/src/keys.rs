@@ -22,8 +22,8 @@ use std::sync::Arc;
 use num_bigint::BigUint;
 use triskel_kernels as kernels;
 use triskel_ring::{
-    KeySwitchKey, LweCiphertext, LweSecretKey, Poly, Prng, Representation, RlwePublicKey,
-    RlweSecret, SecretDistribution, SecretKey as RingSecret,
+    power_of_two_steps, KeySwitchKey, LweCiphertext, LweSecretKey, Poly, Prng, Representation,
+    RlwePublicKey, RlweSecret, SecretKey as RingSecret,
 };
 use zeroize::Zeroizing;
 
@@ -99,9 +99,11 @@ pub(crate) fn scaled_message(ctx: &BfvContext, pt: &Plaintext, level: usize) -> 
 impl SecretKey {
     /// Draws a fresh uniform ternary secret from the OS-seeded CSPRNG.
     pub fn generate(ctx: &Arc<BfvContext>) -> Result<SecretKey> {
-        let mut rng = Prng::from_os()?;
-        let secret = RingSecret::generate(ctx.n(), SecretDistribution::Ternary, &mut rng)?;
-        SecretKey::from_ring(ctx, secret)
+        let secret = RlweSecret::generate(&ctx.level(ctx.max_level())?.basis)?;
+        Ok(SecretKey {
+            ctx: ctx.clone(),
+            secret,
+        })
     }
 
     pub(crate) fn from_ring(ctx: &Arc<BfvContext>, secret: RingSecret) -> Result<SecretKey> {
@@ -123,14 +125,9 @@ impl SecretKey {
 
     /// The relinearization key (needed after ciphertext multiplication).
     pub fn relin_key(&self) -> Result<RelinKey> {
-        let mut rng = Prng::from_os()?;
         Ok(RelinKey {
             ctx: self.ctx.clone(),
-            key: KeySwitchKey::relinearization(
-                self.ctx.key_switch(),
-                self.secret.secret(),
-                &mut rng,
-            )?,
+            key: self.secret.relin_key(self.ctx.key_switch())?,
         })
     }
 
@@ -140,37 +137,20 @@ impl SecretKey {
         let mut elements: Vec<usize> = steps
             .iter()
             .map(|&s| self.ctx.galois_element_for_rotation(s))
-            .filter(|&g| g != 1)
             .collect();
         if row_swap {
             elements.push(self.ctx.galois_element_for_row_swap());
         }
-        let mut rng = Prng::from_os()?;
-        let mut keys = BTreeMap::new();
-        for g in elements {
-            if let std::collections::btree_map::Entry::Vacant(slot) = keys.entry(g) {
-                slot.insert(KeySwitchKey::galois(
-                    self.ctx.key_switch(),
-                    self.secret.secret(),
-                    g,
-                    &mut rng,
-                )?);
-            }
-        }
         Ok(GaloisKeys {
             ctx: self.ctx.clone(),
-            keys,
+            keys: self.secret.galois_keys(self.ctx.key_switch(), &elements)?,
         })
     }
 
     /// Galois keys for rotations by every power of two (both directions) and
     /// the row swap: any rotation is then a sum of at most log2(n) steps.
     pub fn galois_keys_power_of_two(&self) -> Result<GaloisKeys> {
-        let half = (self.ctx.n() / 2) as i64;
-        let steps: Vec<i64> = (0..half.trailing_zeros())
-            .flat_map(|b| [1i64 << b, -(1i64 << b)])
-            .collect();
-        self.galois_keys(&steps, true)
+        self.galois_keys(&power_of_two_steps(self.ctx.n() / 2), true)
     }
 
     /// Symmetric encryption: c = (-(a s) + e + D(m), a) with a from a fresh
@@ -182,7 +162,7 @@ impl SecretKey {
         let (polys, seed) = self
             .secret
             .encrypt(body, self.ctx.noise(), &mut Prng::from_os()?)?;
-        let noise = symmetric_fresh_noise_log2(noise_sigma(self.ctx.noise()));
+        let noise = symmetric_fresh_noise_log2(self.ctx.noise().variance().sqrt());
         Ciphertext::new(&self.ctx, polys, level, noise, Some(seed)).checked("encrypt")
     }
 
@@ -269,7 +249,7 @@ impl SecretKey {
     /// key of [`Ciphertext::sample_extract`]'s output, from which the key
     /// holder builds transition (LWE key-switching) keys. Secret.
     pub fn lwe_key(&self) -> LweSecretKey {
-        LweSecretKey::from_coefficients(self.secret.secret().coeffs())
+        self.secret.lwe_key()
     }
 
     /// Decrypts an LWE ciphertext from [`Ciphertext::sample_extract`]:
@@ -286,14 +266,6 @@ impl SecretKey {
     /// The parameters this key belongs to.
     pub fn context(&self) -> &Arc<BfvContext> {
         &self.ctx
-    }
-}
-
-/// Standard deviation of the error distribution.
-pub(crate) fn noise_sigma(d: triskel_ring::NoiseDistribution) -> f64 {
-    match d {
-        triskel_ring::NoiseDistribution::Gaussian { sigma, .. } => sigma,
-        triskel_ring::NoiseDistribution::CenteredBinomial { eta } => (eta as f64 / 2.0).sqrt(),
     }
 }
 
@@ -337,7 +309,7 @@ impl PublicKey {
     fn encrypt_phase(&self, c0: Poly, level: usize, flood_log2: Option<u32>) -> Result<Ciphertext> {
         let ctx = &self.ctx;
         let polys = self.key.encrypt(c0, ctx.noise(), &mut Prng::from_os()?)?;
-        let mut noise = public_fresh_noise_log2(ctx.n(), noise_sigma(ctx.noise()));
+        let mut noise = public_fresh_noise_log2(ctx.n(), ctx.noise().variance().sqrt());
         if let Some(f) = flood_log2 {
             // Uniform on [-B, B]: standard deviation B / sqrt(3).
             noise = crate::ciphertext::add_std(noise, f as f64 - 0.5 * 3f64.log2());

@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result};
 
-use triskel_ring::check_rlwe_set;
+use triskel_ring::RlweSet;
 pub use triskel_ring::{max_log_qp_128, HE_STANDARD_128};
 
 /// log2 of the standard deviation of the noise of a fresh public-key
@@ -20,25 +20,14 @@ pub(crate) fn symmetric_fresh_noise_log2(sigma: f64) -> f64 {
     0.5 * (sigma * sigma + 1.0 / 12.0).log2()
 }
 
-impl PartialEq for BfvParameters {
-    fn eq(&self, other: &Self) -> bool {
-        self.name == other.name
-            && self.n == other.n
-            && self.q_bits == other.q_bits
-            && self.p_bits == other.p_bits
-            && self.plain_modulus == other.plain_modulus
-            && self.dnum == other.dnum
-    }
-}
-impl Eq for BfvParameters {}
-
 /// The plaintext modulus every named set uses unless told otherwise: prime
 /// and 1 mod 2n for every n up to 32768, so batching works.
 pub const DEFAULT_PLAIN_MODULUS: u64 = 65537;
 
-/// A BFV parameter set: ring degree n, the bit sizes of the ciphertext primes
-/// Q = q_0 ... q_{k-1} and of the special primes P used only by key switching,
-/// the plaintext modulus t and the number of key-switching digits.
+/// A BFV parameter set: the RLWE set ([`RlweSet`]: ring degree n, the bit
+/// sizes of the ciphertext primes Q = q_0 ... q_{k-1} and of the special
+/// primes P used only by key switching, the number of key-switching digits),
+/// whose accessors it derefs to, and the plaintext modulus t.
 ///
 /// The primes themselves are derived deterministically from the bit sizes
 /// (the largest NTT-friendly primes of each size), so a set is fully
@@ -47,15 +36,18 @@ pub const DEFAULT_PLAIN_MODULUS: u64 = 65537;
 /// Two sets are equal when they describe the same instance; the permission
 /// [`allow_insecure`](Self::allow_insecure) is not part of that, and it is
 /// never serialized.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BfvParameters {
-    pub(crate) name: String,
-    pub(crate) n: usize,
-    pub(crate) q_bits: Vec<u32>,
-    pub(crate) p_bits: Vec<u32>,
+    pub(crate) set: RlweSet,
     pub(crate) plain_modulus: u64,
-    pub(crate) dnum: usize,
-    pub(crate) allow_insecure: bool,
+}
+
+impl std::ops::Deref for BfvParameters {
+    type Target = RlweSet;
+
+    fn deref(&self) -> &RlweSet {
+        &self.set
+    }
 }
 
 impl BfvParameters {
@@ -72,13 +64,8 @@ impl BfvParameters {
         plain_modulus: u64,
     ) -> BfvParameters {
         BfvParameters {
-            name: name.to_string(),
-            n,
-            q_bits: q_bits.to_vec(),
-            p_bits: p_bits.to_vec(),
+            set: RlweSet::new(name, n, q_bits, p_bits, q_bits.len().max(1)),
             plain_modulus,
-            dnum: q_bits.len().max(1),
-            allow_insecure: false,
         }
     }
 
@@ -149,7 +136,8 @@ impl BfvParameters {
     /// The same set with another plaintext modulus (the name records it).
     pub fn with_plain_modulus(mut self, t: u64) -> BfvParameters {
         if t != self.plain_modulus {
-            self.name = format!("{}-t{t}", self.name.split("-t").next().unwrap_or(""));
+            let name = format!("{}-t{t}", self.name().split("-t").next().unwrap_or(""));
+            self.set = self.set.with_name(name);
         }
         self.plain_modulus = t;
         self
@@ -157,33 +145,14 @@ impl BfvParameters {
 
     /// The same set with `dnum` key-switching digits.
     pub fn with_dnum(mut self, dnum: usize) -> BfvParameters {
-        self.dnum = dnum;
+        self.set = self.set.with_dnum(dnum);
         self
     }
 
     /// The same set with Q and P each re-split into primes of at most
-    /// `max_bits` bits ([`triskel_ring::split_modulus_bits`]: log Q and log P
-    /// never grow) and dnum raised so that no key-switching digit holds more
-    /// bits than before. Unchanged when every prime already fits.
+    /// `max_bits` bits ([`RlweSet::with_prime_bits`]).
     pub fn with_prime_bits(mut self, max_bits: u32) -> Result<BfvParameters> {
-        if self
-            .q_bits
-            .iter()
-            .chain(&self.p_bits)
-            .all(|&b| b <= max_bits)
-        {
-            return Ok(self);
-        }
-        let digit_bits = triskel_ring::digit_ranges(self.q_bits.len(), self.dnum)?
-            .into_iter()
-            .map(|r| self.q_bits[r].iter().sum::<u32>())
-            .max()
-            .unwrap_or(max_bits);
-        self.q_bits = triskel_ring::split_modulus_bits(self.q_bits.iter().sum(), max_bits)?;
-        self.p_bits = triskel_ring::split_modulus_bits(self.p_bits.iter().sum(), max_bits)?;
-        let alpha = (digit_bits / max_bits).max(1) as usize;
-        self.dnum = self.q_bits.len().div_ceil(alpha);
-        self.name = format!("{}-p{max_bits}", self.name);
+        self.set = self.set.with_prime_bits(max_bits)?;
         Ok(self)
     }
 
@@ -191,25 +160,15 @@ impl BfvParameters {
     /// machine ([`triskel_ring::machine_prime_bits`]): 31-bit primes on AArch64
     /// cores without SVE, where the `neon` kernels win; unchanged elsewhere.
     pub fn for_this_machine(self) -> Result<BfvParameters> {
-        let widest = self.q_bits.iter().chain(&self.p_bits).max().copied();
+        let widest = self.q_bits().iter().chain(self.p_bits()).max().copied();
         let bits = triskel_ring::machine_prime_bits(widest.unwrap_or(62));
         self.with_prime_bits(bits)
     }
 
     /// Accepts a set below 128-bit security (for tests and experiments only).
     pub fn allow_insecure(mut self) -> BfvParameters {
-        self.allow_insecure = true;
+        self.set = self.set.allow_insecure();
         self
-    }
-
-    /// The set's name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// Ring degree n.
-    pub fn n(&self) -> usize {
-        self.n
     }
 
     /// Plaintext modulus t.
@@ -217,35 +176,13 @@ impl BfvParameters {
         self.plain_modulus
     }
 
-    /// Bit sizes of the ciphertext primes.
-    pub fn q_bits(&self) -> &[u32] {
-        &self.q_bits
-    }
-
-    /// Bit sizes of the special (key-switching) primes.
-    pub fn p_bits(&self) -> &[u32] {
-        &self.p_bits
-    }
-
-    /// Number of key-switching digits.
-    pub fn dnum(&self) -> usize {
-        self.dnum
-    }
-
     /// Validates everything but the primes themselves (which the context
     /// derives): see [`BfvParameters::new`].
     pub(crate) fn validate(&self) -> Result<()> {
-        check_rlwe_set(
-            self.n,
-            &self.q_bits,
-            &self.p_bits,
-            self.dnum,
-            62,
-            self.allow_insecure,
-        )?;
+        self.set.check(62)?;
         let bad = |msg: String| Err(Error::InvalidParameters(msg));
         let t = self.plain_modulus;
-        let min_q_bits = *self.q_bits.iter().min().unwrap_or(&0);
+        let min_q_bits = *self.q_bits().iter().min().unwrap_or(&0);
         if t < 2 || 64 - t.leading_zeros() >= min_q_bits {
             return bad(format!(
                 "plaintext modulus {t} must be at least 2 and below every ciphertext prime ({min_q_bits} bits)"
@@ -253,17 +190,17 @@ impl BfvParameters {
         }
         // Decryption sums k terms below t in 64 bits (and reduces them with a
         // one-correction Barrett step, exact below 2^63).
-        if (t as u128) * (self.q_bits.len() as u128 + 2) >= 1 << 63 {
+        if (t as u128) * (self.q_bits().len() as u128 + 2) >= 1 << 63 {
             return bad(format!(
                 "plaintext modulus {t} is too large for {} ciphertext primes: t (k + 2) must stay below 2^63",
-                self.q_bits.len()
+                self.q_bits().len()
             ));
         }
         // A fresh public-key encryption must decrypt: a b-bit prime is at
         // least 2^(b-1), so log2(Q) >= sum(b - 1) and the budget of the
         // ciphertext module's rule (8 sigma below Q / 2t) must stay positive.
-        let log_q_min: f64 = self.q_bits.iter().map(|&b| f64::from(b - 1)).sum();
-        let fresh = public_fresh_noise_log2(self.n, triskel_ring::sampling::DEFAULT_SIGMA);
+        let log_q_min: f64 = self.q_bits().iter().map(|&b| f64::from(b - 1)).sum();
+        let fresh = public_fresh_noise_log2(self.n(), triskel_ring::sampling::DEFAULT_SIGMA);
         let budget = log_q_min - (t as f64).log2() - 1.0 - crate::ciphertext::TAIL.log2() - fresh;
         if budget <= 0.0 {
             return bad(format!(

@@ -27,12 +27,11 @@
 //! insecure set), and a ciphertext's noise estimate is never taken below
 //! what a fresh encryption carries at its level.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use triskel_ring::{
-    read_components, write_blob, write_components, KeySwitchKey, Reader, RlwePublicKey,
-    SecretKey as RingSecret,
+    read_components, read_galois_keys, write_components, write_galois_keys, KeySwitchKey,
+    ObjectKind as Kind, Reader, RlwePublicKey, RlweSet, SecretKey as RingSecret,
 };
 
 use crate::ciphertext::Ciphertext;
@@ -45,75 +44,24 @@ const MAGIC: &[u8; 4] = b"TRKB";
 /// The format version written by this build.
 pub const FORMAT_VERSION: u8 = 2;
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-#[repr(u8)]
-enum Kind {
-    Params = 1,
-    Secret = 2,
-    Public = 3,
-    Relin = 4,
-    Galois = 5,
-    Ciphertext = 6,
-}
-
 fn malformed<T>(msg: impl Into<String>) -> Result<T> {
     Err(Error::Malformed(msg.into()))
 }
 
 impl BfvParameters {
-    fn write_body(&self, out: &mut Vec<u8>) {
-        let name = self.name.as_bytes();
-        out.extend_from_slice(&(name.len().min(u16::MAX as usize) as u16).to_le_bytes());
-        out.extend_from_slice(&name[..name.len().min(u16::MAX as usize)]);
-        out.extend_from_slice(&(self.n as u32).to_le_bytes());
-        for bits in [&self.q_bits, &self.p_bits] {
-            out.push(bits.len() as u8);
-            out.extend(bits.iter().map(|&b| b as u8));
-        }
-        out.extend_from_slice(&self.plain_modulus.to_le_bytes());
-        out.extend_from_slice(&(self.dnum as u32).to_le_bytes());
-    }
-
-    fn read_body(r: &mut Reader<'_>) -> Result<BfvParameters> {
-        let len = u16::from_le_bytes([r.u8()?, r.u8()?]) as usize;
-        let name = std::str::from_utf8(r.take(len)?)
-            .map_err(|_| Error::Malformed("parameter set name is not UTF-8".into()))?
-            .to_string();
-        let n = r.u32()? as usize;
-        let read_bits = |r: &mut Reader<'_>| -> Result<Vec<u32>> {
-            let k = r.u8()? as usize;
-            Ok(r.take(k)?.iter().map(|&b| b as u32).collect())
-        };
-        let q_bits = read_bits(r)?;
-        let p_bits = read_bits(r)?;
-        let plain_modulus = r.u64()?;
-        let dnum = r.u32()? as usize;
-        Ok(BfvParameters {
-            name,
-            n,
-            q_bits,
-            p_bits,
-            plain_modulus,
-            dnum,
-            allow_insecure: false,
-        })
-    }
-
     fn read_checked(bytes: &[u8], allow_insecure: bool) -> Result<BfvParameters> {
-        let mut r = Reader::new(bytes);
-        read_header(&mut r, Kind::Params)?;
-        let mut params = BfvParameters::read_body(&mut r)?;
+        let (r, mut params) = read_object(bytes, Kind::Params)?;
         r.finish()?;
-        params.allow_insecure = allow_insecure;
+        if allow_insecure {
+            params.set = params.set.allow_insecure();
+        }
         params.validate()?;
         Ok(params)
     }
 
     /// Versioned bytes of the parameter set.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = header(Kind::Params);
-        self.write_body(&mut out);
-        out
+        begin(Kind::Params, self)
     }
 
     /// Loads [`to_bytes`](Self::to_bytes) output. The set is validated,
@@ -130,33 +78,29 @@ impl BfvParameters {
     }
 }
 
-fn header(kind: Kind) -> Vec<u8> {
+/// The header and the parameter set of an object of `kind`.
+fn begin(kind: Kind, params: &BfvParameters) -> Vec<u8> {
     let mut out = Vec::new();
     triskel_ring::write_header(&mut out, MAGIC, FORMAT_VERSION, kind as u8);
+    params
+        .set
+        .write(&mut out, &params.plain_modulus.to_le_bytes());
     out
 }
 
-fn read_header(r: &mut Reader<'_>, kind: Kind) -> Result<()> {
-    Ok(triskel_ring::read_header(
-        r,
-        MAGIC,
-        FORMAT_VERSION,
-        kind as u8,
-    )?)
-}
-
-/// Header and parameter set of an object of `ctx`.
-fn object(kind: Kind, ctx: &BfvContext) -> Vec<u8> {
-    let mut out = header(kind);
-    ctx.params().write_body(&mut out);
-    out
-}
-
-/// Reads the header and checks the parameter set against `ctx`.
-fn open<'a>(bytes: &'a [u8], kind: Kind, ctx: &BfvContext) -> Result<Reader<'a>> {
+/// Reads the header of an object of `kind` and its parameter set
+/// (unchecked, not insecure).
+fn read_object(bytes: &[u8], kind: Kind) -> Result<(Reader<'_>, BfvParameters)> {
     let mut r = Reader::new(bytes);
-    read_header(&mut r, kind)?;
-    if BfvParameters::read_body(&mut r)? != *ctx.params() {
+    triskel_ring::read_header(&mut r, MAGIC, FORMAT_VERSION, kind as u8)?;
+    let (set, plain_modulus) = RlweSet::read(&mut r, |r| r.u64())?;
+    Ok((r, BfvParameters { set, plain_modulus }))
+}
+
+/// Reads the header; the parameter set must be `ctx`'s.
+fn open<'a>(bytes: &'a [u8], kind: Kind, ctx: &BfvContext) -> Result<Reader<'a>> {
+    let (r, params) = read_object(bytes, kind)?;
+    if params != *ctx.params() {
         return Err(Error::ParameterMismatch);
     }
     Ok(r)
@@ -165,7 +109,7 @@ fn open<'a>(bytes: &'a [u8], kind: Kind, ctx: &BfvContext) -> Result<Reader<'a>>
 impl SecretKey {
     /// Versioned bytes of the secret key (keep them secret).
     pub fn to_bytes(&self) -> zeroize::Zeroizing<Vec<u8>> {
-        let mut out = zeroize::Zeroizing::new(object(Kind::Secret, &self.ctx));
+        let mut out = zeroize::Zeroizing::new(begin(Kind::Secret, self.ctx.params()));
         self.secret.secret().write_ternary(&mut out);
         out
     }
@@ -182,7 +126,7 @@ impl SecretKey {
 impl PublicKey {
     /// Versioned, seed-compressed bytes (b and the seed of a).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = object(Kind::Public, &self.ctx);
+        let mut out = begin(Kind::Public, self.ctx.params());
         self.key.write(&mut out);
         out
     }
@@ -202,15 +146,15 @@ impl PublicKey {
 impl RelinKey {
     /// Versioned, seed-compressed bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = object(Kind::Relin, &self.ctx);
-        write_blob(&mut out, &self.key.to_bytes());
+        let mut out = begin(Kind::Relin, self.ctx.params());
+        self.key.write_blob(&mut out);
         out
     }
 
     /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`.
     pub fn from_bytes(bytes: &[u8], ctx: &Arc<BfvContext>) -> Result<RelinKey> {
         let mut r = open(bytes, Kind::Relin, ctx)?;
-        let key = KeySwitchKey::from_bytes(r.blob()?, ctx.key_switch())?;
+        let key = KeySwitchKey::read_blob(&mut r, ctx.key_switch())?;
         r.finish()?;
         Ok(RelinKey {
             ctx: ctx.clone(),
@@ -222,31 +166,15 @@ impl RelinKey {
 impl GaloisKeys {
     /// Versioned, seed-compressed bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = object(Kind::Galois, &self.ctx);
-        out.extend_from_slice(&(self.keys.len() as u32).to_le_bytes());
-        for (&g, key) in &self.keys {
-            out.extend_from_slice(&(g as u32).to_le_bytes());
-            write_blob(&mut out, &key.to_bytes());
-        }
+        let mut out = begin(Kind::Galois, self.ctx.params());
+        write_galois_keys(&mut out, &self.keys);
         out
     }
 
     /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`.
     pub fn from_bytes(bytes: &[u8], ctx: &Arc<BfvContext>) -> Result<GaloisKeys> {
         let mut r = open(bytes, Kind::Galois, ctx)?;
-        let count = r.u32()? as usize;
-        let mut keys = BTreeMap::new();
-        for _ in 0..count {
-            let g = r.u32()? as usize;
-            let increasing = keys.last_key_value().is_none_or(|(&last, _)| g > last);
-            if g % 2 == 0 || g >= 2 * ctx.n() || !increasing {
-                return malformed(format!(
-                    "Galois element {g} is not odd, below 2n and above the previous one"
-                ));
-            }
-            let key = KeySwitchKey::from_bytes(r.blob()?, ctx.key_switch())?;
-            keys.insert(g, key);
-        }
+        let keys = read_galois_keys(&mut r, ctx.key_switch())?;
         r.finish()?;
         Ok(GaloisKeys {
             ctx: ctx.clone(),
@@ -259,7 +187,7 @@ impl Ciphertext {
     /// Versioned bytes; a fresh symmetric encryption stores the seed of c1
     /// instead of c1 (half the size).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = object(Kind::Ciphertext, &self.ctx);
+        let mut out = begin(Kind::Ciphertext, self.ctx.params());
         out.push(self.level as u8);
         out.push(self.polys.len() as u8);
         out.extend_from_slice(&self.noise_log2.to_le_bytes());
@@ -281,7 +209,7 @@ impl Ciphertext {
         if !(2..=3).contains(&size) {
             return malformed(format!("{size} components; 2 or 3 expected"));
         }
-        let noise_log2 = f64::from_le_bytes(r.u64()?.to_le_bytes());
+        let noise_log2 = r.f64()?;
         if !noise_log2.is_finite() || !(-8.0..=1024.0).contains(&noise_log2) {
             return malformed("noise estimate out of range");
         }

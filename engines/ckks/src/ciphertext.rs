@@ -253,7 +253,7 @@ impl Ciphertext {
         }
         // b's values are read at a's scale: a relative error |a/b - 1|.
         let drift = b.noise.message * (a.scale / b.scale - 1.0).abs();
-        let noise = a.noise.add(b.noise).plus_error(drift);
+        let noise = (a.noise + b.noise).plus_error(drift);
         let polys = std::mem::take(&mut a.polys);
         a.derived(polys, a.level, a.scale, noise)
     }
@@ -302,7 +302,7 @@ impl Ciphertext {
         let p = self.plain_for_add(pt)?;
         let mut polys = self.polys.clone();
         polys[0].add_assign(&p)?;
-        self.derived(polys, self.level, self.scale, self.noise.add(pt.noise))
+        self.derived(polys, self.level, self.scale, self.noise + pt.noise)
     }
 
     /// self - pt (same scale; the plaintext at this level or above).
@@ -310,7 +310,7 @@ impl Ciphertext {
         let p = self.plain_for_add(pt)?;
         let mut polys = self.polys.clone();
         polys[0].sub_assign(&p)?;
-        self.derived(polys, self.level, self.scale, self.noise.add(pt.noise))
+        self.derived(polys, self.level, self.scale, self.noise + pt.noise)
     }
 
     /// self * pt, scale multiplied (rescale afterwards). The plaintext must be
@@ -329,7 +329,7 @@ impl Ciphertext {
             .iter()
             .map(|c| c.mul(&p))
             .collect::<std::result::Result<Vec<_>, _>>()?;
-        let noise = self.noise.mul(pt.noise);
+        let noise = self.noise * pt.noise;
         self.derived(polys, self.level, self.scale * pt.scale, noise)
     }
 
@@ -349,9 +349,7 @@ impl Ciphertext {
             limb.iter_mut().for_each(|x| *x = m.add_mod(*x, r));
         }
         // The rounding of c * scale adds |v - c scale| <= 1/2 to every slot.
-        let noise = self
-            .noise
-            .add(Noise::new(v.abs(), (v - c * self.scale).abs()));
+        let noise = self.noise + Noise::new(v.abs(), (v - c * self.scale).abs());
         self.derived(polys, self.level, self.scale, noise)
     }
 
@@ -432,7 +430,7 @@ impl Ciphertext {
     /// self * other without relinearization (3 components, scale multiplied).
     pub fn mul(&self, other: &Ciphertext) -> Result<Ciphertext> {
         let (level, d) = self.tensor(other)?;
-        let noise = self.noise.mul(other.noise);
+        let noise = self.noise * other.noise;
         self.derived(d.into(), level, self.scale * other.scale, noise)
     }
 
@@ -512,9 +510,7 @@ impl Ciphertext {
         let polys = vec![div.apply_joined_owned(x0)?, div.apply_joined_owned(x1)?];
         // As mul, relinearize, rescale with one rounding (that of the single
         // division by q_l P).
-        let noise = self
-            .noise
-            .mul(other.noise)
+        let noise = (self.noise * other.noise)
             .plus_error(digit_error(&self.ctx, level))
             .divide(q, rounding_error(&self.ctx, 2));
         self.derived(polys, level - 1, self.scale * other.scale / q, noise)
@@ -613,7 +609,7 @@ impl Ciphertext {
         for &shift in shifts {
             let (r, r_noise) = self.rotated_lazy(&acc, noise, shift, keys)?;
             acc.add_assign(&r)?;
-            noise = noise.add(r_noise);
+            noise = noise + r_noise;
         }
         if let Some(step) = last {
             (acc, noise) = self.rotated_lazy(&acc, noise, step, keys)?;

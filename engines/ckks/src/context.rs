@@ -4,9 +4,7 @@
 use std::sync::Arc;
 
 use triskel_kernels as kernels;
-use triskel_ring::{
-    key_switch_context, DivRound, KeySwitchContext, NoiseDistribution, Poly, RnsBasis,
-};
+use triskel_ring::{DivRound, KeySwitchContext, NoiseDistribution, Poly, RnsBasis};
 
 use crate::encoder::Encoder;
 use crate::error::{Error, Result};
@@ -18,7 +16,6 @@ pub struct CkksContext {
     levels: Vec<Level>,
     key_switch: KeySwitchContext,
     pub(crate) encoder: Encoder,
-    noise: NoiseDistribution,
 }
 
 /// The tables of one level: the first `level + 1` primes of Q.
@@ -51,9 +48,8 @@ impl CkksContext {
     /// otherwise) and precomputes everything.
     pub fn new(params: CkksParameters) -> Result<Arc<CkksContext>> {
         params.validate()?;
-        let n = params.n;
-        let noise = NoiseDistribution::default();
-        let key_switch = key_switch_context(n, &params.q_bits, &params.p_bits, params.dnum, noise)?;
+        let n = params.n();
+        let key_switch = params.key_switch_context(NoiseDistribution::default())?;
         let q = key_switch.q().clone();
         let p = key_switch.p().clone();
         let levels = (1..=q.len())
@@ -64,7 +60,6 @@ impl CkksContext {
             params,
             levels,
             key_switch,
-            noise,
         }))
     }
 
@@ -75,12 +70,12 @@ impl CkksContext {
 
     /// Ring degree n.
     pub fn n(&self) -> usize {
-        self.params.n
+        self.params.n()
     }
 
     /// Number of complex slots, n / 2.
     pub fn slots(&self) -> usize {
-        self.params.n / 2
+        self.params.slots()
     }
 
     /// The default scale 2^log_scale.
@@ -134,7 +129,7 @@ impl CkksContext {
     }
 
     pub(crate) fn noise(&self) -> NoiseDistribution {
-        self.noise
+        self.key_switch.noise()
     }
 }
 

@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use triskel_ring::{
-    galois_element, KeySwitchKey, LweSecretKey, Poly, Prng, RlwePublicKey, RlweSecret,
-    SecretDistribution, SecretKey as RingSecret,
+    galois_element, power_of_two_steps, KeySwitchKey, LweSecretKey, Poly, Prng, RlwePublicKey,
+    RlweSecret, SecretKey as RingSecret,
 };
 use zeroize::Zeroizing;
 
@@ -80,9 +80,11 @@ pub(crate) fn conjugation_element(ctx: &CkksContext) -> usize {
 impl SecretKey {
     /// Draws a fresh uniform ternary secret from the OS-seeded CSPRNG.
     pub fn generate(ctx: &Arc<CkksContext>) -> Result<SecretKey> {
-        let mut rng = Prng::from_os()?;
-        let secret = RingSecret::generate(ctx.n(), SecretDistribution::Ternary, &mut rng)?;
-        SecretKey::from_ring(ctx, secret)
+        let secret = RlweSecret::generate(&ctx.level(ctx.max_level())?.basis)?;
+        Ok(SecretKey {
+            ctx: ctx.clone(),
+            secret,
+        })
     }
 
     pub(crate) fn from_ring(ctx: &Arc<CkksContext>, secret: RingSecret) -> Result<SecretKey> {
@@ -107,14 +109,9 @@ impl SecretKey {
 
     /// The relinearization key (needed after ciphertext multiplication).
     pub fn relin_key(&self) -> Result<RelinKey> {
-        let mut rng = Prng::from_os()?;
         Ok(RelinKey {
             ctx: self.ctx.clone(),
-            key: KeySwitchKey::relinearization(
-                self.ctx.key_switch(),
-                self.secret.secret(),
-                &mut rng,
-            )?,
+            key: self.secret.relin_key(self.ctx.key_switch())?,
         })
     }
 
@@ -128,15 +125,9 @@ impl SecretKey {
         if conjugate {
             elements.push(conjugation_element(&self.ctx));
         }
-        let keys = KeySwitchKey::galois_set(
-            self.ctx.key_switch(),
-            self.secret.secret(),
-            &elements,
-            &mut Prng::from_os()?,
-        )?;
         Ok(GaloisKeys {
             ctx: self.ctx.clone(),
-            keys,
+            keys: self.secret.galois_keys(self.ctx.key_switch(), &elements)?,
         })
     }
 
@@ -144,11 +135,7 @@ impl SecretKey {
     /// and conjugation: any rotation is then a signed sum of at most
     /// log2(n) / 2 + 1 of them.
     pub fn galois_keys_power_of_two(&self) -> Result<GaloisKeys> {
-        let slots = self.ctx.slots() as i64;
-        let steps: Vec<i64> = (0..slots.trailing_zeros())
-            .flat_map(|b| [1i64 << b, -(1i64 << b)])
-            .collect();
-        self.galois_keys(&steps, true)
+        self.galois_keys(&power_of_two_steps(self.ctx.slots()), true)
     }
 
     /// Symmetric encryption at the plaintext's level: c = (-(a s) + e + m, a)
@@ -199,7 +186,7 @@ impl SecretKey {
     /// key of [`Ciphertext::sample_extract`]'s output, from which the key
     /// holder builds transition keys. Secret.
     pub fn lwe_key(&self) -> LweSecretKey {
-        LweSecretKey::from_coefficients(self.secret.secret().coeffs())
+        self.secret.lwe_key()
     }
 
     /// The parameters this key belongs to.

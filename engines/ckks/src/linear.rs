@@ -264,7 +264,7 @@ impl LinearTransform {
                     None => {
                         a[0].mul_acc(&ct.polys[0], &pt.poly)?;
                         a[1].mul_acc(&ct.polys[1], &pt.poly)?;
-                        ct.noise.mul(pt.noise)
+                        ct.noise * pt.noise
                     }
                     Some([c0g, x0, x1]) => {
                         let u = &self.extended[&i];
@@ -274,10 +274,10 @@ impl LinearTransform {
                         x[0].mul_acc(x0, u)?;
                         x[1].mul_acc(x1, u)?;
                         a[0].mul_acc(c0g, &pt.poly)?;
-                        ct.noise.plus_error(digits).mul(pt.noise)
+                        ct.noise.plus_error(digits) * pt.noise
                     }
                 };
-                noise = Some(noise.map_or(term, |n| n.add(term)));
+                noise = Some(noise.map_or(term, |n| n + term));
             }
             let Some(mut noise) = noise else { continue };
             let [a0, mut a1] = a;
@@ -295,7 +295,7 @@ impl LinearTransform {
                 None => (part, noise),
                 Some((mut t, n)) => {
                     t.add_assign(&part)?;
-                    (t, n.add(noise))
+                    (t, n + noise)
                 }
             });
         }
@@ -341,7 +341,7 @@ impl LinearTransform {
             let term = if i == 0 {
                 a[0].mul_acc(&ct.polys[0], &pt.poly)?;
                 a[1].mul_acc(&ct.polys[1], &pt.poly)?;
-                ct.noise.mul(pt.noise)
+                ct.noise * pt.noise
             } else {
                 let g = rotation_element(ctx, i as i64)?;
                 let key = keys.get(g).ok_or_else(|| {
@@ -352,9 +352,9 @@ impl LinearTransform {
                 x[0].mul_acc(&x0, u)?;
                 x[1].mul_acc(&x1, u)?;
                 a[0].mul_acc(&ct.polys[0].automorphism(g)?, &pt.poly)?;
-                ct.noise.plus_error(switch).mul(pt.noise)
+                ct.noise.plus_error(switch) * pt.noise
             };
-            noise = Some(noise.map_or(term, |n| n.add(term)));
+            noise = Some(noise.map_or(term, |n| n + term));
         }
         let noise = noise.ok_or(Error::Encoding("the matrix is zero".into()))?;
         let [x0, x1] = x;

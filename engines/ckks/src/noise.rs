@@ -86,7 +86,7 @@ pub struct ErrorBounds {
 pub fn error_bounds(n: usize, noise: NoiseDistribution) -> ErrorBounds {
     ErrorBounds {
         encoding: slot_bound(n, 1.0 / 12.0, TAIL),
-        symmetric: slot_bound(n, error_variance(noise), TAIL),
+        symmetric: slot_bound(n, noise.variance(), TAIL),
         rounding: rounding_bound(n, 2),
     }
 }
@@ -95,13 +95,6 @@ pub fn error_bounds(n: usize, noise: NoiseDistribution) -> ErrorBounds {
 /// have variance V.
 fn slot_bound(n: usize, variance: f64, tail: f64) -> f64 {
     tail * (n as f64 * variance).sqrt()
-}
-
-fn error_variance(dist: NoiseDistribution) -> f64 {
-    match dist {
-        NoiseDistribution::Gaussian { sigma, .. } => sigma * sigma,
-        NoiseDistribution::CenteredBinomial { eta } => eta as f64 / 2.0,
-    }
 }
 
 /// Error of rounding the coefficients of an encoding.
@@ -119,7 +112,7 @@ pub(crate) fn symmetric_error(ctx: &CkksContext) -> f64 {
 pub(crate) fn public_key_error(ctx: &CkksContext) -> f64 {
     let n = ctx.n() as f64;
     let p2 = (2.0 * ctx.key_switch().p().log2_product()).exp2();
-    let var = error_variance(ctx.noise()) * (1.0 + 2.0 * n * TERNARY_VARIANCE) / p2;
+    let var = ctx.noise().variance() * (1.0 + 2.0 * n * TERNARY_VARIANCE) / p2;
     slot_bound(ctx.n(), var, PRODUCT_TAIL) + rounding_error(ctx, 2)
 }
 
@@ -175,7 +168,7 @@ pub(crate) fn digit_error(ctx: &CkksContext, level: usize) -> f64 {
         })
         .sum();
     let n = ctx.n() as f64;
-    let var = n * error_variance(ctx.noise()) * digits / 12.0;
+    let var = n * ctx.noise().variance() * digits / 12.0;
     slot_bound(ctx.n(), var, PRODUCT_TAIL)
 }
 
@@ -183,23 +176,6 @@ impl Noise {
     /// A value of magnitude `message` with error `error`.
     pub fn new(message: f64, error: f64) -> Noise {
         Noise { message, error }
-    }
-
-    /// The sum (or difference) of two values.
-    // Named after the ciphertext operation it bounds (not an arithmetic on bounds).
-    #[allow(clippy::should_implement_trait)]
-    pub fn add(self, other: Noise) -> Noise {
-        Noise::new(self.message + other.message, self.error + other.error)
-    }
-
-    /// The product of two values (M1 E2 + M2 E1 + E1 E2).
-    // Named after the ciphertext operation it bounds (not an arithmetic on bounds).
-    #[allow(clippy::should_implement_trait)]
-    pub fn mul(self, other: Noise) -> Noise {
-        Noise::new(
-            self.message * other.message,
-            self.message * other.error + other.message * self.error + self.error * other.error,
-        )
     }
 
     /// Times an exact integer k.
@@ -237,5 +213,26 @@ impl Noise {
             });
         }
         Ok(self)
+    }
+}
+
+/// The sum (or difference) of two values.
+impl std::ops::Add for Noise {
+    type Output = Noise;
+
+    fn add(self, other: Noise) -> Noise {
+        Noise::new(self.message + other.message, self.error + other.error)
+    }
+}
+
+/// The product of two values (M1 E2 + M2 E1 + E1 E2).
+impl std::ops::Mul for Noise {
+    type Output = Noise;
+
+    fn mul(self, other: Noise) -> Noise {
+        Noise::new(
+            self.message * other.message,
+            self.message * other.error + other.message * self.error + self.error * other.error,
+        )
     }
 }

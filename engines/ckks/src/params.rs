@@ -14,20 +14,27 @@
 //! above 50 - integer_bits.
 
 use crate::error::{Error, Result};
-use triskel_ring::check_rlwe_set;
+use triskel_ring::RlweSet;
 
-/// A CKKS parameter set. The primes are derived deterministically from the
+/// A CKKS parameter set: the RLWE set ([`RlweSet`]: ring degree, prime
+/// sizes of Q and P, key-switching digits), whose accessors it derefs to,
+/// and the default scale. The primes are derived deterministically from the
 /// bit sizes (the largest NTT-friendly primes of each size), so the fields
-/// describe the set completely.
+/// describe the set completely. Two sets are equal when they describe the
+/// same instance, whether or not either [allows being
+/// insecure](Self::allow_insecure).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CkksParameters {
-    pub(crate) name: String,
-    pub(crate) n: usize,
-    pub(crate) q_bits: Vec<u32>,
-    pub(crate) p_bits: Vec<u32>,
+    pub(crate) set: RlweSet,
     pub(crate) log_scale: u32,
-    pub(crate) dnum: usize,
-    pub(crate) allow_insecure: bool,
+}
+
+impl std::ops::Deref for CkksParameters {
+    type Target = RlweSet;
+
+    fn deref(&self) -> &RlweSet {
+        &self.set
+    }
 }
 
 impl CkksParameters {
@@ -43,13 +50,8 @@ impl CkksParameters {
         dnum: usize,
     ) -> CkksParameters {
         CkksParameters {
-            name: name.to_string(),
-            n,
-            q_bits: q_bits.to_vec(),
-            p_bits: p_bits.to_vec(),
+            set: RlweSet::new(name, n, q_bits, p_bits, dnum),
             log_scale,
-            dnum,
-            allow_insecure: false,
         }
     }
 
@@ -149,60 +151,25 @@ impl CkksParameters {
 
     /// The same set with `dnum` key-switching digits.
     pub fn with_dnum(mut self, dnum: usize) -> CkksParameters {
-        self.dnum = dnum;
+        self.set = self.set.with_dnum(dnum);
         self
     }
 
     /// Accepts a set above the 128-bit limit, for tests and experiments in
     /// memory only: such a set never loads from bytes.
     pub fn allow_insecure(mut self) -> CkksParameters {
-        self.allow_insecure = true;
+        self.set = self.set.allow_insecure();
         self
-    }
-
-    /// The set's name.
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
-    /// Ring degree n.
-    pub fn n(&self) -> usize {
-        self.n
     }
 
     /// Number of complex slots, n / 2.
     pub fn slots(&self) -> usize {
-        self.n / 2
-    }
-
-    /// Bit sizes of q_0..q_L.
-    pub fn q_bits(&self) -> &[u32] {
-        &self.q_bits
-    }
-
-    /// Bit sizes of the special primes.
-    pub fn p_bits(&self) -> &[u32] {
-        &self.p_bits
+        self.n() / 2
     }
 
     /// log2 of the default scale.
     pub fn log_scale(&self) -> u32 {
         self.log_scale
-    }
-
-    /// Number of key-switching digits.
-    pub fn dnum(&self) -> usize {
-        self.dnum
-    }
-
-    /// The highest level, L = number of Q primes - 1 (the multiplicative depth).
-    pub fn max_level(&self) -> usize {
-        self.q_bits.len().saturating_sub(1)
-    }
-
-    /// log2(QP) from the prime sizes (an upper bound of the real figure).
-    pub fn log_qp(&self) -> u32 {
-        self.q_bits.iter().chain(&self.p_bits).sum()
     }
 
     /// Checks the set: n a power of two in [2^10, 2^16] (the range of the
@@ -213,24 +180,18 @@ impl CkksParameters {
     /// [`allow_insecure`](Self::allow_insecure) was called.
     pub fn validate(&self) -> Result<()> {
         let bad = |msg: String| Err(Error::InvalidParameters(msg));
-        check_rlwe_set(
-            self.n,
-            &self.q_bits,
-            &self.p_bits,
-            self.dnum,
-            61,
-            self.allow_insecure,
-        )?;
+        self.set.check(61)?;
         if !(10..61).contains(&self.log_scale) {
             return bad(format!("log_scale {} is outside 10..61", self.log_scale));
         }
-        if self.q_bits[0] <= self.log_scale {
+        if self.q_bits()[0] <= self.log_scale {
             return bad(format!(
                 "the first prime ({} bits) must be larger than the scale (2^{})",
-                self.q_bits[0], self.log_scale
+                self.q_bits()[0],
+                self.log_scale
             ));
         }
-        if let Some(b) = self.q_bits[1..].iter().find(|&&b| b + 2 < self.log_scale) {
+        if let Some(b) = self.q_bits()[1..].iter().find(|&&b| b + 2 < self.log_scale) {
             return bad(format!(
                 "a rescaling prime of {b} bits is too small for the scale 2^{}",
                 self.log_scale

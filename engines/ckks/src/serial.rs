@@ -12,7 +12,8 @@
 //! public     = seed: 32 bytes | b (ring poly body modulo Q P; a comes
 //!              from the seed; version 3 stored b modulo Q)
 //! relin      = len: u32 | ring key-switching key bytes (seed-compressed)
-//! galois     = count: u32 | count x (g: u32 | len: u32 | ring key bytes)
+//! galois     = count: u32 | count x (g: u32 | len: u32 | ring key bytes),
+//!              g strictly increasing (one encoding per set of keys)
 //! ciphertext = level: u8 | size: u8 | scale: f64 | error: f64 | message: f64
 //!              | seeded: u8   (message: the bound derived from the bounds
 //!              the encryptor declared, never from the values; version 2
@@ -39,12 +40,12 @@
 //! key and is taken as stated.
 //! Anything else is an [`Error`], never a panic.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use triskel_ring::{
-    read_components, read_header, write_blob, write_components, write_header, KeySwitchKey, Reader,
-    RlwePublicKey, SecretKey as RingSecret,
+    read_components, read_galois_keys, read_header, write_components, write_galois_keys,
+    write_header, KeySwitchKey, ObjectKind as Kind, Reader, RlwePublicKey, RlweSet,
+    SecretKey as RingSecret,
 };
 
 use crate::ciphertext::Ciphertext;
@@ -63,30 +64,14 @@ pub const FORMAT_VERSION: u8 = 4;
 /// are laid out as in this version's.
 const PUBLIC_KEY_MOD_Q_VERSION: u8 = 3;
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-#[repr(u8)]
-enum Kind {
-    Params = 1,
-    Secret = 2,
-    Public = 3,
-    Relin = 4,
-    Galois = 5,
-    Ciphertext = 6,
-}
-
 fn malformed<T>(msg: impl Into<String>) -> Result<T> {
     Err(Error::Malformed(msg.into()))
 }
 
-fn header(kind: Kind) -> Vec<u8> {
-    let mut out = Vec::new();
-    write_header(&mut out, MAGIC, FORMAT_VERSION, kind as u8);
-    out
-}
-
-/// Reads the header of an object of `kind`: this version, or version 3
-/// for anything but a public key (module documentation).
-fn read_kind(bytes: &[u8], kind: Kind) -> Result<Reader<'_>> {
+/// Reads the header of an object of `kind` (this version, or version 3 for
+/// anything but a public key: module documentation) and its parameter set,
+/// always fully checked, 128-bit security included.
+fn read_object(bytes: &[u8], kind: Kind) -> Result<(Reader<'_>, CkksParameters)> {
     let mut version = FORMAT_VERSION;
     if bytes.get(..4) == Some(MAGIC) && bytes.get(4) == Some(&PUBLIC_KEY_MOD_Q_VERSION) {
         if kind == Kind::Public {
@@ -99,88 +84,48 @@ fn read_kind(bytes: &[u8], kind: Kind) -> Result<Reader<'_>> {
     }
     let mut r = Reader::new(bytes);
     read_header(&mut r, MAGIC, version, kind as u8)?;
-    Ok(r)
+    let (set, log_scale) = RlweSet::read(&mut r, |r| Ok(r.u8()? as u32))?;
+    let params = CkksParameters { set, log_scale };
+    params.validate()?;
+    Ok((r, params))
 }
 
 impl CkksParameters {
-    fn write_body(&self, out: &mut Vec<u8>) {
-        let name = &self.name.as_bytes()[..self.name.len().min(u16::MAX as usize)];
-        out.extend_from_slice(&(name.len() as u16).to_le_bytes());
-        out.extend_from_slice(name);
-        out.extend_from_slice(&(self.n as u32).to_le_bytes());
-        for bits in [&self.q_bits, &self.p_bits] {
-            out.push(bits.len() as u8);
-            out.extend(bits.iter().map(|&b| b as u8));
-        }
-        out.push(self.log_scale as u8);
-        out.extend_from_slice(&(self.dnum as u32).to_le_bytes());
-    }
-
-    fn read_body(r: &mut Reader<'_>) -> Result<CkksParameters> {
-        let len = u16::from_le_bytes([r.u8()?, r.u8()?]) as usize;
-        let name = std::str::from_utf8(r.take(len)?)
-            .map_err(|_| Error::Malformed("parameter set name is not UTF-8".into()))?
-            .to_string();
-        let n = r.u32()? as usize;
-        let read_bits = |r: &mut Reader<'_>| -> Result<Vec<u32>> {
-            let k = r.u8()? as usize;
-            Ok(r.take(k)?.iter().map(|&b| b as u32).collect())
-        };
-        let q_bits = read_bits(r)?;
-        let p_bits = read_bits(r)?;
-        let log_scale = r.u8()? as u32;
-        let dnum = r.u32()? as usize;
-        let params = CkksParameters::new(&name, n, &q_bits, &p_bits, log_scale, dnum);
-        // Always the full check, 128-bit security included.
-        params.validate()?;
-        Ok(params)
-    }
-
     /// Versioned bytes of the parameter set.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = header(Kind::Params);
-        self.write_body(&mut out);
-        out
+        begin(Kind::Params, self)
     }
 
     /// Loads [`to_bytes`](Self::to_bytes) output; the set is validated,
     /// 128-bit security included.
     pub fn from_bytes(bytes: &[u8]) -> Result<CkksParameters> {
-        let mut r = read_kind(bytes, Kind::Params)?;
-        let params = CkksParameters::read_body(&mut r)?;
+        let (r, params) = read_object(bytes, Kind::Params)?;
         r.finish()?;
         Ok(params)
     }
 }
 
-/// Starts an object of `kind` for `ctx`'s parameters.
-fn begin(ctx: &CkksContext, kind: Kind) -> Vec<u8> {
-    let mut out = header(kind);
-    ctx.params().write_body(&mut out);
+/// The header and the parameter set of an object of `kind`.
+fn begin(kind: Kind, params: &CkksParameters) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_header(&mut out, MAGIC, FORMAT_VERSION, kind as u8);
+    params.set.write(&mut out, &[params.log_scale as u8]);
     out
 }
 
 /// Reads the header and the parameters, which must be `ctx`'s.
 fn open<'a>(bytes: &'a [u8], ctx: &CkksContext, kind: Kind) -> Result<Reader<'a>> {
-    let mut r = read_kind(bytes, kind)?;
-    let params = CkksParameters::read_body(&mut r)?;
-    let mut own = ctx.params().clone();
-    own.allow_insecure = false;
-    if params != own {
+    let (r, params) = read_object(bytes, kind)?;
+    if params != *ctx.params() {
         return Err(Error::ParameterMismatch);
     }
     Ok(r)
 }
 
-/// A length-prefixed ring key-switching key.
-fn read_key(r: &mut Reader<'_>, ctx: &CkksContext) -> Result<KeySwitchKey> {
-    Ok(KeySwitchKey::from_bytes(r.blob()?, ctx.key_switch())?)
-}
-
 impl SecretKey {
     /// Versioned bytes of the secret key (handle with care).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = begin(&self.ctx, Kind::Secret);
+        let mut out = begin(Kind::Secret, self.ctx.params());
         self.secret.secret().write_ternary(&mut out);
         out
     }
@@ -197,7 +142,7 @@ impl SecretKey {
 impl PublicKey {
     /// Versioned bytes: b and the seed of a.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = begin(&self.ctx, Kind::Public);
+        let mut out = begin(Kind::Public, self.ctx.params());
         self.key.write(&mut out);
         out
     }
@@ -217,15 +162,15 @@ impl PublicKey {
 impl RelinKey {
     /// Versioned, seed-compressed bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = begin(&self.ctx, Kind::Relin);
-        write_blob(&mut out, &self.key.to_bytes());
+        let mut out = begin(Kind::Relin, self.ctx.params());
+        self.key.write_blob(&mut out);
         out
     }
 
     /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`.
     pub fn from_bytes(bytes: &[u8], ctx: &Arc<CkksContext>) -> Result<RelinKey> {
         let mut r = open(bytes, ctx, Kind::Relin)?;
-        let key = read_key(&mut r, ctx)?;
+        let key = KeySwitchKey::read_blob(&mut r, ctx.key_switch())?;
         r.finish()?;
         Ok(RelinKey {
             ctx: ctx.clone(),
@@ -237,31 +182,16 @@ impl RelinKey {
 impl GaloisKeys {
     /// Versioned, seed-compressed bytes of every key.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = begin(&self.ctx, Kind::Galois);
-        out.extend_from_slice(&(self.keys.len() as u32).to_le_bytes());
-        for (&g, key) in &self.keys {
-            out.extend_from_slice(&(g as u32).to_le_bytes());
-            write_blob(&mut out, &key.to_bytes());
-        }
+        let mut out = begin(Kind::Galois, self.ctx.params());
+        write_galois_keys(&mut out, &self.keys);
         out
     }
 
     /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`: Galois elements
-    /// must be odd, below 2n, not 1, and not repeated.
+    /// must be odd, in 3..2n and increasing (one encoding per set of keys).
     pub fn from_bytes(bytes: &[u8], ctx: &Arc<CkksContext>) -> Result<GaloisKeys> {
         let mut r = open(bytes, ctx, Kind::Galois)?;
-        let count = r.u32()? as usize;
-        let mut keys = BTreeMap::new();
-        for _ in 0..count {
-            let g = r.u32()? as usize;
-            if g % 2 == 0 || g >= 2 * ctx.n() || g == 1 {
-                return malformed(format!("invalid Galois element {g}"));
-            }
-            let key = read_key(&mut r, ctx)?;
-            if keys.insert(g, key).is_some() {
-                return malformed(format!("Galois element {g} appears twice"));
-            }
-        }
+        let keys = read_galois_keys(&mut r, ctx.key_switch())?;
         r.finish()?;
         Ok(GaloisKeys {
             ctx: ctx.clone(),
@@ -274,7 +204,7 @@ impl Ciphertext {
     /// Versioned bytes; a fresh symmetric encryption stores the seed of c1
     /// instead of c1 (half the size).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = begin(&self.ctx, Kind::Ciphertext);
+        let mut out = begin(Kind::Ciphertext, self.ctx.params());
         out.push(self.level as u8);
         out.push(self.polys.len() as u8);
         out.extend_from_slice(&self.scale.to_le_bytes());
@@ -296,10 +226,10 @@ impl Ciphertext {
         if !(2..=3).contains(&size) {
             return malformed(format!("{size} components (2 or 3 allowed)"));
         }
-        let scale = read_f64(&mut r, "scale")?;
+        let scale = r.f64()?;
         check_scale(ctx, level, scale)
             .map_err(|e| Error::Malformed(format!("scale impossible at level {level}: {e}")))?;
-        let (error, message) = (read_f64(&mut r, "error")?, read_f64(&mut r, "message")?);
+        let (error, message) = (r.f64()?, r.f64()?);
         if !(error >= 0.0 && message > 0.0) {
             return malformed("the error bound must be non-negative, the message bound positive");
         }
@@ -312,12 +242,4 @@ impl Ciphertext {
         r.finish()?;
         Ok(Ciphertext::new(ctx, polys, level, scale, noise, seed))
     }
-}
-
-fn read_f64(r: &mut Reader<'_>, field: &str) -> Result<f64> {
-    let bytes = r
-        .take(8)?
-        .try_into()
-        .map_err(|_| Error::Malformed(format!("{field} field")))?;
-    Ok(f64::from_le_bytes(bytes))
 }

@@ -77,11 +77,12 @@ pub(crate) fn invalid<T>(msg: impl Into<String>) -> Result<T> {
     Err(Error::InvalidParameter(msg.into()))
 }
 
-/// Implements `From<triskel_ring::Error>` for an RLWE engine's error enum,
-/// which has the variants `Ring`, `Malformed(String)`,
-/// `InvalidParameters(String)` and `Insecure { n, log_qp, max_log_qp }`: bad
-/// bytes, bad parameters and insecure sets keep their meaning across the
-/// layer boundary; everything else is wrapped as `Ring`.
+/// Implements `From<triskel_ring::Error>` and `From<triskel_kernels::Error>`
+/// for an RLWE engine's error enum, which has the variants `Ring`, `Kernel`,
+/// `Malformed(String)`, `InvalidParameters(String)` and
+/// `Insecure { n, log_qp, max_log_qp }`: bad bytes, bad parameters and
+/// insecure sets keep their meaning across the layer boundary; other ring
+/// errors are wrapped as `Ring`, kernel errors as `Kernel`.
 #[macro_export]
 macro_rules! impl_from_ring_error {
     ($engine_error:ty) => {
@@ -104,6 +105,12 @@ macro_rules! impl_from_ring_error {
                     },
                     other => Self::Ring(other),
                 }
+            }
+        }
+
+        impl From<$crate::KernelError> for $engine_error {
+            fn from(e: $crate::KernelError) -> Self {
+                Self::Kernel(e)
             }
         }
     };

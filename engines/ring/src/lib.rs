@@ -32,6 +32,7 @@ mod keyswitch;
 mod lazy;
 pub mod lwe;
 mod par;
+mod params;
 mod poly;
 mod rlwe;
 pub mod sampling;
@@ -49,8 +50,16 @@ pub use keyswitch::{Decomposition, KeySwitchContext, KeySwitchKey, SecretDistrib
 pub use lazy::LazyRlwe;
 pub use lwe::{LweCiphertext, LweKeySwitchKey, LweSecretKey, SwitchedLwe};
 pub use par::PARALLEL_MIN_VALUES;
-pub use poly::{galois_element, galois_permutation, Poly, Representation};
-pub use rlwe::{key_switch_context, read_components, write_components, RlwePublicKey, RlweSecret};
+pub use params::RlweSet;
+pub use poly::{
+    galois_element, galois_permutation, galois_power, power_of_two_steps, Poly, Representation,
+};
+pub use rlwe::{read_components, write_components, RlwePublicKey, RlweSecret};
 pub use sampling::{NoiseDistribution, Prng, Seed};
-pub use security::{check_rlwe_set, max_log_qp_128, HE_STANDARD_128, MAX_SET_PRIMES};
-pub use serialize::{read_header, write_blob, write_header, Reader, FORMAT_VERSION};
+pub use security::{max_log_qp_128, HE_STANDARD_128, MAX_SET_PRIMES};
+pub use serialize::{
+    read_galois_keys, read_header, write_blob, write_galois_keys, write_header, ObjectKind, Reader,
+    FORMAT_VERSION,
+};
+/// The kernel layer's error, which [`Error::Kernel`] wraps.
+pub use triskel_kernels::Error as KernelError;

@@ -501,10 +501,25 @@ pub(crate) fn cached_galois_permutation(n: usize, g: usize) -> Result<Arc<k::Gal
     lock().insert(key, perm.clone());
     Ok(perm)
 }
+/// The rotation steps +-1, +-2, +-4, ... below `row` (the slots of a row,
+/// a power of two), whose keys compose into any rotation of the row.
+pub fn power_of_two_steps(row: usize) -> Vec<i64> {
+    (0..row.trailing_zeros())
+        .flat_map(|b| [1i64 << b, -(1i64 << b)])
+        .collect()
+}
+
 /// The Galois element of a slot rotation by `step` for ring degree n:
-/// 5^step mod 2n (negative steps rotate the other way, as 5 has order n/2
-/// modulo 2n). Rotating the other row (BFV) or conjugating (CKKS) is 2n - 1.
+/// 5^step mod 2n ([`galois_power`]). Rotating the other row (BFV) or
+/// conjugating (CKKS) is 2n - 1.
 pub fn galois_element(n: usize, step: i64) -> Result<usize> {
+    galois_power(n, 5, step)
+}
+
+/// generator^step mod 2n for ring degree n, the step taken modulo n/2 (the
+/// order of 3 and of 5 modulo 2n, so negative steps rotate the other way):
+/// CKKS's slots rotate with 5, BFV's rows with 3.
+pub fn galois_power(n: usize, generator: u64, step: i64) -> Result<usize> {
     if !n.is_power_of_two() || n < 4 {
         return invalid(format!("ring degree {n} is not a power of two >= 4"));
     }
@@ -512,7 +527,7 @@ pub fn galois_element(n: usize, step: i64) -> Result<usize> {
     let two_n = 2 * n as u128;
     let order = (n / 2) as u128;
     let mut e = (step as i128).rem_euclid(order as i128) as u128;
-    let (mut g, mut base) = (1u128, 5u128);
+    let (mut g, mut base) = (1u128, generator as u128 % two_n);
     while e != 0 {
         if e & 1 == 1 {
             g = g * base % two_n;

@@ -13,13 +13,15 @@
 //! kept in zeroized buffers, so that no copy of a s or of the secret is left
 //! behind in freed memory.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use zeroize::Zeroizing;
 
-use crate::basis::{allocate_primes, RnsBasis};
+use crate::basis::RnsBasis;
 use crate::error::Result;
-use crate::keyswitch::{KeySwitchContext, SecretKey};
+use crate::keyswitch::{KeySwitchContext, KeySwitchKey, SecretDistribution, SecretKey};
+use crate::lwe::LweSecretKey;
 use crate::poly::{same_basis, Poly, Representation};
 use crate::sampling::{sample_ternary, sample_uniform, NoiseDistribution, Prng, Seed};
 use crate::serialize::Reader;
@@ -97,6 +99,36 @@ impl RlweSecret {
     pub fn new(secret: SecretKey, basis: &Arc<RnsBasis>) -> Result<RlweSecret> {
         let s_ntt = secret.to_poly(basis, Representation::Ntt)?;
         Ok(RlweSecret { secret, s_ntt })
+    }
+
+    /// A fresh uniform ternary secret from the OS-seeded CSPRNG, with its NTT
+    /// form over `basis`.
+    pub fn generate(basis: &Arc<RnsBasis>) -> Result<RlweSecret> {
+        let mut rng = Prng::from_os()?;
+        let secret = SecretKey::generate(basis.n(), SecretDistribution::Ternary, &mut rng)?;
+        RlweSecret::new(secret, basis)
+    }
+
+    /// The relinearization key (s^2 -> s) for `ks`, from the OS-seeded CSPRNG.
+    pub fn relin_key(&self, ks: &KeySwitchContext) -> Result<KeySwitchKey> {
+        KeySwitchKey::relinearization(ks, &self.secret, &mut Prng::from_os()?)
+    }
+
+    /// Galois keys s(X^g) -> s for `ks`, one per distinct element of
+    /// `elements` but 1 ([`KeySwitchKey::galois_set`]), from the OS-seeded
+    /// CSPRNG.
+    pub fn galois_keys(
+        &self,
+        ks: &KeySwitchContext,
+        elements: &[usize],
+    ) -> Result<BTreeMap<usize, KeySwitchKey>> {
+        KeySwitchKey::galois_set(ks, &self.secret, elements, &mut Prng::from_os()?)
+    }
+
+    /// The coefficients as an LWE key (dimension n): the key of a sample
+    /// extracted from a ciphertext under this secret. Secret.
+    pub fn lwe_key(&self) -> LweSecretKey {
+        LweSecretKey::from_coefficients(self.secret.coeffs())
     }
 
     /// The ring secret (its coefficients).
@@ -306,23 +338,4 @@ pub fn read_components(
             "seed flag {flag} invalid for a ciphertext of {size} components at this level"
         ))),
     }
-}
-
-/// The key-switching context of an RLWE parameter set: distinct NTT-friendly
-/// primes of `q_bits` (the ciphertext modulus Q) and `p_bits` (the special
-/// modulus P) bits, allocated together, with `dnum` digits and `noise` for
-/// its keys. Its [`q`](KeySwitchContext::q) is the scheme's top-level basis.
-pub fn key_switch_context(
-    n: usize,
-    q_bits: &[u32],
-    p_bits: &[u32],
-    dnum: usize,
-    noise: NoiseDistribution,
-) -> Result<KeySwitchContext> {
-    let all_bits: Vec<u32> = q_bits.iter().chain(p_bits).copied().collect();
-    let primes = allocate_primes(n, &all_bits)?;
-    let (q_primes, p_primes) = primes.split_at(q_bits.len());
-    let q = RnsBasis::new(n, q_primes)?;
-    let p = RnsBasis::new(n, p_primes)?;
-    KeySwitchContext::new(&q, &p, dnum, noise)
 }

@@ -235,6 +235,15 @@ impl NoiseDistribution {
         }
     }
 
+    /// The variance of one sample (sigma^2; eta / 2 for the centered
+    /// binomial).
+    pub fn variance(&self) -> f64 {
+        match *self {
+            NoiseDistribution::Gaussian { sigma, .. } => sigma * sigma,
+            NoiseDistribution::CenteredBinomial { eta } => eta as f64 / 2.0,
+        }
+    }
+
     /// The largest |x| it can produce.
     pub fn bound(&self) -> i64 {
         match *self {

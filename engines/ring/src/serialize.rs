@@ -13,6 +13,7 @@
 //! is reduced, and no byte is left over; anything else is an [`Error`], never
 //! a panic.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use crate::basis::RnsBasis;
@@ -75,6 +76,11 @@ impl<'a> Reader<'a> {
         Ok(u64::from_le_bytes(b))
     }
 
+    /// Next little-endian f64.
+    pub fn f64(&mut self) -> Result<f64> {
+        Ok(f64::from_bits(self.u64()?))
+    }
+
     /// Next 32-byte seed.
     pub fn seed(&mut self) -> Result<Seed> {
         let mut seed = [0u8; 32];
@@ -126,6 +132,25 @@ pub fn read_header(r: &mut Reader<'_>, magic: &[u8; 4], version: u8, kind: u8) -
         return malformed(format!("object kind {got} found, {kind} expected"));
     }
     Ok(())
+}
+
+/// The objects of an RLWE engine's format (BFV, CKKS): the kind byte of
+/// their header.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u8)]
+pub enum ObjectKind {
+    /// A parameter set.
+    Params = 1,
+    /// A secret key.
+    Secret = 2,
+    /// A public key.
+    Public = 3,
+    /// A relinearization key.
+    Relin = 4,
+    /// A set of Galois keys.
+    Galois = 5,
+    /// A ciphertext.
+    Ciphertext = 6,
 }
 
 /// Appends a u32 length and the bytes (an embedded object).
@@ -276,4 +301,49 @@ impl KeySwitchKey {
             a: key_uniform_part(ctx, seed),
         })
     }
+}
+
+impl KeySwitchKey {
+    /// Appends the key's bytes as a blob ([`write_blob`]), for embedding in
+    /// an engine's objects.
+    pub fn write_blob(&self, out: &mut Vec<u8>) {
+        write_blob(out, &self.to_bytes());
+    }
+
+    /// Reads a blob of [`write_blob`](Self::write_blob) for `ctx`.
+    pub fn read_blob(r: &mut Reader<'_>, ctx: &KeySwitchContext) -> Result<KeySwitchKey> {
+        KeySwitchKey::from_bytes(r.blob()?, ctx)
+    }
+}
+
+/// Appends Galois keys: `count: u32 | count x (g: u32 | key blob)`, g
+/// increasing.
+pub fn write_galois_keys(out: &mut Vec<u8>, keys: &BTreeMap<usize, KeySwitchKey>) {
+    out.extend_from_slice(&(keys.len() as u32).to_le_bytes());
+    for (&g, key) in keys {
+        out.extend_from_slice(&(g as u32).to_le_bytes());
+        key.write_blob(out);
+    }
+}
+
+/// Reads [`write_galois_keys`] output for `ctx`: every g odd, in 3..2n and
+/// above the previous one, so that a set of keys has one encoding.
+pub fn read_galois_keys(
+    r: &mut Reader<'_>,
+    ctx: &KeySwitchContext,
+) -> Result<BTreeMap<usize, KeySwitchKey>> {
+    let count = r.u32()? as usize;
+    let two_n = 2 * ctx.q().n();
+    let mut keys = BTreeMap::new();
+    for _ in 0..count {
+        let g = r.u32()? as usize;
+        let increasing = keys.last_key_value().is_none_or(|(&last, _)| g > last);
+        if g % 2 == 0 || !(3..two_n).contains(&g) || !increasing {
+            return malformed(format!(
+                "Galois element {g} is not odd, in 3..{two_n} and above the previous one"
+            ));
+        }
+        keys.insert(g, KeySwitchKey::read_blob(r, ctx)?);
+    }
+    Ok(keys)
 }

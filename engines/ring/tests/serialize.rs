@@ -1,7 +1,7 @@
 use triskel_ring::sampling::sample_uniform;
 use triskel_ring::{
-    Error, KeySwitchContext, KeySwitchKey, NoiseDistribution, Poly, Prng, Representation, RnsBasis,
-    SecretDistribution, SecretKey,
+    read_galois_keys, write_galois_keys, Error, KeySwitchContext, KeySwitchKey, NoiseDistribution,
+    Poly, Prng, Reader, Representation, RnsBasis, SecretDistribution, SecretKey,
 };
 
 const N: usize = 1024;
@@ -64,4 +64,32 @@ fn key_round_trip_is_seed_compressed() {
     let mut kind = bytes.clone();
     kind[5] = 1;
     assert!(KeySwitchKey::from_bytes(&kind, &ctx).is_err());
+}
+
+/// A set of Galois keys loads only in its one encoding (g odd, in 3..2n,
+/// increasing; BFV's tests cover the order): neither the identity, nor an
+/// even element, nor one of 2n or more.
+#[test]
+fn galois_key_sets_refuse_elements_outside_the_group() {
+    let q = RnsBasis::generate(N, 50, 2).unwrap();
+    let p = RnsBasis::generate(N, 55, 1).unwrap();
+    let ctx = KeySwitchContext::new(&q, &p, 2, NoiseDistribution::default()).unwrap();
+    let mut rng = Prng::from_seed([23; 32]);
+    let sk = SecretKey::generate(N, SecretDistribution::Ternary, &mut rng).unwrap();
+    let keys = KeySwitchKey::galois_set(&ctx, &sk, &[5, 1, 3, 5], &mut rng).unwrap();
+    assert_eq!(keys.keys().copied().collect::<Vec<_>>(), [3, 5]);
+    let mut bytes = Vec::new();
+    write_galois_keys(&mut bytes, &keys);
+    let read = |bytes: &[u8]| {
+        let mut r = Reader::new(bytes);
+        let keys = read_galois_keys(&mut r, &ctx)?;
+        r.finish().map(|()| keys)
+    };
+    assert_eq!(read(&bytes).unwrap(), keys);
+    // The first entry (count: u32 | g: u32 | ...) with another element.
+    for g in [1, 4, 2 * N as u32 + 1] {
+        let mut bad = bytes.clone();
+        bad[4..8].copy_from_slice(&g.to_le_bytes());
+        assert!(matches!(read(&bad), Err(Error::Malformed(_))), "g = {g}");
+    }
 }
