@@ -5,7 +5,7 @@
 
 use criterion::measurement::{Measurement, ValueFormatter};
 use criterion::Throughput;
-use triskel_benches::process_cpu_ns;
+use triskel_benches::{process_cpu_ns, thread_cpu_ns};
 
 /// A criterion measurement in nanoseconds of the clock `$now`.
 macro_rules! cpu_time_measurement {
@@ -36,17 +36,9 @@ macro_rules! cpu_time_measurement {
     };
 }
 
-/// CPU time of the calling thread, from /proc/thread-self/schedstat (its
-/// first field: nanoseconds on a CPU). Still inflated by a busy sibling
+/// CPU time of the calling thread (`CLOCK_THREAD_CPUTIME_ID`). Still inflated by a busy sibling
 /// hyper-thread and shared caches, but not by waiting for a CPU.
 pub struct ThreadCpuTime;
-
-fn thread_cpu_ns() -> u64 {
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse().ok())
-        .expect("/proc/thread-self/schedstat (Linux) is readable")
-}
 
 /// Formats nanoseconds like criterion's wall time.
 struct Nanoseconds;
@@ -81,8 +73,7 @@ impl ValueFormatter for Nanoseconds {
 
 cpu_time_measurement!(ThreadCpuTime, thread_cpu_ns);
 
-/// CPU time of every thread of the process (the sum over
-/// /proc/self/task/*/schedstat): a benchmark on a one-thread rayon pool runs
+/// CPU time of every thread of the process (`CLOCK_PROCESS_CPUTIME_ID`): a benchmark on a one-thread rayon pool runs
 /// on the pool's thread, not the caller's.
 pub struct ProcessCpuTime;
 
