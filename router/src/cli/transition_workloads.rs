@@ -85,6 +85,22 @@ struct Timings {
     baseline: Vec<f64>,
 }
 
+/// The coefficient match of a freshly encrypted probe (outside the timings).
+fn match_product(
+    keys: &Keys,
+    probe: &Embedding,
+    groups: &[triskel::bfv::Plaintext],
+) -> Result<Vec<triskel::bfv::Ciphertext>, Error> {
+    let ct = keys
+        .bfv
+        .encrypt(&biometric::encode_probe_coefficients(&keys.ctx, probe)?)?;
+    Ok(biometric::compute_scores_coefficients(
+        &ct,
+        groups,
+        &keys.public,
+    )?)
+}
+
 /// Runs `decide` (the match and its decisions on an encrypted probe, the
 /// bits decrypted and counted wrong against `expected`, None = either)
 /// interleaved with the match alone and the baseline, `RUNS` times.
@@ -228,13 +244,7 @@ fn match_decision_on_this_thread() -> Result<WorkloadReport, Error> {
         &[expected_bit(score, below, r)],
         decide_at(below),
     )?;
-    let product = biometric::compute_scores_coefficients(
-        &keys
-            .bfv
-            .encrypt(&biometric::encode_probe_coefficients(&keys.ctx, &probe)?)?,
-        &groups,
-        &keys.public,
-    )?;
+    let product = match_product(&keys, &probe, &groups)?;
     let no = decide_at(above)(&product)?;
     errors += (keys.tfhe.decrypt_with_carry(&no[0])? != 0) as usize;
     let bootstraps =
@@ -279,13 +289,7 @@ fn match_identify_on_this_thread() -> Result<WorkloadReport, Error> {
         .collect();
     let best = scores.iter().copied().max().unwrap_or(0);
     expected.push(expected_bit(best, threshold, r));
-    let product = biometric::compute_scores_coefficients(
-        &keys
-            .bfv
-            .encrypt(&biometric::encode_probe_coefficients(&keys.ctx, &probe)?)?,
-        &groups,
-        &keys.public,
-    )?;
+    let product = match_product(&keys, &probe, &groups)?;
     let bootstraps =
         transition::bfv_decision_analysis(&product[0], r, &keys.transition, &keys.server)?
             .bootstraps;
