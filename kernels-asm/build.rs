@@ -2,7 +2,7 @@
 //! `triskel-kernels` (through the `links` metadata `DEP_TRISKEL_KERNELS_ASM_BACKENDS`)
 //! which backends it got.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The backends each architecture's folder implements.
 fn backends_of(arch: &str) -> &'static [&'static str] {
@@ -29,17 +29,28 @@ fn elf_sysv(os: &str) -> bool {
     )
 }
 
-fn assembly_in(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "S"))
-                .collect()
-        })
-        .unwrap_or_default();
-    files.sort();
-    files
+/// Every source file of an architecture's folder: the assembly files, then
+/// the headers they include. A package or copy missing any one of them is
+/// incomplete, and building it must fail rather than drop a backend.
+fn sources_of(arch: &str) -> (&'static [&'static str], &'static [&'static str]) {
+    match arch {
+        "x86_64" => (
+            &["avx2.S", "avx512.S", "ifma.S"],
+            &["common.inc", "entry.inc"],
+        ),
+        "aarch64" => (
+            &[
+                "keyswitch.S",
+                "mulmod.S",
+                "neon.S",
+                "ntt.S",
+                "sve.S",
+                "vector.S",
+            ],
+            &["common.h"],
+        ),
+        _ => (&[], &[]),
+    }
 }
 
 fn announce(backends: &[&str]) {
@@ -67,14 +78,21 @@ fn main() {
         announce(&[]);
         return;
     }
-    let files = assembly_in(&dir);
-    if files.is_empty() {
+    let (assembly, headers) = sources_of(&arch);
+    let missing: Vec<&str> = assembly
+        .iter()
+        .chain(headers)
+        .copied()
+        .filter(|f| !dir.join(f).is_file())
+        .collect();
+    if !missing.is_empty() {
         panic!(
-            "{} holds no assembly: this copy of triskel-kernels-asm is incomplete \
-             (the {arch} backends {backends:?} would be missing)",
+            "{} lacks {missing:?}: this copy of triskel-kernels-asm is incomplete \
+             (the {arch} backends {backends:?} need every file)",
             dir.display()
         );
     }
+    let files: Vec<PathBuf> = assembly.iter().map(|f| dir.join(f)).collect();
     cc::Build::new()
         .files(&files)
         .include(&dir)
