@@ -118,6 +118,38 @@ fn ckks_workload_json_is_verified_and_threads_report_throughput() {
     assert!(w["workloads_per_second"].as_f64().unwrap() > 0.0);
 }
 
+/// Every CKKS workload of issue 13 decrypts within 2e-6 of its float64
+/// computation (the issue's error goal), each on the set it is benched on.
+#[test]
+fn every_ckks_workload_is_within_its_error_goal() {
+    let workloads = [
+        ("ckks.mul_pipeline", "ckks-n8192"),
+        ("ckks.rotate", "ckks-n8192"),
+        ("ckks.slot_sum64", "ckks-n8192"),
+        ("ckks.dot64", "ckks-n8192"),
+        ("ckks.poly_x2", "ckks-n8192"),
+        ("ckks.poly_deg7", "ckks-n8192-d3"),
+        ("ckks.dense_64x4", "ckks-n8192"),
+        ("ckks.mlp_64_4_1", "ckks-n16384"),
+        ("ckks.mlp_64_4_1_square", "ckks-n8192-d3"),
+        ("ckks.mul_pipeline_16384", "ckks-n16384-d2"),
+    ];
+    for (name, params) in workloads {
+        let (ok, out, err) = triskel(&["bench", "workloads", "--only", name, "--json"], &[]);
+        assert!(ok, "{name}: {err}");
+        let v: serde_json::Value = serde_json::from_str(&out).expect("one JSON object");
+        let w = &v["workloads"][0];
+        assert_eq!(w["name"], name);
+        assert_eq!(w["params"], params, "{name}");
+        assert_eq!(w["verified"], true, "{name}");
+        let error = w["max_abs_error"].as_f64().unwrap();
+        assert!(
+            error > 0.0 && error <= 2e-6,
+            "{name}: max_abs_error {error}"
+        );
+    }
+}
+
 #[test]
 fn square_activation_network_runs_at_n8192_on_the_cpu_clock() {
     let (ok, out, err) = triskel(
