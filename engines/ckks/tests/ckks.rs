@@ -149,6 +149,14 @@ fn additive_and_plaintext_operations() {
     let m = ca.mul_const_rescale(0.3).unwrap();
     assert_eq!((m.level(), m.scale()), (ca.level() - 1, ca.scale()));
     check(&m, a.iter().map(|x| 0.3 * x).collect(), FRESH_BOUND);
+    // Without the rescale: the same level, the scale times 2^20, the value
+    // -1.7 x (the constant's rounding at 2^20 moves it by below 2^-21 |x|).
+    let m = ca.mul_const(-1.7, 2f64.powi(20)).unwrap();
+    assert_eq!(
+        (m.level(), m.scale()),
+        (ca.level(), ca.scale() * 2f64.powi(20))
+    );
+    check(&m, a.iter().map(|x| -1.7 * x).collect(), 2.0 * FRESH_BOUND);
     let pb = Plaintext::from_real(&f.ctx, &b).unwrap();
     check(
         &ca.add_plain(&pb).unwrap(),
