@@ -45,7 +45,8 @@ pub enum BenchCommand {
         #[arg(long)]
         only: Option<String>,
         /// Run K copies of each workload at the same time and report
-        /// workloads per second (each copy single-threaded).
+        /// workloads per second (the copies' inner parallel work shares one
+        /// pool of K threads, so K threads are busy in all).
         #[arg(long, default_value_t = 1)]
         threads: usize,
         /// Print one JSON object (the format of DESIGN.md, "Bench output").
