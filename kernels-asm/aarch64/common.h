@@ -79,6 +79,17 @@
     add     \x, \x, \l
 .endm
 
+// ct_bf for x already below 2q (the first forward stage: the inputs are
+// reduced), so without the conditional subtraction of 2q.
+.macro ct_bf_first x, y, w, ws, l, h
+    mul     \l, \y, \w
+    umulh   \h, \y, \ws
+    msub    \l, \h, Q, \l
+    add     \y, \x, TWOQ
+    sub     \y, \y, \l
+    add     \x, \x, \l
+.endm
+
 // Gentleman-Sande (Harvey) butterfly, x, y in [0, 2q) -> [0, 2q):
 //   x = (x + y) mod 2q,  y = (x - y + 2q) * w  (Shoup, in [0, 2q))
 .macro gs_bf x, y, w, ws, l, h

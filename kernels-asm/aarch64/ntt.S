@@ -14,7 +14,8 @@
 //                 + subs, csel (x mod 2q) + add, add, sub (x+v, x+2q-v)
 //     memory 2    = ldp x0:x1, ldp y0:y1, stp, stp per two butterflies
 //     loop 1      = subs, b.ne per two butterflies
-//   Last forward stage (t = 1): 21 per butterfly with the final reduction
+//   First forward stage: 9 per butterfly (inputs are reduced, so x needs no
+//   subs/csel). Last forward stage (t = 1): 21 per butterfly with the final reduction
 //   folded in (portable: about 27 plus 9 for its separate reduction pass,
 //   per butterfly of that stage); first inverse stage 13 (portable about 25),
 //   last inverse stage with n^-1 14 (portable 24, which reloads the n^-1
@@ -100,7 +101,11 @@ func triskel_aarch64_ntt_forward
     mov     x6, x2                  // t = n
     mov     x7, #1                  // m = 1
     lsr     x8, x2, #1              // n/2
-    // Stages m = 1, 2, .., n/4 (half-block t >= 2): two butterflies per step.
+    // Stages m = 1, 2, .., n/4 (half-block t >= 2): two butterflies per step;
+    // the first (m = 1) on reduced inputs, without reducing x.
+    lsr     x6, x6, #1
+    stage   ct_bf_first
+    lsl     x7, x7, #1
 1:  lsr     x6, x6, #1
     stage   ct_bf
     lsl     x7, x7, #1

@@ -33,6 +33,17 @@
     sub     \y\().d, \u\().d, \y\().d               // u + 2q - v
 .endm
 
+// sve_ct for x already below 2q (the first forward stage), without x mod 2q.
+.macro sve_ct_first x, y, w, ws, h, u
+    movprfx \h, \y
+    umulh   \h\().d, p0/m, \h\().d, \ws\().d
+    mul     \y\().d, p0/m, \y\().d, \w\().d
+    mls     \y\().d, p0/m, \h\().d, z30.d           // v = w*y - h*q, in [0, 2q)
+    add     \u\().d, \x\().d, z31.d
+    add     \x\().d, \x\().d, \y\().d               // x + v
+    sub     \y\().d, \u\().d, \y\().d               // x + 2q - v
+.endm
+
 // Gentleman-Sande butterfly (as ntt.S), x, y in [0, 2q) -> [0, 2q).
 .macro sve_gs x, y, w, ws, h, u
     add     \u\().d, \x\().d, \y\().d
@@ -197,6 +208,10 @@ func triskel_sve_ntt_forward
     mov     x6, x2                          // t = n
     mov     x7, #1                          // m = 1
     lsr     x8, x2, #1                      // n/2
+    // The first stage (t = n/2 >= 512 >= VL) on reduced inputs, x not reduced.
+    lsr     x6, x6, #1
+    sve_wide_stage sve_ct_first, ct_bf_first
+    lsl     x7, x7, #1
 1:  lsr     x6, x6, #1
     cmp     x6, #1
     b.eq    4f

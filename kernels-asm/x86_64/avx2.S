@@ -146,6 +146,15 @@
         vpsubq  \y, ymm12, \y
 .endm
 
+/* BF_FWD for x already below 2q (the first stage: inputs are reduced), so
+ * without the conditional subtraction of 2q. */
+.macro BF_FWD_FIRST x, y
+        SHOUP   \y, \y
+        vpaddq  ymm12, \x, ymm13
+        vpaddq  \x, \x, \y
+        vpsubq  \y, ymm12, \y
+.endm
+
 /* Inverse (Gentleman-Sande) on x, y in [0, 2q):
  * x = x + y reduced to [0, 2q), y = (x - y + 2q) * w in [0, 2q). */
 .macro BF_INV x, y
@@ -181,11 +190,15 @@
 .endm
 
 /* The stages with t >= 4 of a forward transform of size n = rcx: t = n/2
- * down to 4, m = n/(2t) blocks; leaves r9 = n/4. */
-.macro FORWARD_STAGES butterfly, twiddle
+ * down to 4, m = n/(2t) blocks; the first one (t = n/2 >= 512) with the
+ * butterfly \first, for reduced inputs. Leaves r9 = n/4. */
+.macro FORWARD_STAGES first, butterfly, twiddle
         mov     r9, 1                   // m
         mov     r10, rcx
         shr     r10, 1                  // t
+        STAGE   \first, \twiddle
+        shl     r9, 1
+        shr     r10, 1
 93:     cmp     r10, 4
         jb      94f
         STAGE   \butterfly, \twiddle
@@ -294,7 +307,7 @@ FUNC triskel_avx2_ntt_forward
         mov     rcx, [rdi]              // n
         mov     rdx, [rdi + 56]         // fwd
         mov     r14, [rdi + 64]         // fwd_shoup
-        FORWARD_STAGES BF_FWD, TW_BCAST
+        FORWARD_STAGES BF_FWD_FIRST, BF_FWD, TW_BCAST
         // t = 2 (twiddles fwd[n/4 + 2g], fwd[n/4 + 2g + 1] for group g of 8),
         // then t = 1 (fwd[n/2 + 4g .. n/2 + 4g + 3]) and the full reduction,
         // in two passes: in one loop the dependency chain of a group filled
