@@ -2,6 +2,7 @@
 # Builds the plain-C kernel test driver for one target and runs it.
 #   ci/c-driver.sh                      native build with the system C compiler
 #   CC=aarch64-linux-gnu-gcc ARCH=aarch64 RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu" ci/c-driver.sh
+#   EXTRA_CFLAGS=-DTRISKEL_NO_INT128 ci/c-driver.sh      the two-word 128-bit arithmetic
 # The same backend defines as kernels-c/build.rs: an architecture's assembly
 # backends are compiled in when kernels-asm/<arch>/ holds .S files.
 set -euo pipefail
@@ -22,6 +23,9 @@ if [ ${#asm[@]} -gt 0 ]; then
         aarch64) defines=(-DTRISKEL_HAVE_AARCH64 -DTRISKEL_HAVE_SVE -DTRISKEL_HAVE_NEON) ;;
     esac
 fi
-"$CC" -O2 -std=c11 -Wall -Wextra -Werror -Ikernels-c/include -Ikernels-c/src "${defines[@]}" \
+# EXTRA_CFLAGS: more compiler flags, e.g. -DTRISKEL_NO_INT128 (the library's
+# 128-bit arithmetic in two 64-bit words, as on compilers without __int128).
+# shellcheck disable=SC2086
+"$CC" -O2 -std=c11 -Wall -Wextra -Werror -Ikernels-c/include -Ikernels-c/src "${defines[@]}" ${EXTRA_CFLAGS:-} \
     kernels-c/src/*.c "${arch_c[@]}" "${asm[@]}" kernels-c/tests/driver.c -o "$OUT"
 $RUNNER "$OUT"

@@ -39,18 +39,22 @@ const triskel_backend *triskel_backend_get(uint32_t id) {
 
 int triskel_modulus_init(triskel_modulus *m, uint64_t q) {
     if (m == NULL || q < 2 || (q >> TRISKEL_MAX_MODULUS_BITS) != 0) return -1;
-    /* floor(2^128 / q) = floor((2^128 - 1) / q) because q is not a power of two > 1
-     * dividing 2^128 unless q = 2^k; for q = 2^k the two differ by one, so fix it up. */
-    u128 ratio = ~(u128)0 / q;
-    if (((ratio + 1) * q) == 0) ratio += 1; /* q divides 2^128 exactly */
+    /* floor(2^128 / q) = floor((2^128 - 1) / q) unless q divides 2^128 (q = 2^k),
+     * where the two differ by one. Long division by 64-bit digits. */
+    uint64_t rem, hi = UINT64_MAX / q;
+    uint64_t lo = div_wide(UINT64_MAX % q, UINT64_MAX, q, &rem);
+    if ((q & (q - 1)) == 0 && ++lo == 0) hi++;
     m->q = q;
-    m->barrett_hi = (uint64_t)(ratio >> 64);
-    m->barrett_lo = (uint64_t)ratio;
+    m->barrett_hi = hi;
+    m->barrett_lo = lo;
     m->two_q = 2 * q;
     return 0;
 }
 
-uint64_t triskel_shoup(uint64_t w, uint64_t q) { return (uint64_t)(((u128)w << 64) / q); }
+uint64_t triskel_shoup(uint64_t w, uint64_t q) {
+    uint64_t rem;
+    return div_wide(w % q, 0, q, &rem);
+}
 
 uint64_t triskel_powmod_slow(uint64_t base, uint64_t exp, uint64_t q) {
     uint64_t result = 1 % q;

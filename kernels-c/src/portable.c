@@ -22,13 +22,13 @@ static inline uint64_t shoup_lazy(uint64_t x, uint64_t w, uint64_t w_shoup, uint
  * e is at most one short for x < 2^124 (any product of two residues plus one
  * more residue) and at most two short for any x < 2^128. */
 static inline uint64_t barrett_lazy(u128 x, const triskel_modulus *m) {
-    uint64_t x0 = (uint64_t)x, x1 = (uint64_t)(x >> 64);
+    uint64_t x0 = u128_lo(x), x1 = u128_hi(x);
     uint64_t carry = mulhi64(x0, m->barrett_lo);
-    u128 mid1 = (u128)x0 * m->barrett_hi + carry;
-    u128 mid2 = (u128)x1 * m->barrett_lo;
-    u128 low_sum = (u128)(uint64_t)mid1 + (uint64_t)mid2;
-    uint64_t quotient = x1 * m->barrett_hi + (uint64_t)(mid1 >> 64) + (uint64_t)(mid2 >> 64) +
-                        (uint64_t)(low_sum >> 64);
+    u128 mid1 = u128_add(mul_wide(x0, m->barrett_hi), u128_of(carry));
+    u128 mid2 = mul_wide(x1, m->barrett_lo);
+    u128 low_sum = u128_add(u128_of(u128_lo(mid1)), u128_of(u128_lo(mid2)));
+    uint64_t quotient =
+        x1 * m->barrett_hi + u128_hi(mid1) + u128_hi(mid2) + u128_hi(low_sum);
     return x0 - quotient * m->q;
 }
 
@@ -107,7 +107,7 @@ static void portable_neg(uint64_t *out, const uint64_t *a, size_t len, const tri
 
 static void portable_mul(uint64_t *out, const uint64_t *a, const uint64_t *b, size_t len,
                          const triskel_modulus *m) {
-    for (size_t i = 0; i < len; i++) out[i] = barrett_reduce((u128)a[i] * b[i], m);
+    for (size_t i = 0; i < len; i++) out[i] = barrett_reduce(mul_wide(a[i], b[i]), m);
 }
 
 static void portable_mul_scalar(uint64_t *out, const uint64_t *a, uint64_t s, uint64_t s_shoup,
@@ -117,7 +117,7 @@ static void portable_mul_scalar(uint64_t *out, const uint64_t *a, uint64_t s, ui
 
 static void portable_mul_acc(uint64_t *acc, const uint64_t *a, const uint64_t *b, size_t len,
                              const triskel_modulus *m) {
-    for (size_t i = 0; i < len; i++) acc[i] = barrett_reduce((u128)a[i] * b[i] + acc[i], m);
+    for (size_t i = 0; i < len; i++) acc[i] = barrett_reduce(u128_add(mul_wide(a[i], b[i]), u128_of(acc[i])), m);
 }
 
 /* Terms of a 128-bit sum between reductions: 16 products of values below
@@ -127,10 +127,10 @@ enum { LAZY_TERMS = 16 };
 static void portable_dot(uint64_t *out, const uint64_t *const *a, const uint64_t *const *b,
                          size_t count, size_t len, const triskel_modulus *m) {
     for (size_t i = 0; i < len; i++) {
-        u128 acc = 0;
+        u128 acc = u128_of(0);
         for (size_t j = 0; j < count; j++) {
-            if (j != 0 && j % LAZY_TERMS == 0) acc = barrett_reduce_full(acc, m);
-            acc += (u128)a[j][i] * b[j][i];
+            if (j != 0 && j % LAZY_TERMS == 0) acc = u128_of(barrett_reduce_full(acc, m));
+            acc = u128_add(acc, mul_wide(a[j][i], b[j][i]));
         }
         out[i] = barrett_reduce_full(acc, m);
     }
@@ -175,10 +175,10 @@ static void portable_base_convert(uint64_t *out, const uint64_t *const *y, size_
         return;
     }
     for (size_t c = 0; c < len; c++) {
-        u128 acc = 0;
+        u128 acc = u128_of(0);
         for (size_t i = 0; i < t->count; i++) {
-            if (i != 0 && i % LAZY_TERMS == 0) acc = barrett_reduce_full(acc, m);
-            acc += (u128)y[i][c] * t->qhat_mod_p[i];
+            if (i != 0 && i % LAZY_TERMS == 0) acc = u128_of(barrett_reduce_full(acc, m));
+            acc = u128_add(acc, mul_wide(y[i][c], t->qhat_mod_p[i]));
         }
         uint64_t r = barrett_reduce_full(acc, m);
         if (t->vq_mod_p != NULL) {
