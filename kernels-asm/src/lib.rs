@@ -1,5 +1,5 @@
 //! The hand-written assembly kernels of triskel, assembled for the target by
-//! this crate's build script: `x86_64/` (AVX-512F and AVX-512 IFMA) and
+//! this crate's build script: `x86_64/` (AVX2, AVX-512F and AVX-512 IFMA) and
 //! `aarch64/` (scalar `aarch64`, `sve`, and `neon` for primes below 2^31). They implement the C ABI of `triskel-kernels`
 //! (`include/triskel_kernels.h`), which registers them as backends and
 //! dispatches to them at run time; use that crate, not this one.
