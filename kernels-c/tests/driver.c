@@ -82,11 +82,22 @@ static int runnable(uint32_t id) {
     }
 }
 
+/* The first prime of start, start + step, ... (step may be negative) that
+ * `accept` (or NULL) takes. Exits when 2^16 candidates give none, which only a
+ * broken triskel_is_prime (its modular products) does: fail, never hang. */
+static uint64_t first_prime(uint64_t start, int64_t step, int (*accept)(uint64_t)) {
+    uint64_t q = start;
+    for (int i = 0; i < 1 << 16; i++, q += (uint64_t)step)
+        if (triskel_is_prime(q) && (accept == NULL || accept(q))) return q;
+    fprintf(stderr, "no prime from %" PRIu64 " on: triskel_is_prime is broken\n", start);
+    exit(1);
+}
+
+enum { PRIME_STEP = 1 << 18 };
+
 /* Largest prime below 2^bits with q = 1 mod 2^18 (NTT-friendly for every n). */
 static uint64_t friendly_prime(int bits) {
-    const uint64_t step = (uint64_t)1 << 18;
-    for (uint64_t q = ((uint64_t)1 << bits) - step + 1;; q -= step)
-        if (triskel_is_prime(q)) return q;
+    return first_prime(((uint64_t)1 << bits) - PRIME_STEP + 1, -PRIME_STEP, NULL);
 }
 
 /* Smallest prime above 2^30 with q = 1 mod 2^18 (2^30 + 2^19 + 1): a 31-bit
@@ -94,9 +105,12 @@ static uint64_t friendly_prime(int bits) {
  * estimate (neon.S, sbarrett_mul) is two short for (q-1)(q-2), which the
  * edge fills produce. */
 static uint64_t low_31_bit_prime(void) {
-    const uint64_t step = (uint64_t)1 << 18;
-    for (uint64_t q = ((uint64_t)1 << 30) + step + 1;; q += step)
-        if (triskel_is_prime(q)) return q;
+    return first_prime(((uint64_t)1 << 30) + PRIME_STEP + 1, PRIME_STEP, NULL);
+}
+
+/* 2^124 / q has a fractional part above 9/10. */
+static int hard_for_barrett(uint64_t q) {
+    return 10 * (u128)((((u128)1) << 124) % q) > 9 * (u128)q;
 }
 
 /* A 62-bit NTT-friendly prime whose 2^124 / q has a fractional part above
@@ -104,9 +118,7 @@ static uint64_t low_31_bit_prime(void) {
  * floor(2^124 / q) / 2^64) is two short for x = (q - 1)^2 (the MAX fill),
  * which a second correction, or a constant one bit longer, must catch. */
 static uint64_t hard_barrett_prime(void) {
-    const uint64_t step = (uint64_t)1 << 18;
-    for (uint64_t q = ((uint64_t)1 << 62) - step + 1;; q -= step)
-        if (triskel_is_prime(q) && 10 * (u128)((((u128)1) << 124) % q) > 9 * (u128)q) return q;
+    return first_prime(((uint64_t)1 << 62) - PRIME_STEP + 1, -PRIME_STEP, hard_for_barrett);
 }
 
 enum { RANDOM, ZEROS, ONES, MAX, MIXED_EDGES, NUM_FILLS };
