@@ -19,13 +19,18 @@
     .arch   armv8.2-a+sve
     .text
 
-// Harvey butterfly (as ntt.S), x, y in [0, 4q) -> [0, 4q), in z registers;
-// \w, \ws twiddle and companion, \h, \u scratch. z30 = q, z31 = 2q, p0 all.
-.macro sve_ct x, y, w, ws, h, u
+// y = w*y - floor(w'*y / 2^64)*q, in [0, 2q) (Shoup); \h scratch.
+.macro sve_twiddle_y y, w, ws, h
     movprfx \h, \y
     umulh   \h\().d, p0/m, \h\().d, \ws\().d
     mul     \y\().d, p0/m, \y\().d, \w\().d
-    mls     \y\().d, p0/m, \h\().d, z30.d           // v = w*y - h*q, in [0, 2q)
+    mls     \y\().d, p0/m, \h\().d, z30.d
+.endm
+
+// Harvey butterfly (as ntt.S), x, y in [0, 4q) -> [0, 4q), in z registers;
+// \w, \ws twiddle and companion, \h, \u scratch. z30 = q, z31 = 2q, p0 all.
+.macro sve_ct x, y, w, ws, h, u
+    sve_twiddle_y \y, \w, \ws, \h
     sub     \u\().d, \x\().d, z31.d
     umin    \x\().d, p0/m, \x\().d, \u\().d         // u = x mod 2q
     add     \u\().d, \x\().d, z31.d
@@ -35,10 +40,7 @@
 
 // sve_ct for x already below 2q (the first forward stage), without x mod 2q.
 .macro sve_ct_first x, y, w, ws, h, u
-    movprfx \h, \y
-    umulh   \h\().d, p0/m, \h\().d, \ws\().d
-    mul     \y\().d, p0/m, \y\().d, \w\().d
-    mls     \y\().d, p0/m, \h\().d, z30.d           // v = w*y - h*q, in [0, 2q)
+    sve_twiddle_y \y, \w, \ws, \h
     add     \u\().d, \x\().d, z31.d
     add     \x\().d, \x\().d, \y\().d               // x + v
     sub     \y\().d, \u\().d, \y\().d               // x + 2q - v
@@ -51,10 +53,7 @@
     add     \y\().d, \y\().d, z31.d                 // x - y + 2q
     sub     \x\().d, \u\().d, z31.d
     umin    \x\().d, p0/m, \x\().d, \u\().d         // (x + y) mod 2q
-    movprfx \h, \y
-    umulh   \h\().d, p0/m, \h\().d, \ws\().d
-    mul     \y\().d, p0/m, \y\().d, \w\().d
-    mls     \y\().d, p0/m, \h\().d, z30.d
+    sve_twiddle_y \y, \w, \ws, \h
 .endm
 
 // x = x mod \m for x < 2 * \m (\m a vector of q or 2q); \u scratch.
