@@ -38,8 +38,8 @@ impl RadixCiphertext {
     }
 }
 
-/// (message bits per block, message modulus).
-fn block_shape(msg: u64) -> Result<u32> {
+/// Message bits per block of message modulus `msg`.
+pub(crate) fn block_shape(msg: u64) -> Result<u32> {
     if !msg.is_power_of_two() || msg < 2 {
         return Err(Error::InvalidParameters(format!(
             "radix integers need a power-of-two message modulus, not {msg}"
@@ -48,7 +48,7 @@ fn block_shape(msg: u64) -> Result<u32> {
     Ok(msg.trailing_zeros())
 }
 
-fn check_width(bits: u32, block_bits: u32) -> Result<usize> {
+pub(crate) fn check_width(bits: u32, block_bits: u32) -> Result<usize> {
     if !matches!(bits, 8 | 16 | 32 | 64) || bits % block_bits != 0 {
         return Err(Error::OutOfRange(format!(
             "{bits}-bit integers over {block_bits}-bit blocks"
