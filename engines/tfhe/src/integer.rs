@@ -109,6 +109,34 @@ impl ClientKey {
     pub fn encrypt_u64(&self, v: u64) -> Result<RadixCiphertext> {
         self.encrypt_radix(v, 64)
     }
+
+    /// Decrypts a `bits`-bit integer: another width is an error, never a
+    /// truncation or a widening.
+    fn decrypt_width(&self, ct: &RadixCiphertext, bits: u32) -> Result<u64> {
+        if ct.bits != bits {
+            return Err(Error::Mismatch(format!(
+                "a {}-bit integer decrypted as u{bits}",
+                ct.bits
+            )));
+        }
+        self.decrypt_radix(ct)
+    }
+    /// Decrypts an 8-bit integer.
+    pub fn decrypt_u8(&self, ct: &RadixCiphertext) -> Result<u8> {
+        Ok(self.decrypt_width(ct, 8)? as u8)
+    }
+    /// Decrypts a 16-bit integer.
+    pub fn decrypt_u16(&self, ct: &RadixCiphertext) -> Result<u16> {
+        Ok(self.decrypt_width(ct, 16)? as u16)
+    }
+    /// Decrypts a 32-bit integer.
+    pub fn decrypt_u32(&self, ct: &RadixCiphertext) -> Result<u32> {
+        Ok(self.decrypt_width(ct, 32)? as u32)
+    }
+    /// Decrypts a 64-bit integer.
+    pub fn decrypt_u64(&self, ct: &RadixCiphertext) -> Result<u64> {
+        self.decrypt_width(ct, 64)
+    }
 }
 
 /// Comparison outcome of a block pair, encoded as a block value.

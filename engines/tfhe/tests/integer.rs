@@ -193,3 +193,33 @@ fn wider_integers_against_native() {
         }
     }
 }
+
+/// Each width decrypts to its own type; another width is an error, never a
+/// truncation (a u16 as u8) or a widening (a u8 as u16).
+#[test]
+fn typed_decryption_checks_the_width() {
+    let (ck, _) = keys_2_2();
+    let (a8, a16) = (
+        ck.encrypt_u8(0xa5).unwrap(),
+        ck.encrypt_u16(0xbeef).unwrap(),
+    );
+    let (a32, a64) = (
+        ck.encrypt_u32(0xdead_beef).unwrap(),
+        ck.encrypt_u64(u64::MAX - 1).unwrap(),
+    );
+    assert_eq!(ck.decrypt_u8(&a8).unwrap(), 0xa5u8);
+    assert_eq!(ck.decrypt_u16(&a16).unwrap(), 0xbeefu16);
+    assert_eq!(ck.decrypt_u32(&a32).unwrap(), 0xdead_beefu32);
+    assert_eq!(ck.decrypt_u64(&a64).unwrap(), u64::MAX - 1);
+    for (i, ct) in [&a8, &a16, &a32, &a64].into_iter().enumerate() {
+        let accepted = [
+            ck.decrypt_u8(ct).is_ok(),
+            ck.decrypt_u16(ct).is_ok(),
+            ck.decrypt_u32(ct).is_ok(),
+            ck.decrypt_u64(ct).is_ok(),
+        ];
+        let mut only_own = [false; 4];
+        only_own[i] = true;
+        assert_eq!(accepted, only_own, "{}-bit integer", ct.bits());
+    }
+}
