@@ -1,14 +1,17 @@
 #![no_main]
 //! Every TFHE loader on arbitrary bytes: client keys, server keys, shortint
-//! blocks and booleans must load or return an error, never panic, hang or
-//! allocate without bound. The first byte picks the loader. An accepted
-//! object re-encodes to exactly its bytes and is used: a client key encrypts
-//! and decrypts, a block or boolean decrypts under the fixture's key.
+//! blocks, booleans and radix integers must load or return an error, never
+//! panic, hang or allocate without bound. The first byte picks the loader. An
+//! accepted object re-encodes to exactly its bytes and is used: a client key
+//! encrypts and decrypts, a block, boolean or integer decrypts under the
+//! fixture's key.
 
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use triskel_tfhe::{BoolCiphertext, Ciphertext, ClientKey, ServerKey, TfheParameters};
+use triskel_tfhe::{
+    BoolCiphertext, Ciphertext, ClientKey, RadixCiphertext, ServerKey, TfheParameters,
+};
 
 /// Client keys of the boolean and 2_2 sets (server keys are not needed to
 /// decrypt, and would cost seconds per process).
@@ -27,7 +30,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let (boolean, shortint) = keys();
-    match which % 4 {
+    match which % 5 {
         0 => {
             if let Ok(ck) = ClientKey::from_bytes(bytes) {
                 assert_eq!(
@@ -52,11 +55,19 @@ fuzz_target!(|data: &[u8]| {
                 let _ = shortint.decrypt(&ct);
             }
         }
-        _ => {
+        3 => {
             let params = boolean.parameters();
             if let Ok(ct) = BoolCiphertext::from_bytes(bytes, params) {
                 assert_eq!(ct.to_bytes(params), bytes, "boolean encoding is canonical");
                 let _ = boolean.decrypt_bool(&ct);
+            }
+        }
+        _ => {
+            let params = shortint.parameters();
+            if let Ok(ct) = RadixCiphertext::from_bytes(bytes, params) {
+                assert_eq!(ct.to_bytes(params), bytes, "integer encoding is canonical");
+                let v = shortint.decrypt_radix(&ct).expect("a loaded integer decrypts");
+                assert!(ct.bits() == 64 || v >> ct.bits() == 0, "value fits its width");
             }
         }
     }

@@ -38,8 +38,8 @@ impl RadixCiphertext {
     }
 }
 
-/// (message bits per block, message modulus).
-fn block_shape(msg: u64) -> Result<u32> {
+/// Message bits per block of message modulus `msg`.
+pub(crate) fn block_shape(msg: u64) -> Result<u32> {
     if !msg.is_power_of_two() || msg < 2 {
         return Err(Error::InvalidParameters(format!(
             "radix integers need a power-of-two message modulus, not {msg}"
@@ -48,7 +48,7 @@ fn block_shape(msg: u64) -> Result<u32> {
     Ok(msg.trailing_zeros())
 }
 
-fn check_width(bits: u32, block_bits: u32) -> Result<usize> {
+pub(crate) fn check_width(bits: u32, block_bits: u32) -> Result<usize> {
     if !matches!(bits, 8 | 16 | 32 | 64) || bits % block_bits != 0 {
         return Err(Error::OutOfRange(format!(
             "{bits}-bit integers over {block_bits}-bit blocks"
@@ -108,6 +108,34 @@ impl ClientKey {
     /// Encrypts a u64.
     pub fn encrypt_u64(&self, v: u64) -> Result<RadixCiphertext> {
         self.encrypt_radix(v, 64)
+    }
+
+    /// Decrypts a `bits`-bit integer: another width is an error, never a
+    /// truncation or a widening.
+    fn decrypt_width(&self, ct: &RadixCiphertext, bits: u32) -> Result<u64> {
+        if ct.bits != bits {
+            return Err(Error::Mismatch(format!(
+                "a {}-bit integer decrypted as u{bits}",
+                ct.bits
+            )));
+        }
+        self.decrypt_radix(ct)
+    }
+    /// Decrypts an 8-bit integer.
+    pub fn decrypt_u8(&self, ct: &RadixCiphertext) -> Result<u8> {
+        Ok(self.decrypt_width(ct, 8)? as u8)
+    }
+    /// Decrypts a 16-bit integer.
+    pub fn decrypt_u16(&self, ct: &RadixCiphertext) -> Result<u16> {
+        Ok(self.decrypt_width(ct, 16)? as u16)
+    }
+    /// Decrypts a 32-bit integer.
+    pub fn decrypt_u32(&self, ct: &RadixCiphertext) -> Result<u32> {
+        Ok(self.decrypt_width(ct, 32)? as u32)
+    }
+    /// Decrypts a 64-bit integer.
+    pub fn decrypt_u64(&self, ct: &RadixCiphertext) -> Result<u64> {
+        self.decrypt_width(ct, 64)
     }
 }
 

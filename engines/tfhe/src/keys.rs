@@ -349,13 +349,12 @@ mod tests {
         d / q as f64
     }
 
-    /// Measured variances against the analysis, for the 2_2 set: the blind
-    /// rotation's output over every coefficient of the accumulator of several
-    /// bootstraps, and the key switch + modulus switch error over many inputs.
-    #[test]
-    fn measured_noise_matches_the_analysis() {
-        let params = TfheParameters::message_2_carry_2();
-        let (ck, sk) = test_keys_2_2();
+    /// Measured variances against the analysis of the keys' set: the blind
+    /// rotation's output over every coefficient of the accumulators of
+    /// `rotations` bootstraps, and the key switch + modulus switch error over
+    /// `inputs` inputs. Either off by more than 15% fails.
+    fn check_measured_noise(ck: &ClientKey, sk: &ServerKey, inputs: u64, rotations: u64) {
+        let params = &ck.params;
         let analysis = params.noise();
         let (n, q) = (sk.ctx.n, sk.ctx.q());
         let two_n = 2 * n as u64;
@@ -366,7 +365,7 @@ mod tests {
 
         let (mut br_sum, mut br_count) = (0.0, 0usize);
         let (mut in_sum, mut in_count) = (0.0, 0usize);
-        for i in 0..480u64 {
+        for i in 0..inputs {
             let m = (i % 16) << 59;
             let ct = ck.encrypt_torus(m).unwrap();
             let sw = sk.switch_in(&ct).unwrap();
@@ -378,7 +377,7 @@ mod tests {
             e -= (e / two_n as f64).round() * two_n as f64;
             in_sum += e * e;
             in_count += 1;
-            if i < 12 {
+            if i < rotations {
                 // Every coefficient of the accumulator: phase vs X^-switched tv.
                 let acc = sk.blind_rotate(&sw, &tv).unwrap();
                 let phase = ck.glwe.phase(&sk.ctx, &acc).unwrap();
@@ -401,7 +400,8 @@ mod tests {
         let fresh = params.glwe_noise_std.powi(2);
         let predicted_input = (analysis.key_switch + fresh) * scale + analysis.modulus_switch;
         eprintln!(
-            "blind rotation: measured 2^{:.2}, predicted 2^{:.2}; input: measured {input:.2}, predicted {predicted_input:.2}",
+            "{}: blind rotation: measured 2^{:.2}, predicted 2^{:.2}; input: measured {input:.2}, predicted {predicted_input:.2}",
+            params.name,
             br.log2(),
             analysis.blind_rotation.log2()
         );
@@ -414,5 +414,31 @@ mod tests {
             (input / predicted_input - 1.0).abs() < 0.15,
             "{input} vs {predicted_input}"
         );
+    }
+
+    /// The 2_2 set: 12 accumulators (24 576 samples), 480 inputs.
+    #[test]
+    fn measured_noise_matches_the_analysis() {
+        let (ck, sk) = test_keys_2_2();
+        check_measured_noise(ck, sk, 480, 12);
+    }
+
+    /// The boolean and 1_1 sets (k = 2, N = 1024): 24 accumulators (24 576
+    /// samples, as for 2_2); 2 000 inputs, as their key switch is short.
+    #[test]
+    fn measured_noise_of_the_boolean_set() {
+        measured_noise_of(TfheParameters::boolean(), 7);
+    }
+
+    #[test]
+    fn measured_noise_of_the_1_1_set() {
+        measured_noise_of(TfheParameters::message_1_carry_1(), 8);
+    }
+
+    fn measured_noise_of(params: TfheParameters, seed: u8) {
+        let mut rng = Prng::from_seed([seed; 32]);
+        let ck = ClientKey::generate_with(&params, &mut rng).unwrap();
+        let sk = ck.server_key_with(&mut rng).unwrap();
+        check_measured_noise(&ck, &sk, 2000, 24);
     }
 }

@@ -6,18 +6,21 @@
 //! server = seed: 32 bytes | bodies: n (k+1) l N x u64 (NTT form, < q) | LWE key-switching key
 //! block  = degree: u64 | noise level: u64 | LWE ciphertext (k N + 1 words)
 //! bool   = LWE ciphertext
+//! radix  = bits: u8 | block count: u8 | count x (block without its header)
 //! ```
 //!
 //! Parameters are found by name among the named sets and checked, never taken
 //! from the bytes; the bootstrapping key's masks are regenerated from the seed.
 //! Loading checks every length and range (key bits, residues < q, degree,
-//! noise level at least a fresh encryption's) and rejects trailing bytes.
+//! noise level at least a fresh encryption's; a radix integer's width, its
+//! block count against that width and clean blocks) and rejects trailing bytes.
 
 use triskel_ring::{LweCiphertext, LweKeySwitchKey, LweSecretKey, Reader};
 
 use crate::boolean::BoolCiphertext;
 use crate::error::{Error, Result};
 use crate::glwe::GlweSecretKey;
+use crate::integer::{block_shape, check_width, RadixCiphertext};
 use crate::keys::{context, ClientKey, ServerKey};
 use crate::params::TfheParameters;
 use crate::shortint::{moduli, Ciphertext};
@@ -29,6 +32,7 @@ const KIND_CLIENT: u8 = 1;
 const KIND_SERVER: u8 = 2;
 const KIND_BLOCK: u8 = 3;
 const KIND_BOOL: u8 = 4;
+const KIND_RADIX: u8 = 5;
 
 fn malformed<T>(msg: impl Into<String>) -> Result<T> {
     Err(Error::Malformed(msg.into()))
@@ -190,9 +194,7 @@ impl Ciphertext {
     pub fn to_bytes(&self, params: &TfheParameters) -> Vec<u8> {
         let mut out = Vec::new();
         write_header(&mut out, KIND_BLOCK, params);
-        out.extend_from_slice(&self.degree.to_le_bytes());
-        out.extend_from_slice(&self.noise_level.to_le_bytes());
-        self.lwe.write_body(&mut out);
+        self.write_body(&mut out);
         out
     }
 
@@ -201,6 +203,18 @@ impl Ciphertext {
     pub fn from_bytes(bytes: &[u8], params: &TfheParameters) -> Result<Ciphertext> {
         let mut r = Reader::new(bytes);
         expect_params(&read_header(&mut r, KIND_BLOCK)?, params)?;
+        let ct = Ciphertext::read_body(&mut r, params)?;
+        r.finish()?;
+        Ok(ct)
+    }
+
+    fn write_body(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.degree.to_le_bytes());
+        out.extend_from_slice(&self.noise_level.to_le_bytes());
+        self.lwe.write_body(out);
+    }
+
+    fn read_body(r: &mut Reader<'_>, params: &TfheParameters) -> Result<Ciphertext> {
         let (msg, carry, max_noise) = moduli(params.encoding)?;
         let degree = r.u64()?;
         let noise_level = r.u64()?;
@@ -212,13 +226,58 @@ impl Ciphertext {
                 "noise level {noise_level} outside [1, {max_noise}]"
             ));
         }
-        let lwe = LweCiphertext::read_body(&mut r, params.glwe_dimension * params.polynomial_size)?;
-        r.finish()?;
+        let lwe = LweCiphertext::read_body(r, params.glwe_dimension * params.polynomial_size)?;
         Ok(Ciphertext {
             lwe,
             degree,
             noise_level,
         })
+    }
+}
+
+impl RadixCiphertext {
+    /// Versioned bytes of the integer: its width and its blocks.
+    pub fn to_bytes(&self, params: &TfheParameters) -> Vec<u8> {
+        let mut out = Vec::new();
+        write_header(&mut out, KIND_RADIX, params);
+        out.push(self.bits as u8);
+        out.push(self.blocks.len() as u8);
+        for block in &self.blocks {
+            block.write_body(&mut out);
+        }
+        out
+    }
+
+    /// Loads an integer of the parameter set `params`: a width of 8, 16, 32
+    /// or 64 bits, exactly the blocks that width needs (at most 64, checked
+    /// before any is read), each checked as a block and clean (degree below
+    /// the message modulus), as every operation's result is.
+    pub fn from_bytes(bytes: &[u8], params: &TfheParameters) -> Result<RadixCiphertext> {
+        let mut r = Reader::new(bytes);
+        expect_params(&read_header(&mut r, KIND_RADIX)?, params)?;
+        let (msg, _, _) = moduli(params.encoding)?;
+        let bits = r.u8()? as u32;
+        let expected =
+            check_width(bits, block_shape(msg)?).or_else(|e| malformed(e.to_string()))?;
+        let count = r.u8()? as usize;
+        if count != expected {
+            return malformed(format!(
+                "{count} blocks for a {bits}-bit integer of {expected}"
+            ));
+        }
+        let mut blocks = Vec::with_capacity(count);
+        for _ in 0..count {
+            let block = Ciphertext::read_body(&mut r, params)?;
+            if block.degree >= msg {
+                return malformed(format!(
+                    "radix block of degree {} holds a carry",
+                    block.degree
+                ));
+            }
+            blocks.push(block);
+        }
+        r.finish()?;
+        Ok(RadixCiphertext { blocks, bits })
     }
 }
 

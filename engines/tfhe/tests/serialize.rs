@@ -1,10 +1,16 @@
 //! Serialization: round trips that still compute, and rejection of malformed bytes.
 
+mod common;
+use common::keys_2_2;
 use triskel_ring::Prng;
-use triskel_tfhe::{BoolCiphertext, Ciphertext, ClientKey, Error, Gate, ServerKey, TfheParameters};
+use triskel_tfhe::{
+    BoolCiphertext, Ciphertext, ClientKey, Error, Gate, RadixCiphertext, ServerKey, TfheParameters,
+};
 
-fn rejected<T: std::fmt::Debug>(r: Result<T, Error>) {
-    assert!(r.is_err(), "accepted: {r:?}");
+/// The caller's line names the case (the loaded value is too large to print).
+#[track_caller]
+fn rejected<T>(r: Result<T, Error>) {
+    assert!(r.is_err(), "malformed bytes accepted");
 }
 
 #[test]
@@ -94,6 +100,92 @@ fn blocks_round_trip_and_claims_are_checked() {
     ));
 }
 
+/// u8 and u64 integers (fresh and computed) load back equal and still
+/// compute; truncation, trailing bytes, a wrong kind, version or set, a width
+/// that is not one, a block count that does not match the width and a block
+/// that holds a carry or claims too little noise are rejected.
+#[test]
+fn radix_integers_round_trip_and_malformed_bytes_are_rejected() {
+    let (ck, sk) = keys_2_2();
+    let params = ck.parameters();
+    let load = |bytes: &[u8]| RadixCiphertext::from_bytes(bytes, params);
+    for (x, bits) in [(200u64, 8u32), (u64::MAX - 5, 64)] {
+        let mask = u64::MAX >> (64 - bits);
+        let a = ck.encrypt_radix(x, bits).unwrap();
+        let b = ck.encrypt_radix(7, bits).unwrap();
+        let a2 = load(&a.to_bytes(params)).unwrap();
+        let b2 = load(&b.to_bytes(params)).unwrap();
+        assert_eq!((&a2, &b2), (&a, &b));
+        let sum = sk.add(&a2, &b2).unwrap();
+        let sum2 = load(&sum.to_bytes(params)).unwrap();
+        assert_eq!(sum2, sum);
+        assert_eq!(ck.decrypt_radix(&sum2).unwrap(), x.wrapping_add(7) & mask);
+        // A loaded result computes on: (x + 7) - 7.
+        let back = sk.sub(&sum2, &b2).unwrap();
+        assert_eq!(ck.decrypt_radix(&back).unwrap(), x);
+    }
+
+    let a = ck.encrypt_u8(200).unwrap();
+    let bytes = a.to_bytes(params);
+    let header = 7 + params.name.len();
+    // A block: degree, noise level, the LWE dimension (u32) and k N + 1 words.
+    let block = 16 + 4 + 8 * 2049;
+    assert_eq!(bytes.len(), header + 2 + 4 * block);
+    for cut in [
+        0,
+        6,
+        header,
+        header + 1,
+        header + 2,
+        header + 20,
+        bytes.len() - 1,
+    ] {
+        rejected(load(&bytes[..cut]));
+    }
+    let mut long = bytes.clone();
+    long.push(0);
+    rejected(load(&long));
+    // Version, kind; a block or a boolean is not an integer and back.
+    for (i, v) in [(4usize, 2u8), (5, 3)] {
+        let mut bad = bytes.clone();
+        bad[i] = v;
+        rejected(load(&bad));
+    }
+    rejected(load(&ck.encrypt(1).unwrap().to_bytes(params)));
+    rejected(Ciphertext::from_bytes(&bytes, params));
+    // Another set's integer (1_1 has the same N k but 8 blocks per u8).
+    rejected(RadixCiphertext::from_bytes(
+        &bytes,
+        &TfheParameters::message_1_carry_1(),
+    ));
+    // Widths that are not 8/16/32/64, widths that need more blocks than
+    // there are, and counts that do not match the width (with and without
+    // the bytes to back them).
+    let edit = |at: usize, value: u8| {
+        let mut bad = bytes.clone();
+        bad[at] = value;
+        bad
+    };
+    for bits in [0u8, 4, 12, 16, 64, 255] {
+        rejected(load(&edit(header, bits)));
+    }
+    for count in [0u8, 3, 5, 32, 255] {
+        rejected(load(&edit(header + 1, count)));
+    }
+    let mut five = bytes.clone();
+    five[header + 1] = 5;
+    five.extend_from_slice(&bytes[header + 2..header + 2 + block]);
+    rejected(load(&five));
+    // The last block claims a carry (degree 4 >= msg) or is outside the
+    // block (16), or claims no noise or more than the set allows.
+    let last = bytes.len() - block;
+    for (offset, value) in [(0, 4u64), (0, 16), (8, 0), (8, 100)] {
+        let mut bad = bytes.clone();
+        bad[last + offset..last + offset + 8].copy_from_slice(&value.to_le_bytes());
+        rejected(load(&bad));
+    }
+}
+
 /// Random byte flips and truncations of every serialized kind never panic:
 /// each load returns a value or an error.
 #[test]
@@ -104,6 +196,7 @@ fn mutated_bytes_never_panic() {
     let inputs = [
         ck.to_bytes().to_vec(),
         ck.encrypt(1).unwrap().to_bytes(&params),
+        ck.encrypt_u8(0xa5).unwrap().to_bytes(&params),
     ];
     for bytes in &inputs {
         for _ in 0..300 {
@@ -123,6 +216,10 @@ fn mutated_bytes_never_panic() {
             let _ = ClientKey::from_bytes(&m);
             let _ = Ciphertext::from_bytes(&m, &params);
             let _ = BoolCiphertext::from_bytes(&m, &params);
+            if let Ok(x) = RadixCiphertext::from_bytes(&m, &params) {
+                assert_eq!(x.to_bytes(&params), m, "radix encoding is canonical");
+                ck.decrypt_radix(&x).unwrap();
+            }
             let _ = ServerKey::from_bytes(&m);
         }
     }

@@ -47,7 +47,8 @@ fn ckks_seeds(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-/// Seeds for `tfhe_objects` (tags: 0 client key, 2 a 2_2 block, 3 a boolean).
+/// Seeds for `tfhe_objects` (tags: 0 client key, 2 a 2_2 block, 3 a boolean,
+/// 4 a u8 of 2_2 blocks).
 /// Server keys (tens of MiB) are left out.
 fn tfhe_seeds(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
     use triskel_tfhe::{ClientKey, TfheParameters};
@@ -55,11 +56,13 @@ fn tfhe_seeds(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
     let shortint = ClientKey::generate(&TfheParameters::message_2_carry_2())?;
     let block = shortint.encrypt(3)?;
     let bit = boolean.encrypt_bool(true)?;
+    let byte = shortint.encrypt_u8(0xa5)?;
     let seeds = [
         tagged(0, &boolean.to_bytes()),
         tagged(0, &shortint.to_bytes()),
         tagged(2, &block.to_bytes(shortint.parameters())),
         tagged(3, &bit.to_bytes(boolean.parameters())),
+        tagged(4, &byte.to_bytes(shortint.parameters())),
     ];
     write(
         dir,
