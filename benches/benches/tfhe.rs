@@ -1,7 +1,8 @@
 //! Criterion bench of the TFHE engine in process CPU time (every thread's):
 //! a boolean NAND gate, one 2_2 key switch + bootstrap and its parts (the
 //! key switch; modulus switch + blind rotation + sample extraction), u8 add
-//! and greater-than, u64 add.
+//! and greater-than, u64 add; the multi-bit 2_2 set's KS + PBS against the
+//! classic one (wall time; `tfhe/2_2_multi_bit`).
 //!
 //! Run: `RAYON_NUM_THREADS=1 cargo bench -p triskel-benches --bench tfhe`
 //! (one thread: CPU time is the time; with more threads it is their sum).
@@ -59,6 +60,35 @@ fn shortint_and_integers(c: &mut Criterion<ProcessCpuTime>) {
         ck.encrypt_u64(1 << 40).unwrap(),
     );
     g.bench_function("uint64_add", |b| b.iter(|| sk.add(&x, &y).unwrap()));
+    g.finish();
+}
+
+/// A lone 2_2 KS + PBS with the multi-bit set against the classic 2_2 set,
+/// and their blind rotations alone (modulus switch + rotation + extraction
+/// of a small-key ciphertext), in wall time: the multi-bit rotation uses a
+/// second thread when the rayon pool has one (run with RAYON_NUM_THREADS=1
+/// and =2; process CPU time would add the two threads up).
+fn multi_bit(c: &mut Criterion) {
+    let mut g = c.benchmark_group("tfhe/2_2_multi_bit");
+    g.sample_size(10);
+    for (name, params) in [
+        ("classic", TfheParameters::message_2_carry_2()),
+        ("multi_bit", TfheParameters::message_2_carry_2_multi_bit()),
+    ] {
+        let ck = ClientKey::generate(&params).unwrap();
+        let sk = ck.server_key().unwrap();
+        let lut = sk.lookup_table(|x| (x * x + 1) % 16).unwrap();
+        let ct = ck.encrypt(3).unwrap();
+        let out = sk.apply_lookup_table(&ct, &lut).unwrap();
+        assert_eq!(ck.decrypt_with_carry(&out).unwrap(), 10);
+        g.bench_function(format!("ks_pbs_{name}"), |b| {
+            b.iter(|| sk.apply_lookup_table(&ct, &lut).unwrap())
+        });
+        let small = sk.key_switch(ct.lwe()).unwrap();
+        g.bench_function(format!("blind_rotation_{name}"), |b| {
+            b.iter(|| sk.sign_bootstrap(&small, 1 << 60).unwrap())
+        });
+    }
     g.finish();
 }
 
@@ -159,6 +189,6 @@ criterion_group! {
     config = Criterion::default()
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3));
-    targets = cmux_parts
+    targets = cmux_parts, multi_bit
 }
 criterion_main!(benches, parts);
