@@ -64,12 +64,13 @@ fn shortint_and_integers(c: &mut Criterion<ProcessCpuTime>) {
 }
 
 /// A lone 2_2 KS + PBS with the multi-bit set (`ks_pbs`) against the
-/// classic 2_2 set (`classic_ks_pbs`), and their blind rotations alone (modulus switch + rotation + extraction
-/// of a small-key ciphertext), in wall time: the multi-bit rotation uses a
-/// second thread when the rayon pool has one (run with RAYON_NUM_THREADS=1
-/// and =2; process CPU time would add the two threads up).
-fn multi_bit(c: &mut Criterion) {
-    let mut g = c.benchmark_group("tfhe/2_2_multi_bit");
+/// classic 2_2 set (`classic_ks_pbs`), and their blind rotations alone
+/// (modulus switch + rotation + extraction of a small-key ciphertext). The
+/// multi-bit rotation uses a second thread when the rayon pool has one (run
+/// with RAYON_NUM_THREADS=1 and =2): `tfhe/2_2_multi_bit` is wall time,
+/// `tfhe/2_2_multi_bit_cpu` process CPU time (every thread's: the work).
+fn multi_bit<M: criterion::measurement::Measurement>(c: &mut Criterion<M>, group: &str) {
+    let mut g = c.benchmark_group(group);
     g.sample_size(10);
     for (prefix, params) in [
         ("classic_", TfheParameters::message_2_carry_2()),
@@ -176,19 +177,27 @@ fn cmux_parts(c: &mut Criterion) {
     g.finish();
 }
 
+fn multi_bit_wall(c: &mut Criterion) {
+    multi_bit(c, "tfhe/2_2_multi_bit");
+}
+
+fn multi_bit_cpu(c: &mut Criterion<ProcessCpuTime>) {
+    multi_bit(c, "tfhe/2_2_multi_bit_cpu");
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .with_measurement(ProcessCpuTime)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3));
-    targets = boolean, shortint_and_integers
+    targets = boolean, shortint_and_integers, multi_bit_cpu
 }
 criterion_group! {
     name = parts;
     config = Criterion::default()
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3));
-    targets = cmux_parts, multi_bit
+    targets = cmux_parts, multi_bit_wall
 }
 criterion_main!(benches, parts);
