@@ -17,9 +17,10 @@
 //! the three GGSWs. Then one external product (decompose ACC, (k + 1) l
 //! forward NTTs, `dot`, k + 1 inverse NTTs, add) replaces two CMuxes.
 //!
-//! On more than one rayon thread, G of the next pair is formed beside the
-//! current external product (`rayon::join`, two alternating buffers); on
-//! one thread the same steps run in sequence, with the same result.
+//! On more than one rayon thread, the G's of the next batch of pairs are
+//! formed beside the current batch's external products (`rayon::join`, two
+//! alternating sets of buffers); on one thread the same steps run pair by
+//! pair in sequence, with the same result.
 
 use triskel_kernels::dot;
 use zeroize::Zeroizing;
@@ -104,9 +105,17 @@ fn combine(
     Ok(())
 }
 
+/// Pairs handed over between the two threads at once: a join per pair pays
+/// a worker's wake-up (a futex, and on a busy host a wait for a core) every
+/// ~60 us, which measured slower than one thread (BENCHMARKS.md, seventh
+/// round); a batch pays it once per `BATCH` pairs.
+const BATCH: usize = 8;
+
 /// acc <- X^(sum_i a_i s_i) acc with the multi-bit key `bsk` (3 GGSWs per
-/// pair of `a`), G of the next pair formed beside the current external
-/// product when `parallel`. Pairs with a_i = a_j = 0 are skipped (G = 0).
+/// pair of `a`). When `parallel`, the combined GGSWs of the next batch of
+/// pairs are formed beside the current batch's external products (two
+/// alternating sets of buffers); otherwise pair by pair in sequence. The
+/// result is the same. Pairs with a_i = a_j = 0 are skipped (G = 0).
 pub(crate) fn blind_rotate(
     ctx: &GlweContext,
     table: &Monomials,
@@ -126,19 +135,33 @@ pub(crate) fn blind_rotate(
             (t, [((ai + aj) % two_n) as usize, ai as usize, aj as usize])
         })
         .collect();
+    let batch = if parallel { BATCH } else { 1 };
+    let batches: Vec<_> = steps.chunks(batch).collect();
     let key = |t: usize| &bsk[t * PATTERNS * per..(t + 1) * PATTERNS * per];
+    let combine_batch = |pairs: &[(usize, [usize; PATTERNS])],
+                         monomials: &mut [u64],
+                         out: &mut [u64]|
+     -> Result<()> {
+        for (&(t, e), g) in pairs.iter().zip(out.chunks_mut(per)) {
+            combine(ctx, table, key(t), e, monomials, g)?;
+        }
+        Ok(())
+    };
     let mut scratch = Scratch::new(ctx);
     let mut monomials = vec![0u64; PATTERNS * ctx.n];
-    let (mut current, mut next) = (vec![0u64; per], vec![0u64; per]);
-    if let Some(&(t, e)) = steps.first() {
-        combine(ctx, table, key(t), e, &mut monomials, &mut current)?;
+    let (mut current, mut next) = (vec![0u64; batch * per], vec![0u64; batch * per]);
+    if let Some(first) = batches.first() {
+        combine_batch(first, &mut monomials, &mut current)?;
     }
-    for i in 0..steps.len() {
-        let following = steps.get(i + 1);
+    for (i, pairs) in batches.iter().enumerate() {
         let g = &current;
-        let mut product = || add_external_product(ctx, g, acc, &mut scratch);
-        let mut prepare = || match following {
-            Some(&(t, e)) => combine(ctx, table, key(t), e, &mut monomials, &mut next),
+        let mut product = || {
+            g.chunks(per)
+                .take(pairs.len())
+                .try_for_each(|g| add_external_product(ctx, g, acc, &mut scratch))
+        };
+        let mut prepare = || match batches.get(i + 1) {
+            Some(following) => combine_batch(following, &mut monomials, &mut next),
             None => Ok(()),
         };
         let (done, prepared) = if parallel {
