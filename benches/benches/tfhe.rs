@@ -1,7 +1,8 @@
 //! Criterion bench of the TFHE engine in process CPU time (every thread's):
 //! a boolean NAND gate, one 2_2 key switch + bootstrap and its parts (the
 //! key switch; modulus switch + blind rotation + sample extraction), u8 add
-//! and greater-than, u64 add.
+//! and greater-than, u64 add; the multi-bit 2_2 set's KS + PBS against the
+//! classic one (wall time; `tfhe/2_2_multi_bit`).
 //!
 //! Run: `RAYON_NUM_THREADS=1 cargo bench -p triskel-benches --bench tfhe`
 //! (one thread: CPU time is the time; with more threads it is their sum).
@@ -59,6 +60,36 @@ fn shortint_and_integers(c: &mut Criterion<ProcessCpuTime>) {
         ck.encrypt_u64(1 << 40).unwrap(),
     );
     g.bench_function("uint64_add", |b| b.iter(|| sk.add(&x, &y).unwrap()));
+    g.finish();
+}
+
+/// A lone 2_2 KS + PBS with the multi-bit set (`ks_pbs`) against the
+/// classic 2_2 set (`classic_ks_pbs`), and their blind rotations alone
+/// (modulus switch + rotation + extraction of a small-key ciphertext). The
+/// multi-bit rotation uses a second thread when the rayon pool has one (run
+/// with RAYON_NUM_THREADS=1 and =2): `tfhe/2_2_multi_bit` is wall time,
+/// `tfhe/2_2_multi_bit_cpu` process CPU time (every thread's: the work).
+fn multi_bit<M: criterion::measurement::Measurement>(c: &mut Criterion<M>, group: &str) {
+    let mut g = c.benchmark_group(group);
+    g.sample_size(10);
+    for (prefix, params) in [
+        ("classic_", TfheParameters::message_2_carry_2()),
+        ("", TfheParameters::message_2_carry_2_multi_bit()),
+    ] {
+        let ck = ClientKey::generate(&params).unwrap();
+        let sk = ck.server_key().unwrap();
+        let lut = sk.lookup_table(|x| (x * x + 1) % 16).unwrap();
+        let ct = ck.encrypt(3).unwrap();
+        let out = sk.apply_lookup_table(&ct, &lut).unwrap();
+        assert_eq!(ck.decrypt_with_carry(&out).unwrap(), 10);
+        g.bench_function(format!("{prefix}ks_pbs"), |b| {
+            b.iter(|| sk.apply_lookup_table(&ct, &lut).unwrap())
+        });
+        let small = sk.key_switch(ct.lwe()).unwrap();
+        g.bench_function(format!("{prefix}blind_rotation"), |b| {
+            b.iter(|| sk.sign_bootstrap(&small, 1 << 60).unwrap())
+        });
+    }
     g.finish();
 }
 
@@ -146,19 +177,27 @@ fn cmux_parts(c: &mut Criterion) {
     g.finish();
 }
 
+fn multi_bit_wall(c: &mut Criterion) {
+    multi_bit(c, "tfhe/2_2_multi_bit");
+}
+
+fn multi_bit_cpu(c: &mut Criterion<ProcessCpuTime>) {
+    multi_bit(c, "tfhe/2_2_multi_bit_cpu");
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .with_measurement(ProcessCpuTime)
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3));
-    targets = boolean, shortint_and_integers
+    targets = boolean, shortint_and_integers, multi_bit_cpu
 }
 criterion_group! {
     name = parts;
     config = Criterion::default()
         .warm_up_time(Duration::from_secs(1))
         .measurement_time(Duration::from_secs(3));
-    targets = cmux_parts
+    targets = cmux_parts, multi_bit_wall
 }
 criterion_main!(benches, parts);

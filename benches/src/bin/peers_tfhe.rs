@@ -1,7 +1,9 @@
 //! Side by side with tfhe-rs (the `tfhe` crate 1.8) in one process, on the
 //! same inputs, interleaved round by round (`triskel_benches::interleaved_on`,
 //! alternating which side runs first): a boolean NAND gate, one 2_2 key
-//! switch + bootstrap (at 2^-128 and at 2^-64), FheUint8 greater-than and
+//! switch + bootstrap (at 2^-128, at 2^-64, and ours multi-bit at 2^-128:
+//! on several threads it combines the next pair's key on a second one,
+//! tfhe-rs's classic PBS runs on one), FheUint8 greater-than and
 //! add, FheUint64 add. Failure probabilities per bootstrap: ours from the
 //! crate README's analysis, tfhe-rs's from its parameter files.
 //!
@@ -118,6 +120,12 @@ fn ks_pbs(one_thread: bool) {
             TfheParameters::message_2_carry_2_2m64(),
             "2^-64 gaussian",
             TFHE_RS_2M64,
+        ),
+        (
+            "2^-136 multi-bit",
+            TfheParameters::message_2_carry_2_multi_bit(),
+            "2^-128 default",
+            TFHE_RS_2M128,
         ),
     ] {
         let ck = ClientKey::generate(&params).unwrap();

@@ -503,6 +503,21 @@ pub(crate) fn cmux_rotate(
     external_product_add(ctx, ggsw, acc, &mut s.digits, &mut s.out)
 }
 
+/// acc += GGSW (x) acc (the multi-bit step: the GGSW's message is
+/// X^e - 1, so acc becomes X^e acc): decompose acc, then the external product.
+pub(crate) fn add_external_product(
+    ctx: &GlweContext,
+    ggsw: &[u64],
+    acc: &mut [u64],
+    s: &mut Scratch,
+) -> Result<()> {
+    let (n, levels) = (ctx.n, ctx.decomposer.levels());
+    for (src, block) in acc.chunks(n).zip(s.digits.chunks_mut(levels * n)) {
+        ctx.decomposer.decompose(src, block);
+    }
+    external_product_add(ctx, ggsw, acc, &mut s.digits, &mut s.out)
+}
+
 /// A zeroed buffer for a bootstrapping key, backed by huge pages where the
 /// OS allows: a blind rotation streams the whole key once, and with 4 KB
 /// pages the hardware prefetcher stops at every page boundary (BENCHMARKS.md).

@@ -10,6 +10,7 @@ mod error;
 mod glwe;
 mod integer;
 mod keys;
+mod multibit;
 pub mod params;
 mod serialize;
 mod shortint;

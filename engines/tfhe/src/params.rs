@@ -66,6 +66,10 @@ pub struct TfheParameters {
     pub ks_base_log: u32,
     /// Levels of the key-switching key's decomposition.
     pub ks_levels: u32,
+    /// Small-key bits per blind-rotation step: 1 (one CMux per bit) or 2
+    /// (multi-bit: one external product per pair of bits, with 3 GGSWs per
+    /// pair in the key; n must be even).
+    pub grouping: usize,
     /// What ciphertexts encode.
     pub encoding: Encoding,
     /// The estimate the small LWE key's (n, noise) scales from.
@@ -105,6 +109,7 @@ impl TfheParameters {
             pbs_levels: 1,
             ks_base_log: 4,
             ks_levels: 3,
+            grouping: 1,
             encoding: Encoding::Boolean,
             lwe_security: tfhe_rs(
                 "tfhe-rs PARAM_MESSAGE_1_CARRY_0_KS_PBS_GAUSSIAN_2M128, LWE",
@@ -134,6 +139,7 @@ impl TfheParameters {
             pbs_levels: 1,
             ks_base_log: 4,
             ks_levels: 3,
+            grouping: 1,
             encoding: Encoding::Integer {
                 message_modulus: 2,
                 carry_modulus: 2,
@@ -167,6 +173,7 @@ impl TfheParameters {
             pbs_levels: 1,
             ks_base_log: 3,
             ks_levels: 5,
+            grouping: 1,
             encoding: Encoding::Integer {
                 message_modulus: 4,
                 carry_modulus: 4,
@@ -200,6 +207,7 @@ impl TfheParameters {
             pbs_levels: 2,
             ks_base_log: 2,
             ks_levels: 10,
+            grouping: 1,
             encoding: Encoding::Integer {
                 message_modulus: 8,
                 carry_modulus: 8,
@@ -245,6 +253,31 @@ impl TfheParameters {
         }
     }
 
+    /// The 2_2 set with multi-bit blind rotation (grouping 2: one external
+    /// product per pair of small-key bits, 3 GGSWs per pair), failure
+    /// probability <= 2^-128. n = 846: the smallest even n at least 2_2's
+    /// 845 (the same LWE estimate scales to it). The bootstrapping key is
+    /// 1.5x the classic one; a lone bootstrap runs faster on two threads
+    /// (the next pair's key is combined beside the current product).
+    pub fn message_2_carry_2_multi_bit() -> TfheParameters {
+        TfheParameters {
+            name: "TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128",
+            lwe_dimension: 846,
+            grouping: 2,
+            ..Self::message_2_carry_2()
+        }
+    }
+
+    /// The boolean set with multi-bit blind rotation (n = 692 is even),
+    /// failure probability <= 2^-128.
+    pub fn boolean_multi_bit() -> TfheParameters {
+        TfheParameters {
+            name: "TFHE_BOOLEAN_MULTI_BIT_2M128",
+            grouping: 2,
+            ..Self::boolean()
+        }
+    }
+
     /// Every named set.
     pub fn all() -> Vec<TfheParameters> {
         vec![
@@ -254,7 +287,19 @@ impl TfheParameters {
             Self::message_3_carry_3(),
             Self::message_2_carry_2_2m64(),
             Self::message_3_carry_3_2m64(),
+            Self::message_2_carry_2_multi_bit(),
+            Self::boolean_multi_bit(),
         ]
+    }
+
+    /// GGSWs in the bootstrapping key: n, or 3 per pair of bits (3 n / 2)
+    /// for multi-bit sets.
+    pub fn bootstrapping_ggsws(&self) -> usize {
+        if self.grouping == 2 {
+            self.lwe_dimension / 2 * 3
+        } else {
+            self.lwe_dimension
+        }
     }
 
     /// The named set called `name`.
@@ -275,6 +320,12 @@ impl TfheParameters {
         }
         if self.glwe_dimension == 0 || self.lwe_dimension == 0 {
             return bad("empty key".into());
+        }
+        if !(self.grouping == 1 || self.grouping == 2 && self.lwe_dimension % 2 == 0) {
+            return bad(format!(
+                "grouping {} of {} key bits (1, or 2 with n even)",
+                self.grouping, self.lwe_dimension
+            ));
         }
         // The decomposition rounds x B^l / q in f64: q must be exact there.
         if !(30..=52).contains(&self.modulus_bits)
@@ -357,10 +408,19 @@ impl TfheParameters {
         // Digits uniform in [-B/2, B/2): variance (B^2 + 2) / 12; rounding
         // error of the decomposition uniform: precision^2 / 12, multiplied by
         // the GGSW bit (E[m^2] = 1/2) and by (1, -S) (E[s^2] = 1/2 per coefficient).
-        let external_product = l * (k + 1.0) * big_n * (b * b + 2.0) / 12.0
-            * self.glwe_noise_std.powi(2)
-            + 0.5 * (1.0 + k * big_n / 2.0) * precision * precision / 12.0;
-        let blind_rotation = n * external_product;
+        let key_term = l * (k + 1.0) * big_n * (b * b + 2.0) / 12.0 * self.glwe_noise_std.powi(2);
+        let rounding = (1.0 + k * big_n / 2.0) * precision * precision / 12.0;
+        let (steps, external_product) = if self.grouping == 2 {
+            // One step per pair: the combined GGSW sum_p (X^e_p - 1) GGSW_p
+            // carries 3 GGSWs' noise times |X^e - 1|^2 (2 on average over
+            // e uniform mod 2N: 0 at e = 0, 4 at e = N), and its message
+            // X^e - 1 (e = <s_pair, a_pair>) is nonzero for 3 of the 4 bit
+            // patterns, |.|^2 = 2 on average: 3/4 * 2 on the rounding.
+            (n / 2.0, 6.0 * key_term + 1.5 * rounding)
+        } else {
+            (n, key_term + 0.5 * rounding)
+        };
+        let blind_rotation = steps * external_product;
         let bk = 2f64.powi(self.ks_base_log as i32);
         let lk = self.ks_levels as f64;
         let ks_precision = 2f64.powi(-((self.ks_base_log * self.ks_levels) as i32));
@@ -400,9 +460,10 @@ const GLWE_STD_2048: f64 = 7.105427357601002e-15;
 /// Variances of each step of a bootstrap (see the crate README).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct NoiseAnalysis {
-    /// One external product, relative to q^2.
+    /// One blind-rotation step (a CMux, or a multi-bit pair's external
+    /// product), relative to q^2.
     pub external_product: f64,
-    /// The blind rotation's output (n external products), relative to q^2
+    /// The blind rotation's output (n / grouping steps), relative to q^2
     /// (and to 2^128 after sample extraction).
     pub blind_rotation: f64,
     /// Key switching, relative to 2^128.

@@ -3,7 +3,8 @@
 //! ```text
 //! header = "TRKT" | version: u8 (= 1) | kind: u8 | name length: u8 | parameter set name
 //! client = small key: n bytes (0/1) | big key: k N bytes (0/1)
-//! server = seed: 32 bytes | bodies: n (k+1) l N x u64 (NTT form, < q) | LWE key-switching key
+//! server = seed: 32 bytes | bodies: G (k+1) l N x u64 (NTT form, < q) | LWE key-switching key
+//!          (kind 2: G = n GGSWs; kind 6, multi-bit sets: G = 3 n / 2, three per pair of bits)
 //! block  = degree: u64 | noise level: u64 | LWE ciphertext (k N + 1 words)
 //! bool   = LWE ciphertext
 //! radix  = bits: u8 | block count: u8 | count x (block without its header)
@@ -33,6 +34,16 @@ const KIND_SERVER: u8 = 2;
 const KIND_BLOCK: u8 = 3;
 const KIND_BOOL: u8 = 4;
 const KIND_RADIX: u8 = 5;
+const KIND_SERVER_MULTI_BIT: u8 = 6;
+
+/// The kind byte of a server key: multi-bit keys have their own.
+fn server_kind(params: &TfheParameters) -> u8 {
+    if params.grouping == 2 {
+        KIND_SERVER_MULTI_BIT
+    } else {
+        KIND_SERVER
+    }
+}
 
 fn malformed<T>(msg: impl Into<String>) -> Result<T> {
     Err(Error::Malformed(msg.into()))
@@ -46,7 +57,8 @@ fn write_header(out: &mut Vec<u8>, kind: u8, params: &TfheParameters) {
     out.extend_from_slice(params.name.as_bytes());
 }
 
-fn read_header(r: &mut Reader<'_>, kind: u8) -> Result<TfheParameters> {
+/// Reads the header; `kind` gives the kind byte expected of the named set.
+fn read_header(r: &mut Reader<'_>, kind: impl Fn(&TfheParameters) -> u8) -> Result<TfheParameters> {
     if r.take(4)? != MAGIC {
         return malformed("bad magic: not triskel TFHE data");
     }
@@ -55,12 +67,16 @@ fn read_header(r: &mut Reader<'_>, kind: u8) -> Result<TfheParameters> {
         return Err(Error::UnsupportedVersion(version));
     }
     let got = r.u8()?;
-    if got != kind {
-        return malformed(format!("object kind {got} found, {kind} expected"));
-    }
     let len = r.u8()? as usize;
     let name = std::str::from_utf8(r.take(len)?).or_else(|_| malformed("parameter name"))?;
     let params = TfheParameters::by_name(name).or_else(|e| malformed(e.to_string()))?;
+    let want = kind(&params);
+    if got != want {
+        return malformed(format!(
+            "object kind {got} found, {want} expected for {}",
+            params.name
+        ));
+    }
     params.check()?;
     Ok(params)
 }
@@ -99,7 +115,7 @@ impl ClientKey {
     /// Loads [`ClientKey::to_bytes`] output.
     pub fn from_bytes(bytes: &[u8]) -> Result<ClientKey> {
         let mut r = Reader::new(bytes);
-        let params = read_header(&mut r, KIND_CLIENT)?;
+        let params = read_header(&mut r, |_| KIND_CLIENT)?;
         let small = zeroize::Zeroizing::new(read_bits(&mut r, params.lwe_dimension)?);
         let big = zeroize::Zeroizing::new(read_bits(
             &mut r,
@@ -124,7 +140,7 @@ impl ServerKey {
     /// seed, the key-switching key's bodies and seed.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        write_header(&mut out, KIND_SERVER, &self.params);
+        write_header(&mut out, server_kind(&self.params), &self.params);
         out.extend_from_slice(&self.bsk_seed);
         let (k, n) = (self.ctx.k, self.ctx.n);
         out.reserve(self.bsk.len() / (k + 1) * 8);
@@ -148,12 +164,12 @@ impl ServerKey {
     /// Loads [`ServerKey::to_bytes`] output, regenerating every mask.
     pub fn from_bytes(bytes: &[u8]) -> Result<ServerKey> {
         let mut r = Reader::new(bytes);
-        let params = read_header(&mut r, KIND_SERVER)?;
+        let params = read_header(&mut r, server_kind)?;
         let ctx = context(&params)?;
         let mut bsk_seed = [0u8; 32];
         bsk_seed.copy_from_slice(r.take(32)?);
         let (k, n) = (ctx.k, ctx.n);
-        let rows = params.lwe_dimension * ctx.ggsw_rows();
+        let rows = params.bootstrapping_ggsws() * ctx.ggsw_rows();
         let raw = r.take(rows * n * 8)?;
         let q = ctx.q();
         let mut bsk = crate::glwe::key_buffer(rows * ctx.glwe_len());
@@ -179,13 +195,7 @@ impl ServerKey {
             params.lwe_dimension,
         )?;
         r.finish()?;
-        Ok(ServerKey {
-            params,
-            ctx,
-            bsk_seed,
-            bsk,
-            ksk,
-        })
+        Ok(ServerKey::new(params, ctx, bsk_seed, bsk, ksk))
     }
 }
 
@@ -202,7 +212,7 @@ impl Ciphertext {
     /// block and the noise level is at least a fresh encryption's.
     pub fn from_bytes(bytes: &[u8], params: &TfheParameters) -> Result<Ciphertext> {
         let mut r = Reader::new(bytes);
-        expect_params(&read_header(&mut r, KIND_BLOCK)?, params)?;
+        expect_params(&read_header(&mut r, |_| KIND_BLOCK)?, params)?;
         let ct = Ciphertext::read_body(&mut r, params)?;
         r.finish()?;
         Ok(ct)
@@ -254,7 +264,7 @@ impl RadixCiphertext {
     /// the message modulus), as every operation's result is.
     pub fn from_bytes(bytes: &[u8], params: &TfheParameters) -> Result<RadixCiphertext> {
         let mut r = Reader::new(bytes);
-        expect_params(&read_header(&mut r, KIND_RADIX)?, params)?;
+        expect_params(&read_header(&mut r, |_| KIND_RADIX)?, params)?;
         let (msg, _, _) = moduli(params.encoding)?;
         let bits = r.u8()? as u32;
         let expected =
@@ -293,7 +303,7 @@ impl BoolCiphertext {
     /// Loads a boolean of the parameter set `params`.
     pub fn from_bytes(bytes: &[u8], params: &TfheParameters) -> Result<BoolCiphertext> {
         let mut r = Reader::new(bytes);
-        expect_params(&read_header(&mut r, KIND_BOOL)?, params)?;
+        expect_params(&read_header(&mut r, |_| KIND_BOOL)?, params)?;
         let lwe = LweCiphertext::read_body(&mut r, params.glwe_dimension * params.polynomial_size)?;
         r.finish()?;
         Ok(BoolCiphertext { lwe })
