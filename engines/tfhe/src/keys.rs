@@ -404,7 +404,7 @@ mod tests {
     fn check_measured_noise(ck: &ClientKey, sk: &ServerKey, inputs: u64, rotations: u64) {
         let params = &ck.params;
         let analysis = params.noise();
-        let (n, q) = (sk.ctx.n, sk.ctx.q());
+        let n = sk.ctx.n;
         let two_n = 2 * n as u64;
         let tv = sk
             .test_vector(&(0..16).map(|v| v << 59).collect::<Vec<_>>())
@@ -428,18 +428,8 @@ mod tests {
             if i < rotations {
                 // Every coefficient of the accumulator: phase vs X^-switched tv.
                 let acc = sk.blind_rotate(&sw, &tv).unwrap();
-                let phase = ck.glwe.phase(&sk.ctx, &acc).unwrap();
-                let mut want = vec![0u64; n];
-                rotate(
-                    &sk.ctx.modulus,
-                    &tv.0,
-                    ((two_n - switched) % two_n) as usize,
-                    &mut want,
-                );
-                for (&got, &w) in phase.iter().zip(&want) {
-                    br_sum += rel_mod_q(got, w, q).powi(2);
-                    br_count += 1;
-                }
+                br_sum += rotation_error_squares(ck, sk, &acc, &tv, switched);
+                br_count += n;
             }
         }
         let br = br_sum / br_count as f64;
@@ -490,6 +480,32 @@ mod tests {
         check_measured_noise(&ck, &sk, 2000, 24);
     }
 
+    /// The sum over the accumulator's coefficients of the squared error
+    /// (relative to q) of its phase against X^-switched tv.
+    fn rotation_error_squares(
+        ck: &ClientKey,
+        sk: &ServerKey,
+        acc: &[u64],
+        tv: &TestVector,
+        switched: u64,
+    ) -> f64 {
+        let n = sk.ctx.n;
+        let two_n = 2 * n as u64;
+        let phase = ck.glwe.phase(&sk.ctx, acc).unwrap();
+        let mut want = vec![0u64; n];
+        rotate(
+            &sk.ctx.modulus,
+            &tv.0,
+            ((two_n - switched) % two_n) as usize,
+            &mut want,
+        );
+        phase
+            .iter()
+            .zip(&want)
+            .map(|(&got, &w)| rel_mod_q(got, w, sk.ctx.q()).powi(2))
+            .sum()
+    }
+
     /// The multi-bit blind rotation: every coefficient of the accumulator is
     /// X^-(b - <a, s>) tv up to noise whose variance matches the analysis
     /// (3 GGSWs per pair, |X^e - 1|^2 = 2 on average), and the two-thread
@@ -499,7 +515,7 @@ mod tests {
         let params = TfheParameters::message_2_carry_2_multi_bit();
         let (ck, sk) = test_keys_2_2_multi_bit();
         let analysis = params.noise();
-        let (n, q) = (sk.ctx.n, sk.ctx.q());
+        let n = sk.ctx.n;
         let two_n = 2 * n as u64;
         let tv = sk
             .test_vector(&(0..16).map(|v| v << 59).collect::<Vec<_>>())
@@ -524,18 +540,8 @@ mod tests {
                 sk.rotate_by_mask(&sw.a, &mut other, parallel).unwrap();
                 assert_eq!(other, acc, "parallel = {parallel}");
             }
-            let phase = ck.glwe.phase(&sk.ctx, &acc).unwrap();
-            let mut want = vec![0u64; n];
-            rotate(
-                &sk.ctx.modulus,
-                &tv.0,
-                ((two_n - switched) % two_n) as usize,
-                &mut want,
-            );
-            for (&got, &w) in phase.iter().zip(&want) {
-                sum += rel_mod_q(got, w, q).powi(2);
-                count += 1;
-            }
+            sum += rotation_error_squares(ck, sk, &acc, &tv, switched);
+            count += n;
         }
         let br = sum / count as f64;
         eprintln!(
