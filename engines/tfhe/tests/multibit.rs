@@ -137,7 +137,7 @@ fn multi_bit_server_key_round_trips_and_bad_bytes_are_rejected() {
     // The classic kind byte with a multi-bit set, truncation, trailing bytes,
     // an unreduced residue in the last pair's GGSWs.
     let mut bad = bytes.clone();
-    assert_eq!(bad[5], 5);
+    assert_eq!(bad[5], 6);
     bad[5] = 2;
     assert!(ServerKey::from_bytes(&bad).is_err());
     for cut in [0, 6, 100, bytes.len() / 2, bytes.len() - 1] {
