@@ -406,10 +406,7 @@ mod tests {
         let analysis = params.noise();
         let n = sk.ctx.n;
         let two_n = 2 * n as u64;
-        let tv = sk
-            .test_vector(&(0..16).map(|v| v << 59).collect::<Vec<_>>())
-            .unwrap();
-        let small = ck.small.coefficients().to_vec();
+        let tv = sixteen_levels(sk);
 
         let (mut br_sum, mut br_count) = (0.0, 0usize);
         let (mut in_sum, mut in_count) = (0.0, 0usize);
@@ -417,8 +414,7 @@ mod tests {
             let m = (i % 16) << 59;
             let ct = ck.encrypt_torus(m).unwrap();
             let sw = sk.switch_in(&ct).unwrap();
-            let dot = sw.a.iter().zip(&small).map(|(&a, &s)| a * s).sum::<u64>();
-            let switched = (sw.b + two_n * 1000 - dot % two_n) % two_n;
+            let switched = switched_phase(ck, &sw);
             // Input error in units of 1/(2N): switched phase minus the exact one.
             let exact = ck.phase(&ct).unwrap() as f64 / 2f64.powi(64) * two_n as f64;
             let mut e = switched as f64 - exact;
@@ -480,6 +476,23 @@ mod tests {
         check_measured_noise(&ck, &sk, 2000, 24);
     }
 
+    /// The test vector of 16 levels (v 2^59 for v < 16) both noise tests rotate.
+    fn sixteen_levels(sk: &ServerKey) -> TestVector {
+        sk.test_vector(&(0..16).map(|v| v << 59).collect::<Vec<_>>())
+            .unwrap()
+    }
+
+    /// b - <a, s> mod 2N of a switched ciphertext, with the small key.
+    fn switched_phase(ck: &ClientKey, sw: &SwitchedLwe) -> u64 {
+        let two_n = 1u64 << sw.log_modulus;
+        let dot =
+            sw.a.iter()
+                .zip(ck.small.coefficients())
+                .map(|(&a, &s)| a * s)
+                .sum::<u64>();
+        (sw.b + two_n * 1000 - dot % two_n) % two_n
+    }
+
     /// The sum over the accumulator's coefficients of the squared error
     /// (relative to q) of its phase against X^-switched tv.
     fn rotation_error_squares(
@@ -517,16 +530,12 @@ mod tests {
         let analysis = params.noise();
         let n = sk.ctx.n;
         let two_n = 2 * n as u64;
-        let tv = sk
-            .test_vector(&(0..16).map(|v| v << 59).collect::<Vec<_>>())
-            .unwrap();
-        let small = ck.small.coefficients().to_vec();
+        let tv = sixteen_levels(sk);
         let (mut sum, mut count) = (0.0, 0usize);
         for i in 0..10u64 {
             let ct = ck.encrypt_torus((i % 16) << 59).unwrap();
             let sw = sk.switch_in(&ct).unwrap();
-            let dot = sw.a.iter().zip(&small).map(|(&a, &s)| a * s).sum::<u64>();
-            let switched = (sw.b + two_n * 1000 - dot % two_n) % two_n;
+            let switched = switched_phase(ck, &sw);
             let acc = sk.blind_rotate(&sw, &tv).unwrap();
             let mut start = vec![0u64; sk.ctx.glwe_len()];
             rotate(

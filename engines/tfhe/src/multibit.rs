@@ -95,11 +95,11 @@ fn combine(
     for (chunk, &e) in monomials.chunks_mut(n).zip(&exponents) {
         table.write(e, chunk);
     }
-    let terms: Vec<&[u64]> = monomials.chunks(n).collect();
+    // Arrays, not vectors: no allocation per pair in the blind rotation.
+    let terms: [&[u64]; PATTERNS] = std::array::from_fn(|p| &monomials[p * n..(p + 1) * n]);
     for (w, o) in out.chunks_mut(n).enumerate() {
-        let rows: Vec<&[u64]> = (0..PATTERNS)
-            .map(|p| &key[p * per + w * n..p * per + (w + 1) * n])
-            .collect();
+        let rows: [&[u64]; PATTERNS] =
+            std::array::from_fn(|p| &key[p * per + w * n..p * per + (w + 1) * n]);
         dot(&ctx.modulus, o, &terms, &rows)?;
     }
     Ok(())
