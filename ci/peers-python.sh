@@ -8,6 +8,7 @@
 # the medians over the rounds, the ratios peer / triskel and the errors; fails when a peer's
 # decrypted result is wrong. Not part of ci/test.sh (it installs the wheels into a venv under
 # target/, which needs a CPython 3.10: the wheels are built for it).
+# Naming tfhe.gate_nand adds OpenFHE BinFHE's NAND gate (benches/peers/python/binfhe_nand.py).
 #
 # Usage: ci/peers-python.sh [ROUNDS] [NAME...]
 set -euo pipefail
@@ -45,7 +46,9 @@ printf '%-24s %9s %9s %9s %7s %7s %9s %9s %9s %9s %9s\n' workload "ours cpu" \
     "ofhe cpu" "seal cpu" "ofhe/o" "seal/o" "ofhe wall" "seal wall" "err ours" "err ofhe" \
     "err seal"
 
+gate=false
 for name in "${names[@]}"; do
+    if [ "$name" = tfhe.gate_nand ]; then gate=true && continue; fi
     ours_cpu=() of_cpu=() of_wall=() se_cpu=() se_wall=() of_ratio=() se_ratio=()
     for _ in $(seq "$rounds"); do
         line=$(ours "$name")
@@ -67,4 +70,27 @@ for name in "${names[@]}"; do
         "$(printf '%s\n' "${of_wall[@]}" | median)" \
         "$(printf '%s\n' "${se_wall[@]}" | median)" "$err_o" "$err_of" "$err_se"
 done
+
+# tfhe.gate_nand (issue 14), when named: OpenFHE BinFHE's NAND gate, STD128 with GINX (CGGI)
+# and STD128_LMKCDEY with LMKCDEY, against ours, by the same rounds.
+if $gate; then
+    printf '\n%-8s %9s %11s %11s %9s %9s %9s %9s\n' workload "ours wall" "ginx wall" \
+        "lmk. wall" "ginx/o" "lmk./o" "ginx cpu" "lmk. cpu"
+    ours_us=() gc=() gw=() lc=() lw=() gr=() lr=()
+    for _ in $(seq "$rounds"); do
+        line=$(ours tfhe.gate_nand)
+        read -r o _ <<<"$line"
+        line=$(env OMP_NUM_THREADS=1 "$venv/bin/python" benches/peers/python/binfhe_nand.py |
+            tr '\n' ' ')
+        read -r _ w1 c1 _ _ w2 c2 _ <<<"$line"
+        ours_us+=("$o") gc+=("$c1") gw+=("$w1") lc+=("$c2") lw+=("$w2")
+        gr+=("$(ratio "$w1" "$o")") lr+=("$(ratio "$w2" "$o")")
+    done
+    printf '%-8s %9.1f %11.1f %11.1f %8.2fx %8.2fx %9.1f %9.1f\n' nand \
+        "$(printf '%s\n' "${ours_us[@]}" | median)" "$(printf '%s\n' "${gw[@]}" | median)" \
+        "$(printf '%s\n' "${lw[@]}" | median)" "$(printf '%s\n' "${gr[@]}" | median)" \
+        "$(printf '%s\n' "${lr[@]}" | median)" "$(printf '%s\n' "${gc[@]}" | median)" \
+        "$(printf '%s\n' "${lc[@]}" | median)"
+    echo "(ours: triskel's TFHE_BOOLEAN_2M128 gate; ratios by wall time, the only clock of the tfhe workloads)"
+fi
 echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)"
