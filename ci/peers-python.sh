@@ -30,8 +30,9 @@ if [ ! -x "$venv/bin/python" ]; then
         exit 1
     fi
     "$python310" -m venv "$venv"
-    "$venv/bin/pip" install --quiet openfhe==1.6.1.0.22.4 tenseal==0.3.16
 fi
+# Quick when already installed (pip then asks no index), and completes an interrupted install.
+"$venv/bin/pip" install --quiet openfhe==1.6.1.0.22.4 tenseal==0.3.16
 
 cargo build --release --quiet --bin triskel
 # One thread each: OpenFHE parallelizes with OpenMP; SEAL runs on the calling thread.

@@ -11,7 +11,9 @@ The workloads run the algorithms triskel and the Lattigo program run: mul + reli
 one rotation, a tree of 6 rotations for the 64-slot sum, and the hybrid diagonal method for
 the dense layer 64 -> 4 (4 extended diagonals, baby rotations 1, 2, 3, one rescale, a fold by
 rotations 4, 8, 16, 32). Parameters: N = 8192 (16384 for ckks.mul_pipeline_16384),
-Q {60, 40, 40} + P {60}, scale 2^40, one key-switching digit per prime of Q.
+Q {60, 40, 40} + P {60} (OpenFHE picks its own P: see OpenFhe), scale 2^40, one
+key-switching digit per prime of Q. --builtin sums by OpenFHE's EvalSum instead of the tree;
+--peer openfhe-q50 takes a 50-bit first prime, for which OpenFHE's P is one prime.
 
 Usage: python ckks_peers.py --peer {openfhe,seal,openfhe-q50} [--only NAME,...] [--runs 10]
                             [--builtin] [--overhead]
@@ -41,7 +43,6 @@ class OpenFhe:
     def __init__(self, log_n, steps, first_mod=60):
         import openfhe as o
 
-        self.o = o
         p = o.CCParamsCKKSRNS()
         p.SetRingDim(1 << log_n)
         p.SetBatchSize(1 << (log_n - 1))
