@@ -35,8 +35,10 @@ fi
 "$venv/bin/pip" install --quiet openfhe==1.6.1.0.22.4 tenseal==0.3.16
 
 cargo build --release --quiet --bin triskel
-# One thread each: OpenFHE parallelizes with OpenMP; SEAL runs on the calling thread.
-peers=(env OMP_NUM_THREADS=1 "$venv/bin/python" benches/peers/python/ckks_peers.py)
+# One thread each: OpenFHE parallelizes with OpenMP; SEAL runs on the calling thread; numpy,
+# which tenseal imports, would start an idle OpenBLAS thread.
+python=(env OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 "$venv/bin/python")
+peers=("${python[@]}" benches/peers/python/ckks_peers.py)
 
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
 echo "load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -81,7 +83,7 @@ if $gate; then
     for _ in $(seq "$rounds"); do
         line=$(ours tfhe.gate_nand)
         read -r o _ <<<"$line"
-        line=$(env OMP_NUM_THREADS=1 "$venv/bin/python" benches/peers/python/binfhe_nand.py |
+        line=$("${python[@]}" benches/peers/python/binfhe_nand.py |
             tr '\n' ' ')
         read -r _ w1 c1 _ _ w2 c2 _ <<<"$line"
         ours_us+=("$o") gc+=("$c1") gw+=("$w1") lc+=("$c2") lw+=("$w2")
