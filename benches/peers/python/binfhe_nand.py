@@ -40,8 +40,8 @@ def main():
                 cpu.append(c * 1e6)
                 wall.append(w * 1e6)
             wrong += cc.Decrypt(sk, out) != 1 - (a & b)
-        print(f"tfhe.gate_nand/{label} {statistics.median(wall):.1f} {statistics.median(cpu):.1f} {wrong}",
-              flush=True)
+        wall_us, cpu_us = statistics.median(wall), statistics.median(cpu)
+        print(f"tfhe.gate_nand/{label} {wall_us:.1f} {cpu_us:.1f} {wrong}", flush=True)
         failed |= wrong > 0
     if failed:
         sys.exit("a decrypted NAND gate is wrong")

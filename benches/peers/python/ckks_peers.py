@@ -214,7 +214,8 @@ def measure(name, peer, compute, want, runs):
         wall.append((time.perf_counter() - w) * 1e6)
     got = peer.decrypt(out)
     err = max(abs(g - x) for g, x in zip(got, want))
-    print(f"{name} {statistics.median(wall):.1f} {statistics.median(cpu):.1f} {err:.3g}", flush=True)
+    wall_us, cpu_us = statistics.median(wall), statistics.median(cpu)
+    print(f"{name} {wall_us:.1f} {cpu_us:.1f} {err:.3g}", flush=True)
     if not err <= WRONG:
         sys.exit(f"{name}: max error {err:.3g} above {WRONG}: the computation is wrong")
 
