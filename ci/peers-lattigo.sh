@@ -14,21 +14,15 @@
 # Usage: ci/peers-lattigo.sh [ROUNDS] [NAME...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-
-rounds=${1:-3}
-shift || true
-names=("$@")
-if [ ${#names[@]} -eq 0 ]; then
-    names=(ckks.mul_pipeline ckks.rotate ckks.slot_sum64 ckks.dot64 ckks.poly_x2
-        ckks.dense_64x4 ckks.mul_pipeline_16384)
-fi
+# shellcheck source=ci/peers-common.sh
+. ci/peers-common.sh
+peers_args "$@"
 
 export PATH="$PATH:/usr/local/go/bin"
 command -v go >/dev/null || { echo "go is not installed" >&2; exit 1; }
 
 cargo build --release --quiet --bin triskel
 (cd benches/peers/lattigo && go build -o ../../../target/release/peers-lattigo .)
-ours=target/release/triskel
 theirs=target/release/peers-lattigo
 
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
@@ -36,19 +30,14 @@ echo "load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-26s %11s %11s %8s %11s %9s %9s\n' workload "ours cpu" "lattigo cpu" ratio \
     "lat. wall" "err ours" "err lat."
 
-median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
-
 for name in "${names[@]}"; do
     ours_us=() theirs_us=() theirs_cpu=() ratios=()
     for _ in $(seq "$rounds"); do
-        json=$(TRISKEL_BENCH_CLOCK=cpu RAYON_NUM_THREADS=1 "$ours" bench workloads --only "$name" --json)
-        read -r o err_o < <(python3 -c 'import json,sys
-w = json.loads(sys.argv[1])["workloads"][0]
-assert w["verified"], w
-print(w["median_us"]["compute"], w["max_abs_error"])' "$json")
+        line=$(ours "$name")
+        read -r o err_o <<<"$line"
         read -r _ t tc err_t < <(GOMAXPROCS=1 "$theirs" -only "$name")
         ours_us+=("$o") theirs_us+=("$t") theirs_cpu+=("$tc")
-        ratios+=("$(awk -v a="$tc" -v b="$o" 'BEGIN {print a / b}')")
+        ratios+=("$(ratio "$tc" "$o")")
     done
     printf '%-26s %11.1f %11.1f %7.2fx %11.1f %9.2g %9.2g\n' "$name" \
         "$(printf '%s\n' "${ours_us[@]}" | median)" \
