@@ -36,8 +36,8 @@ pub struct Decomposer {
 
 impl Decomposer {
     /// The decomposition of residues mod q (odd, below 2^52) in base
-    /// 2^base_log with `levels` levels; base_log levels must be at most 50
-    /// and leave g_l = round(q / B^l) at least 2.
+    /// 2^base_log with `levels` levels; base_log levels must leave
+    /// g_l = round(q / B^l) at least 2 (so at most 50 bits: the f64 path).
     pub fn new(q: u64, base_log: u32, levels: u32) -> Result<Decomposer> {
         let total = base_log.saturating_mul(levels);
         if q < 3 || q % 2 == 0 || q >= 1 << 52 || base_log == 0 || levels == 0 || total > 50 {

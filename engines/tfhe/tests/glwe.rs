@@ -179,7 +179,15 @@ fn decomposition_reconstructs_within_its_precision() {
         assert!(matches!(d.signed_digits(q), Err(Error::OutOfRange(_))));
     }
     // Shapes the decomposition cannot hold.
-    for (q, base_log, levels) in [(q, 0, 1), (q, 8, 0), (q, 26, 2), (q, 17, 3), (q + 1, 8, 1)] {
+    for (q, base_log, levels) in [
+        (q, 0, 1),
+        (q, 8, 0),
+        (q, 26, 2),
+        (q, 17, 3),
+        (q, 32, 2),
+        (q, 1, u32::MAX),
+        (q + 1, 8, 1),
+    ] {
         assert!(
             matches!(
                 Decomposer::new(q, base_log, levels),
