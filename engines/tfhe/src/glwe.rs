@@ -483,15 +483,21 @@ impl GlweSecretKey {
             .collect())
     }
 
-    /// GGSW encryption of the small integer m (NTT form): for each r in
-    /// 0..=k and level j, row (r, j) is a GLWE encryption of zero whose phase
-    /// is shifted by -m g_j S_r for r < k and by m g_j for r = k.
+    /// GGSW encryption of the small integer m, |m| < q (NTT form): for each
+    /// r in 0..=k and level j, row (r, j) is a GLWE encryption of zero whose
+    /// phase is shifted by -m g_j S_r for r < k and by m g_j for r = k.
     pub fn encrypt_ggsw(&self, message: i64) -> Result<GgswCiphertext> {
         let ctx = &self.ctx;
+        let q = ctx.q();
+        if message.unsigned_abs() >= q {
+            return Err(Error::OutOfRange(format!("a GGSW message of {q} or more")));
+        }
+        // m mod q without a division on the (secret) message.
+        let residue = (message as u64).wrapping_add(q & (message >> 63) as u64);
         let mut rng = Prng::from_os()?;
         let mut data = vec![0u64; ctx.ggsw_rows() * ctx.glwe_len()];
         let seed = rng.gen_seed();
-        self.encrypt_ggsw_into(ctx.reduce_signed(message), seed, 0, &mut rng, &mut data)?;
+        self.encrypt_ggsw_into(residue, seed, 0, &mut rng, &mut data)?;
         Ok(GgswCiphertext {
             ctx: ctx.clone(),
             data,

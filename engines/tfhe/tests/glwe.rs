@@ -47,7 +47,7 @@ fn external_product_multiplies_by_the_ggsw_message() {
     for key in keys() {
         let m = random_messages(&mut rng, key.polynomial_size());
         let ct = key.encrypt(&m, P).unwrap();
-        for factor in [0i64, 1, -1, 2] {
+        for factor in [0i64, 1, -1, 2, -3] {
             let ggsw = key.encrypt_ggsw(factor).unwrap();
             let product = ggsw.external_product(&ct).unwrap();
             let want: Vec<u64> = m
@@ -228,4 +228,11 @@ fn mismatched_operands_are_errors() {
     assert!(out_of_range(key.encrypt_plaintext(&vec![key.modulus(); n])));
     assert!(out_of_range(key.encrypt_plaintext(&vec![0; n + 1])));
     assert!(matches!(key.decrypt(&ct, 1), Err(Error::OutOfRange(_))));
+    let q = key.modulus() as i64;
+    for m in [q, -q, i64::MIN, i64::MAX] {
+        assert!(
+            matches!(key.encrypt_ggsw(m), Err(Error::OutOfRange(_))),
+            "{m}"
+        );
+    }
 }
