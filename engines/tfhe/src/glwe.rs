@@ -5,7 +5,7 @@
 //! The public types ([`GlweSecretKey`], [`GlweCiphertext`], [`GgswCiphertext`],
 //! [`Decomposer`]) are thin owners of buffers; their operations and the
 //! bootstrap (`keys.rs`, `multibit.rs`) run on the same buffer functions
-//! below. Polynomials live in Z_q[X]/(X^N + 1); a GLWE ciphertext
+//! below. Polynomials live in `Z_q[X]/(X^N + 1)`; a GLWE ciphertext
 //! (A_1..A_k, B) under the key (S_1..S_k) has phase B - sum_i A_i S_i.
 
 use std::sync::Arc;
@@ -607,7 +607,7 @@ impl GlweCiphertext {
         &self.data
     }
 
-    /// X^e c: every polynomial times the monomial X^e in Z_q[X]/(X^N + 1)
+    /// X^e c: every polynomial times the monomial X^e in `Z_q[X]/(X^N + 1)`
     /// (e taken mod 2N; X^N = -1), so the phase becomes X^e (M + E).
     pub fn mul_monomial(&self, e: u64) -> GlweCiphertext {
         let n = self.ctx.n;
@@ -656,7 +656,7 @@ impl GgswCiphertext {
         &self.ctx.decomposer
     }
 
-    /// The external product GGSW(m) [x] c = sum_{r, j} D_{r, j}(c) row_{r, j},
+    /// The external product GGSW(m) (x) c = sum_{r, j} D_{r, j}(c) row_{r, j},
     /// D the signed decomposition of c's k + 1 polynomials: a GLWE of phase
     /// m phase(c) plus the digits times the rows' noise plus m times the
     /// decomposition's error on the key.
@@ -673,7 +673,7 @@ impl GgswCiphertext {
         })
     }
 
-    /// CMux(b; c0, c1) = c0 + GGSW(b) [x] (c1 - c0) for this GGSW of a bit
+    /// CMux(b; c0, c1) = c0 + GGSW(b) (x) (c1 - c0) for this GGSW of a bit
     /// b: c0 when b = 0, c1 when b = 1 (plus the external product's noise).
     pub fn cmux(&self, c0: &GlweCiphertext, c1: &GlweCiphertext) -> Result<GlweCiphertext> {
         check_same_ring(&self.ctx, &c0.ctx)?;
@@ -692,7 +692,7 @@ impl GgswCiphertext {
     }
 
     /// The blind rotation's step, in place: acc <- CMux(b; acc, X^e acc) =
-    /// acc + GGSW(b) [x] (X^e acc - acc), with the rotation, subtraction and
+    /// acc + GGSW(b) (x) (X^e acc - acc), with the rotation, subtraction and
     /// decomposition in one pass. The same result, bit for bit, as
     /// `cmux(acc, &acc.mul_monomial(e))`.
     pub fn cmux_rotate_assign(&self, acc: &mut GlweCiphertext, e: u64) -> Result<()> {
@@ -723,7 +723,7 @@ pub(crate) fn sample_extract(
     )?)
 }
 
-/// out = X^shift * p in Z_q[X]/(X^N + 1), for shift in [0, 2N).
+/// out = X^shift * p in `Z_q[X]/(X^N + 1)`, for shift in [0, 2N).
 pub(crate) fn rotate(m: &Modulus, p: &[u64], shift: usize, out: &mut [u64]) {
     let q = m.value();
     let n = p.len();

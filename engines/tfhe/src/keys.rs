@@ -100,8 +100,9 @@ impl ClientKey {
         self.glwe.lwe_key()
     }
 
-    /// The GLWE key the bootstrapping key encrypts (for the GLWE / GGSW
-    /// operations of [`crate::glwe`]). Secret: never log it.
+    /// The GLWE key the bootstrapping key encrypts (its GLWE and GGSW
+    /// encryptions, whose ciphertexts extract under the big key). Secret:
+    /// never log it.
     pub fn glwe_key(&self) -> &GlweSecretKey {
         &self.glwe
     }

@@ -7,7 +7,7 @@
 
 mod boolean;
 mod error;
-pub mod glwe;
+mod glwe;
 mod integer;
 mod keys;
 mod multibit;
