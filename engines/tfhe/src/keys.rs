@@ -7,20 +7,22 @@ use rayon::prelude::*;
 use triskel_ring::{LweCiphertext, LweKeySwitchKey, LweSecretKey, Prng, Seed, SwitchedLwe};
 
 use crate::error::{Error, Result};
-use crate::glwe::{cmux_rotate, generate_ggsws, rotate, GlweContext, GlweSecretKey, Scratch};
+use crate::glwe::{
+    cmux_rotate, generate_ggsws, rotate, sample_extract, GlweContext, GlweSecretKey, Scratch,
+};
 use crate::multibit::{self, pattern_bits, Monomials};
 use crate::params::TfheParameters;
 
 const TWO_POW_64: f64 = 18446744073709551616.0;
 
 /// The secret keys: the small LWE key (dimension n) and the GLWE key whose
-/// coefficients are the big LWE key that ciphertexts rest under. Never printed.
+/// coefficients (its LWE view) are the big LWE key that ciphertexts rest
+/// under. Never printed.
 pub struct ClientKey {
     pub(crate) params: TfheParameters,
     pub(crate) ctx: Arc<GlweContext>,
     pub(crate) small: LweSecretKey,
     pub(crate) glwe: GlweSecretKey,
-    pub(crate) big: LweSecretKey,
 }
 
 impl std::fmt::Debug for ClientKey {
@@ -77,13 +79,12 @@ impl ClientKey {
         let ctx = context(params)?;
         let small = LweSecretKey::binary(params.lwe_dimension, rng);
         let big = LweSecretKey::binary(params.glwe_dimension * params.polynomial_size, rng);
-        let glwe = GlweSecretKey::from_coefficients(&ctx, big.coefficients())?;
+        let glwe = GlweSecretKey::from_lwe_key(ctx.clone(), big)?;
         Ok(ClientKey {
             params: params.clone(),
             ctx,
             small,
             glwe,
-            big,
         })
     }
 
@@ -96,7 +97,14 @@ impl ClientKey {
     /// bootstrapped ciphertexts rest: the key holder builds keys into it
     /// from other engines' secrets. Secret: never log it.
     pub fn big_key(&self) -> &LweSecretKey {
-        &self.big
+        self.glwe.lwe_key()
+    }
+
+    /// The GLWE key the bootstrapping key encrypts (its GLWE and GGSW
+    /// encryptions, whose ciphertexts extract under the big key). Secret:
+    /// never log it.
+    pub fn glwe_key(&self) -> &GlweSecretKey {
+        &self.glwe
     }
 
     /// The evaluation keys (parallel over the bootstrapping key's GGSWs).
@@ -114,9 +122,9 @@ impl ClientKey {
         } else {
             zeroize::Zeroizing::new(self.small.coefficients().to_vec())
         };
-        let bsk = generate_ggsws(&self.ctx, &self.glwe, &bits, bsk_seed, rng)?;
+        let bsk = generate_ggsws(&self.glwe, &bits, bsk_seed, rng)?;
         let ksk = LweKeySwitchKey::generate(
-            &self.big,
+            self.big_key(),
             &self.small,
             p.ks_base_log,
             p.ks_levels,
@@ -158,12 +166,14 @@ impl ClientKey {
     /// GLWE noise (the key's own distribution).
     pub(crate) fn encrypt_torus(&self, m: u64) -> Result<LweCiphertext> {
         let mut rng = Prng::from_os()?;
-        Ok(self.big.encrypt(m, self.params.glwe_noise_std, &mut rng)?)
+        Ok(self
+            .big_key()
+            .encrypt(m, self.params.glwe_noise_std, &mut rng)?)
     }
 
     /// The phase of a ciphertext under the big key.
     pub(crate) fn phase(&self, ct: &LweCiphertext) -> Result<u64> {
-        self.big
+        self.big_key()
             .phase(ct)
             .map_err(|_| Error::Mismatch("ciphertext of another dimension".into()))
     }
@@ -340,14 +350,7 @@ impl ServerKey {
     /// Coefficient `index` of the accumulator: the test vector read `index`
     /// positions past the phase (a second LUT packed in the same rotation).
     pub(crate) fn extract_at(&self, acc: &[u64], index: usize) -> Result<LweCiphertext> {
-        let (k, n) = (self.ctx.k, self.ctx.n);
-        let masks: Vec<&[u64]> = acc[..k * n].chunks(n).collect();
-        Ok(LweCiphertext::sample_extract(
-            &masks,
-            &acc[k * n..],
-            self.ctx.q(),
-            index,
-        )?)
+        sample_extract(&self.ctx, acc, index)
     }
 }
 
@@ -504,7 +507,7 @@ mod tests {
     ) -> f64 {
         let n = sk.ctx.n;
         let two_n = 2 * n as u64;
-        let phase = ck.glwe.phase(&sk.ctx, acc).unwrap();
+        let phase = ck.glwe.phase_of(acc).unwrap();
         let mut want = vec![0u64; n];
         rotate(
             &sk.ctx.modulus,

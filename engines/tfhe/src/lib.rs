@@ -17,6 +17,7 @@ mod shortint;
 
 pub use boolean::{BoolCiphertext, Gate};
 pub use error::{Error, Result};
+pub use glwe::{Decomposer, GgswCiphertext, GlweCiphertext, GlweSecretKey};
 pub use integer::{Bitwise, Comparison, RadixCiphertext};
 pub use keys::{ClientKey, ServerKey, TestVector};
 pub use params::{Encoding, NoiseAnalysis, TfheParameters};

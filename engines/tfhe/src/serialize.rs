@@ -104,11 +104,11 @@ impl ClientKey {
     /// store them as such).
     pub fn to_bytes(&self) -> zeroize::Zeroizing<Vec<u8>> {
         // Sized once: no reallocation leaves a copy of the key behind.
-        let len = 7 + self.params.name.len() + self.small.dimension() + self.big.dimension();
+        let len = 7 + self.params.name.len() + self.small.dimension() + self.big_key().dimension();
         let mut out = zeroize::Zeroizing::new(Vec::with_capacity(len));
         write_header(&mut out, KIND_CLIENT, &self.params);
         out.extend(self.small.coefficients().iter().map(|&c| c as u8));
-        out.extend(self.big.coefficients().iter().map(|&c| c as u8));
+        out.extend(self.big_key().coefficients().iter().map(|&c| c as u8));
         out
     }
 
@@ -124,13 +124,12 @@ impl ClientKey {
         r.finish()?;
         let ctx = context(&params)?;
         let big = LweSecretKey::from_coefficients(&big);
-        let glwe = GlweSecretKey::from_coefficients(&ctx, big.coefficients())?;
+        let glwe = GlweSecretKey::from_lwe_key(ctx.clone(), big)?;
         Ok(ClientKey {
             small: LweSecretKey::from_coefficients(&small),
             params,
             ctx,
             glwe,
-            big,
         })
     }
 }
