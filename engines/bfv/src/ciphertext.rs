@@ -603,7 +603,8 @@ impl<'a> LazyCiphertext<'a> {
 
     /// self += other (noise: correlated, as rotations of one ciphertext are).
     fn add_assign(&mut self, other: &LazyCiphertext<'_>) -> Result<()> {
-        self.inner.add_assign(&other.inner)?;
+        self.inner
+            .add_assign(self.ct.ctx.key_switch(), &other.inner)?;
         self.noise_log2 = add_correlated(self.noise_log2, other.noise_log2);
         Ok(())
     }

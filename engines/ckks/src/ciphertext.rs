@@ -608,7 +608,7 @@ impl Ciphertext {
         let mut noise = self.noise;
         for &shift in shifts {
             let (r, r_noise) = self.rotated_lazy(&acc, noise, shift, keys)?;
-            acc.add_assign(&r)?;
+            acc.add_assign(self.ctx.key_switch(), &r)?;
             noise = noise + r_noise;
         }
         if let Some(step) = last {

@@ -294,7 +294,7 @@ impl LinearTransform {
             total = Some(match total {
                 None => (part, noise),
                 Some((mut t, n)) => {
-                    t.add_assign(&part)?;
+                    t.add_assign(ks, &part)?;
                     (t, n + noise)
                 }
             });

@@ -1,12 +1,17 @@
 //! Lazy ModDown across consecutive key switches of one ciphertext.
 //!
 //! A rotation needs its input's c1 in Q_l (the next switch decomposes it),
-//! but its first component can wait: (c0, x, c1) stands for the ciphertext
-//! (c0 + round(x / P), c1) with x in Q_l P. Automorphisms and additions act
-//! on x as on c0 (X -> X^g permutes coefficients and flips signs, so it
+//! but its first component can wait: (x, c1) with x in Q_l P stands for the
+//! ciphertext (round(x / P), c1). Automorphisms and additions act on x as on
+//! a first component (X -> X^g permutes coefficients and flips signs, so it
 //! commutes with the division), and the first halves of all switches are
 //! summed in Q_l P: r rotations cost r + 1 ModDowns of one polynomial
 //! instead of 2r, for rotation trees, slot sums and chains of rotations.
+//!
+//! A first component c0 of Q_l joins x as P c0 (exact: P c0 is 0 modulo P,
+//! so round((P c0 + x) / P) = c0 + round(x / P) bit for bit), after which
+//! each rotation permutes and each addition adds one polynomial of Q_l P
+//! instead of c0 and x apart.
 
 use std::borrow::Cow;
 
@@ -14,12 +19,20 @@ use crate::error::{Error, Result};
 use crate::keyswitch::{KeySwitchContext, KeySwitchKey};
 use crate::poly::{Poly, Representation};
 
-/// A ciphertext (c0 + round(x / P), c1) in Q_l, NTT form (module
+/// The first component of a [`LazyRlwe`].
+#[derive(Clone, Debug)]
+enum First<'a> {
+    /// c0 in Q_l, nothing pending (borrowed until first changed).
+    Plain(Cow<'a, Poly>),
+    /// x in Q_l P, standing for round(x / P).
+    Pending(Poly),
+}
+
+/// A ciphertext (c0, c1) or (round(x / P), c1) in Q_l, NTT form (module
 /// documentation); c0 and c1 are borrowed until first changed.
 #[derive(Clone, Debug)]
 pub struct LazyRlwe<'a> {
-    c0: Cow<'a, Poly>,
-    x: Option<Poly>,
+    first: First<'a>,
     c1: Cow<'a, Poly>,
 }
 
@@ -30,8 +43,7 @@ impl<'a> LazyRlwe<'a> {
             return Err(Error::BasisMismatch);
         }
         Ok(LazyRlwe {
-            c0: Cow::Borrowed(c0),
-            x: None,
+            first: First::Plain(Cow::Borrowed(c0)),
             c1: Cow::Borrowed(c1),
         })
     }
@@ -53,56 +65,61 @@ impl<'a> LazyRlwe<'a> {
             return Err(Error::BasisMismatch);
         }
         c1.expect_representation(Representation::Ntt)?;
+        let first = match x {
+            None => First::Plain(Cow::Owned(c0)),
+            Some(mut x) => {
+                ks.add_scaled_by_p(&mut x, &c0)?;
+                First::Pending(x)
+            }
+        };
         Ok(LazyRlwe {
-            c0: Cow::Owned(c0),
-            x,
+            first,
             c1: Cow::Owned(c1),
         })
     }
 
     /// X -> X^g and the switch of c1(X^g) back to s with `key` (the Galois
-    /// key of g), whose first half joins x in Q_l P.
+    /// key of g), whose first half joins the first component in Q_l P.
     pub fn rotated(
         &self,
         ks: &KeySwitchContext,
         key: &KeySwitchKey,
         g: usize,
     ) -> Result<LazyRlwe<'a>> {
-        let (x0, c1) = ks.switch_lazy(key, &self.c1.automorphism(g)?)?;
-        let x = match &self.x {
-            None => x0,
-            Some(x) => {
-                let mut x = x.automorphism(g)?;
-                x.add_assign(&x0)?;
-                x
-            }
-        };
+        let (mut x, c1) = ks.switch_lazy(key, &self.c1.automorphism(g)?)?;
+        match &self.first {
+            First::Plain(c0) => ks.add_scaled_by_p(&mut x, &c0.automorphism(g)?)?,
+            First::Pending(y) => x.add_assign(&y.automorphism(g)?)?,
+        }
         Ok(LazyRlwe {
-            c0: Cow::Owned(self.c0.automorphism(g)?),
-            x: Some(x),
+            first: First::Pending(x),
             c1: Cow::Owned(c1),
         })
     }
 
-    /// self += other (same basis).
-    pub fn add_assign(&mut self, other: &LazyRlwe<'_>) -> Result<()> {
-        self.c0.to_mut().add_assign(&other.c0)?;
+    /// self += other (same basis; `ks` scales a plain first component by P
+    /// when the other's is pending).
+    pub fn add_assign(&mut self, ks: &KeySwitchContext, other: &LazyRlwe<'_>) -> Result<()> {
         self.c1.to_mut().add_assign(&other.c1)?;
-        match (&mut self.x, &other.x) {
-            (Some(x), Some(y)) => x.add_assign(y)?,
-            (None, Some(y)) => self.x = Some(y.clone()),
-            (_, None) => {}
+        match (&mut self.first, &other.first) {
+            (First::Plain(c0), First::Plain(d0)) => c0.to_mut().add_assign(d0)?,
+            (First::Pending(x), First::Pending(y)) => x.add_assign(y)?,
+            (First::Pending(x), First::Plain(d0)) => ks.add_scaled_by_p(x, d0)?,
+            (First::Plain(c0), First::Pending(y)) => {
+                let mut x = y.clone();
+                ks.add_scaled_by_p(&mut x, c0)?;
+                self.first = First::Pending(x);
+            }
         }
         Ok(())
     }
 
-    /// The ciphertext (c0 + round(x / P), c1): one ModDown for everything
-    /// pending.
+    /// The ciphertext in Q_l: one ModDown for everything pending.
     pub fn finish(self, ks: &KeySwitchContext) -> Result<(Poly, Poly)> {
-        let mut c0 = self.c0.into_owned();
-        if let Some(x) = self.x {
-            c0.add_assign(&ks.mod_down_owned(x)?)?;
-        }
+        let c0 = match self.first {
+            First::Plain(c0) => c0.into_owned(),
+            First::Pending(x) => ks.mod_down_owned(x)?,
+        };
         Ok((c0, self.c1.into_owned()))
     }
 }

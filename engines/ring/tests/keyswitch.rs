@@ -325,3 +325,46 @@ fn a_lazy_rotation_finishes_to_the_plain_one() {
     let low = c0.restrict(&ctx.q().sub_basis(0..2).unwrap()).unwrap();
     assert!(LazyRlwe::new(&c0, &low).is_err());
 }
+
+#[test]
+fn a_lazy_tree_equals_its_first_halves_moved_down_once() {
+    // rotate, add, rotate, add, add a plain ciphertext: every pairing of a
+    // plain and a pending first component, against the sum of the switches'
+    // first halves moved down once (c0 kept apart, in Q_l).
+    let mut rng = Prng::from_seed([31; 32]);
+    let ctx = context(2);
+    let sk = SecretKey::generate(N, SecretDistribution::Ternary, &mut rng).unwrap();
+    let (g1, g2) = (5, 25);
+    let k1 = KeySwitchKey::galois(&ctx, &sk, g1, &mut rng).unwrap();
+    let k2 = KeySwitchKey::galois(&ctx, &sk, g2, &mut rng).unwrap();
+    let basis = ctx.q().sub_basis(0..3).unwrap();
+    let c0 = sample_uniform(&basis, Representation::Ntt, &mut rng);
+    let c1 = sample_uniform(&basis, Representation::Ntt, &mut rng);
+
+    let mut acc = LazyRlwe::new(&c0, &c1).unwrap();
+    let r = acc.rotated(&ctx, &k1, g1).unwrap();
+    acc.add_assign(&ctx, &r).unwrap();
+    let r = acc.rotated(&ctx, &k2, g2).unwrap();
+    acc.add_assign(&ctx, &r).unwrap();
+    acc.add_assign(&ctx, &LazyRlwe::new(&c0, &c1).unwrap())
+        .unwrap();
+    let got = acc.finish(&ctx).unwrap();
+
+    let (xa, ua) = ctx.switch_lazy(&k1, &c1.automorphism(g1).unwrap()).unwrap();
+    let a0 = c0.add(&c0.automorphism(g1).unwrap()).unwrap();
+    let a1 = c1.add(&ua).unwrap();
+    let (xb, ub) = ctx.switch_lazy(&k2, &a1.automorphism(g2).unwrap()).unwrap();
+    let b0 = a0.add(&a0.automorphism(g2).unwrap()).unwrap();
+    let x = xa
+        .add(&xa.automorphism(g2).unwrap())
+        .unwrap()
+        .add(&xb)
+        .unwrap();
+    let b1 = a1.add(&ub).unwrap();
+    let want0 = b0
+        .add(&c0)
+        .unwrap()
+        .add(&ctx.mod_down(&x).unwrap())
+        .unwrap();
+    assert_eq!(got, (want0, b1.add(&c1).unwrap()));
+}
