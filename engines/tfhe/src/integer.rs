@@ -3,12 +3,10 @@
 //! per u8, 32 per u64). Every operation returns clean blocks (carries
 //! propagated, degree < message_modulus), so results compose.
 //!
-//! Carry propagation: on one thread carries ripple block to block, each
+//! Carry propagation: on few threads carries ripple block to block, each
 //! carry's bootstrap sharing its key switch with the block's message
-//! bootstrap; on two to seven threads the low half ripples while the high
-//! half ripples carry states beside it; from 8 threads on, a parallel-prefix
-//! scan of carry states (log2 blocks rounds of parallel bootstraps) replaces
-//! the ripple.
+//! bootstrap; from 8 threads on, a parallel-prefix scan of carry states
+//! (log2 blocks rounds of parallel bootstraps) replaces the ripple.
 //! Independent work (per-block LUTs, partial products, comparison trees) runs
 //! in parallel across blocks.
 
@@ -278,91 +276,10 @@ impl ServerKey {
         // The prefix scan does n log n bootstraps in log n rounds, the ripple
         // about 2n in n rounds: the scan pays from about 8 threads on.
         let single_carries = blocks.iter().all(|b| b.degree <= 2 * msg - 2);
-        let threads = rayon::current_num_threads();
-        if single_carries && blocks.len() > 2 && threads >= 8 {
+        if single_carries && blocks.len() > 2 && rayon::current_num_threads() >= 8 {
             return self.propagate_prefix(blocks);
         }
-        if threads >= 2 && blocks.len() >= 4 && self.split_fits(&blocks)? {
-            return self.propagate_split(blocks);
-        }
-        Ok(self.propagate_ripple(blocks, false)?.0)
-    }
-
-    /// Whether `propagate_split` can take these blocks: single carries
-    /// (block 0 may hold one more, as in a - b = a + NOT b + 1), and the
-    /// high half's 2 x + state + carry within the block space and the
-    /// failure bound.
-    fn split_fits(&self, blocks: &[Ciphertext]) -> Result<bool> {
-        let (msg, carry, _) = self.moduli()?;
-        let high = &blocks[blocks.len() - blocks.len() / 2..];
-        let degree = high.iter().map(|b| b.degree).max().unwrap_or(0);
-        let level = high.iter().map(|b| b.noise_level).max().unwrap_or(0);
-        Ok(blocks[0].degree < 2 * msg
-            && blocks[1..].iter().all(|b| b.degree <= 2 * msg - 2)
-            && 2 * degree + 3 < msg * carry
-            && self.fits_failure_bound(4 * level * level + 2))
-    }
-
-    /// Carry propagation in two halves at once for two threads (3n/4
-    /// bootstrap times instead of the ripple's n, for n/4 more bootstraps).
-    /// The low half ripples and yields its carry out c. Meanwhile the high
-    /// half ripples carry states (none 0, propagate 1, generate 2) from an
-    /// unknown carry in ("propagate"): s_j = state(2 x_j + s_(j-1)), where
-    /// 2 x + s decides the state because s only matters at x = msg - 1
-    /// (2 x + s >= 2 msg: generate; = 2 msg - 1: propagate). Then each high
-    /// block is floor((2 x_j + s_(j-1) + c) / 2) mod msg in parallel: the
-    /// carry into block j is 1 exactly when s_(j-1) + c >= 2.
-    fn propagate_split(&self, blocks: Vec<Ciphertext>) -> Result<Vec<Ciphertext>> {
-        const PROPAGATE: u64 = 1;
-        let (msg, _) = self.msg()?;
-        let mut low = blocks;
-        let high = low.split_off(low.len() - low.len() / 2);
-        // 2 x + s (+ c), degree and noise level as `split_fits` checked.
-        let weigh = |x: &Ciphertext, rest: &[&Ciphertext]| -> Result<LweCiphertext> {
-            let mut v = x.lwe.clone();
-            v.mul_scalar_assign(2);
-            for r in rest {
-                v.add_assign(&r.lwe)?;
-            }
-            Ok(v)
-        };
-        let state = self.lookup_table(|v| (v >= 2 * msg - 1) as u64 + (v >= 2 * msg) as u64)?;
-        let (low, states) = rayon::join(
-            || self.propagate_ripple(low, true),
-            || -> Result<Vec<Ciphertext>> {
-                let mut states = vec![self.trivial(PROPAGATE)?];
-                for x in &high[..high.len() - 1] {
-                    let lwe =
-                        self.bootstrap(&weigh(x, &[&states[states.len() - 1]])?, &state.tv)?;
-                    states.push(Ciphertext {
-                        lwe,
-                        degree: 2,
-                        noise_level: 1,
-                    });
-                }
-                Ok(states)
-            },
-        );
-        let ((mut blocks, carry), states) = (low?, states?);
-        let carry = match carry {
-            Some(c) if c.degree <= 1 => c,
-            Some(_) => return Err(Error::Budget("a carry above 1 in a split".into())),
-            None => self.trivial(0)?,
-        };
-        let finals: Vec<LweCiphertext> = high
-            .iter()
-            .zip(&states)
-            .map(|(x, s)| weigh(x, &[s, &carry]))
-            .collect::<Result<_>>()?;
-        let halve = self.lookup_table(|v| (v / 2) % msg)?;
-        let refs: Vec<&LweCiphertext> = finals.iter().collect();
-        let outputs = self.bootstrap_many(&refs, &vec![&halve.tv; refs.len()])?;
-        blocks.extend(outputs.into_iter().map(|lwe| Ciphertext {
-            lwe,
-            degree: msg - 1,
-            noise_level: 1,
-        }));
-        Ok(blocks)
+        self.propagate_ripple(blocks)
     }
 
     /// Parallel-prefix carry propagation for blocks of degree <= 2 msg - 2
@@ -420,24 +337,14 @@ impl ServerKey {
     /// Carries ripple block to block; each block's message and carry come
     /// from one blind rotation when it holds less than p / 2, else from two
     /// sharing one key switch.
-    /// With `carry_out`, the top block's carry is returned rather than dropped
-    /// (None when it cannot carry).
-    fn propagate_ripple(
-        &self,
-        mut blocks: Vec<Ciphertext>,
-        carry_out: bool,
-    ) -> Result<(Vec<Ciphertext>, Option<Ciphertext>)> {
+    fn propagate_ripple(&self, mut blocks: Vec<Ciphertext>) -> Result<Vec<Ciphertext>> {
         let (msg, carry_space, _) = self.moduli()?;
         let msg_lut = self.lookup_table(|x| x % msg)?;
         let carry_lut = self.lookup_table(|x| x / msg)?;
         // Blocks below p / 2 (sums of two clean blocks and a carry) get both
         // from one blind rotation.
         let both = self.two_lookup_tables(|x| x % msg, |x| x / msg)?;
-        let last = if carry_out {
-            blocks.len()
-        } else {
-            blocks.len().saturating_sub(1)
-        };
+        let last = blocks.len().saturating_sub(1);
         let mut to_clean = Vec::with_capacity(blocks.len());
         let mut carry: Option<Ciphertext> = None;
         for (i, block) in blocks.iter_mut().enumerate() {
@@ -473,7 +380,7 @@ impl ServerKey {
         for (i, c) in idx.into_iter().zip(self.map_blocks(&inputs, &luts)?) {
             blocks[i] = c;
         }
-        Ok((blocks, carry))
+        Ok(blocks)
     }
 
     /// A `bits`-bit integer from clean blocks (degree below the message
@@ -1018,46 +925,30 @@ impl ServerKey {
 mod tests {
     use super::*;
 
-    /// The prefix scan and the split give the ripple's result, on carries
-    /// through every block, a propagate run across the split, a random sum,
-    /// and sums whose block 0 holds one more (a - b = a + NOT b + 1).
+    /// The prefix scan gives the ripple's result, on carries through every
+    /// block and on a random sum.
     #[test]
-    fn prefix_split_and_ripple_carries_agree() {
+    fn prefix_and_ripple_carries_agree() {
         let (ck, sk) = crate::keys::test_keys_2_2();
-        let cases = [
-            (16, 0xffffu64, 1u64, 0),
-            (16, 0x7fff, 0x7fff, 0),
-            (16, 0x1234, 0xedcc, 0),
-            (16, 0x00ff, 0x0000, 1),
-            (8, 0x0f, 0xf0, 1),
-            (8, 0x3f, 0x01, 0),
-            (8, 0x9c, 0x75, 0),
-        ];
-        for (bits, x, y, extra) in cases {
+        for (x, y) in [(0xffffu64, 1u64), (0x7fff, 0x7fff), (0x1234, 0xedcc)] {
             let (a, b) = (
-                ck.encrypt_radix(x, bits).unwrap(),
-                ck.encrypt_radix(y, bits).unwrap(),
+                ck.encrypt_radix(x, 16).unwrap(),
+                ck.encrypt_radix(y, 16).unwrap(),
             );
-            let mut sum: Vec<Ciphertext> = a
+            let sum: Vec<Ciphertext> = a
                 .blocks
                 .iter()
                 .zip(&b.blocks)
                 .map(|(p, q)| sk.unchecked_add(p, q).unwrap())
                 .collect();
-            sum[0] = sk.unchecked_scalar_add(&sum[0], extra).unwrap();
-            let want = (x + y + extra) & mask(bits);
-            assert!(sk.split_fits(&sum).unwrap());
-            let mut outs = vec![
-                sk.propagate_ripple(sum.clone(), false).unwrap().0,
-                sk.propagate_split(sum.clone()).unwrap(),
-            ];
-            if extra == 0 {
-                outs.push(sk.propagate_prefix(sum).unwrap());
-            }
-            for blocks in outs {
+            let want = (x + y) & 0xffff;
+            for blocks in [
+                sk.propagate_prefix(sum.clone()).unwrap(),
+                sk.propagate_ripple(sum).unwrap(),
+            ] {
                 assert!(blocks.iter().all(|b| b.degree() < 4));
-                let ct = RadixCiphertext { blocks, bits };
-                assert_eq!(ck.decrypt_radix(&ct).unwrap(), want, "{x} + {y} + {extra}");
+                let ct = RadixCiphertext { blocks, bits: 16 };
+                assert_eq!(ck.decrypt_radix(&ct).unwrap(), want, "{x} + {y}");
             }
         }
     }
