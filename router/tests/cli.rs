@@ -135,19 +135,42 @@ fn every_ckks_workload_is_within_its_error_goal() {
         ("ckks.mul_pipeline_16384", "ckks-n16384-d2"),
     ];
     for (name, params) in workloads {
-        let (ok, out, err) = triskel(&["bench", "workloads", "--only", name, "--json"], &[]);
-        assert!(ok, "{name}: {err}");
-        let v: serde_json::Value = serde_json::from_str(&out).expect("one JSON object");
-        let w = &v["workloads"][0];
-        assert_eq!(w["name"], name);
-        assert_eq!(w["params"], params, "{name}");
-        assert_eq!(w["verified"], true, "{name}");
+        let w = verified_workload(name, params);
         let error = w["max_abs_error"].as_f64().unwrap();
         assert!(
             error > 0.0 && error <= 2e-6,
             "{name}: max_abs_error {error}"
         );
     }
+}
+
+/// The TFHE workloads run on the multi-bit sets (their default since the
+/// eighth round) and check their decrypted results.
+#[test]
+fn tfhe_workloads_run_on_the_multi_bit_sets() {
+    let workloads = [
+        ("tfhe.gate_nand", "TFHE_BOOLEAN_MULTI_BIT_2M128"),
+        ("tfhe.pbs_2_2", "TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128"),
+        ("tfhe.uint8_gt", "TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128"),
+        ("tfhe.uint8_add", "TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128"),
+    ];
+    for (name, params) in workloads {
+        let w = verified_workload(name, params);
+        assert_eq!(w["max_abs_error"], 0.0, "{name}");
+    }
+}
+
+/// Runs one workload (`bench workloads --only name --json`) and checks that
+/// it ran on `params` and verified its result; returns its JSON report.
+fn verified_workload(name: &str, params: &str) -> serde_json::Value {
+    let (ok, out, err) = triskel(&["bench", "workloads", "--only", name, "--json"], &[]);
+    assert!(ok, "{name}: {err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("one JSON object");
+    let w = v["workloads"][0].clone();
+    assert_eq!(w["name"], name);
+    assert_eq!(w["params"], params, "{name}");
+    assert_eq!(w["verified"], true, "{name}");
+    w
 }
 
 #[test]

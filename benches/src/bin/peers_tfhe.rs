@@ -4,7 +4,9 @@
 //! switch + bootstrap (at 2^-128, at 2^-64, and ours multi-bit at 2^-128:
 //! on several threads it combines the next pair's key on a second one,
 //! tfhe-rs's classic PBS runs on one), FheUint8 greater-than and
-//! add, FheUint64 add. Failure probabilities per bootstrap: ours from the
+//! add, FheUint64 add (ours on the multi-bit 2_2 set, the integer default,
+//! and on the classic one; NAND on the classic and multi-bit boolean sets).
+//! Failure probabilities per bootstrap: ours from the
 //! crate README's analysis, tfhe-rs's from its parameter files.
 //!
 //! With `RAYON_NUM_THREADS=1` times are process CPU time (both libraries run
@@ -71,16 +73,7 @@ fn measure(one_thread: bool, cases: Vec<Case>) {
 
 fn boolean(one_thread: bool) {
     use tfhe::boolean::prelude::{BinaryBooleanGates, ClientKey as Ck, ServerKey as Sk};
-    let ck = ClientKey::generate(&TfheParameters::boolean()).unwrap();
-    let sk = ck.server_key().unwrap();
-    let (a, b) = (
-        ck.encrypt_bool(true).unwrap(),
-        ck.encrypt_bool(false).unwrap(),
-    );
-    assert!(ck
-        .decrypt_bool(&sk.gate(Gate::Nand, &a, &b).unwrap())
-        .unwrap());
-    for (theirs, params) in [
+    let theirs: Vec<_> = [
         (
             "2^-165 KS-PBS",
             tfhe::boolean::parameters::PARAMETERS_ERROR_PROB_2_POW_MINUS_165_KS_PBS,
@@ -89,19 +82,39 @@ fn boolean(one_thread: bool) {
             "2^-64 default",
             tfhe::boolean::parameters::DEFAULT_PARAMETERS,
         ),
-    ] {
+    ]
+    .into_iter()
+    .map(|(name, params)| {
         let tck = Ck::new(&params);
         let tsk = Sk::new(&tck);
         let (ta, tb) = (tck.encrypt(true), tck.encrypt(false));
         assert!(tck.decrypt(&tsk.nand(&ta, &tb)));
-        let case = Case {
-            what: "boolean NAND",
-            ours: "2^-151",
-            theirs,
-            triskel: op(|| sk.gate(Gate::Nand, &a, &b).unwrap()),
-            tfhe_rs: op(|| tsk.nand(&ta, &tb)),
-        };
-        measure(one_thread, vec![case]);
+        (name, tsk, ta, tb)
+    })
+    .collect();
+    for (ours, params) in [
+        ("2^-151", TfheParameters::boolean()),
+        ("2^-151 multi-bit", TfheParameters::boolean_multi_bit()),
+    ] {
+        let ck = ClientKey::generate(&params).unwrap();
+        let sk = ck.server_key().unwrap();
+        let (a, b) = (
+            ck.encrypt_bool(true).unwrap(),
+            ck.encrypt_bool(false).unwrap(),
+        );
+        assert!(ck
+            .decrypt_bool(&sk.gate(Gate::Nand, &a, &b).unwrap())
+            .unwrap());
+        for (theirs, tsk, ta, tb) in &theirs {
+            let case = Case {
+                what: "boolean NAND",
+                ours,
+                theirs,
+                triskel: op(|| sk.gate(Gate::Nand, &a, &b).unwrap()),
+                tfhe_rs: op(|| tsk.nand(ta, tb)),
+            };
+            measure(one_thread, vec![case]);
+        }
     }
 }
 
@@ -151,60 +164,68 @@ fn ks_pbs(one_thread: bool) {
 }
 
 fn integers(one_thread: bool) {
-    let ck = ClientKey::generate(&TfheParameters::message_2_carry_2()).unwrap();
-    let sk = ck.server_key().unwrap();
     let (tck, tsk) = tfhe::generate_keys(tfhe::ConfigBuilder::default().build());
     tfhe::set_server_key(tsk);
-
-    let (x, y) = (ck.encrypt_u8(200).unwrap(), ck.encrypt_u8(77).unwrap());
     let (tx, ty) = (
         tfhe::FheUint8::encrypt(200u8, &tck),
         tfhe::FheUint8::encrypt(77u8, &tck),
     );
-    let gt = sk.compare(Comparison::Gt, &x, &y).unwrap();
-    assert_eq!(ck.decrypt(&gt).unwrap(), 1);
-    assert_eq!(ck.decrypt_radix(&sk.add(&x, &y).unwrap()).unwrap(), 21);
     let tgt: bool = tx.gt(&ty).decrypt(&tck);
     let tsum: u8 = (&tx + &ty).decrypt(&tck);
     assert!(tgt && tsum == 21);
-
     let (a, b) = (u64::MAX - 5, 1u64 << 40);
-    let (x64, y64) = (ck.encrypt_u64(a).unwrap(), ck.encrypt_u64(b).unwrap());
     let (tx64, ty64) = (
         tfhe::FheUint64::encrypt(a, &tck),
         tfhe::FheUint64::encrypt(b, &tck),
     );
-    let sum = ck.decrypt_radix(&sk.add(&x64, &y64).unwrap()).unwrap();
     let tsum: u64 = (&tx64 + &ty64).decrypt(&tck);
-    assert!(sum == a.wrapping_add(b) && tsum == sum);
+    assert_eq!(tsum, a.wrapping_add(b));
 
-    let case = |what, triskel, tfhe_rs| Case {
-        what,
-        ours: "2_2 2^-142",
-        theirs: "default 2^-128",
-        triskel,
-        tfhe_rs,
-    };
-    measure(
-        one_thread,
-        vec![
-            case(
-                "FheUint8 gt",
-                op(|| sk.compare(Comparison::Gt, &x, &y).unwrap()),
-                op(|| tx.gt(&ty)),
-            ),
-            case(
-                "FheUint8 add",
-                op(|| sk.add(&x, &y).unwrap()),
-                op(|| &tx + &ty),
-            ),
-            case(
-                "FheUint64 add",
-                op(|| sk.add(&x64, &y64).unwrap()),
-                op(|| &tx64 + &ty64),
-            ),
-        ],
-    );
+    // The integer default (multi-bit) first, then the classic set.
+    for (ours, params) in [
+        (
+            "2_2 multi-bit 2^-136",
+            TfheParameters::message_2_carry_2_multi_bit(),
+        ),
+        ("2_2 classic 2^-142", TfheParameters::message_2_carry_2()),
+    ] {
+        let ck = ClientKey::generate(&params).unwrap();
+        let sk = ck.server_key().unwrap();
+        let (x, y) = (ck.encrypt_u8(200).unwrap(), ck.encrypt_u8(77).unwrap());
+        let gt = sk.compare(Comparison::Gt, &x, &y).unwrap();
+        assert_eq!(ck.decrypt(&gt).unwrap(), 1);
+        assert_eq!(ck.decrypt_radix(&sk.add(&x, &y).unwrap()).unwrap(), 21);
+        let (x64, y64) = (ck.encrypt_u64(a).unwrap(), ck.encrypt_u64(b).unwrap());
+        let sum = ck.decrypt_radix(&sk.add(&x64, &y64).unwrap()).unwrap();
+        assert_eq!(sum, a.wrapping_add(b));
+        let case = |what, triskel, tfhe_rs| Case {
+            what,
+            ours,
+            theirs: "default 2^-128",
+            triskel,
+            tfhe_rs,
+        };
+        measure(
+            one_thread,
+            vec![
+                case(
+                    "FheUint8 gt",
+                    op(|| sk.compare(Comparison::Gt, &x, &y).unwrap()),
+                    op(|| tx.gt(&ty)),
+                ),
+                case(
+                    "FheUint8 add",
+                    op(|| sk.add(&x, &y).unwrap()),
+                    op(|| &tx + &ty),
+                ),
+                case(
+                    "FheUint64 add",
+                    op(|| sk.add(&x64, &y64).unwrap()),
+                    op(|| &tx64 + &ty64),
+                ),
+            ],
+        );
+    }
 }
 
 fn main() {

@@ -1,6 +1,13 @@
 //! The TFHE workloads: a boolean NAND gate, one 2_2 key switch + bootstrap,
 //! and radix integer operations on 2_2 blocks, measured stage by stage and
-//! checked against the plaintext computation.
+//! checked against the plaintext computation. They run on the multi-bit sets
+//! (grouping 2): the 2_2 ones on `TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128`
+//! (2^-136 per bootstrap), 0.79-0.91 of the classic 2_2 set's time on the
+//! integer operations, one thread and two; the gate on
+//! `TFHE_BOOLEAN_MULTI_BIT_2M128` (2^-151), 0.81-0.93 of the classic boolean
+//! set's time on one thread, the default here (on two threads at load 4-6:
+//! 0.79-1.20, noise). BENCHMARKS.md, eighth round. The classic sets stay
+//! named options of `TfheParameters`.
 
 use std::time::Instant;
 
@@ -47,9 +54,10 @@ fn keys(params: TfheParameters) -> Result<(ClientKey, ServerKey), Error> {
     Ok((ck, sk))
 }
 
-/// NAND of two encrypted booleans (one key switch + bootstrap), every input pair.
+/// NAND of two encrypted booleans (one key switch + multi-bit bootstrap),
+/// every input pair.
 pub fn gate_nand() -> Result<WorkloadReport, Error> {
-    let params = TfheParameters::boolean();
+    let params = TfheParameters::boolean_multi_bit();
     let (ck, sk) = keys(params.clone())?;
     let mut stages: [Vec<f64>; 4] = Default::default();
     let mut errors = 0;
@@ -71,9 +79,15 @@ pub fn gate_nand() -> Result<WorkloadReport, Error> {
     Ok(report("tfhe.gate_nand", params.name, stages, errors))
 }
 
-/// One key switch + programmable bootstrap of a 2_2 block (x -> x^2 + 1 mod 16).
+/// The set of the 2_2 workloads: multi-bit 2_2 (grouping 2, 2^-136).
+fn set_2_2() -> TfheParameters {
+    TfheParameters::message_2_carry_2_multi_bit()
+}
+
+/// One key switch + programmable bootstrap of a multi-bit 2_2 block
+/// (x -> x^2 + 1 mod 16).
 pub fn pbs_2_2() -> Result<WorkloadReport, Error> {
-    let params = TfheParameters::message_2_carry_2();
+    let params = set_2_2();
     let (ck, sk) = keys(params.clone())?;
     let lut = sk.lookup_table(|x| (x * x + 1) % 16)?;
     let mut stages: [Vec<f64>; 4] = Default::default();
@@ -108,7 +122,8 @@ struct IntegerOp<T> {
     expected: fn(u64, u64) -> u64,
 }
 
-/// A binary operation on two `bits`-bit integers, `runs` times on varied values.
+/// A binary operation on two `bits`-bit integers of multi-bit 2_2 blocks,
+/// `runs` times on varied values.
 fn integer_op<T>(w: IntegerOp<T>) -> Result<WorkloadReport, Error> {
     let IntegerOp {
         name,
@@ -118,7 +133,7 @@ fn integer_op<T>(w: IntegerOp<T>) -> Result<WorkloadReport, Error> {
         decrypt,
         expected,
     } = w;
-    let params = TfheParameters::message_2_carry_2();
+    let params = set_2_2();
     let (ck, sk) = keys(params.clone())?;
     let m = if bits == 64 {
         u64::MAX
