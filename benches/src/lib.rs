@@ -23,6 +23,23 @@ impl AbTimes {
     pub fn min_ratio(&self) -> f64 {
         self.a_min / self.b_min
     }
+
+    /// The table cells "a fastest / median | b fastest / median | fastest /
+    /// median ratio | load" in ms with `decimals` digits, for the A/B binaries.
+    pub fn ms_cells(&self, decimals: usize) -> String {
+        let ms = |ns: f64| ns / 1e6;
+        format!(
+            "{:.d$} / {:.d$} | {:.d$} / {:.d$} | {:.2} / {:.2} | {}",
+            ms(self.a_min),
+            ms(self.a_median),
+            ms(self.b_min),
+            ms(self.b_median),
+            self.min_ratio(),
+            self.median_ratio,
+            load_average(),
+            d = decimals
+        )
+    }
 }
 
 /// Times `a` and `b` over AB_ROUNDS short rounds of AB_CALLS calls that

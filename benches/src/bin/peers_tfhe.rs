@@ -22,7 +22,7 @@
 use std::hint::black_box;
 
 use tfhe::prelude::*;
-use triskel_benches::{interleaved_on, load_average, process_cpu_ns, wall_ns, AbTimes};
+use triskel_benches::{interleaved_on, process_cpu_ns, wall_ns, AbTimes};
 use triskel_tfhe::{ClientKey, Comparison, Gate, TfheParameters};
 
 /// Rounds per comparison (each side once per round, after a warm-up).
@@ -52,21 +52,14 @@ struct Case<'a> {
 /// process CPU time on one thread, wall time otherwise.
 fn measure(one_thread: bool, cases: Vec<Case>) {
     let clock = if one_thread { process_cpu_ns } else { wall_ns };
-    let ms = |ns: f64| ns / 1e6;
     for mut case in cases {
         let t: AbTimes = interleaved_on(ROUNDS, 1, clock, &mut case.triskel, &mut case.tfhe_rs);
         println!(
-            "| {} | {} | {} | {:.2} / {:.2} | {:.2} / {:.2} | {:.2} / {:.2} | {} |",
+            "| {} | {} | {} | {} |",
             case.what,
             case.ours,
             case.theirs,
-            ms(t.a_min),
-            ms(t.a_median),
-            ms(t.b_min),
-            ms(t.b_median),
-            t.min_ratio(),
-            t.median_ratio,
-            load_average()
+            t.ms_cells(2)
         );
     }
 }

@@ -9,7 +9,7 @@
 use std::hint::black_box;
 
 use rayon::{ThreadPool, ThreadPoolBuilder};
-use triskel_benches::{interleaved_on, load_average, wall_ns, AbTimes};
+use triskel_benches::{interleaved_on, wall_ns, AbTimes};
 use triskel_tfhe::{ClientKey, Comparison, RadixCiphertext, ServerKey, TfheParameters};
 
 /// One set's keys and inputs: u8 200 and 77, u64 2^64 - 6 and 2^40.
@@ -56,17 +56,7 @@ fn run(s: &Set, op: &str, pool: &ThreadPool) {
 }
 
 fn line(what: String, t: AbTimes) {
-    let ms = |ns: f64| ns / 1e6;
-    println!(
-        "| {what} | {:.1} / {:.1} | {:.1} / {:.1} | {:.2} / {:.2} | {} |",
-        ms(t.a_min),
-        ms(t.a_median),
-        ms(t.b_min),
-        ms(t.b_median),
-        t.min_ratio(),
-        t.median_ratio,
-        load_average()
-    );
+    println!("| {what} | {} |", t.ms_cells(1));
 }
 
 fn main() {
