@@ -49,7 +49,7 @@ pub use cost::{cache_path, machine, CostModel};
 pub use error::{Error, Result};
 pub use exec::{attest_outputs, output_bytes, route, verify_output, Outputs, PlainValue, Session};
 pub use plan::{
-    plan, plan_with, BfvEncoding, BfvPart, Engine, Packing, Placement, Plan, PlanOptions,
+    plan, plan_with, tfhe_set, BfvEncoding, BfvPart, Engine, Packing, Placement, Plan, PlanOptions,
     ReleaseMask, ScoreSlot, Step, StepKind,
 };
 pub use program::{

@@ -246,9 +246,11 @@ pub(crate) fn ckks_sets() -> Vec<CkksParameters> {
         .collect()
 }
 
-/// The TFHE set for integers and bits: 2-bit message blocks.
+/// The TFHE set for integers, bits and transitions: 2-bit message blocks,
+/// multi-bit blind rotation (faster than the classic 2_2 bootstrap on every
+/// integer operation, BENCHMARKS.md "Eighth round").
 pub fn tfhe_set() -> TfheParameters {
-    TfheParameters::message_2_carry_2()
+    TfheParameters::message_2_carry_2_multi_bit()
 }
 
 fn refuse<T>(op: &str, msg: impl Into<String>) -> Result<T> {

@@ -72,7 +72,7 @@
 //! # Noise and failure probability
 //!
 //! [`DecisionAnalysis`] computes it for a key and a ciphertext; for the
-//! coefficient match (t = 2^23, the 2_2 TFHE set, n = 845, 2N = 4096), in
+//! coefficient match (t = 2^23, the multi-bit 2_2 TFHE set, n = 846, 2N = 4096), in
 //! units of 1/(2N)^2 of variance:
 //!
 //! - ring switch N l (B^2 + 2) / 12 sigma_glwe^2 = 2^-18 (l = 3 digits of

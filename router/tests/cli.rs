@@ -212,7 +212,7 @@ fn explain_prints_the_plans_of_the_demo_programs() {
         "any(v2, v4",
         "ckks-n16384",
         "v2 = compare(v0, v1) -> 1 bits",
-        "TFHE_MESSAGE_2_CARRY_2_2M128",
+        "TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128",
     ] {
         assert!(out.contains(needle), "{needle} missing from\n{out}");
     }

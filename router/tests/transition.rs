@@ -20,7 +20,7 @@ fn fixture() -> &'static Fixture {
     F.get_or_init(|| {
         let ctx = BfvContext::new(biometric::coefficient_match_parameters()).unwrap();
         let bfv_key = bfv::SecretKey::generate(&ctx).unwrap();
-        let tfhe_key = ClientKey::generate(&TfheParameters::message_2_carry_2()).unwrap();
+        let tfhe_key = ClientKey::generate(&triskel::tfhe_set()).unwrap();
         let server = tfhe_key.server_key().unwrap();
         let key = TransitionKey::generate(&bfv_key, &tfhe_key).unwrap();
         Fixture {

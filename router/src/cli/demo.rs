@@ -63,7 +63,7 @@ fn tfhe_demo() -> CliResult {
             ms(t.elapsed()) / 4.0
         );
     }
-    let params = TfheParameters::message_2_carry_2();
+    let params = triskel::tfhe_set();
     println!(
         "TFHE 8-bit comparison on {} (4 blocks of 2 bits, p_fail 2^{:.0} per bootstrap):",
         params.name,

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use triskel::bfv::biometric::{self, sample_embeddings, Embedding, DIM};
 use triskel::bfv::{BfvContext, PublicKey, SecretKey};
 use triskel::measure::median;
-use triskel::tfhe::{ClientKey, ServerKey, TfheParameters};
+use triskel::tfhe::{ClientKey, ServerKey};
 use triskel::transition::{self, TransitionKey, WINDOW_BITS};
 
 use super::ckks_workloads::now_us;
@@ -58,7 +58,7 @@ impl Keys {
         let ctx = BfvContext::new(biometric::coefficient_match_parameters())?;
         let bfv = SecretKey::generate(&ctx)?;
         let public = bfv.public_key()?;
-        let tfhe = ClientKey::generate(&TfheParameters::message_2_carry_2())?;
+        let tfhe = ClientKey::generate(&triskel::tfhe_set())?;
         let server = tfhe.server_key()?;
         let transition = TransitionKey::generate(&bfv, &tfhe)?;
         Ok(Keys {
