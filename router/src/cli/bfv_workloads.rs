@@ -1,22 +1,16 @@
 //! The BFV workloads: the encrypted biometric match and multiply +
 //! relinearize, measured stage by stage and checked against the plaintext.
 
-use std::time::Instant;
-
 use triskel::bfv::biometric::{self, sample_embeddings, MatchPrivacy, DIM};
 use triskel::bfv::{BfvContext, BfvParameters, Plaintext, SecretKey};
 use triskel::measure::median;
 
-use super::workloads::{StageMedians, WorkloadReport};
+use super::workloads::{now_us, us, StageMedians, WorkloadReport};
 
 type Error = Box<dyn std::error::Error>;
 
 /// Runs per stage before taking medians.
 const RUNS: usize = 15;
-
-fn us(start: Instant) -> f64 {
-    start.elapsed().as_secs_f64() * 1e6
-}
 
 /// The match (`bfv.biometric_match`, or `bfv.biometric_match_private` when
 /// flooded) on `params` with n / 128 templates (one ciphertext), `RUNS`
@@ -36,17 +30,17 @@ pub fn biometric_match(
     let mut stages: [Vec<f64>; 5] = Default::default();
     let mut max_error = 0i64;
     for _ in 0..RUNS {
-        let total = Instant::now();
-        let t = Instant::now();
+        let total = now_us();
+        let t = now_us();
         let pt = biometric::encode_probe(&ctx, &probe)?;
         stages[0].push(us(t));
-        let t = Instant::now();
+        let t = now_us();
         let ct = sk.encrypt(&pt)?;
         stages[1].push(us(t));
-        let t = Instant::now();
+        let t = now_us();
         let scores = biometric::compute_scores(&ct, &groups, &keys, privacy)?;
         stages[2].push(us(t));
-        let t = Instant::now();
+        let t = now_us();
         let got = biometric::decrypt_scores(&sk, &scores, templates)?;
         stages[3].push(us(t));
         stages[4].push(us(total));
@@ -78,20 +72,20 @@ pub fn mul_relin(params: BfvParameters) -> Result<WorkloadReport, Error> {
     let mut stages: [Vec<f64>; 5] = Default::default();
     let mut max_error = 0u64;
     for _ in 0..RUNS {
-        let total = Instant::now();
-        let tm = Instant::now();
+        let total = now_us();
+        let tm = now_us();
         let (pa, pb) = (
             Plaintext::from_slots(&ctx, &a)?,
             Plaintext::from_slots(&ctx, &b)?,
         );
         stages[0].push(us(tm));
-        let tm = Instant::now();
+        let tm = now_us();
         let (ca, cb) = (pk.encrypt(&pa)?, pk.encrypt(&pb)?);
         stages[1].push(us(tm));
-        let tm = Instant::now();
+        let tm = now_us();
         let prod = ca.mul(&cb)?.relinearize(&rk)?;
         stages[2].push(us(tm));
-        let tm = Instant::now();
+        let tm = now_us();
         let got = sk.decrypt(&prod)?.to_slots()?;
         stages[3].push(us(tm));
         stages[4].push(us(total));
@@ -117,17 +111,17 @@ pub fn rotate(params: BfvParameters) -> Result<WorkloadReport, Error> {
     let mut stages: [Vec<f64>; 5] = Default::default();
     let mut max_error = 0u64;
     for _ in 0..RUNS {
-        let total = Instant::now();
-        let tm = Instant::now();
+        let total = now_us();
+        let tm = now_us();
         let pa = Plaintext::from_slots(&ctx, &a)?;
         stages[0].push(us(tm));
-        let tm = Instant::now();
+        let tm = now_us();
         let ca = pk.encrypt(&pa)?;
         stages[1].push(us(tm));
-        let tm = Instant::now();
+        let tm = now_us();
         let rotated = ca.rotate_rows(1, &gk)?;
         stages[2].push(us(tm));
-        let tm = Instant::now();
+        let tm = now_us();
         let got = sk.decrypt(&rotated)?.to_slots()?;
         stages[3].push(us(tm));
         stages[4].push(us(total));

@@ -2,8 +2,6 @@
 //! measured stage by stage and checked against the float64 computation.
 
 use std::sync::Arc;
-use std::sync::OnceLock;
-use std::time::Instant;
 
 use triskel::ckks::{
     ChebyshevPolynomial, Ciphertext, CkksContext, CkksParameters, LinearTransform, Plaintext,
@@ -11,7 +9,7 @@ use triskel::ckks::{
 };
 use triskel::measure::median;
 
-use super::workloads::{StageMedians, WorkloadReport};
+use super::workloads::{now_us, us, StageMedians, WorkloadReport};
 
 type Error = Box<dyn std::error::Error>;
 
@@ -24,55 +22,6 @@ pub const ERROR_BOUND: f64 = 2e-6;
 
 /// Interval and degree of the activation of `ckks.poly_deg7` and `ckks.mlp_64_4_1`.
 const ACTIVATION: (f64, f64, usize) = (-8.0, 8.0, 7);
-
-/// Microseconds on the clock of the CKKS workloads: wall time, or with
-/// `TRISKEL_BENCH_CLOCK=cpu` the CPU time of the whole process (every thread,
-/// the rayon pool's too), which on a loaded machine leaves out the time spent
-/// waiting for a core (what `ci/peers-lattigo.sh` compares).
-pub(super) fn now_us() -> f64 {
-    static CPU: OnceLock<bool> = OnceLock::new();
-    static START: OnceLock<Instant> = OnceLock::new();
-    let cpu = *CPU.get_or_init(|| std::env::var("TRISKEL_BENCH_CLOCK").is_ok_and(|v| v == "cpu"));
-    match cpu {
-        true => process_cpu_us(),
-        false => START.get_or_init(Instant::now).elapsed().as_secs_f64() * 1e6,
-    }
-}
-
-#[cfg(target_os = "linux")]
-fn process_cpu_us() -> f64 {
-    use std::ffi::{c_int, c_long};
-    #[repr(C)]
-    struct Timespec {
-        tv_sec: c_long,
-        tv_nsec: c_long,
-    }
-    const CLOCK_PROCESS_CPUTIME_ID: c_int = 2;
-    extern "C" {
-        fn clock_gettime(clock: c_int, ts: *mut Timespec) -> c_int;
-    }
-    let mut ts = Timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec (the C layout above, as on
-    // every Linux target) through a valid pointer and keeps nothing.
-    let rc = unsafe { clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    if rc != 0 {
-        return f64::NAN;
-    }
-    ts.tv_sec as f64 * 1e6 + ts.tv_nsec as f64 / 1e3
-}
-
-#[cfg(not(target_os = "linux"))]
-fn process_cpu_us() -> f64 {
-    f64::NAN
-}
-
-/// Microseconds since `start` (a [`now_us`] reading).
-fn us(start: f64) -> f64 {
-    now_us() - start
-}
 
 /// Deterministic inputs in [-1, 1].
 fn inputs(seed: u64, len: usize) -> Vec<f64> {

@@ -2,8 +2,6 @@
 //! N = 16384 with Q = 8 primes of 47 bits, P = 1 prime (log QP = 423), dnum = 8 (the shape
 //! of the key-switching goal of issue 12), checked with the secret key.
 
-use std::time::Instant;
-
 use triskel::measure::median;
 use triskel_ring::sampling::sample_uniform;
 use triskel_ring::{
@@ -11,7 +9,7 @@ use triskel_ring::{
     SecretDistribution, SecretKey,
 };
 
-use super::workloads::{StageMedians, WorkloadReport};
+use super::workloads::{now_us, us, StageMedians, WorkloadReport};
 
 type Error = Box<dyn std::error::Error>;
 
@@ -63,9 +61,9 @@ pub fn keyswitch_16384() -> Result<WorkloadReport, Error> {
     let (mut times, mut max_error, mut verified) = (Vec::new(), 0u64, true);
     for _ in 0..RUNS {
         let c = sample_uniform(&q, Representation::Ntt, &mut rng);
-        let t = Instant::now();
+        let t = now_us();
         let (u0, u1) = ctx.switch(&key, &c)?;
-        times.push(t.elapsed().as_secs_f64() * 1e6);
+        times.push(us(t));
         match switch_error(&u0, &u1, &c, &s)? {
             Some(e) => {
                 max_error = max_error.max(e);

@@ -1,6 +1,7 @@
 //! The TFHE workloads: a boolean NAND gate, one 2_2 key switch + bootstrap,
 //! and radix integer operations on 2_2 blocks, measured stage by stage and
-//! checked against the plaintext computation. They run on the multi-bit sets
+//! checked against the plaintext computation (wall time, or the process's
+//! CPU time with `TRISKEL_BENCH_CLOCK=cpu`). They run on the multi-bit sets
 //! (grouping 2): the 2_2 ones on `TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128`
 //! (2^-136 per bootstrap), 0.79-0.91 of the classic 2_2 set's time on the
 //! integer operations, one thread and two; the gate on
@@ -9,18 +10,12 @@
 //! 0.79-1.20, noise). BENCHMARKS.md, eighth round. The classic sets stay
 //! named options of `TfheParameters`.
 
-use std::time::Instant;
-
 use triskel::measure::median;
 use triskel::tfhe::{ClientKey, Comparison, Gate, RadixCiphertext, ServerKey, TfheParameters};
 
-use super::workloads::{StageMedians, WorkloadReport};
+use super::workloads::{now_us, us, StageMedians, WorkloadReport};
 
 type Error = Box<dyn std::error::Error>;
-
-fn us(start: Instant) -> f64 {
-    start.elapsed().as_secs_f64() * 1e6
-}
 
 fn report(
     name: &'static str,
@@ -63,14 +58,14 @@ pub fn gate_nand() -> Result<WorkloadReport, Error> {
     let mut errors = 0;
     for run in 0..8 {
         let (a, b) = (run & 1 == 1, run & 2 == 2);
-        let total = Instant::now();
-        let t = Instant::now();
+        let total = now_us();
+        let t = now_us();
         let (ca, cb) = (ck.encrypt_bool(a)?, ck.encrypt_bool(b)?);
         stages[0].push(us(t));
-        let t = Instant::now();
+        let t = now_us();
         let out = sk.gate(Gate::Nand, &ca, &cb)?;
         stages[1].push(us(t));
-        let t = Instant::now();
+        let t = now_us();
         let got = ck.decrypt_bool(&out)?;
         stages[2].push(us(t));
         stages[3].push(us(total));
@@ -94,14 +89,14 @@ pub fn pbs_2_2() -> Result<WorkloadReport, Error> {
     let mut errors = 0;
     for run in 0..8u64 {
         let m = run % 4;
-        let total = Instant::now();
-        let t = Instant::now();
+        let total = now_us();
+        let t = now_us();
         let ct = ck.encrypt(m)?;
         stages[0].push(us(t));
-        let t = Instant::now();
+        let t = now_us();
         let out = sk.apply_lookup_table(&ct, &lut)?;
         stages[1].push(us(t));
-        let t = Instant::now();
+        let t = now_us();
         let got = ck.decrypt_with_carry(&out)?;
         stages[2].push(us(t));
         stages[3].push(us(total));
@@ -145,14 +140,14 @@ fn integer_op<T>(w: IntegerOp<T>) -> Result<WorkloadReport, Error> {
     for run in 0..runs as u64 {
         let x = 0x9e37_79b9_7f4a_7c15u64.wrapping_mul(run + 1) & m;
         let y = 0xc2b2_ae3d_27d4_eb4fu64.wrapping_mul(run + 7) & m;
-        let total = Instant::now();
-        let t = Instant::now();
+        let total = now_us();
+        let t = now_us();
         let (a, b) = (ck.encrypt_radix(x, bits)?, ck.encrypt_radix(y, bits)?);
         stages[0].push(us(t));
-        let t = Instant::now();
+        let t = now_us();
         let out = op(&sk, &a, &b)?;
         stages[1].push(us(t));
-        let t = Instant::now();
+        let t = now_us();
         let got = decrypt(&ck, &out)?;
         stages[2].push(us(t));
         stages[3].push(us(total));

@@ -19,7 +19,7 @@ use triskel::measure::median;
 use triskel::tfhe::{ClientKey, ServerKey};
 use triskel::transition::{self, TransitionKey, WINDOW_BITS};
 
-use super::ckks_workloads::now_us;
+use super::workloads::now_us;
 use super::workloads::{Baseline, StageMedians, WorkloadReport};
 
 type Error = Box<dyn std::error::Error>;

@@ -1,9 +1,61 @@
 //! The end-to-end workloads of `triskel bench workloads` (DESIGN.md, "Bench
 //! output"). Each engine adds its workloads to [`all`] as it lands.
 
+use std::sync::OnceLock;
+use std::time::Instant;
+
 use serde::Serialize;
 
 use super::CliResult;
+
+/// Microseconds on the clock of the workloads: wall time, or with
+/// `TRISKEL_BENCH_CLOCK=cpu` the CPU time of the whole process (every thread,
+/// the rayon pool's too), which on a loaded machine leaves out the time spent
+/// waiting for a core (what the `ci/peers-*.sh` scripts compare).
+pub fn now_us() -> f64 {
+    static CPU: OnceLock<bool> = OnceLock::new();
+    static START: OnceLock<Instant> = OnceLock::new();
+    let cpu = *CPU.get_or_init(|| std::env::var("TRISKEL_BENCH_CLOCK").is_ok_and(|v| v == "cpu"));
+    match cpu {
+        true => process_cpu_us(),
+        false => START.get_or_init(Instant::now).elapsed().as_secs_f64() * 1e6,
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn process_cpu_us() -> f64 {
+    use std::ffi::{c_int, c_long};
+    #[repr(C)]
+    struct Timespec {
+        tv_sec: c_long,
+        tv_nsec: c_long,
+    }
+    const CLOCK_PROCESS_CPUTIME_ID: c_int = 2;
+    extern "C" {
+        fn clock_gettime(clock: c_int, ts: *mut Timespec) -> c_int;
+    }
+    let mut ts = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes one timespec (the C layout above, as on
+    // every Linux target) through a valid pointer and keeps nothing.
+    let rc = unsafe { clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return f64::NAN;
+    }
+    ts.tv_sec as f64 * 1e6 + ts.tv_nsec as f64 / 1e3
+}
+
+#[cfg(not(target_os = "linux"))]
+fn process_cpu_us() -> f64 {
+    f64::NAN
+}
+
+/// Microseconds since `start` (a [`now_us`] reading).
+pub fn us(start: f64) -> f64 {
+    now_us() - start
+}
 
 /// Per-stage medians in microseconds; stages a workload lacks are left out.
 #[derive(Serialize, Debug, Default)]
