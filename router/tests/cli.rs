@@ -47,7 +47,7 @@ fn bench_kernels_json_has_the_documented_shape() {
 #[test]
 fn bad_input_is_a_clear_error() {
     type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
-    let cases: [Case; 6] = [
+    let cases: [Case; 7] = [
         (&["bench", "kernels", "--n", "1000"], &[], "power of two"),
         (
             &["bench", "kernels", "--backend", "sse9"],
@@ -80,6 +80,18 @@ fn bad_input_is_a_clear_error() {
             ],
             &[],
             "--threads must be at least 1",
+        ),
+        (
+            &[
+                "bench",
+                "workloads",
+                "--only",
+                "ckks.rotate",
+                "--threads",
+                "2",
+            ],
+            &[("TRISKEL_BENCH_CLOCK", "cpu")],
+            "use --threads 1",
         ),
     ];
     for (args, env, message) in cases {

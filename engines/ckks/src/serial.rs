@@ -123,9 +123,9 @@ fn open<'a>(bytes: &'a [u8], ctx: &CkksContext, kind: Kind) -> Result<Reader<'a>
 }
 
 impl SecretKey {
-    /// Versioned bytes of the secret key (handle with care).
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = begin(Kind::Secret, self.ctx.params());
+    /// Versioned bytes of the secret key (keep them secret; wiped on drop).
+    pub fn to_bytes(&self) -> zeroize::Zeroizing<Vec<u8>> {
+        let mut out = zeroize::Zeroizing::new(begin(Kind::Secret, self.ctx.params()));
         self.secret.secret().write_ternary(&mut out);
         out
     }

@@ -74,7 +74,9 @@ impl ClientKey {
     /// Encrypts a boolean.
     pub fn encrypt_bool(&self, b: bool) -> Result<BoolCiphertext> {
         check_boolean(self.params.encoding)?;
-        let m = if b { EIGHTH } else { EIGHTH.wrapping_neg() };
+        // +1/8 or -1/8 chosen by a mask, not a branch on the secret bit.
+        let mask = (b as u64).wrapping_neg();
+        let m = (EIGHTH & mask) | (EIGHTH.wrapping_neg() & !mask);
         Ok(BoolCiphertext {
             lwe: self.encrypt_torus(m)?,
         })

@@ -373,6 +373,20 @@ impl std::fmt::Debug for GlweSecretKey {
     }
 }
 
+/// floor(x / p) for x < 2^64 p by binary long division in constant time
+/// (a hardware divide's time may depend on the secret x).
+fn constant_time_quotient(x: u128, p: u64) -> u64 {
+    let (mut r, mut quotient) = (0u128, 0u128);
+    for i in (0..128).rev() {
+        r = (r << 1) | ((x >> i) & 1);
+        // r < 2p < 2^65: r - p wraps to a set top bit exactly when r < p.
+        let ge = ((r.wrapping_sub(p as u128) >> 127) ^ 1) & 1;
+        r -= (p as u128) & ge.wrapping_neg();
+        quotient |= ge << i;
+    }
+    quotient as u64
+}
+
 impl GlweSecretKey {
     /// A fresh key of the shape of `params` (k, N, its prime q, its
     /// bootstrapping decomposition and fresh GLWE noise; the set is checked),
@@ -454,7 +468,7 @@ impl GlweSecretKey {
         }
         let plaintext: Vec<u64> = messages
             .iter()
-            .map(|&m| ((m as u128 * q as u128 + p as u128 / 2) / p as u128) as u64)
+            .map(|&m| constant_time_quotient(m as u128 * q as u128 + p as u128 / 2, p))
             .collect();
         self.encrypt_plaintext(&plaintext)
     }
@@ -955,6 +969,28 @@ pub(crate) fn generate_ggsws(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The constant-time quotient equals the hardware one, edges included.
+    #[test]
+    fn constant_time_quotient_matches_division() {
+        let mut rng = Prng::from_seed([9; 32]);
+        for p in [2u64, 3, 16, 1 << 40, (1 << 50) - 27, u64::MAX] {
+            let mut xs = vec![0u128, 1, p as u128 - 1, p as u128, (p as u128) << 63];
+            xs.push(((p as u128) << 64) - 1);
+            for _ in 0..200 {
+                let x = ((rng.below(u64::MAX).unwrap() as u128) << 64)
+                    | rng.below(u64::MAX).unwrap() as u128;
+                xs.push(x % ((p as u128) << 64));
+            }
+            for x in xs {
+                assert_eq!(
+                    constant_time_quotient(x, p) as u128,
+                    x / p as u128,
+                    "{x} / {p}"
+                );
+            }
+        }
+    }
 
     /// X^shift p - p against the negacyclic product computed term by term,
     /// for every shift in [0, 2N), with 0 and q - 1 among the coefficients.

@@ -87,7 +87,8 @@ impl ClientKey {
     /// Decrypts the message (carries dropped).
     pub fn decrypt(&self, ct: &Ciphertext) -> Result<u64> {
         let (msg, _, _) = moduli(self.params.encoding)?;
-        Ok(self.decrypt_with_carry(ct)? % msg)
+        // msg is a power of two: a mask, not a division on the secret value.
+        Ok(self.decrypt_with_carry(ct)? & (msg - 1))
     }
 
     /// The noise of ct's phase around its decrypted value, relative to 2^64.

@@ -244,6 +244,10 @@ pub fn bench(only: Option<&str>, json: bool, threads: usize) -> CliResult {
     if threads == 0 {
         return Err("--threads must be at least 1".into());
     }
+    if threads > 1 && std::env::var("TRISKEL_BENCH_CLOCK").is_ok_and(|v| v == "cpu") {
+        // The process's CPU clock counts every copy's work in each copy's stages.
+        return Err("TRISKEL_BENCH_CLOCK=cpu times one workload at a time: use --threads 1".into());
+    }
     let mut selected = all();
     if let Some(name) = only {
         selected.extend(on_request());
