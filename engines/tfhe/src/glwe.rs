@@ -636,6 +636,28 @@ impl GlweCiphertext {
         }
     }
 
+    /// c + d (same k, N, q): the phases add, (M_c + M_d) + (E_c + E_d).
+    pub fn add(&self, other: &GlweCiphertext) -> Result<GlweCiphertext> {
+        check_same_ring(&self.ctx, &other.ctx)?;
+        let mut data = self.data.clone();
+        add_assign(&self.ctx.modulus, &mut data, &other.data)?;
+        Ok(GlweCiphertext {
+            ctx: self.ctx.clone(),
+            data,
+        })
+    }
+
+    /// c - d (same k, N, q): the phases subtract, (M_c - M_d) + (E_c - E_d).
+    pub fn sub(&self, other: &GlweCiphertext) -> Result<GlweCiphertext> {
+        check_same_ring(&self.ctx, &other.ctx)?;
+        let mut data = vec![0u64; self.data.len()];
+        sub(&self.ctx.modulus, &mut data, &self.data, &other.data)?;
+        Ok(GlweCiphertext {
+            ctx: self.ctx.clone(),
+            data,
+        })
+    }
+
     /// Sample extraction of coefficient `index`: an LWE ciphertext modulo
     /// 2^64 of dimension k N under [`GlweSecretKey::lwe_key`], of phase
     /// round(phase_index 2^64 / q) up to k N / 2 units of rounding.

@@ -42,6 +42,20 @@ fn encryption_round_trip() {
 }
 
 #[test]
+fn sums_and_differences_decrypt_to_the_messages_mod_p() {
+    let mut rng = Prng::from_seed([2; 32]);
+    for key in keys() {
+        let n = key.polynomial_size();
+        let (a, b) = (random_messages(&mut rng, n), random_messages(&mut rng, n));
+        let (ca, cb) = (key.encrypt(&a, P).unwrap(), key.encrypt(&b, P).unwrap());
+        let sum: Vec<u64> = a.iter().zip(&b).map(|(x, y)| (x + y) % P).collect();
+        let diff: Vec<u64> = a.iter().zip(&b).map(|(x, y)| (x + P - y) % P).collect();
+        assert_eq!(key.decrypt(&ca.add(&cb).unwrap(), P).unwrap(), sum);
+        assert_eq!(key.decrypt(&ca.sub(&cb).unwrap(), P).unwrap(), diff);
+    }
+}
+
+#[test]
 fn external_product_multiplies_by_the_ggsw_message() {
     let mut rng = Prng::from_seed([2; 32]);
     for key in keys() {
@@ -212,6 +226,8 @@ fn mismatched_operands_are_errors() {
     assert!(mismatch(foreign_ggsw.external_product(&ct)));
     assert!(mismatch(ggsw.cmux(&ct, &foreign)));
     assert!(mismatch(ggsw.cmux(&foreign, &ct)));
+    assert!(mismatch(ct.add(&foreign)));
+    assert!(mismatch(foreign.sub(&ct)));
     let mut acc = foreign.clone();
     assert!(matches!(
         ggsw.cmux_rotate_assign(&mut acc, 3),
