@@ -338,6 +338,17 @@ macro_rules! shape_accessors {
 
 shape_accessors!(GlweSecretKey, GlweCiphertext, GgswCiphertext);
 
+/// Errors unless `plaintext` has N coefficients in [0, q).
+fn check_plaintext(ctx: &GlweContext, plaintext: &[u64]) -> Result<()> {
+    if plaintext.len() != ctx.n || plaintext.iter().any(|&v| v >= ctx.q()) {
+        return Err(Error::OutOfRange(format!(
+            "a plaintext needs {} coefficients below q",
+            ctx.n
+        )));
+    }
+    Ok(())
+}
+
 /// Errors unless two operands share k, N and q.
 fn check_same_ring(a: &GlweContext, b: &GlweContext) -> Result<()> {
     if (a.k, a.n, a.q()) != (b.k, b.n, b.q()) {
@@ -436,12 +447,8 @@ impl GlweSecretKey {
     /// fresh GLWE deviation.
     pub fn encrypt_plaintext(&self, plaintext: &[u64]) -> Result<GlweCiphertext> {
         let ctx = &self.ctx;
-        let (k, n, q) = (ctx.k, ctx.n, ctx.q());
-        if plaintext.len() != n || plaintext.iter().any(|&v| v >= q) {
-            return Err(Error::OutOfRange(format!(
-                "a plaintext needs {n} coefficients below q"
-            )));
-        }
+        let (k, n) = (ctx.k, ctx.n);
+        check_plaintext(ctx, plaintext)?;
         let mut rng = Prng::from_os()?;
         let mut data = vec![0u64; ctx.glwe_len()];
         self.encrypt_zero_ntt(rng.gen_seed(), 0, &mut rng, &mut data)?;
@@ -616,6 +623,17 @@ impl std::fmt::Debug for GlweCiphertext {
 }
 
 impl GlweCiphertext {
+    /// The trivial GLWE (0, .., 0, M) of `params`' shape: no key, no noise,
+    /// phase M under every key, so it hides nothing (for public constants
+    /// such as test vectors).
+    pub fn trivial(params: &TfheParameters, plaintext: &[u64]) -> Result<GlweCiphertext> {
+        let ctx = crate::keys::context(params)?;
+        check_plaintext(&ctx, plaintext)?;
+        let mut data = vec![0u64; ctx.glwe_len()];
+        data[ctx.k * ctx.n..].copy_from_slice(plaintext);
+        Ok(GlweCiphertext { ctx, data })
+    }
+
     /// A_1..A_k then B, N coefficients each.
     pub fn polynomials(&self) -> &[u64] {
         &self.data

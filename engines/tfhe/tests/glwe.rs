@@ -42,6 +42,24 @@ fn encryption_round_trip() {
 }
 
 #[test]
+fn a_trivial_ciphertext_has_its_plaintext_as_phase() {
+    for (params, key) in [
+        TfheParameters::message_2_carry_2(),
+        TfheParameters::boolean(),
+    ]
+    .into_iter()
+    .zip(keys())
+    {
+        let n = key.polynomial_size();
+        let plaintext: Vec<u64> = (0..n as u64).map(|i| i * 7919 % key.modulus()).collect();
+        let ct = GlweCiphertext::trivial(&params, &plaintext).unwrap();
+        assert_eq!(key.phase(&ct).unwrap(), plaintext);
+        let short = GlweCiphertext::trivial(&params, &plaintext[1..]);
+        assert!(matches!(short, Err(Error::OutOfRange(_))));
+    }
+}
+
+#[test]
 fn sums_and_differences_decrypt_to_the_messages_mod_p() {
     let mut rng = Prng::from_seed([2; 32]);
     for key in keys() {
