@@ -497,6 +497,13 @@ mod tests {
         measured_noise_of(TfheParameters::message_1_carry_1(), 8);
     }
 
+    /// The multi-bit boolean set (the gate workload's): its rotation and
+    /// its key switch (n = 692) against the analysis.
+    #[test]
+    fn measured_noise_of_the_multi_bit_boolean_set() {
+        measured_noise_of(TfheParameters::boolean_multi_bit(), 9);
+    }
+
     fn measured_noise_of(params: TfheParameters, seed: u8) {
         let mut rng = Prng::from_seed([seed; 32]);
         let ck = ClientKey::generate_with(&params, &mut rng).unwrap();
