@@ -497,6 +497,11 @@ mod tests {
         measured_noise_of(TfheParameters::message_1_carry_1(), 8);
     }
 
+    #[test]
+    fn measured_noise_of_the_multi_bit_1_1_set() {
+        measured_noise_of(TfheParameters::message_1_carry_1_multi_bit(), 10);
+    }
+
     /// The multi-bit boolean set (the gate workload's): its rotation and
     /// its key switch (n = 692) against the analysis.
     #[test]

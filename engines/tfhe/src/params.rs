@@ -268,6 +268,18 @@ impl TfheParameters {
         }
     }
 
+    /// The 1_1 set with multi-bit blind rotation: n = 748 (747 + 1, even
+    /// for pairs; the same noise at a larger n keeps the LWE estimate's
+    /// security), failure probability <= 2^-128.
+    pub fn message_1_carry_1_multi_bit() -> TfheParameters {
+        TfheParameters {
+            name: "TFHE_MESSAGE_1_CARRY_1_MULTI_BIT_2M128",
+            lwe_dimension: 748,
+            grouping: 2,
+            ..Self::message_1_carry_1()
+        }
+    }
+
     /// The boolean set with multi-bit blind rotation (n = 692 is even),
     /// failure probability <= 2^-128.
     pub fn boolean_multi_bit() -> TfheParameters {
@@ -289,6 +301,7 @@ impl TfheParameters {
             Self::message_3_carry_3_2m64(),
             Self::message_2_carry_2_multi_bit(),
             Self::boolean_multi_bit(),
+            Self::message_1_carry_1_multi_bit(),
         ]
     }
 

@@ -1,4 +1,4 @@
-//! Multi-bit blind rotation (grouping 2): every LUT of the multi-bit 2_2 set
+//! Multi-bit blind rotation (grouping 2): every LUT of the multi-bit 2_2 and 1_1 sets
 //! on the whole block, integer operations and boolean gates through it, one
 //! and two threads giving the same ciphertexts, and its server key's
 //! serialization (round trip and rejection).
@@ -43,6 +43,38 @@ fn every_lut_on_the_whole_block() {
             // Bootstrapped outputs feed further bootstraps.
             let again = sk.apply_lookup_table(&out, &lut).unwrap();
             assert_eq!(ck.decrypt_with_carry(&again).unwrap(), f(f(v)), "{name}");
+        }
+    }
+}
+
+/// The multi-bit 1_1 set: every LUT on the whole block (message and carry
+/// bit), twice in a row.
+#[test]
+fn every_lut_of_the_multi_bit_1_1_set() {
+    let mut rng = Prng::from_seed([11; 32]);
+    let params = TfheParameters::message_1_carry_1_multi_bit();
+    let ck = ClientKey::generate_with(&params, &mut rng).unwrap();
+    let sk = ck.server_key_with(&mut rng).unwrap();
+    type Lut = fn(u64) -> u64;
+    let luts: [(&str, Lut); 3] = [
+        ("not", |x| 3 - x),
+        ("carry", |x| x / 2),
+        ("double", |x| (2 * x) % 4),
+    ];
+    for v in 0..4 {
+        let ct = sk
+            .unchecked_scalar_add(&ck.encrypt(v % 2).unwrap(), v - v % 2)
+            .unwrap();
+        for (name, f) in luts {
+            let lut = sk.lookup_table(f).unwrap();
+            let out = sk.apply_lookup_table(&ct, &lut).unwrap();
+            assert_eq!(ck.decrypt_with_carry(&out).unwrap(), f(v), "{name} {v}");
+            let again = sk.apply_lookup_table(&out, &lut).unwrap();
+            assert_eq!(
+                ck.decrypt_with_carry(&again).unwrap(),
+                f(f(v)),
+                "{name} {v}"
+            );
         }
     }
 }
