@@ -47,7 +47,7 @@ fn bench_kernels_json_has_the_documented_shape() {
 #[test]
 fn bad_input_is_a_clear_error() {
     type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
-    let cases: [Case; 7] = [
+    let cases: [Case; 8] = [
         (&["bench", "kernels", "--n", "1000"], &[], "power of two"),
         (
             &["bench", "kernels", "--backend", "sse9"],
@@ -93,6 +93,11 @@ fn bad_input_is_a_clear_error() {
             &[("TRISKEL_BENCH_CLOCK", "cpu")],
             "use --threads 1",
         ),
+        (
+            &["bench", "workloads", "--only", "ckks.rotate", "--spread"],
+            &[],
+            "give K > 1",
+        ),
     ];
     for (args, env, message) in cases {
         let (ok, _, err) = triskel(args, env);
@@ -118,6 +123,7 @@ fn ckks_workload_json_is_verified_and_threads_report_throughput() {
     assert!(ok, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).expect("one JSON object");
     assert_eq!(v["threads"], 2);
+    assert_eq!(v["parallelism"], "copies");
     let w = &v["workloads"][0];
     assert_eq!(w["name"], "ckks.poly_x2");
     assert_eq!(w["engine"], "ckks");
@@ -228,4 +234,31 @@ fn explain_prints_the_plans_of_the_demo_programs() {
     ] {
         assert!(out.contains(needle), "{needle} missing from\n{out}");
     }
+}
+
+/// `--threads 2 --spread`: one run at a time, its blocks' bootstraps on both
+/// threads: a latency, verified, with no throughput figure.
+#[test]
+fn spread_runs_one_operation_on_every_thread() {
+    let (ok, out, err) = triskel(
+        &[
+            "bench",
+            "workloads",
+            "--only",
+            "tfhe.uint8_add",
+            "--json",
+            "--threads",
+            "2",
+            "--spread",
+        ],
+        &[],
+    );
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("one JSON object");
+    assert_eq!(v["threads"], 2);
+    assert_eq!(v["parallelism"], "spread");
+    let w = &v["workloads"][0];
+    assert_eq!(w["verified"], true);
+    assert!(w["median_us"]["total"].as_f64().unwrap() > 0.0);
+    assert!(w.get("workloads_per_second").is_none());
 }

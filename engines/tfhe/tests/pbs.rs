@@ -196,7 +196,7 @@ fn sign_blocks_from_a_foreign_key() {
     assert!(sk.sign_block(&sk.key_switch(big.lwe()).unwrap()).is_ok());
 }
 
-/// The default 3_3 set (N = 8192, failure <= 2^-128, 1.1 GB of expanded
+/// The default 3_3 set (N = 8192, failure <= 2^-128, 0.8 GB of expanded
 /// server key) bootstraps every value of the block of 64 through one LUT.
 #[test]
 fn message_3_carry_3_bootstraps() {

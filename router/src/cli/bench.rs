@@ -49,6 +49,12 @@ pub enum BenchCommand {
         /// pool of K threads, so K threads are busy in all).
         #[arg(long, default_value_t = 1)]
         threads: usize,
+        /// With `--threads K`: run one workload at a time instead, its
+        /// inner parallel work (radix integer blocks, multi-bit rotations,
+        /// RNS limbs) spread over the K threads: the latency of one
+        /// operation on K threads.
+        #[arg(long)]
+        spread: bool,
         /// Print one JSON object (the format of DESIGN.md, "Bench output").
         #[arg(long)]
         json: bool,
@@ -67,7 +73,8 @@ pub fn run(cmd: BenchCommand) -> CliResult {
             only,
             json,
             threads,
-        } => workloads::bench(only.as_deref(), json, threads),
+            spread,
+        } => workloads::bench(only.as_deref(), json, threads, spread),
         BenchCommand::Engines { json, csv, full } => super::bench_engines::run(json, csv, full),
     }
 }

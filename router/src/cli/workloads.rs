@@ -228,6 +228,10 @@ pub fn all() -> Vec<Workload> {
 struct Report {
     cpu: String,
     threads: usize,
+    /// With more than one thread: "copies" (K runs side by side) or
+    /// "spread" (one run at a time over K threads).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    parallelism: Option<&'static str>,
     workloads: Vec<WorkloadReport>,
 }
 
@@ -240,9 +244,12 @@ pub fn on_request() -> Vec<Workload> {
     }]
 }
 
-pub fn bench(only: Option<&str>, json: bool, threads: usize) -> CliResult {
+pub fn bench(only: Option<&str>, json: bool, threads: usize, spread: bool) -> CliResult {
     if threads == 0 {
         return Err("--threads must be at least 1".into());
+    }
+    if spread && threads == 1 {
+        return Err("--spread spreads one run over --threads K: give K > 1".into());
     }
     if threads > 1 && std::env::var("TRISKEL_BENCH_CLOCK").is_ok_and(|v| v == "cpu") {
         // The process's CPU clock counts every copy's work in each copy's stages.
@@ -261,14 +268,15 @@ pub fn bench(only: Option<&str>, json: bool, threads: usize) -> CliResult {
     }
     // One thread per workload run: the ring layer would otherwise spread
     // RNS limbs over every core. With K threads, K runs go side by side
-    // (parallelism across ciphertexts, not inside one operation).
+    // (parallelism across ciphertexts), or with --spread one run uses them
+    // all (parallelism inside one operation).
     rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build_global()?;
     let workloads = selected
         .iter()
         .map(|w| {
-            if threads == 1 {
+            if threads == 1 || spread {
                 (w.run)()
             } else {
                 concurrent(w, threads)
@@ -278,13 +286,21 @@ pub fn bench(only: Option<&str>, json: bool, threads: usize) -> CliResult {
     let report = Report {
         cpu: triskel::kernels::cpu_model(),
         threads,
+        parallelism: match (threads, spread) {
+            (1, _) => None,
+            (_, true) => Some("spread"),
+            (_, false) => Some("copies"),
+        },
         workloads,
     };
     if json {
         println!("{}", serde_json::to_string(&report)?);
         return Ok(());
     }
-    println!("cpu: {}  threads: {}", report.cpu, report.threads);
+    let mode = report
+        .parallelism
+        .map_or(String::new(), |p| format!(" ({p})"));
+    println!("cpu: {}  threads: {}{mode}", report.cpu, report.threads);
     for w in &report.workloads {
         print_workload(w);
     }
