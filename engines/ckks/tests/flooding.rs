@@ -187,6 +187,7 @@ fn flooding_is_refused_when_it_could_wrap_or_its_arguments_are_bad() {
         Flooding::new(f64::INFINITY),
         Flooding::new(-1.0),
     ] {
+        assert!(bad.sigma(k.ctx.n()).is_err(), "{bad:?}");
         assert!(
             matches!(
                 k.sk.decrypt_flooded(&top, &bad),
