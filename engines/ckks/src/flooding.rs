@@ -11,8 +11,9 @@
 //! ```
 //!
 //! (Li, Micciancio, Schultz and Sorrell, "Securing approximate homomorphic
-//! encryption using differential privacy", CRYPTO 2022, section 4.4; the
-//! rule OpenFHE's NOISE_FLOODING_DECRYPT follows), where N is the ring
+//! encryption using differential privacy", CRYPTO 2022, section 4.4, as
+//! OpenFHE's developers state it; OpenFHE's NOISE_FLOODING_DECRYPT uses
+//! sqrt(12 alpha) 2^(s / 2) t with t measured in the decoded slots), where N is the ring
 //! degree, B bounds the infinity norm of the error polynomial e of every
 //! decrypted ciphertext (coefficient domain, integer units), alpha bounds
 //! the number of decryptions per key and s is the statistical security: an
