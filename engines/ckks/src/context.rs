@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use triskel_kernels as kernels;
 use triskel_ring::{DivRound, KeySwitchContext, NoiseDistribution, Poly, RnsBasis};
+use zeroize::Zeroizing;
 
 use crate::encoder::Encoder;
 use crate::error::{Error, Result};
@@ -172,27 +173,29 @@ impl Level {
     /// centered value is sum_i y_i (Q/q_i) - v Q, computed modulo 2^128: exact
     /// whenever it lies within +-2^127 (any decryptable message), and v is
     /// exact unless x / Q is within k 2^-52 of 1/2 (no room for a message).
-    pub fn centered_coefficients(&self, x: &Poly) -> Result<Vec<f64>> {
+    /// Wiped on drop, like its scratch: x may be a secret phase.
+    pub fn centered_coefficients(&self, x: &Poly) -> Result<Zeroizing<Vec<f64>>> {
         let n = self.basis.n();
-        let mut acc = vec![0u128; n];
-        let mut frac = vec![0f64; n];
-        let mut y = vec![0u64; n];
+        let mut acc = Zeroizing::new(vec![0u128; n]);
+        let mut frac = Zeroizing::new(vec![0f64; n]);
+        let mut y = Zeroizing::new(vec![0u64; n]);
         for i in 0..self.basis.len() {
             let m = self.basis.modulus(i);
             kernels::mul_scalar(m, &mut y, x.limb(i), self.basis.qhat_inv(i))?;
             let (w, inv) = (self.qhat_wrapped[i], self.inv_q[i]);
-            for ((a, f), &yj) in acc.iter_mut().zip(frac.iter_mut()).zip(&y) {
+            for ((a, f), &yj) in acc.iter_mut().zip(frac.iter_mut()).zip(y.iter()) {
                 *a = a.wrapping_add((yj as u128).wrapping_mul(w));
                 *f += yj as f64 * inv;
             }
         }
-        Ok(acc
-            .iter()
-            .zip(&frac)
-            .map(|(&a, &f)| {
-                let v = f.round() as u128;
-                a.wrapping_sub(v.wrapping_mul(self.q_wrapped)) as i128 as f64
-            })
-            .collect())
+        Ok(Zeroizing::new(
+            acc.iter()
+                .zip(frac.iter())
+                .map(|(&a, &f)| {
+                    let v = f.round() as u128;
+                    a.wrapping_sub(v.wrapping_mul(self.q_wrapped)) as i128 as f64
+                })
+                .collect(),
+        ))
     }
 }

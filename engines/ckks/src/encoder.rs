@@ -13,6 +13,8 @@
 use std::f64::consts::PI;
 use std::ops::{Add, Mul, Sub};
 
+use zeroize::Zeroizing;
+
 use crate::error::{Error, Result};
 
 /// A complex number (slot value).
@@ -49,6 +51,9 @@ impl Complex {
         Complex::new(self.re * k, self.im * k)
     }
 }
+
+/// Zero is the default: vectors of slot values can be wiped.
+impl zeroize::DefaultIsZeroes for Complex {}
 
 impl Add for Complex {
     type Output = Complex;
@@ -187,9 +192,12 @@ impl Encoder {
     /// `coeffs` divided by `scale`.
     pub(crate) fn decode(&self, coeffs: &[f64], scale: f64) -> Vec<Complex> {
         let s = self.slots;
-        let mut u: Vec<Complex> = (0..s)
-            .map(|i| Complex::new(coeffs[i], coeffs[i + s]).scale(1.0 / scale) * self.twist[i])
-            .collect();
+        // Wiped on drop: when decrypting, these are the phase's slot values.
+        let mut u: Zeroizing<Vec<Complex>> = Zeroizing::new(
+            (0..s)
+                .map(|i| Complex::new(coeffs[i], coeffs[i + s]).scale(1.0 / scale) * self.twist[i])
+                .collect(),
+        );
         self.fft(&mut u, false);
         self.position.iter().map(|&p| u[p]).collect()
     }

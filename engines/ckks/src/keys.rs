@@ -160,12 +160,17 @@ impl SecretKey {
     }
 
     /// c0 + c1 s (+ c2 s^2) at the ciphertext's level, NTT form.
-    fn phase(&self, ct: &Ciphertext) -> Result<Zeroizing<Poly>> {
+    pub(crate) fn phase(&self, ct: &Ciphertext) -> Result<Zeroizing<Poly>> {
         check_same_context(&self.ctx, &ct.ctx)?;
         Ok(self.secret.phase(&ct.polys)?)
     }
 
-    /// Decrypts to a plaintext at the ciphertext's level and scale.
+    /// Decrypts to a plaintext at the ciphertext's level and scale: the
+    /// phase m + e itself. Secure only when the result stays with the key
+    /// holder (IND-CPA): e depends on the secret key, and a party who sees
+    /// such decryptions can recover the key (Li and Micciancio, EUROCRYPT
+    /// 2021). When decryptions are shared (IND-CPA-D), use
+    /// [`decrypt_flooded`](Self::decrypt_flooded).
     pub fn decrypt(&self, ct: &Ciphertext) -> Result<Plaintext> {
         let x = self.phase(ct)?;
         Ok(Plaintext {
@@ -177,7 +182,8 @@ impl SecretKey {
         })
     }
 
-    /// Decrypts and decodes the real parts of the n/2 slots.
+    /// Decrypts and decodes the real parts of the n/2 slots (IND-CPA only,
+    /// as [`decrypt`](Self::decrypt)).
     pub fn decrypt_real(&self, ct: &Ciphertext) -> Result<Vec<f64>> {
         self.decrypt(ct)?.decode_real()
     }

@@ -25,7 +25,10 @@
 //!   public bound on the values that the caller declares (default
 //!   [`DEFAULT_BOUND`] = 1): ciphertexts never reveal the values' magnitude.
 //! - [`SecretKey`], [`PublicKey`], [`RelinKey`], [`GaloisKeys`]:
-//!   encryption (public key, and symmetric with a seed-compressed c1), decryption.
+//!   encryption (public key, and symmetric with a seed-compressed c1),
+//!   decryption (IND-CPA), and decryption with noise flooding for shared
+//!   decryptions (IND-CPA-D, [`Flooding`]) with the trial-run noise
+//!   estimate [`SecretKey::noise_bound_log2`].
 //! - [`Ciphertext`]: add, sub, negate, constants and plaintexts, multiply,
 //!   relinearize, rescale and the fused pipeline, level and scale matching,
 //!   rotations (with a power-of-two fallback), conjugation, hoisted rotations,
@@ -44,6 +47,7 @@ mod ciphertext;
 mod context;
 mod encoder;
 mod error;
+mod flooding;
 mod keys;
 mod linear;
 mod noise;
@@ -56,6 +60,7 @@ pub use ciphertext::Ciphertext;
 pub use context::CkksContext;
 pub use encoder::Complex;
 pub use error::{Error, Result};
+pub use flooding::{Flooding, DEFAULT_STATISTICAL_SECURITY};
 pub use keys::{GaloisKeys, PublicKey, RelinKey, SecretKey};
 pub use linear::LinearTransform;
 pub use noise::{error_bounds, ErrorBounds, Noise};

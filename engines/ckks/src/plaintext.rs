@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use triskel_kernels::Modulus;
 use triskel_ring::{Poly, Representation, RnsBasis};
+use zeroize::{Zeroize, Zeroizing};
 
 use crate::context::CkksContext;
 use crate::encoder::Complex;
@@ -18,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::noise::{encoding_error, Noise};
 
 /// An encoded vector: the polynomial round(scale * m) at a level, NTT form.
+/// Its polynomial is wiped on drop (it may be a decryption's phase m + e).
 #[derive(Clone, Debug)]
 pub struct Plaintext {
     pub(crate) ctx: Arc<CkksContext>,
@@ -26,6 +28,12 @@ pub struct Plaintext {
     pub(crate) scale: f64,
     /// Bounds on the encoded values and the rounding error (scaled units).
     pub(crate) noise: Noise,
+}
+
+impl Drop for Plaintext {
+    fn drop(&mut self) {
+        self.poly.zeroize();
+    }
 }
 
 /// x mod q for a signed 128-bit x (no division).
@@ -204,7 +212,7 @@ impl Plaintext {
 
     /// The n/2 slot values.
     pub fn decode(&self) -> Result<Vec<Complex>> {
-        let mut x = self.poly.clone();
+        let mut x = Zeroizing::new(self.poly.clone());
         x.to_coefficient()?;
         let coeffs = self.ctx.level(self.level)?.centered_coefficients(&x)?;
         Ok(self.ctx.encoder.decode(&coeffs, self.scale))

@@ -199,6 +199,54 @@ pub fn sample_gaussian(n: usize, sigma: f64, bound: i64, rng: &mut Prng) -> Resu
         .collect())
 }
 
+/// The largest standard deviation [`sample_wide_gaussian`] accepts: 2^46,
+/// so that every sample (at most [`WIDE_GAUSSIAN_TAIL`] sigma < 2^50 in
+/// magnitude) has an f64 spacing of at most 1/8, well below the rounding
+/// to an integer.
+pub const WIDE_GAUSSIAN_MAX_SIGMA: f64 = (1u64 << 46) as f64;
+
+/// The tail cut of [`sample_wide_gaussian`]: |x| <= 8.6 sigma. The
+/// Box-Muller radius sqrt(-2 ln u) with u >= 2^-53 is at most
+/// sqrt(106 ln 2) = 8.57; a Gaussian exceeds 8.57 sigma with probability
+/// 1.0e-17 (2^-56) per sample, the statistical distance the cut costs.
+pub const WIDE_GAUSSIAN_TAIL: f64 = 8.6;
+
+/// n samples round(sigma z), z a standard normal drawn by Box-Muller
+/// (two per pair of 64-bit words): the rounded Gaussian of noise flooding,
+/// for 1 <= sigma <= [`WIDE_GAUSSIAN_MAX_SIGMA`], where the table of
+/// [`sample_gaussian`] would not fit. Returned wiped on drop (flooding noise
+/// hides a secret).
+///
+/// Precision: u in (0, 1] and the angle take 53 random bits each; ln, sqrt,
+/// sin and cos in f64 are accurate to a few units in the last place, a
+/// relative 2^-50, so sigma z (below 2^50 in magnitude) is computed within
+/// 1/2 of its exact value and the rounded sample is within one unit of
+/// round(sigma z): the law is the rounded Gaussian up to the 2^-56 tail cut
+/// and shifts of at most one unit, far inside the 2^(s/2) margin that
+/// flooding adds to the noise it hides. The time of ln and sin / cos may
+/// depend on their argument (the random u and angle), never on the data.
+pub fn sample_wide_gaussian(n: usize, sigma: f64, rng: &mut Prng) -> Result<Zeroizing<Vec<i64>>> {
+    if !(1.0..=WIDE_GAUSSIAN_MAX_SIGMA).contains(&sigma) {
+        return invalid(format!(
+            "flooding sigma = 2^{:.1} outside [1, 2^46]",
+            sigma.log2()
+        ));
+    }
+    let unit = 1.0 / (1u64 << 53) as f64;
+    let mut out = Zeroizing::new(vec![0i64; n]);
+    for pair in out.chunks_mut(2) {
+        let u = ((rng.next_u64() >> 11) + 1) as f64 * unit;
+        let angle = (rng.next_u64() >> 11) as f64 * unit * std::f64::consts::TAU;
+        let radius = sigma * (-2.0 * u.ln()).sqrt();
+        let (sin, cos) = angle.sin_cos();
+        pair[0] = (radius * cos).round() as i64;
+        if let Some(second) = pair.get_mut(1) {
+            *second = (radius * sin).round() as i64;
+        }
+    }
+    Ok(out)
+}
+
 /// The distribution of fresh errors.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum NoiseDistribution {

@@ -118,3 +118,36 @@ fn flooding_is_uniform_on_its_interval() {
         "variance {var} (uniform: 1/3)"
     );
 }
+
+#[test]
+fn wide_gaussian_deviation_tail_and_range() {
+    let mut rng = Prng::from_os().unwrap();
+    for log2_sigma in [0.0, 20.0, 40.0, 46.0] {
+        let sigma = f64::exp2(log2_sigma);
+        let v = sample_wide_gaussian(N, sigma, &mut rng).unwrap();
+        assert!(v
+            .iter()
+            .all(|&x| (x as f64).abs() <= WIDE_GAUSSIAN_TAIL * sigma));
+        let (mean, var) = mean_var(&v);
+        // Standard errors over 2^14 samples: sigma / 128 for the mean, a
+        // relative 1.1% for the variance (+1/12 from rounding).
+        assert!(
+            mean.abs() < 5.0 * sigma / 128.0,
+            "2^{log2_sigma}: mean {mean}"
+        );
+        let ratio = var / (sigma * sigma + 1.0 / 12.0);
+        assert!(
+            (ratio - 1.0).abs() < 0.06,
+            "2^{log2_sigma}: variance ratio {ratio}"
+        );
+        // Odd counts keep their last sample.
+        assert_eq!(sample_wide_gaussian(3, sigma, &mut rng).unwrap().len(), 3);
+    }
+    // The low bits are random too (no coarse grid at large sigma).
+    let v = sample_wide_gaussian(N, f64::exp2(46.0), &mut rng).unwrap();
+    let odd = v.iter().filter(|&&x| x & 1 == 1).count() as f64 / N as f64;
+    assert!((odd - 0.5).abs() < 0.03, "odd fraction {odd}");
+    for bad in [0.5, f64::NAN, f64::INFINITY, f64::exp2(47.0)] {
+        assert!(sample_wide_gaussian(N, bad, &mut rng).is_err(), "{bad}");
+    }
+}

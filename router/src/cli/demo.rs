@@ -198,6 +198,46 @@ fn ckks_demo() -> CliResult {
             return Err(format!("{} decrypted a result beyond the error bound", w.name).into());
         }
     }
+    flooding_demo()
+}
+
+/// One decryption with noise flooding (for shared decryptions, IND-CPA-D):
+/// the bound B from a trial run under a separate key pair, then the flooded
+/// decryption's error, at scale 2^50 where flooding leaves precision.
+fn flooding_demo() -> CliResult {
+    use triskel::ckks::{CkksContext, CkksParameters, Complex, Flooding, Plaintext, SecretKey};
+    let ctx = CkksContext::new(CkksParameters::for_depth(8192, 1, 50, 10)?)?;
+    let v: Vec<f64> = (0..ctx.slots()).map(|i| (i as f64 * 0.37).sin()).collect();
+    let pt = Plaintext::from_real(&ctx, &v)?;
+    let trial = SecretKey::generate(&ctx)?;
+    let expected: Vec<Complex> = v.iter().map(|&x| Complex::from(x)).collect();
+    let b = trial.noise_bound_log2(&trial.public_key()?.encrypt(&pt)?, &expected)? + 1.0;
+    let sk = SecretKey::generate(&ctx)?;
+    let ct = sk.public_key()?.encrypt(&pt)?;
+    let flooding = Flooding::new(b);
+    let sigma = flooding.sigma(ctx.n())?;
+    let max_err = |got: Vec<f64>| {
+        got.iter()
+            .zip(&v)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0.0, f64::max)
+    };
+    let plain = max_err(sk.decrypt_real(&ct)?);
+    let flooded = max_err(sk.decrypt_flooded_real(&ct, &flooding)?);
+    // Each slot's real part carries a Gaussian of deviation sqrt(N / 2) sigma.
+    let sd = (ctx.n() as f64 / 2.0).sqrt() * sigma / ct.scale();
+    println!(
+        "CKKS flooded decryption (N = 8192, scale 2^50, s = 30, one decryption; B from a trial \
+         run under another key):"
+    );
+    println!(
+        "  B = 2^{b:.1}, sigma = 2^{:.1}: max error {flooded:.2e} (plain decryption {plain:.2e}, \
+         slot deviation {sd:.2e})",
+        sigma.log2()
+    );
+    if flooded > 7.0 * sd {
+        return Err("the flooded decryption is beyond 7 deviations".into());
+    }
     Ok(())
 }
 

@@ -1,0 +1,233 @@
+//! Decryption with noise flooding (IND-CPA-D): the trial-run noise estimate,
+//! the flooded decryption's error and its noise's deviation, and the
+//! refusals.
+
+use std::sync::{Arc, OnceLock};
+
+use triskel_ckks::{
+    Ciphertext, CkksContext, CkksParameters, Complex, Error, Flooding, Plaintext, PublicKey,
+    SecretKey,
+};
+
+struct Keys {
+    ctx: Arc<CkksContext>,
+    sk: SecretKey,
+    pk: PublicKey,
+}
+
+fn keys(log_scale: u32) -> Keys {
+    // Depth 1: q_0 of log_scale + 10 bits, q_1 of log_scale bits.
+    let ctx = CkksContext::new(CkksParameters::for_depth(8192, 1, log_scale, 10).unwrap()).unwrap();
+    let sk = SecretKey::generate(&ctx).unwrap();
+    Keys {
+        pk: sk.public_key().unwrap(),
+        ctx,
+        sk,
+    }
+}
+
+/// Scale 2^50 (Q = 60 + 50 bits): where flooding leaves useful precision.
+fn wide() -> &'static Keys {
+    static K: OnceLock<Keys> = OnceLock::new();
+    K.get_or_init(|| keys(50))
+}
+
+fn values(n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| ((i as f64 + 1.0) * 0.7548776662).fract() * 2.0 - 1.0)
+        .collect()
+}
+
+fn encrypt(k: &Keys, v: &[f64]) -> Ciphertext {
+    let pt = Plaintext::encode_real(&k.ctx, v, k.ctx.max_level(), k.ctx.default_scale(), 1.0);
+    k.pk.encrypt(&pt.unwrap()).unwrap()
+}
+
+fn complex(v: &[f64]) -> Vec<Complex> {
+    v.iter().map(|&x| Complex::from(x)).collect()
+}
+
+#[test]
+fn the_estimate_is_the_injected_error() {
+    let k = wide();
+    let v = values(k.ctx.slots());
+    let ct = encrypt(k, &v);
+    let fresh = k.sk.noise_bound_log2(&ct, &complex(&v)).unwrap();
+    // A public-key encryption's error is the rounding r0 + r1 s: a few
+    // dozen units, never more than 2^10.
+    assert!((2.0..10.0).contains(&fresh), "fresh error 2^{fresh}");
+    // Add the known polynomial 2^20 X^7 (coefficient encoding): the
+    // estimate is log2 |2^20 + e_7| or a larger |e_i|, within |e| of 2^20.
+    let scale = ct.scale();
+    let mut coeffs = vec![0.0; 8];
+    coeffs[7] = f64::exp2(20.0) / scale;
+    let known = Plaintext::from_coefficients(&k.ctx, &coeffs, ct.level(), scale, 1.0).unwrap();
+    let injected = ct.add_plain(&known).unwrap();
+    let got = k.sk.noise_bound_log2(&injected, &complex(&v)).unwrap();
+    let slack = f64::exp2(fresh) / f64::exp2(20.0) / std::f64::consts::LN_2;
+    assert!(
+        (got - 20.0).abs() <= slack,
+        "2^{got}, expected 2^20 within {slack}"
+    );
+    // Bad arguments: wrong length, another parameter set.
+    for bad in [&complex(&v)[1..], &complex(&values(k.ctx.slots() + 1))[..]] {
+        assert!(matches!(
+            k.sk.noise_bound_log2(&ct, bad),
+            Err(Error::Encoding(_))
+        ));
+    }
+    let other = keys(40);
+    assert_eq!(
+        other.sk.noise_bound_log2(&ct, &complex(&v)),
+        Err(Error::ParameterMismatch)
+    );
+}
+
+/// Flooded decryptions of a fresh encryption of `v` under `k`, with the
+/// bound B measured on a trial run under a separate key pair of the same
+/// parameters (one bit added as margin): asserts the slots within 7
+/// deviations of `v`, and returns the two decodings, the slots' deviation
+/// (per real or imaginary part) and the largest error.
+fn flood_twice(k: &Keys, trial: &Keys, v: &[f64]) -> (Vec<Complex>, Vec<Complex>, f64, f64) {
+    let n = k.ctx.n() as f64;
+    let b = trial
+        .sk
+        .noise_bound_log2(&encrypt(trial, v), &complex(v))
+        .unwrap();
+    let flooding = Flooding::new(b + 1.0);
+    let sigma = flooding.sigma(k.ctx.n()).unwrap();
+    let expected = (24.0 * n).sqrt() * f64::exp2(15.0 + b + 1.0);
+    assert!((sigma / expected - 1.0).abs() < 1e-12);
+    let ct = encrypt(k, v);
+    let a =
+        k.sk.decrypt_flooded(&ct, &flooding)
+            .unwrap()
+            .decode()
+            .unwrap();
+    let c =
+        k.sk.decrypt_flooded(&ct, &flooding)
+            .unwrap()
+            .decode()
+            .unwrap();
+    // Each part of a slot carries a Gaussian of deviation sqrt(N / 2) sigma
+    // (N coefficients of variance sigma^2, half in each part).
+    let sd = (n / 2.0).sqrt() * sigma / ct.scale();
+    let err = a
+        .iter()
+        .zip(v)
+        .map(|(z, &x)| (z.re - x).abs().max(z.im.abs()))
+        .fold(0.0, f64::max);
+    assert!(err < 7.0 * sd, "max error {err:e} >= 7 sd = {:e}", 7.0 * sd);
+    // The real-valued variant decrypts the same way.
+    let r = k.sk.decrypt_flooded_real(&ct, &flooding).unwrap();
+    assert!(r.iter().zip(v).all(|(x, y)| (x - y).abs() < 7.0 * sd));
+    eprintln!(
+        "flooded N = {n}, scale 2^{}, B = 2^{:.2}, s = 30: sigma = 2^{:.2}, slot sd {sd:.2e}, \
+         max slot error {err:.2e} ({:.2} sd) over {} slots",
+        ct.scale().log2(),
+        b + 1.0,
+        sigma.log2(),
+        err / sd,
+        v.len()
+    );
+    (a, c, sd, err)
+}
+
+#[test]
+fn flooded_decryption_is_within_its_deviation_and_fresh_each_time() {
+    let k = wide();
+    let v = values(k.ctx.slots());
+    let (a, c, sd, _) = flood_twice(k, &keys(50), &v);
+    // Useful precision at scale 2^50: about 2^-13 per slot.
+    assert!(sd < 1e-3, "sd {sd:e}");
+    // Two floods of one ciphertext differ, by two independent Gaussians:
+    // the difference's parts have deviation sqrt(2) sd. Its sample
+    // deviation over the n real and imaginary parts has a relative standard
+    // error of 1 / sqrt(2 n) = 0.8%: 4% is five of them.
+    let diffs: Vec<f64> = a
+        .iter()
+        .zip(&c)
+        .flat_map(|(x, y)| [x.re - y.re, x.im - y.im])
+        .collect();
+    assert!(diffs.iter().filter(|d| **d != 0.0).count() > diffs.len() / 2);
+    let measured = (diffs.iter().map(|d| d * d).sum::<f64>() / diffs.len() as f64).sqrt();
+    let ratio = measured / (2f64.sqrt() * sd);
+    assert!((ratio - 1.0).abs() < 0.04, "deviation ratio {ratio}");
+}
+
+#[test]
+fn flooding_at_the_default_scale_costs_its_precision() {
+    // The named N = 8192 set (scale 2^40): the same rule leaves about 4 bits.
+    let keys = || {
+        let ctx = CkksContext::new(CkksParameters::n8192()).unwrap();
+        let sk = SecretKey::generate(&ctx).unwrap();
+        Keys {
+            pk: sk.public_key().unwrap(),
+            ctx,
+            sk,
+        }
+    };
+    let k = keys();
+    let (_, _, sd, _) = flood_twice(&k, &keys(), &values(k.ctx.slots()));
+    assert!(sd > 1e-2, "sd {sd:e}");
+}
+
+#[test]
+fn flooding_is_refused_when_it_could_wrap_or_its_arguments_are_bad() {
+    // Scale 2^30: Q_0 of 40 bits, Q_1 of 70 bits.
+    let k = keys(30);
+    let v = values(8);
+    let top = encrypt(&k, &v);
+    let low = top.drop_to_level(0).unwrap();
+    // s = 40, B = 2^8: 8.6 sigma = 2^39.9 reaches Q_0 / 2 = 2^39, not Q_1 / 2.
+    let flooding = Flooding {
+        noise_bound_log2: 8.0,
+        statistical_security: 40,
+        decryptions: 1,
+    };
+    assert!(matches!(
+        k.sk.decrypt_flooded(&low, &flooding),
+        Err(Error::MessageOverflow { .. })
+    ));
+    assert!(k.sk.decrypt_flooded(&top, &flooding).is_ok());
+    // With B = 2^5 the level-0 flood fits.
+    let fits = Flooding {
+        noise_bound_log2: 5.0,
+        ..flooding
+    };
+    assert!(k.sk.decrypt_flooded(&low, &fits).is_ok());
+    // Bad arguments.
+    for bad in [
+        Flooding {
+            statistical_security: 0,
+            ..fits
+        },
+        Flooding {
+            statistical_security: 129,
+            ..fits
+        },
+        Flooding {
+            decryptions: 0,
+            ..fits
+        },
+        Flooding::new(f64::NAN),
+        Flooding::new(f64::INFINITY),
+        Flooding::new(-1.0),
+    ] {
+        assert!(bad.sigma(k.ctx.n()).is_err(), "{bad:?}");
+        assert!(
+            matches!(
+                k.sk.decrypt_flooded(&top, &bad),
+                Err(Error::InvalidParameters(_))
+            ),
+            "{bad:?}"
+        );
+    }
+    // A sigma above the sampler's 2^46 is refused, not sampled coarsely.
+    assert!(k.sk.decrypt_flooded(&top, &Flooding::new(30.0)).is_err());
+    // Another parameter set's ciphertext.
+    assert_eq!(
+        wide().sk.decrypt_flooded(&top, &fits).map(|_| ()),
+        Err(Error::ParameterMismatch)
+    );
+}
