@@ -1,17 +1,22 @@
 #![no_main]
 //! Every TFHE loader on arbitrary bytes: client keys, server keys, shortint
-//! blocks, booleans and radix integers must load or return an error, never
-//! panic, hang or allocate without bound. The first byte picks the loader. An
-//! accepted object re-encodes to exactly its bytes and is used: a client key
-//! encrypts and decrypts, a block, boolean or integer decrypts under the
-//! fixture's key.
+//! blocks, booleans, radix integers, GLWE keys, GLWE ciphertexts and GGSWs
+//! must load or return an error, never panic, hang or allocate without bound.
+//! The first byte picks the loader. An accepted object re-encodes to exactly
+//! its bytes and is used: a client or GLWE key encrypts and decrypts, a block,
+//! boolean, integer or GLWE decrypts under the fixture's key, a GGSW's
+//! external product of a fixture GLWE decrypts.
 
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use triskel_tfhe::{
-    BoolCiphertext, Ciphertext, ClientKey, RadixCiphertext, ServerKey, TfheParameters,
+    BoolCiphertext, Ciphertext, ClientKey, GgswCiphertext, GlweCiphertext, GlweSecretKey,
+    RadixCiphertext, ServerKey, TfheParameters,
 };
+
+/// Message modulus of the GLWE checks.
+const P: u64 = 16;
 
 /// Client keys of the boolean and 2_2 sets (server keys are not needed to
 /// decrypt, and would cost seconds per process).
@@ -30,7 +35,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let (boolean, shortint) = keys();
-    match which % 5 {
+    match which % 8 {
         0 => {
             if let Ok(ck) = ClientKey::from_bytes(bytes) {
                 assert_eq!(
@@ -62,12 +67,49 @@ fuzz_target!(|data: &[u8]| {
                 let _ = boolean.decrypt_bool(&ct);
             }
         }
-        _ => {
+        4 => {
             let params = shortint.parameters();
             if let Ok(ct) = RadixCiphertext::from_bytes(bytes, params) {
                 assert_eq!(ct.to_bytes(params), bytes, "integer encoding is canonical");
-                let v = shortint.decrypt_radix(&ct).expect("a loaded integer decrypts");
-                assert!(ct.bits() == 64 || v >> ct.bits() == 0, "value fits its width");
+                let v = shortint
+                    .decrypt_radix(&ct)
+                    .expect("a loaded integer decrypts");
+                assert!(
+                    ct.bits() == 64 || v >> ct.bits() == 0,
+                    "value fits its width"
+                );
+            }
+        }
+        5 => {
+            if let Ok(key) = GlweSecretKey::from_bytes(bytes) {
+                assert_eq!(&key.to_bytes()[..], bytes, "GLWE key encoding is canonical");
+                let m: Vec<u64> = (0..key.polynomial_size() as u64).map(|i| i % P).collect();
+                let ct = key.encrypt(&m, P).expect("a loaded GLWE key encrypts");
+                assert_eq!(key.decrypt(&ct, P).expect("and decrypts"), m);
+            }
+        }
+        6 => {
+            let params = shortint.parameters();
+            if let Ok(ct) = GlweCiphertext::from_bytes(bytes, params) {
+                assert_eq!(ct.to_bytes(), bytes, "GLWE encoding is canonical");
+                shortint
+                    .glwe_key()
+                    .decrypt(&ct, P)
+                    .expect("a loaded GLWE decrypts");
+            }
+        }
+        _ => {
+            let params = shortint.parameters();
+            if let Ok(ggsw) = GgswCiphertext::from_bytes(bytes, params) {
+                assert_eq!(ggsw.to_bytes(), bytes, "GGSW encoding is canonical");
+                let key = shortint.glwe_key();
+                let ct = key
+                    .encrypt(&vec![1; key.polynomial_size()], P)
+                    .expect("fixture GLWE");
+                let product = ggsw
+                    .external_product(&ct)
+                    .expect("a loaded GGSW multiplies");
+                key.decrypt(&product, P).expect("the product decrypts");
             }
         }
     }

@@ -251,6 +251,9 @@ fn floor_small(v: f64) -> u64 {
 /// The NTT prime and plan, the decomposer, and the shape (k, N) of a GLWE.
 #[derive(Debug)]
 pub(crate) struct GlweContext {
+    /// The name of the parameter set it was made for (serialized objects
+    /// carry it in their header).
+    pub(crate) set_name: &'static str,
     pub(crate) k: usize,
     pub(crate) n: usize,
     pub(crate) modulus: Modulus,
@@ -262,6 +265,7 @@ pub(crate) struct GlweContext {
 
 impl GlweContext {
     pub(crate) fn new(
+        set_name: &'static str,
         k: usize,
         n: usize,
         modulus_bits: u32,
@@ -274,6 +278,7 @@ impl GlweContext {
         let modulus = Modulus::new(q)?;
         let plan = NttPlan::new(n, &modulus)?;
         Ok(GlweContext {
+            set_name,
             k,
             n,
             decomposer: Decomposer::new(q, base_log, levels)?,
@@ -452,7 +457,7 @@ impl GlweSecretKey {
         let mut rng = Prng::from_os()?;
         let mut data = vec![0u64; ctx.glwe_len()];
         self.encrypt_zero_ntt(rng.gen_seed(), 0, &mut rng, &mut data)?;
-        let mut m = plaintext.to_vec();
+        let mut m = Zeroizing::new(plaintext.to_vec());
         ctx.plan.forward(&mut m)?;
         add_assign(&ctx.modulus, &mut data[k * n..], &m)?;
         for p in data.chunks_mut(n) {
@@ -473,15 +478,18 @@ impl GlweSecretKey {
                 "messages modulo {p} (at least 2, below q)"
             )));
         }
-        let plaintext: Vec<u64> = messages
-            .iter()
-            .map(|&m| constant_time_quotient(m as u128 * q as u128 + p as u128 / 2, p))
-            .collect();
+        let plaintext: Zeroizing<Vec<u64>> = Zeroizing::new(
+            messages
+                .iter()
+                .map(|&m| constant_time_quotient(m as u128 * q as u128 + p as u128 / 2, p))
+                .collect(),
+        );
         self.encrypt_plaintext(&plaintext)
     }
 
-    /// The phase B - sum_i A_i S_i = M + E (N coefficients in [0, q)).
-    pub fn phase(&self, ct: &GlweCiphertext) -> Result<Vec<u64>> {
+    /// The phase B - sum_i A_i S_i = M + E (N coefficients in [0, q));
+    /// secret (message and noise): zeroized when dropped.
+    pub fn phase(&self, ct: &GlweCiphertext) -> Result<Zeroizing<Vec<u64>>> {
         check_same_ring(&self.ctx, &ct.ctx)?;
         self.phase_of(&ct.data)
     }
@@ -583,11 +591,12 @@ impl GlweSecretKey {
     }
 
     /// The phase (coefficient form, N words) of a GLWE ciphertext of this
-    /// key's shape in coefficient form.
-    pub(crate) fn phase_of(&self, ct: &[u64]) -> Result<Vec<u64>> {
+    /// key's shape in coefficient form. The phase and sum_i A_i S_i (which
+    /// gives the phase with B) are wiped when dropped.
+    pub(crate) fn phase_of(&self, ct: &[u64]) -> Result<Zeroizing<Vec<u64>>> {
         let ctx = &self.ctx;
         let (k, n) = (ctx.k, ctx.n);
-        let mut acc = vec![0u64; n];
+        let mut acc = Zeroizing::new(vec![0u64; n]);
         let mut tmp = vec![0u64; n];
         for i in 0..k {
             tmp.copy_from_slice(&ct[i * n..(i + 1) * n]);
@@ -596,11 +605,13 @@ impl GlweSecretKey {
         }
         ctx.plan.inverse(&mut acc)?;
         let m = &ctx.modulus;
-        Ok(ct[k * n..]
-            .iter()
-            .zip(&acc)
-            .map(|(&b, &a)| m.sub_mod(b, a))
-            .collect())
+        Ok(Zeroizing::new(
+            ct[k * n..]
+                .iter()
+                .zip(acc.iter())
+                .map(|(&b, &a)| m.sub_mod(b, a))
+                .collect(),
+        ))
     }
 }
 
@@ -608,8 +619,8 @@ impl GlweSecretKey {
 /// [0, q), coefficient form, of phase B - sum_i A_i S_i.
 #[derive(Clone)]
 pub struct GlweCiphertext {
-    ctx: Arc<GlweContext>,
-    data: Vec<u64>,
+    pub(crate) ctx: Arc<GlweContext>,
+    pub(crate) data: Vec<u64>,
 }
 
 impl std::fmt::Debug for GlweCiphertext {
@@ -688,8 +699,8 @@ impl GlweCiphertext {
 /// at r l + j) in the NTT domain, like the bootstrapping key's.
 #[derive(Clone)]
 pub struct GgswCiphertext {
-    ctx: Arc<GlweContext>,
-    data: Vec<u64>,
+    pub(crate) ctx: Arc<GlweContext>,
+    pub(crate) data: Vec<u64>,
 }
 
 impl std::fmt::Debug for GgswCiphertext {

@@ -59,6 +59,7 @@ pub struct TestVector(pub(crate) Vec<u64>);
 pub(crate) fn context(params: &TfheParameters) -> Result<Arc<GlweContext>> {
     params.check()?;
     Ok(Arc::new(GlweContext::new(
+        params.name,
         params.glwe_dimension,
         params.polynomial_size,
         params.modulus_bits,

@@ -184,7 +184,7 @@ mod tests {
     /// coefficients, for every e in [0, 2N) at N = 1024 (signs past N included).
     #[test]
     fn monomials_are_the_transforms_of_x_e_minus_one() {
-        let ctx = GlweContext::new(1, 1024, 50, (23, 1), 1e-14).unwrap();
+        let ctx = GlweContext::new("test", 1, 1024, 50, (23, 1), 1e-14).unwrap();
         let table = Monomials::new(&ctx);
         let (n, q) = (ctx.n, ctx.q());
         let mut got = vec![0u64; n];

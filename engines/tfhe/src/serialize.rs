@@ -8,6 +8,11 @@
 //! block  = degree: u64 | noise level: u64 | LWE ciphertext (k N + 1 words)
 //! bool   = LWE ciphertext
 //! radix  = bits: u8 | block count: u8 | count x (block without its header)
+//! glwe key   (kind 7) = shape | k N bytes (0/1): S_1..S_k's coefficients
+//! glwe       (kind 8) = shape | (k + 1) N x u64 (< q): A_1..A_k, B, coefficient form
+//! ggsw       (kind 9) = shape | base_log: u32 | levels: u32
+//!                       | (k + 1) l rows x (k + 1) N x u64 (< q), NTT form
+//! shape      = k: u32 | N: u32
 //! ```
 //!
 //! Parameters are found by name among the named sets and checked, never taken
@@ -15,12 +20,24 @@
 //! Loading checks every length and range (key bits, residues < q, degree,
 //! noise level at least a fresh encryption's; a radix integer's width, its
 //! block count against that width and clean blocks) and rejects trailing bytes.
+//!
+//! The GLWE kinds carry the set the object was made for (its k, N, q and,
+//! for a GGSW, the bootstrapping decomposition, all checked equal to the
+//! set's before anything is allocated). A GGSW is stored as it is kept: its
+//! rows (row (r, j) at r l + j) in the NTT domain of the set's prime, in the
+//! kernels' fixed (bit-reversed) order. The NTT is a bijection of `Z_q^N`, so
+//! every vector of residues below q is the transform of one polynomial:
+//! checking the range is all a loaded GGSW needs. The GLWE kinds are not
+//! seed-compressed (the masks are stored whole).
+
+use std::sync::Arc;
 
 use triskel_ring::{LweCiphertext, LweKeySwitchKey, LweSecretKey, Reader};
+use zeroize::Zeroizing;
 
 use crate::boolean::BoolCiphertext;
 use crate::error::{Error, Result};
-use crate::glwe::GlweSecretKey;
+use crate::glwe::{GgswCiphertext, GlweCiphertext, GlweContext, GlweSecretKey};
 use crate::integer::{block_shape, check_width, RadixCiphertext};
 use crate::keys::{context, ClientKey, ServerKey};
 use crate::params::TfheParameters;
@@ -35,6 +52,9 @@ const KIND_BLOCK: u8 = 3;
 const KIND_BOOL: u8 = 4;
 const KIND_RADIX: u8 = 5;
 const KIND_SERVER_MULTI_BIT: u8 = 6;
+const KIND_GLWE_KEY: u8 = 7;
+const KIND_GLWE: u8 = 8;
+const KIND_GGSW: u8 = 9;
 
 /// The kind byte of a server key: multi-bit keys have their own.
 fn server_kind(params: &TfheParameters) -> u8 {
@@ -49,12 +69,17 @@ fn malformed<T>(msg: impl Into<String>) -> Result<T> {
     Err(Error::Malformed(msg.into()))
 }
 
-fn write_header(out: &mut Vec<u8>, kind: u8, params: &TfheParameters) {
+/// Bytes of the header of a set named `name`.
+fn header_len(name: &str) -> usize {
+    7 + name.len()
+}
+
+fn write_header(out: &mut Vec<u8>, kind: u8, set_name: &str) {
     out.extend_from_slice(MAGIC);
     out.push(FORMAT_VERSION);
     out.push(kind);
-    out.push(params.name.len() as u8);
-    out.extend_from_slice(params.name.as_bytes());
+    out.push(set_name.len() as u8);
+    out.extend_from_slice(set_name.as_bytes());
 }
 
 /// Reads the header; `kind` gives the kind byte expected of the named set.
@@ -102,11 +127,12 @@ fn read_bits(r: &mut Reader<'_>, n: usize) -> Result<Vec<i64>> {
 impl ClientKey {
     /// Versioned bytes of the secret keys (secret: zeroized when dropped;
     /// store them as such).
-    pub fn to_bytes(&self) -> zeroize::Zeroizing<Vec<u8>> {
+    pub fn to_bytes(&self) -> Zeroizing<Vec<u8>> {
         // Sized once: no reallocation leaves a copy of the key behind.
-        let len = 7 + self.params.name.len() + self.small.dimension() + self.big_key().dimension();
-        let mut out = zeroize::Zeroizing::new(Vec::with_capacity(len));
-        write_header(&mut out, KIND_CLIENT, &self.params);
+        let len =
+            header_len(self.params.name) + self.small.dimension() + self.big_key().dimension();
+        let mut out = Zeroizing::new(Vec::with_capacity(len));
+        write_header(&mut out, KIND_CLIENT, self.params.name);
         out.extend(self.small.coefficients().iter().map(|&c| c as u8));
         out.extend(self.big_key().coefficients().iter().map(|&c| c as u8));
         out
@@ -116,8 +142,8 @@ impl ClientKey {
     pub fn from_bytes(bytes: &[u8]) -> Result<ClientKey> {
         let mut r = Reader::new(bytes);
         let params = read_header(&mut r, |_| KIND_CLIENT)?;
-        let small = zeroize::Zeroizing::new(read_bits(&mut r, params.lwe_dimension)?);
-        let big = zeroize::Zeroizing::new(read_bits(
+        let small = Zeroizing::new(read_bits(&mut r, params.lwe_dimension)?);
+        let big = Zeroizing::new(read_bits(
             &mut r,
             params.glwe_dimension * params.polynomial_size,
         )?);
@@ -139,7 +165,7 @@ impl ServerKey {
     /// seed, the key-switching key's bodies and seed.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        write_header(&mut out, server_kind(&self.params), &self.params);
+        write_header(&mut out, server_kind(&self.params), self.params.name);
         out.extend_from_slice(&self.bsk_seed);
         let (k, n) = (self.ctx.k, self.ctx.n);
         out.reserve(self.bsk.len() / (k + 1) * 8);
@@ -157,7 +183,7 @@ impl ServerKey {
         let p = &self.params;
         let bodies = self.bsk.len() / (self.ctx.k + 1);
         let ksk = p.glwe_dimension * p.polynomial_size * p.ks_levels as usize;
-        7 + p.name.len() + 32 + bodies * 8 + 16 + 32 + ksk * 8
+        header_len(p.name) + 32 + bodies * 8 + 16 + 32 + ksk * 8
     }
 
     /// Loads [`ServerKey::to_bytes`] output, regenerating every mask.
@@ -202,7 +228,7 @@ impl Ciphertext {
     /// Versioned bytes of the block.
     pub fn to_bytes(&self, params: &TfheParameters) -> Vec<u8> {
         let mut out = Vec::new();
-        write_header(&mut out, KIND_BLOCK, params);
+        write_header(&mut out, KIND_BLOCK, params.name);
         self.write_body(&mut out);
         out
     }
@@ -248,7 +274,7 @@ impl RadixCiphertext {
     /// Versioned bytes of the integer: its width and its blocks.
     pub fn to_bytes(&self, params: &TfheParameters) -> Vec<u8> {
         let mut out = Vec::new();
-        write_header(&mut out, KIND_RADIX, params);
+        write_header(&mut out, KIND_RADIX, params.name);
         out.push(self.bits as u8);
         out.push(self.blocks.len() as u8);
         for block in &self.blocks {
@@ -294,7 +320,7 @@ impl BoolCiphertext {
     /// Versioned bytes of the boolean.
     pub fn to_bytes(&self, params: &TfheParameters) -> Vec<u8> {
         let mut out = Vec::new();
-        write_header(&mut out, KIND_BOOL, params);
+        write_header(&mut out, KIND_BOOL, params.name);
         self.lwe.write_body(&mut out);
         out
     }
@@ -306,5 +332,132 @@ impl BoolCiphertext {
         let lwe = LweCiphertext::read_body(&mut r, params.glwe_dimension * params.polynomial_size)?;
         r.finish()?;
         Ok(BoolCiphertext { lwe })
+    }
+}
+
+/// Writes a GLWE object's shape (k, N).
+fn write_shape(out: &mut Vec<u8>, ctx: &GlweContext) {
+    out.extend_from_slice(&(ctx.k as u32).to_le_bytes());
+    out.extend_from_slice(&(ctx.n as u32).to_le_bytes());
+}
+
+/// Reads the header and shape of a GLWE object of kind `kind`: the set's
+/// context, its shape checked against the set's.
+fn read_glwe_header(r: &mut Reader<'_>, kind: u8) -> Result<(TfheParameters, Arc<GlweContext>)> {
+    let params = read_header(r, |_| kind)?;
+    let (k, n) = (r.u32()? as usize, r.u32()? as usize);
+    if (k, n) != (params.glwe_dimension, params.polynomial_size) {
+        return malformed(format!(
+            "GLWE shape (k, N) = ({k}, {n}) for {}, which has ({}, {})",
+            params.name, params.glwe_dimension, params.polynomial_size
+        ));
+    }
+    let ctx = context(&params)?;
+    Ok((params, ctx))
+}
+
+/// Appends residues as little-endian u64 words.
+fn write_words(out: &mut Vec<u8>, words: &[u64]) {
+    out.reserve(words.len() * 8);
+    for w in words {
+        out.extend_from_slice(&w.to_le_bytes());
+    }
+}
+
+/// Reads `len` residues, each below q (the bytes are taken, so present,
+/// before anything is allocated).
+fn read_residues(r: &mut Reader<'_>, len: usize, q: u64) -> Result<Vec<u64>> {
+    let raw = r.take(len * 8)?;
+    let words: Vec<u64> = raw
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().expect("8-byte chunk")))
+        .collect();
+    if words.iter().any(|&w| w >= q) {
+        return malformed(format!("residue not reduced modulo {q}"));
+    }
+    Ok(words)
+}
+
+impl GlweSecretKey {
+    /// Versioned bytes of the key, naming the set it was made for (secret:
+    /// zeroized when dropped; store them as such).
+    pub fn to_bytes(&self) -> Zeroizing<Vec<u8>> {
+        let ctx = &self.ctx;
+        // Sized once: no reallocation leaves a copy of the key behind.
+        let len = header_len(ctx.set_name) + 8 + ctx.k * ctx.n;
+        let mut out = Zeroizing::new(Vec::with_capacity(len));
+        write_header(&mut out, KIND_GLWE_KEY, ctx.set_name);
+        write_shape(&mut out, ctx);
+        out.extend(self.lwe_key().coefficients().iter().map(|&c| c as u8));
+        out
+    }
+
+    /// Loads [`GlweSecretKey::to_bytes`] output: the set named in the
+    /// header (checked), its shape, k N binary coefficients, nothing after.
+    /// Every copy of the coefficients is wiped, on errors too.
+    pub fn from_bytes(bytes: &[u8]) -> Result<GlweSecretKey> {
+        let mut r = Reader::new(bytes);
+        let (_, ctx) = read_glwe_header(&mut r, KIND_GLWE_KEY)?;
+        let bits = Zeroizing::new(read_bits(&mut r, ctx.k * ctx.n)?);
+        r.finish()?;
+        GlweSecretKey::from_lwe_key(ctx, LweSecretKey::from_coefficients(&bits))
+    }
+}
+
+impl GlweCiphertext {
+    /// Versioned bytes of the ciphertext (coefficient form), naming the set
+    /// it was made for.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(header_len(self.ctx.set_name) + 8 + self.data.len() * 8);
+        write_header(&mut out, KIND_GLWE, self.ctx.set_name);
+        write_shape(&mut out, &self.ctx);
+        write_words(&mut out, &self.data);
+        out
+    }
+
+    /// Loads a GLWE ciphertext of the parameter set `params`: its shape,
+    /// (k + 1) N residues below q, nothing after.
+    pub fn from_bytes(bytes: &[u8], params: &TfheParameters) -> Result<GlweCiphertext> {
+        let mut r = Reader::new(bytes);
+        let (set, ctx) = read_glwe_header(&mut r, KIND_GLWE)?;
+        expect_params(&set, params)?;
+        let data = read_residues(&mut r, ctx.glwe_len(), ctx.q())?;
+        r.finish()?;
+        Ok(GlweCiphertext { ctx, data })
+    }
+}
+
+impl GgswCiphertext {
+    /// Versioned bytes of the GGSW (its rows in NTT form, as kept), naming
+    /// the set it was made for.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let ctx = &self.ctx;
+        let mut out = Vec::with_capacity(header_len(ctx.set_name) + 16 + self.data.len() * 8);
+        write_header(&mut out, KIND_GGSW, ctx.set_name);
+        write_shape(&mut out, ctx);
+        out.extend_from_slice(&ctx.decomposer.base_log().to_le_bytes());
+        out.extend_from_slice(&(ctx.decomposer.levels() as u32).to_le_bytes());
+        write_words(&mut out, &self.data);
+        out
+    }
+
+    /// Loads a GGSW of the parameter set `params`: its shape, the set's
+    /// bootstrapping decomposition (base_log, levels), (k + 1) l rows of
+    /// (k + 1) N NTT-domain residues below q, nothing after.
+    pub fn from_bytes(bytes: &[u8], params: &TfheParameters) -> Result<GgswCiphertext> {
+        let mut r = Reader::new(bytes);
+        let (set, ctx) = read_glwe_header(&mut r, KIND_GGSW)?;
+        expect_params(&set, params)?;
+        let (base_log, levels) = (r.u32()?, r.u32()?);
+        if (base_log, levels) != (set.pbs_base_log, set.pbs_levels) {
+            return malformed(format!(
+                "GGSW decomposition (base 2^{base_log}, {levels} levels) for {}, which has \
+                 (2^{}, {})",
+                set.name, set.pbs_base_log, set.pbs_levels
+            ));
+        }
+        let data = read_residues(&mut r, ctx.ggsw_rows() * ctx.glwe_len(), ctx.q())?;
+        r.finish()?;
+        Ok(GgswCiphertext { ctx, data })
     }
 }

@@ -4,7 +4,8 @@ mod common;
 use common::keys_2_2;
 use triskel_ring::Prng;
 use triskel_tfhe::{
-    BoolCiphertext, Ciphertext, ClientKey, Error, Gate, RadixCiphertext, ServerKey, TfheParameters,
+    BoolCiphertext, Ciphertext, ClientKey, Error, Gate, GgswCiphertext, GlweCiphertext,
+    GlweSecretKey, RadixCiphertext, ServerKey, TfheParameters,
 };
 
 /// The caller's line names the case (the loaded value is too large to print).
@@ -186,17 +187,205 @@ fn radix_integers_round_trip_and_malformed_bytes_are_rejected() {
     }
 }
 
+/// Message modulus of the GLWE tests: 16 levels on the whole of Z_q.
+const P: u64 = 16;
+
+fn random_messages(rng: &mut Prng, n: usize) -> Vec<u64> {
+    (0..n).map(|_| rng.below(P).unwrap()).collect()
+}
+
+/// `bytes` with `word` written at `at`.
+fn with_word(bytes: &[u8], at: usize, word: &[u8]) -> Vec<u8> {
+    let mut out = bytes.to_vec();
+    out[at..at + word.len()].copy_from_slice(word);
+    out
+}
+
+/// GLWE keys, GLWE ciphertexts and GGSWs of the 2_2 set (k = 1, N = 2048),
+/// the boolean set (k = 2, N = 1024) and the 3_3 set (two decomposition
+/// levels) load back to the same bytes and still compute: a loaded key
+/// decrypts what the original encrypted and the reverse, a loaded GLWE
+/// decrypts to its messages, a loaded GGSW's external product and CMux give
+/// the right messages.
+#[test]
+fn glwe_objects_round_trip_and_still_compute() {
+    let mut rng = Prng::from_seed([13; 32]);
+    for params in [
+        TfheParameters::message_2_carry_2(),
+        TfheParameters::boolean(),
+        TfheParameters::message_3_carry_3(),
+    ] {
+        let (k, n) = (params.glwe_dimension, params.polynomial_size);
+        let levels = params.pbs_levels as usize;
+        let header = 7 + params.name.len();
+        let key = GlweSecretKey::generate(&params).unwrap();
+        let key_bytes = key.to_bytes();
+        assert_eq!(key_bytes.len(), header + 8 + k * n);
+        let key2 = GlweSecretKey::from_bytes(&key_bytes).unwrap();
+        assert_eq!(key2.to_bytes(), key_bytes);
+        assert_eq!(key2.lwe_key().coefficients(), key.lwe_key().coefficients());
+
+        let (m0, m1) = (random_messages(&mut rng, n), random_messages(&mut rng, n));
+        let c0 = key.encrypt(&m0, P).unwrap();
+        let bytes = c0.to_bytes();
+        assert_eq!(bytes.len(), header + 8 + (k + 1) * n * 8);
+        let c0 = GlweCiphertext::from_bytes(&bytes, &params).unwrap();
+        assert_eq!(c0.to_bytes(), bytes);
+        assert_eq!(key2.decrypt(&c0, P).unwrap(), m0);
+        let c1 = key2.encrypt(&m1, P).unwrap();
+        let c1 = GlweCiphertext::from_bytes(&c1.to_bytes(), &params).unwrap();
+        assert_eq!(key.decrypt(&c1, P).unwrap(), m1);
+
+        for (message, bit_branch) in [(0i64, &m0), (1, &m1)] {
+            let ggsw = key.encrypt_ggsw(message).unwrap();
+            let bytes = ggsw.to_bytes();
+            assert_eq!(
+                bytes.len(),
+                header + 16 + (k + 1) * levels * (k + 1) * n * 8
+            );
+            let ggsw = GgswCiphertext::from_bytes(&bytes, &params).unwrap();
+            assert_eq!(ggsw.to_bytes(), bytes);
+            let cmux = ggsw.cmux(&c0, &c1).unwrap();
+            assert_eq!(&key.decrypt(&cmux, P).unwrap(), bit_branch, "bit {message}");
+        }
+        let ggsw = key2.encrypt_ggsw(-3).unwrap();
+        let ggsw = GgswCiphertext::from_bytes(&ggsw.to_bytes(), &params).unwrap();
+        let product = ggsw.external_product(&c0).unwrap();
+        let want: Vec<u64> = m0.iter().map(|&v| (P * 3 - 3 * v) % P).collect();
+        assert_eq!(key.decrypt(&product, P).unwrap(), want);
+        eprintln!(
+            "{}: GLWE key {} bytes, GLWE {} bytes, GGSW {} bytes",
+            params.name,
+            key_bytes.len(),
+            c0.to_bytes().len(),
+            ggsw.to_bytes().len()
+        );
+    }
+}
+
+/// Truncation, trailing bytes, a wrong version, kind, set or shape, a
+/// residue >= q (in a GLWE and in a GGSW, q itself), a key coefficient
+/// that is not a bit and a GGSW decomposition that is not the set's are
+/// rejected.
+#[test]
+fn malformed_glwe_objects_are_rejected() {
+    let params = TfheParameters::message_2_carry_2();
+    let key = GlweSecretKey::generate(&params).unwrap();
+    let n = params.polynomial_size;
+    let q = key.modulus();
+    let header = 7 + params.name.len();
+    let key_bytes = key.to_bytes().to_vec();
+    let glwe = key.encrypt(&vec![3; n], P).unwrap().to_bytes();
+    let ggsw = key.encrypt_ggsw(1).unwrap().to_bytes();
+    let load_key = |b: &[u8]| GlweSecretKey::from_bytes(b);
+    let load_glwe = |b: &[u8]| GlweCiphertext::from_bytes(b, &params);
+    let load_ggsw = |b: &[u8]| GgswCiphertext::from_bytes(b, &params);
+    for bytes in [&key_bytes, &glwe, &ggsw] {
+        for cut in [
+            0,
+            5,
+            header,
+            header + 4,
+            header + 8,
+            header + 20,
+            bytes.len() - 1,
+        ] {
+            rejected(load_key(&bytes[..cut]));
+            rejected(load_glwe(&bytes[..cut]));
+            rejected(load_ggsw(&bytes[..cut]));
+        }
+        let mut long = bytes.clone();
+        long.push(0);
+        rejected(load_key(&long));
+        rejected(load_glwe(&long));
+        rejected(load_ggsw(&long));
+        // Version; k = 2 or N = 1024, with the set's body, twice it or half.
+        let mut bad = bytes.clone();
+        bad[4] = 2;
+        rejected(load_key(&bad));
+        rejected(load_glwe(&bad));
+        rejected(load_ggsw(&bad));
+        let body = &bytes[header + 8..];
+        for (at, value) in [(header, 2u32), (header + 4, 1024)] {
+            let shape = with_word(&bytes[..header + 8], at, &value.to_le_bytes());
+            for body in [
+                body.to_vec(),
+                body.repeat(2),
+                body[..body.len() / 2].to_vec(),
+            ] {
+                let bad = [shape.clone(), body].concat();
+                rejected(load_key(&bad));
+                rejected(load_glwe(&bad));
+                rejected(load_ggsw(&bad));
+            }
+        }
+    }
+    // Each kind is only itself, and a client key is not a GLWE key.
+    rejected(load_glwe(&key_bytes));
+    rejected(load_ggsw(&key_bytes));
+    rejected(load_key(&glwe));
+    rejected(load_ggsw(&glwe));
+    rejected(load_key(&ggsw));
+    rejected(load_glwe(&ggsw));
+    let ck = ClientKey::generate(&TfheParameters::boolean()).unwrap();
+    rejected(load_key(&ck.to_bytes()));
+    // Another set's objects: the boolean set has the 1_1 set's shape.
+    let boolean = TfheParameters::boolean();
+    let other = GlweSecretKey::generate(&boolean).unwrap();
+    let other_glwe = other.encrypt(&vec![1; 1024], P).unwrap().to_bytes();
+    let other_ggsw = other.encrypt_ggsw(1).unwrap().to_bytes();
+    rejected(load_glwe(&other_glwe));
+    rejected(load_ggsw(&other_ggsw));
+    let one_one = TfheParameters::message_1_carry_1();
+    rejected(GlweCiphertext::from_bytes(&other_glwe, &one_one));
+    rejected(GgswCiphertext::from_bytes(&other_ggsw, &one_one));
+    assert!(GlweCiphertext::from_bytes(&other_glwe, &boolean).is_ok());
+    // A key coefficient that is not a bit (first and last).
+    for (at, value) in [(header + 8, 2u8), (key_bytes.len() - 1, 0xff)] {
+        let mut bad = key_bytes.clone();
+        bad[at] = value;
+        rejected(load_key(&bad));
+    }
+    // Residues q and 2^64 - 1, first and last, in a GLWE and a GGSW; q - 1 is one.
+    let (glwe_last, ggsw_last) = (glwe.len() - 8, ggsw.len() - 8);
+    for (at, value) in [(header + 8, q), (glwe_last, q), (glwe_last, u64::MAX)] {
+        rejected(load_glwe(&with_word(&glwe, at, &value.to_le_bytes())));
+    }
+    for (at, value) in [(header + 16, q), (ggsw_last, q), (ggsw_last, u64::MAX)] {
+        rejected(load_ggsw(&with_word(&ggsw, at, &value.to_le_bytes())));
+    }
+    let top = (q - 1).to_le_bytes();
+    assert!(load_glwe(&with_word(&glwe, glwe_last, &top)).is_ok());
+    assert!(load_ggsw(&with_word(&ggsw, ggsw_last, &top)).is_ok());
+    // The GGSW's decomposition: another base, or two levels (with the
+    // bytes of the second level's rows).
+    let mut bad = ggsw.clone();
+    bad[header + 8..header + 12].copy_from_slice(&22u32.to_le_bytes());
+    rejected(load_ggsw(&bad));
+    let mut bad = ggsw.clone();
+    bad[header + 12..header + 16].copy_from_slice(&2u32.to_le_bytes());
+    bad.extend_from_slice(&ggsw[header + 16..]);
+    rejected(load_ggsw(&bad));
+}
+
 /// Random byte flips and truncations of every serialized kind never panic:
-/// each load returns a value or an error.
+/// each load returns a value or an error, and an accepted GLWE object
+/// re-encodes to its bytes and is used.
 #[test]
 fn mutated_bytes_never_panic() {
     let params = TfheParameters::message_1_carry_1();
     let mut rng = Prng::from_seed([12; 32]);
     let ck = ClientKey::generate_with(&params, &mut rng).unwrap();
+    let glwe_key = ck.glwe_key();
+    let n = params.polynomial_size;
+    let glwe = glwe_key.encrypt(&random_messages(&mut rng, n), P).unwrap();
     let inputs = [
         ck.to_bytes().to_vec(),
         ck.encrypt(1).unwrap().to_bytes(&params),
         ck.encrypt_u8(0xa5).unwrap().to_bytes(&params),
+        glwe_key.to_bytes().to_vec(),
+        glwe.to_bytes(),
+        glwe_key.encrypt_ggsw(1).unwrap().to_bytes(),
     ];
     for bytes in &inputs {
         for _ in 0..300 {
@@ -221,6 +410,18 @@ fn mutated_bytes_never_panic() {
                 ck.decrypt_radix(&x).unwrap();
             }
             let _ = ServerKey::from_bytes(&m);
+            if let Ok(key) = GlweSecretKey::from_bytes(&m) {
+                assert_eq!(key.to_bytes()[..], m, "GLWE key encoding is canonical");
+                key.phase(&glwe).unwrap();
+            }
+            if let Ok(ct) = GlweCiphertext::from_bytes(&m, &params) {
+                assert_eq!(ct.to_bytes(), m, "GLWE encoding is canonical");
+                glwe_key.decrypt(&ct, P).unwrap();
+            }
+            if let Ok(ggsw) = GgswCiphertext::from_bytes(&m, &params) {
+                assert_eq!(ggsw.to_bytes(), m, "GGSW encoding is canonical");
+                ggsw.external_product(&glwe).unwrap();
+            }
         }
     }
 }

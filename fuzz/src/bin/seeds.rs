@@ -48,7 +48,7 @@ fn ckks_seeds(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// Seeds for `tfhe_objects` (tags: 0 client key, 2 a 2_2 block, 3 a boolean,
-/// 4 a u8 of 2_2 blocks).
+/// 4 a u8 of 2_2 blocks, 5 a GLWE key, 6 a 2_2 GLWE, 7 a 2_2 GGSW).
 /// Server keys (tens of MiB) are left out.
 fn tfhe_seeds(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
     use triskel_tfhe::{ClientKey, TfheParameters};
@@ -57,12 +57,19 @@ fn tfhe_seeds(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
     let block = shortint.encrypt(3)?;
     let bit = boolean.encrypt_bool(true)?;
     let byte = shortint.encrypt_u8(0xa5)?;
+    let glwe_key = shortint.glwe_key();
+    let glwe = glwe_key.encrypt(&vec![3; glwe_key.polynomial_size()], 16)?;
+    let ggsw = glwe_key.encrypt_ggsw(1)?;
     let seeds = [
         tagged(0, &boolean.to_bytes()),
         tagged(0, &shortint.to_bytes()),
         tagged(2, &block.to_bytes(shortint.parameters())),
         tagged(3, &bit.to_bytes(boolean.parameters())),
         tagged(4, &byte.to_bytes(shortint.parameters())),
+        tagged(5, &boolean.glwe_key().to_bytes()),
+        tagged(5, &glwe_key.to_bytes()),
+        tagged(6, &glwe.to_bytes()),
+        tagged(7, &ggsw.to_bytes()),
     ];
     write(
         dir,
