@@ -27,7 +27,7 @@
 //! the trial's B holds for the real run when the circuit and the parameters
 //! (level, scale) are the same and the data within the same bounds.
 
-use triskel_ring::sampling::{sample_wide_gaussian, WIDE_GAUSSIAN_TAIL};
+use triskel_ring::sampling::{sample_wide_gaussian, WIDE_GAUSSIAN_MAX_SIGMA, WIDE_GAUSSIAN_TAIL};
 use triskel_ring::{Poly, Prng, Representation};
 use zeroize::Zeroizing;
 
@@ -128,6 +128,15 @@ impl SecretKey {
         check_same_context(&self.ctx, &ct.ctx)?;
         let n = self.ctx.n();
         let sigma = flooding.sigma(n)?;
+        if sigma > WIDE_GAUSSIAN_MAX_SIGMA {
+            return Err(Error::InvalidParameters(format!(
+                "flooding sigma 2^{:.1} (B = 2^{}, s = {}, alpha = {}) is above the sampler's 2^46",
+                sigma.log2(),
+                flooding.noise_bound_log2,
+                flooding.statistical_security,
+                flooding.decryptions
+            )));
+        }
         let level = self.ctx.level(ct.level)?;
         let needed =
             ct.noise.message + flooding.noise_bound_log2.exp2() + WIDE_GAUSSIAN_TAIL * sigma;

@@ -220,7 +220,9 @@ impl Plaintext {
 
     /// The real parts of the n/2 slot values.
     pub fn decode_real(&self) -> Result<Vec<f64>> {
-        Ok(self.decode()?.into_iter().map(|z| z.re).collect())
+        // The imaginary parts of real data are the error's image: wiped.
+        let slots = Zeroizing::new(self.decode()?);
+        Ok(slots.iter().map(|z| z.re).collect())
     }
 
     /// The level.

@@ -179,7 +179,7 @@ fn flooding_is_refused_when_it_could_wrap_or_its_arguments_are_bad() {
     let v = values(8);
     let top = encrypt(&k, &v);
     let low = top.drop_to_level(0).unwrap();
-    // s = 40, B = 2^8: 8.6 sigma = 2^39.9 reaches Q_0 / 2 = 2^39, not Q_1 / 2.
+    // s = 40, B = 2^8: 9.5 sigma = 2^40.1 reaches Q_0 / 2 = 2^39, not Q_1 / 2.
     let flooding = Flooding {
         noise_bound_log2: 8.0,
         statistical_security: 40,
@@ -196,6 +196,18 @@ fn flooding_is_refused_when_it_could_wrap_or_its_arguments_are_bad() {
         ..flooding
     };
     assert!(k.sk.decrypt_flooded(&low, &fits).is_ok());
+    // The same flood (9.5 sigma = 2^37.1) on a message declared up to 420
+    // (2^38.7 at scale 2^30): together above Q_0 / 2, each alone below.
+    let loud = Plaintext::encode_real(&k.ctx, &v, k.ctx.max_level(), k.ctx.default_scale(), 420.0);
+    let loud =
+        k.pk.encrypt(&loud.unwrap())
+            .unwrap()
+            .drop_to_level(0)
+            .unwrap();
+    assert!(matches!(
+        k.sk.decrypt_flooded(&loud, &fits),
+        Err(Error::MessageOverflow { .. })
+    ));
     // Bad arguments.
     for bad in [
         Flooding {

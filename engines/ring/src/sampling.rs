@@ -200,42 +200,57 @@ pub fn sample_gaussian(n: usize, sigma: f64, bound: i64, rng: &mut Prng) -> Resu
 }
 
 /// The largest standard deviation [`sample_wide_gaussian`] accepts: 2^46,
-/// so that every sample (at most [`WIDE_GAUSSIAN_TAIL`] sigma < 2^50 in
-/// magnitude) has an f64 spacing of at most 1/8, well below the rounding
-/// to an integer.
+/// so that every sample (below 9.42 sigma + 1/2 < 2^50 in magnitude) has an
+/// f64 spacing of at most 1/8, well below the rounding to an integer.
 pub const WIDE_GAUSSIAN_MAX_SIGMA: f64 = (1u64 << 46) as f64;
 
-/// The tail cut of [`sample_wide_gaussian`]: |x| <= 8.6 sigma. The
-/// Box-Muller radius sqrt(-2 ln u) with u >= 2^-53 is at most
-/// sqrt(106 ln 2) = 8.57; a Gaussian exceeds 8.57 sigma with probability
-/// 1.0e-17 (2^-56) per sample, the statistical distance the cut costs.
-pub const WIDE_GAUSSIAN_TAIL: f64 = 8.6;
+/// The smallest: 8, where 9.42 sigma + 1/2 (the largest sample) is still
+/// below [`WIDE_GAUSSIAN_TAIL`] sigma. Flooding needs far more.
+pub const WIDE_GAUSSIAN_MIN_SIGMA: f64 = 8.0;
+
+/// The tail cut of [`sample_wide_gaussian`]: |x| <= 9.5 sigma. The
+/// Box-Muller radius sqrt(-2 ln u) with u >= 2^-64 is at most
+/// sqrt(128 ln 2) = 9.42; a standard normal pair exceeds that radius with
+/// probability exp(-64 ln 2) = 2^-64 (the statistical distance the cut costs
+/// per pair of samples).
+pub const WIDE_GAUSSIAN_TAIL: f64 = 9.5;
 
 /// n samples round(sigma z), z a standard normal drawn by Box-Muller
-/// (two per pair of 64-bit words): the rounded Gaussian of noise flooding,
-/// for 1 <= sigma <= [`WIDE_GAUSSIAN_MAX_SIGMA`], where the table of
-/// [`sample_gaussian`] would not fit. Returned wiped on drop (flooding noise
-/// hides a secret).
+/// (two per 128 random bits for the radius and 53 for the angle): the rounded
+/// Gaussian of noise flooding, for [`WIDE_GAUSSIAN_MIN_SIGMA`] <= sigma <=
+/// [`WIDE_GAUSSIAN_MAX_SIGMA`], where the table of [`sample_gaussian`] would
+/// not fit. Returned wiped on drop (flooding noise hides a secret).
 ///
-/// Precision: u in (0, 1] and the angle take 53 random bits each; ln, sqrt,
-/// sin and cos in f64 are accurate to a few units in the last place, a
-/// relative 2^-50, so sigma z (below 2^50 in magnitude) is computed within
-/// 1/2 of its exact value and the rounded sample is within one unit of
-/// round(sigma z): the law is the rounded Gaussian up to the 2^-56 tail cut
-/// and shifts of at most one unit, far inside the 2^(s/2) margin that
-/// flooding adds to the noise it hides. The time of ln and sin / cos may
-/// depend on their argument (the random u and angle), never on the data.
+/// Precision: u = (h + f) / 2^64 with h a nonzero 64-bit word (drawn again
+/// when 0, probability 2^-64) and f a 53-bit fraction, so u in [2^-64, 1]
+/// keeps a relative precision of about 2^-53 down to the smallest values:
+/// the tail has no coarse grid of radii (a u on a fixed 2^-53 grid would let
+/// only a few widely spaced radii occur beyond 8 sigma). ln, sqrt, sin and
+/// cos in f64 are accurate to a few units in the last place, so sigma z
+/// (below 2^50) is computed within 1/2 of its exact value and each sample
+/// is within one unit of round(sigma z): the law is the rounded Gaussian up
+/// to the 2^-64 cut and shifts of at most one unit, far inside the 2^(s/2)
+/// margin that flooding adds to the noise it hides. Timing: the libm calls'
+/// run time may vary with their (random) arguments; only the total time of
+/// all n samples is observable to a caller.
 pub fn sample_wide_gaussian(n: usize, sigma: f64, rng: &mut Prng) -> Result<Zeroizing<Vec<i64>>> {
-    if !(1.0..=WIDE_GAUSSIAN_MAX_SIGMA).contains(&sigma) {
+    if !(WIDE_GAUSSIAN_MIN_SIGMA..=WIDE_GAUSSIAN_MAX_SIGMA).contains(&sigma) {
         return invalid(format!(
-            "flooding sigma = 2^{:.1} outside [1, 2^46]",
+            "flooding sigma = 2^{:.1} outside [2^3, 2^46]",
             sigma.log2()
         ));
     }
     let unit = 1.0 / (1u64 << 53) as f64;
     let mut out = Zeroizing::new(vec![0i64; n]);
     for pair in out.chunks_mut(2) {
-        let u = ((rng.next_u64() >> 11) + 1) as f64 * unit;
+        let high = loop {
+            let h = rng.next_u64();
+            if h != 0 {
+                break h;
+            }
+        };
+        let fraction = (rng.next_u64() >> 11) as f64 * unit;
+        let u = (high as f64 + fraction) * f64::exp2(-64.0);
         let angle = (rng.next_u64() >> 11) as f64 * unit * std::f64::consts::TAU;
         let radius = sigma * (-2.0 * u.ln()).sqrt();
         let (sin, cos) = angle.sin_cos();

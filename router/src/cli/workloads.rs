@@ -252,8 +252,10 @@ pub fn bench(only: Option<&str>, json: bool, threads: usize, spread: bool) -> Cl
         return Err("--spread spreads one run over --threads K: give K > 1".into());
     }
     if threads > 1 && std::env::var("TRISKEL_BENCH_CLOCK").is_ok_and(|v| v == "cpu") {
-        // The process's CPU clock counts every copy's work in each copy's stages.
-        return Err("TRISKEL_BENCH_CLOCK=cpu times one workload at a time: use --threads 1".into());
+        // The process's CPU clock counts every thread's work in each stage.
+        return Err(
+            "TRISKEL_BENCH_CLOCK=cpu counts the CPU time of every thread: use --threads 1".into(),
+        );
     }
     let mut selected = all();
     if let Some(name) = only {
@@ -285,7 +287,8 @@ pub fn bench(only: Option<&str>, json: bool, threads: usize, spread: bool) -> Cl
         .collect::<Result<Vec<_>, _>>()?;
     let report = Report {
         cpu: triskel::kernels::cpu_model(),
-        threads,
+        // The pool the runs used, as built (not the argument).
+        threads: rayon::current_num_threads(),
         parallelism: match (threads, spread) {
             (1, _) => None,
             (_, true) => Some("spread"),
