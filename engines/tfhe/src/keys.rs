@@ -439,14 +439,14 @@ mod tests {
         let scale = (2.0 * n as f64).powi(2);
         let fresh = params.glwe_noise_std.powi(2);
         let predicted_input = (analysis.key_switch + fresh) * scale + analysis.modulus_switch;
-        eprintln!(
-            "{}: blind rotation ({br_count} samples): measured 2^{:.2}, predicted 2^{:.2}; input ({in_count}): measured {input:.2}, predicted {predicted_input:.2}",
-            params.name,
-            br.log2(),
-            analysis.blind_rotation.log2()
-        );
-        let check = |what, measured, predicted, samples| {
+        let check = |what, measured: f64, predicted: f64, samples| {
             if samples > 0 {
+                eprintln!(
+                    "{} {what}: measured {measured:.4e} (2^{:.2}), predicted {predicted:.4e} (2^{:.2}), {samples} samples",
+                    params.name,
+                    measured.log2(),
+                    predicted.log2()
+                );
                 assert_variance_backs_the_bound(what, measured, predicted, samples, params);
             }
         };
@@ -512,8 +512,8 @@ mod tests {
     }
 
     /// The 3_3 sets (N = 8192): the blind rotation over 4 accumulators
-    /// (32 768 samples). Their key switch streams a 300 MB key per input
-    /// (~17 ms): the ~9 000 inputs a check against the default set's 2^-139.5
+    /// (32 768 samples). Their key switch streams a 154-307 MB key per input
+    /// (~16 ms): the ~9 000 inputs a check against the default set's 2^-139.5
     /// needs to be steady are a one-off run, below, not CI's.
     #[test]
     fn measured_noise_of_the_3_3_set() {
@@ -526,10 +526,10 @@ mod tests {
     }
 
     /// The 3_3 sets' key switch + modulus switch over 10 000 inputs each
-    /// (one set's keys at a time), ~6 min of CPU: run by hand with
+    /// (one set's keys at a time), ~5.5 min of CPU: run by hand with
     /// `cargo test --release -p triskel-tfhe --lib -- --ignored 3_3_sets`.
     #[test]
-    #[ignore = "one-off: ~6 min of CPU, figures in the README"]
+    #[ignore = "one-off: ~5.5 min of CPU, figures in the README"]
     fn measured_key_switch_noise_of_the_3_3_sets() {
         measured_noise_of(TfheParameters::message_3_carry_3(), 13, 10000, 0);
         measured_noise_of(TfheParameters::message_3_carry_3_2m64(), 14, 10000, 0);
