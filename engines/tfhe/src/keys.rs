@@ -402,9 +402,10 @@ mod tests {
     }
 
     /// Measured variances against the analysis of the keys' set: the blind
-    /// rotation's output over every coefficient of the accumulators of
-    /// `rotations` bootstraps, and the key switch + modulus switch error over
-    /// `inputs` inputs, each held to [`assert_variance_backs_the_bound`].
+    /// rotation's output over every coefficient of the accumulators of the
+    /// first `rotations` inputs, and the key switch + modulus switch error
+    /// over `inputs` inputs, each held to [`assert_variance_backs_the_bound`]
+    /// (a part with a count of 0 is not measured).
     fn check_measured_noise(ck: &ClientKey, sk: &ServerKey, inputs: u64, rotations: u64) {
         let params = &ck.params;
         let analysis = params.noise();
@@ -412,10 +413,10 @@ mod tests {
         let two_n = 2 * n as u64;
         let tv = sixteen_levels(sk);
 
-        // Per input: the squared input error and, for the first `rotations`,
-        // the accumulator's squared errors (on both cores: the input count
-        // sets the check's resolution).
-        let (in_sum, br_sum): (f64, f64) = (0..inputs)
+        // Per input: the squared input error for the first `inputs` and the
+        // accumulator's squared errors for the first `rotations` (on both
+        // cores: the counts set the check's resolution).
+        let (in_sum, br_sum): (f64, f64) = (0..inputs.max(rotations))
             .into_par_iter()
             .map(|i| {
                 let ct = ck.encrypt_torus((i % 16) << 59).unwrap();
@@ -430,51 +431,52 @@ mod tests {
                     let acc = sk.blind_rotate(&sw, &tv).unwrap();
                     rotation_error_squares(ck, sk, &acc, &tv, switched)
                 });
-                (e * e, br.unwrap_or(0.0))
+                (if i < inputs { e * e } else { 0.0 }, br.unwrap_or(0.0))
             })
             .reduce(|| (0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1));
-        let (in_count, br_count) = (inputs as usize, rotations.min(inputs) as usize * n);
+        let (in_count, br_count) = (inputs as usize, rotations as usize * n);
         let br = br_sum / br_count as f64;
         let input = in_sum / in_count as f64;
         let scale = (2.0 * n as f64).powi(2);
         let fresh = params.glwe_noise_std.powi(2);
         let predicted_input = (analysis.key_switch + fresh) * scale + analysis.modulus_switch;
-        eprintln!(
-            "{}: blind rotation: measured 2^{:.2}, predicted 2^{:.2}; input: measured {input:.2}, predicted {predicted_input:.2}",
-            params.name,
-            br.log2(),
-            analysis.blind_rotation.log2()
-        );
-        let bound = analysis.log2_failure;
-        assert_variance_backs_the_bound(
-            "blind rotation",
-            br,
-            analysis.blind_rotation,
-            br_count,
-            bound,
-        );
-        assert_variance_backs_the_bound("input", input, predicted_input, in_count, bound);
+        let check = |what, measured: f64, predicted: f64, samples| {
+            if samples > 0 {
+                eprintln!(
+                    "{} {what}: measured {measured:.4e} (2^{:.2}), predicted {predicted:.4e} (2^{:.2}), {samples} samples",
+                    params.name,
+                    measured.log2(),
+                    predicted.log2()
+                );
+                assert_variance_backs_the_bound(what, measured, predicted, samples, params);
+            }
+        };
+        check("blind rotation", br, analysis.blind_rotation, br_count);
+        check("input", input, predicted_input, in_count);
     }
 
     /// A measured noise variance backs the analysis' failure bound: the
     /// bound's exponent scales as 1 / variance, so the true variance may
-    /// exceed the prediction by at most |log2_failure| / 128 - 1 (capped at
-    /// 15%) for the bound to stay within 2^-128. The measured ratio plus
-    /// three standard errors of a sample variance (sqrt(2 / samples)) must
-    /// lie within that; an analysis more than 15% above reality fails too.
+    /// exceed the prediction by at most log2 p_fail / promise - 1 (capped at
+    /// 15%) for the bound to stay within the set's promise (2^-128 for the
+    /// default sets, `max_log2_failure`). The measured ratio plus three
+    /// standard errors of a sample variance (sqrt(2 / samples)) must lie
+    /// within that; an analysis more than 15% above reality fails too.
     fn assert_variance_backs_the_bound(
         what: &str,
         measured: f64,
         predicted: f64,
         samples: usize,
-        log2_failure: f64,
+        params: &TfheParameters,
     ) {
-        let allowed = (-log2_failure / 128.0 - 1.0).min(0.15);
+        let log2_failure = params.noise().log2_failure;
+        let promise = params.max_log2_failure;
+        let allowed = (log2_failure / promise - 1.0).min(0.15);
         let ratio = measured / predicted;
         let upper = ratio + 3.0 * (2.0 / samples as f64).sqrt();
         assert!(
             upper <= 1.0 + allowed && ratio >= 0.85,
-            "{what}: measured / predicted {ratio:.3} (+3 standard errors {upper:.3}) over {samples} samples; allowed [0.85, {:.3}] for 2^{log2_failure:.1}",
+            "{what}: measured / predicted {ratio:.3} (+3 standard errors {upper:.3}) over {samples} samples; allowed [0.85, {:.3}] for 2^{log2_failure:.1} against 2^{promise}",
             1.0 + allowed
         );
     }
@@ -490,31 +492,55 @@ mod tests {
     /// samples, as for 2_2); 6 000 inputs, as their key switch is short.
     #[test]
     fn measured_noise_of_the_boolean_set() {
-        measured_noise_of(TfheParameters::boolean(), 7);
+        measured_noise_of(TfheParameters::boolean(), 7, 6000, 24);
     }
 
     #[test]
     fn measured_noise_of_the_1_1_set() {
-        measured_noise_of(TfheParameters::message_1_carry_1(), 8);
+        measured_noise_of(TfheParameters::message_1_carry_1(), 8, 6000, 24);
     }
 
     #[test]
     fn measured_noise_of_the_multi_bit_1_1_set() {
-        measured_noise_of(TfheParameters::message_1_carry_1_multi_bit(), 10);
+        measured_noise_of(TfheParameters::message_1_carry_1_multi_bit(), 10, 6000, 24);
     }
 
     /// The multi-bit boolean set (the gate workload's): its rotation and
     /// its key switch (n = 692) against the analysis.
     #[test]
     fn measured_noise_of_the_multi_bit_boolean_set() {
-        measured_noise_of(TfheParameters::boolean_multi_bit(), 9);
+        measured_noise_of(TfheParameters::boolean_multi_bit(), 9, 6000, 24);
     }
 
-    fn measured_noise_of(params: TfheParameters, seed: u8) {
+    /// The 3_3 sets (N = 8192): the blind rotation over 4 accumulators
+    /// (32 768 samples). Their key switch streams a 154-307 MB key per input
+    /// (~16 ms): the ~9 000 inputs a check against the default set's 2^-139.5
+    /// needs to be steady are a one-off run, below, not CI's.
+    #[test]
+    fn measured_noise_of_the_3_3_set() {
+        measured_noise_of(TfheParameters::message_3_carry_3(), 11, 0, 4);
+    }
+
+    #[test]
+    fn measured_noise_of_the_3_3_2m64_set() {
+        measured_noise_of(TfheParameters::message_3_carry_3_2m64(), 12, 0, 4);
+    }
+
+    /// The 3_3 sets' key switch + modulus switch over 10 000 inputs each
+    /// (one set's keys at a time), ~5.5 min of CPU: run by hand with
+    /// `cargo test --release -p triskel-tfhe --lib -- --ignored 3_3_sets`.
+    #[test]
+    #[ignore = "one-off: ~5.5 min of CPU, figures in the README"]
+    fn measured_key_switch_noise_of_the_3_3_sets() {
+        measured_noise_of(TfheParameters::message_3_carry_3(), 13, 10000, 0);
+        measured_noise_of(TfheParameters::message_3_carry_3_2m64(), 14, 10000, 0);
+    }
+
+    fn measured_noise_of(params: TfheParameters, seed: u8, inputs: u64, rotations: u64) {
         let mut rng = Prng::from_seed([seed; 32]);
         let ck = ClientKey::generate_with(&params, &mut rng).unwrap();
         let sk = ck.server_key_with(&mut rng).unwrap();
-        check_measured_noise(&ck, &sk, 6000, 24);
+        check_measured_noise(&ck, &sk, inputs, rotations);
     }
 
     /// The test vector of 16 levels (v 2^59 for v < 16) both noise tests rotate.
@@ -605,7 +631,7 @@ mod tests {
             br,
             analysis.blind_rotation,
             count,
-            analysis.log2_failure,
+            &params,
         );
     }
 }
