@@ -240,10 +240,10 @@ fn every_digit_pair(bits: u32) -> (u64, u64) {
 /// Negation, scalar add/sub and scalar_mul at every width against native
 /// wrapping arithmetic: carries and borrows through every block (-0, max +
 /// 1, 0 - 1, -x), seeded random operands, and constants of several nonzero
-/// digits (1 | 2^(bits - 1): a copy and a top digit; digits 3 and 2 at both
-/// ends: products through lookup tables; one in every block and a random
-/// one at 16 bits) times max (a carry out of every partial product) and a
-/// random value.
+/// digits (1 | 2^(bits - 1): a copy and a top digit; digits 3, 2 and 2 in
+/// the lowest, the middle and the top block: both halves of products
+/// through lookup tables; one in every block and a random one at 16 bits)
+/// times max (a carry out of every partial product) and random values.
 #[test]
 fn arithmetic_at_every_width() {
     let (ck, sk) = keys_2_2();
@@ -269,7 +269,8 @@ fn arithmetic_at_every_width() {
         let diff = sk.scalar_sub(&x, s).unwrap();
         assert_eq!(dec(&diff), r.wrapping_sub(s) & m, "{bits}: {r} - {s}");
 
-        let mut products = vec![(m, 1 | top), (r, 3 | 2 << (bits - 2))];
+        let digits_3_2_2 = 3 | 2 << (bits / 2) | 2 << (bits - 2);
+        let mut products = vec![(m, 1 | top), (r, digits_3_2_2)];
         if bits == 16 {
             products.extend([(m, 0x5555), (r, s)]);
         }
@@ -283,7 +284,8 @@ fn arithmetic_at_every_width() {
 /// The six comparisons at every width, each true once and false once, on
 /// pairs decided in the lowest block (max, max - 1), in the highest (0,
 /// 2^(bits - 1)), equal pairs and seeded random ones; select on both
-/// outcomes; min and max on random operands and on the extremes.
+/// outcomes; min and max on random operands (and at 64 bits on the
+/// extremes).
 #[test]
 fn comparisons_at_every_width() {
     let (ck, sk) = keys_2_2();
@@ -327,16 +329,18 @@ fn comparisons_at_every_width() {
         }
         assert_eq!(dec(&sk.min(&x, &y).unwrap()), r.min(s), "{bits}: min");
         assert_eq!(dec(&sk.max(&x, &y).unwrap()), r.max(s), "{bits}: max");
-        let (zero, max) = (enc(0), enc(m));
-        assert_eq!(dec(&sk.min(&max, &zero).unwrap()), 0, "{bits}: min(max, 0)");
-        assert_eq!(dec(&sk.max(&zero, &max).unwrap()), m, "{bits}: max(0, max)");
+        if bits == 64 {
+            let (zero, max) = (enc(0), enc(m));
+            assert_eq!(dec(&sk.min(&max, &zero).unwrap()), 0, "min(max, 0)");
+            assert_eq!(dec(&sk.max(&zero, &max).unwrap()), m, "max(0, max)");
+        }
     }
 }
 
 /// and/or/xor/not at every width on operands holding every digit pair and on
 /// seeded random ones; shifts and rotations by 0, 1, half the width (whole
 /// blocks), half + 1 and bits - 1 (right shifts and left rotations by all,
-/// left shifts and right rotations by 0, half + 1 and bits - 1).
+/// left shifts and right rotations by 0 and bits - 1).
 #[test]
 fn bitwise_and_shifts_at_every_width() {
     let (ck, sk) = keys_2_2();
@@ -371,7 +375,7 @@ fn bitwise_and_shifts_at_every_width() {
                 rotl(r, k),
                 "rotl {what}"
             );
-            if k == 0 || k == half + 1 || k == bits - 1 {
+            if k == 0 || k == bits - 1 {
                 assert_eq!(dec(&sk.shl(&x, k).unwrap()), (r << k) & m, "shl {what}");
                 let right = rotl(r, (bits - k) % bits);
                 assert_eq!(dec(&sk.rotate_right(&x, k).unwrap()), right, "rotr {what}");
