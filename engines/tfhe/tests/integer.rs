@@ -350,16 +350,15 @@ fn bitwise_and_shifts_at_every_width() {
         let enc = |v: u64| ck.encrypt_radix(v, bits).unwrap();
         let dec = |c: &RadixCiphertext| ck.decrypt_radix(c).unwrap();
         let (r, s) = (rng.next_u64() & m, rng.next_u64() & m);
-        let ops: [(Bitwise, fn(u64, u64) -> u64); 3] = [
-            (Bitwise::And, |x, y| x & y),
-            (Bitwise::Or, |x, y| x | y),
-            (Bitwise::Xor, |x, y| x ^ y),
-        ];
         for (u, v) in [every_digit_pair(bits), (r, s)] {
             let (a, b) = (enc(u), enc(v));
-            for (op, f) in ops {
+            for (op, want) in [
+                (Bitwise::And, u & v),
+                (Bitwise::Or, u | v),
+                (Bitwise::Xor, u ^ v),
+            ] {
                 let got = dec(&sk.bitwise(op, &a, &b).unwrap());
-                assert_eq!(got, f(u, v), "{bits}: {op:?} {u} {v}");
+                assert_eq!(got, want, "{bits}: {op:?} {u} {v}");
             }
             assert_eq!(dec(&sk.bitnot(&a).unwrap()), !u & m, "{bits}: !{u}");
         }
