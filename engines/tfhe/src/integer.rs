@@ -625,9 +625,9 @@ impl ServerKey {
     /// a * b mod 2^bits (schoolbook on blocks: bivariate LUTs for the halves
     /// of each block product, then a carry-save style sum). A u64 of 2_2
     /// blocks: 1024 block-product bootstraps (496 pairs share a key switch)
-    /// and 667 in the sum, within about 1% of summing column by column in
-    /// groups of five blocks (each group's message and carry: two bootstraps
-    /// for three blocks fewer).
+    /// and 667 in the sum, within about 1% of the carry-save bound (two
+    /// bootstraps, a group's message and carry, remove at most three blocks);
+    /// summing column by column in groups of five would take 690.
     pub fn mul(&self, a: &RadixCiphertext, b: &RadixCiphertext) -> Result<RadixCiphertext> {
         self.same_width(a, b)?;
         let digits: Vec<Option<Ciphertext>> = b.blocks.iter().cloned().map(Some).collect();
