@@ -17,7 +17,8 @@
 //! a second full build of tfhe (over 45 minutes on this machine).
 //!
 //! Run: `RAYON_NUM_THREADS=1 cargo run --release -p triskel-benches --features peers-tfhe --bin peers_tfhe`
-//! and again without RAYON_NUM_THREADS.
+//! and again without RAYON_NUM_THREADS. With `--mul64`: FheUint64 mul
+//! alone, one run of each side.
 
 use std::hint::black_box;
 
@@ -221,6 +222,38 @@ fn integers(one_thread: bool) {
     }
 }
 
+/// FheUint64 mul, one run of each side (ours on the multi-bit 2_2 set, the
+/// integer default): thousands of bootstraps, too long for the rounds above.
+fn mul64(one_thread: bool) {
+    let clock = if one_thread { process_cpu_ns } else { wall_ns };
+    let (tck, tsk) = tfhe::generate_keys(tfhe::ConfigBuilder::default().build());
+    tfhe::set_server_key(tsk);
+    let (a, b) = (0x9e37_79b9_7f4a_7c15u64, 0xc2b2_ae3d_27d4_eb4fu64);
+    let (tx, ty) = (
+        tfhe::FheUint64::encrypt(a, &tck),
+        tfhe::FheUint64::encrypt(b, &tck),
+    );
+    let ck = ClientKey::generate(&TfheParameters::message_2_carry_2_multi_bit()).unwrap();
+    let sk = ck.server_key().unwrap();
+    let (x, y) = (ck.encrypt_u64(a).unwrap(), ck.encrypt_u64(b).unwrap());
+    let start = clock();
+    let ours = sk.mul(&x, &y).unwrap();
+    let ours_ns = clock() - start;
+    let start = clock();
+    let theirs = &tx * &ty;
+    let theirs_ns = clock() - start;
+    assert_eq!(ck.decrypt_radix(&ours).unwrap(), a.wrapping_mul(b));
+    let theirs: u64 = theirs.decrypt(&tck);
+    assert_eq!(theirs, a.wrapping_mul(b));
+    println!(
+        "| FheUint64 mul (one run each) | 2_2 multi-bit 2^-136 | default 2^-128 | {:.0} | {:.0} | {:.2} | {} |",
+        ours_ns as f64 / 1e6,
+        theirs_ns as f64 / 1e6,
+        ours_ns as f64 / theirs_ns as f64,
+        triskel_benches::load_average()
+    );
+}
+
 fn main() {
     let one_thread = std::env::var("RAYON_NUM_THREADS").as_deref() == Ok("1");
     println!("cpu: {}", triskel_kernels::cpu_model());
@@ -241,6 +274,10 @@ fn main() {
         "| op | triskel p_fail | tfhe-rs p_fail | triskel | tfhe-rs | triskel / tfhe-rs (fastest / median ratio) | load |"
     );
     println!("|---|---|---|---|---|---|---|");
+    if std::env::args().any(|a| a == "--mul64") {
+        mul64(one_thread);
+        return;
+    }
     boolean(one_thread);
     ks_pbs(one_thread);
     integers(one_thread);

@@ -224,68 +224,101 @@ fn typed_decryption_checks_the_width() {
     }
 }
 
-/// The operations of the u8 tests at `bits` bits, against native wrapping
-/// arithmetic, few values per operation (each bootstrap counts). Every width
-/// checks what its width changes: carries and borrows through every block
-/// (-0, max + 1, max times 1 + 2^(bits - 1)), a random scalar_sub,
-/// comparisons decided in the lowest and in the highest block, shifts and
-/// rotations by 0 and by bits - 1 (across the top). u16 adds the operations
-/// that work block by block or whose width-dependent part the others share:
-/// the other predicates, select on both outcomes, min, max, and/or/xor, the
-/// other shift directions, a scalar_mul through lookup tables, seeded random
-/// operands (the u8 tests cover more constants and shift amounts).
-fn every_op_at(bits: u32, seed: u8) {
-    let (ck, sk) = keys_2_2();
-    let mut rng = Prng::from_seed([seed; 32]);
-    let m = mask(bits);
-    let every = bits == 16;
-    let enc = |v: u64| ck.encrypt_radix(v, bits).unwrap();
-    let dec = |c: &RadixCiphertext| ck.decrypt_radix(c).unwrap();
-    let (r, s) = (rng.next_u64() & m, rng.next_u64() & m);
-    let (zero, max, x, y) = (enc(0), enc(m), enc(r), enc(s));
-    let top = 1 << (bits - 1);
+/// The integers of `bits` bits that put digit pair (i / 4 mod 4, i mod 4)
+/// in block i: every pair of 2-bit digits in some block (twice at 64 bits),
+/// for the operations that work block by block.
+fn every_digit_pair(bits: u32) -> (u64, u64) {
+    (0..bits / 2).fold((0, 0), |(u, v), i| {
+        let shift = 2 * i as u64;
+        (
+            u | ((i as u64 / 4) % 4) << shift,
+            v | (i as u64 % 4) << shift,
+        )
+    })
+}
 
-    assert_eq!(dec(&sk.neg(&zero).unwrap()), 0, "{bits}: -0");
-    assert_eq!(dec(&sk.scalar_add(&max, 1).unwrap()), 0, "{bits}: max + 1");
-    let diff = sk.scalar_sub(&x, s).unwrap();
-    assert_eq!(dec(&diff), r.wrapping_sub(s) & m, "{bits}: {r} - {s}");
-    let mut constants = vec![1 | top];
-    if every {
+/// Negation, scalar add/sub and scalar_mul at every width against native
+/// wrapping arithmetic: carries and borrows through every block (-0, max +
+/// 1, 0 - 1, -x), seeded random operands, and constants of several nonzero
+/// digits (1 | 2^(bits - 1): a copy and a top digit; digits 3, 2 and 2 in
+/// the lowest, the middle and the top block: both halves of products
+/// through lookup tables; one in every block and a random one at 16 bits)
+/// times max (a carry out of every partial product) and random values.
+#[test]
+fn arithmetic_at_every_width() {
+    let (ck, sk) = keys_2_2();
+    for (bits, seed) in [(16u32, 16u8), (32, 32), (64, 64)] {
+        let mut rng = Prng::from_seed([seed; 32]);
+        let m = mask(bits);
+        let enc = |v: u64| ck.encrypt_radix(v, bits).unwrap();
+        let dec = |c: &RadixCiphertext| ck.decrypt_radix(c).unwrap();
+        let (r, s) = (rng.next_u64() & m, rng.next_u64() & m);
+        let (zero, max, x) = (enc(0), enc(m), enc(r));
+        let top = 1 << (bits - 1);
+
+        assert_eq!(dec(&sk.neg(&zero).unwrap()), 0, "{bits}: -0");
         assert_eq!(
             dec(&sk.neg(&x).unwrap()),
             r.wrapping_neg() & m,
             "{bits}: -{r}"
         );
+        assert_eq!(dec(&sk.scalar_add(&max, 1).unwrap()), 0, "{bits}: max + 1");
         assert_eq!(dec(&sk.scalar_sub(&zero, 1).unwrap()), m, "{bits}: 0 - 1");
         let sum = sk.scalar_add(&x, s).unwrap();
         assert_eq!(dec(&sum), r.wrapping_add(s) & m, "{bits}: {r} + {s}");
-        // Digits 3 and 2: products through lookup tables, not copies.
-        constants.push(3 | 2 << (bits - 2));
-    }
-    for c in constants {
-        let product = sk.scalar_mul(&max, c).unwrap();
-        assert_eq!(dec(&product), m.wrapping_mul(c) & m, "{bits}: max * {c}");
-    }
+        let diff = sk.scalar_sub(&x, s).unwrap();
+        assert_eq!(dec(&diff), r.wrapping_sub(s) & m, "{bits}: {r} - {s}");
 
-    // Decided in the lowest block, in the highest; equal and random pairs.
-    let mut cases = vec![(Comparison::Gt, m, m - 1), (Comparison::Ge, 0, top)];
-    if every {
-        cases.extend([
-            (Comparison::Le, m, m - 1),
-            (Comparison::Lt, 0, top),
+        let digits_3_2_2 = 3 | 2 << (bits / 2) | 2 << (bits - 2);
+        let mut products = vec![(m, 1 | top), (r, digits_3_2_2)];
+        if bits == 16 {
+            products.extend([(m, 0x5555), (r, s)]);
+        }
+        for (v, c) in products {
+            let product = sk.scalar_mul(&enc(v), c).unwrap();
+            assert_eq!(dec(&product), v.wrapping_mul(c) & m, "{bits}: {v} * {c}");
+        }
+    }
+}
+
+/// The six comparisons at every width, each true once and false once, on
+/// pairs decided in the lowest block (max, max - 1), in the highest (0,
+/// 2^(bits - 1)), equal pairs and seeded random ones; select on both
+/// outcomes; min and max on random operands (and at 64 bits on the
+/// extremes).
+#[test]
+fn comparisons_at_every_width() {
+    let (ck, sk) = keys_2_2();
+    for (bits, seed) in [(16u32, 17u8), (32, 33), (64, 65)] {
+        let mut rng = Prng::from_seed([seed; 32]);
+        let m = mask(bits);
+        let enc = |v: u64| ck.encrypt_radix(v, bits).unwrap();
+        let dec = |c: &RadixCiphertext| ck.decrypt_radix(c).unwrap();
+        let (r, s) = (rng.next_u64() & m, rng.next_u64() & m);
+        let top = 1 << (bits - 1);
+        let cases = [
             (Comparison::Eq, r, r),
-            (Comparison::Ne, r, s),
-        ]);
-    }
-    let mut outcomes = Vec::new();
-    for (op, u, v) in cases {
-        let c = sk.compare(op, &enc(u), &enc(v)).unwrap();
-        let want = op.eval(u, v);
-        assert_eq!(ck.decrypt(&c).unwrap() == 1, want, "{bits}: {op:?} {u} {v}");
-        outcomes.push((c, want));
-    }
-    if every {
-        // select on a true and a false comparison result.
+            (Comparison::Eq, m, m - 1),
+            (Comparison::Ne, 0, top),
+            (Comparison::Ne, m, m),
+            (Comparison::Lt, 0, top),
+            (Comparison::Lt, m, m - 1),
+            (Comparison::Le, m - 1, m),
+            (Comparison::Le, top, 0),
+            (Comparison::Gt, m, m - 1),
+            (Comparison::Gt, r, r),
+            (Comparison::Ge, r, s),
+            (Comparison::Ge, 0, m),
+        ];
+        let mut outcomes = Vec::new();
+        for (op, u, v) in cases {
+            let c = sk.compare(op, &enc(u), &enc(v)).unwrap();
+            let want = op.eval(u, v);
+            assert_eq!(ck.decrypt(&c).unwrap() == 1, want, "{bits}: {op:?} {u} {v}");
+            outcomes.push((c, want));
+        }
+        let (x, y) = (enc(r), enc(s));
+        // A true (Eq r r) and a false (Eq max max - 1) condition.
         for (c, want) in &outcomes[..2] {
             let picked = if *want { r } else { s };
             assert_eq!(
@@ -296,55 +329,90 @@ fn every_op_at(bits: u32, seed: u8) {
         }
         assert_eq!(dec(&sk.min(&x, &y).unwrap()), r.min(s), "{bits}: min");
         assert_eq!(dec(&sk.max(&x, &y).unwrap()), r.max(s), "{bits}: max");
-        assert_eq!(dec(&sk.bitwise(Bitwise::And, &x, &y).unwrap()), r & s);
-        assert_eq!(dec(&sk.bitwise(Bitwise::Or, &x, &y).unwrap()), r | s);
-        assert_eq!(dec(&sk.bitwise(Bitwise::Xor, &max, &x).unwrap()), m ^ r);
+        if bits == 64 {
+            let (zero, max) = (enc(0), enc(m));
+            assert_eq!(dec(&sk.min(&max, &zero).unwrap()), 0, "min(max, 0)");
+            assert_eq!(dec(&sk.max(&zero, &max).unwrap()), m, "max(0, max)");
+        }
     }
-    assert_eq!(dec(&sk.bitnot(&x).unwrap()), !r & m);
+}
 
-    let rotl = |v: u64, k: u32| ((v << k) | (v >> ((bits - k) % bits))) & m;
-    for k in [0, bits - 1] {
-        let what = format!("{bits}: {r} by {k}");
-        assert_eq!(dec(&sk.shl(&x, k).unwrap()), (r << k) & m, "shl {what}");
-        let right = rotl(r, (bits - k) % bits);
-        assert_eq!(dec(&sk.rotate_right(&x, k).unwrap()), right, "rotr {what}");
-        if every {
+/// and/or/xor/not at every width on operands holding every digit pair and on
+/// seeded random ones; shifts and rotations by 0, 1, half the width (whole
+/// blocks), half + 1 and bits - 1 (right shifts and left rotations by all,
+/// left shifts and right rotations by 0 and bits - 1).
+#[test]
+fn bitwise_and_shifts_at_every_width() {
+    let (ck, sk) = keys_2_2();
+    for (bits, seed) in [(16u32, 18u8), (32, 34), (64, 66)] {
+        let mut rng = Prng::from_seed([seed; 32]);
+        let m = mask(bits);
+        let enc = |v: u64| ck.encrypt_radix(v, bits).unwrap();
+        let dec = |c: &RadixCiphertext| ck.decrypt_radix(c).unwrap();
+        let (r, s) = (rng.next_u64() & m, rng.next_u64() & m);
+        for (u, v) in [every_digit_pair(bits), (r, s)] {
+            let (a, b) = (enc(u), enc(v));
+            for (op, want) in [
+                (Bitwise::And, u & v),
+                (Bitwise::Or, u | v),
+                (Bitwise::Xor, u ^ v),
+            ] {
+                let got = dec(&sk.bitwise(op, &a, &b).unwrap());
+                assert_eq!(got, want, "{bits}: {op:?} {u} {v}");
+            }
+            assert_eq!(dec(&sk.bitnot(&a).unwrap()), !u & m, "{bits}: !{u}");
+        }
+
+        let x = enc(r);
+        let rotl = |v: u64, k: u32| ((v << k) | (v >> ((bits - k) % bits))) & m;
+        let half = bits / 2;
+        for k in [0, 1, half, half + 1, bits - 1] {
+            let what = format!("{bits}: {r} by {k}");
             assert_eq!(dec(&sk.shr(&x, k).unwrap()), r >> k, "shr {what}");
             assert_eq!(
                 dec(&sk.rotate_left(&x, k).unwrap()),
                 rotl(r, k),
                 "rotl {what}"
             );
+            if k == 0 || k == bits - 1 {
+                assert_eq!(dec(&sk.shl(&x, k).unwrap()), (r << k) & m, "shl {what}");
+                let right = rotl(r, (bits - k) % bits);
+                assert_eq!(dec(&sk.rotate_right(&x, k).unwrap()), right, "rotr {what}");
+            }
         }
     }
 }
 
-#[test]
-fn every_op_u16() {
-    every_op_at(16, 16);
-}
-
-#[test]
-fn every_op_u32() {
-    every_op_at(32, 32);
-}
-
-#[test]
-fn every_op_u64() {
-    every_op_at(64, 64);
-}
-
-/// A product of two random u32s (a u64 product, ~60 s, is left out).
-#[test]
-fn mul_u32() {
+/// Products against `wrapping_mul` at `bits` bits, each its own test so
+/// that the test threads run them side by side.
+fn product_at(bits: u32, x: u64, y: u64) {
     let (ck, sk) = keys_2_2();
-    let mut rng = Prng::from_seed([33; 32]);
-    let (r, s) = (rng.next_u64() as u32, rng.next_u64() as u32);
-    let (x, y) = (ck.encrypt_u32(r).unwrap(), ck.encrypt_u32(s).unwrap());
-    let product = sk.mul(&x, &y).unwrap();
-    assert_eq!(
-        ck.decrypt_u32(&product).unwrap(),
-        r.wrapping_mul(s),
-        "{r} * {s}"
+    let (a, b) = (
+        ck.encrypt_radix(x, bits).unwrap(),
+        ck.encrypt_radix(y, bits).unwrap(),
     );
+    let product = sk.mul(&a, &b).unwrap();
+    assert_eq!(
+        ck.decrypt_radix(&product).unwrap(),
+        x.wrapping_mul(y) & mask(bits),
+        "{bits}: {x} * {y}"
+    );
+}
+
+/// max * max = 1 at 32 bits (418 bootstraps): every block product 3 * 3,
+/// the largest carries into every column. The sum takes the same path as
+/// at 64 bits (partial-product rows in groups of four, three rounds), so
+/// the u64 test below is left to random operands: max * max at 64 bits
+/// costs as much as they do (the blocks' degrees decide the bootstraps, not
+/// their values), another ~40 s of CPU.
+#[test]
+fn mul_u32_max_times_max() {
+    product_at(32, mask(32), mask(32));
+}
+
+/// Two random u64s (1691 bootstraps).
+#[test]
+fn mul_u64() {
+    let mut rng = Prng::from_seed([65; 32]);
+    product_at(64, rng.next_u64(), rng.next_u64());
 }
