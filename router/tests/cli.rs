@@ -172,6 +172,7 @@ fn tfhe_workloads_run_on_the_multi_bit_sets() {
         ("tfhe.uint8_gt", "TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128"),
         ("tfhe.uint8_add", "TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128"),
         ("tfhe.uint64_add", "TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128"),
+        ("tfhe.uint64_mul", "TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128"),
     ];
     for (name, params) in workloads {
         let w = verified_workload(name, params);
