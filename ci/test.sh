@@ -20,6 +20,12 @@ apt_install() {
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "$@" >/dev/null
 }
 
+# rustup's "minimal" profile has neither rustfmt nor clippy.
+if command -v rustup >/dev/null && ! { cargo fmt --version && cargo clippy --version; } >/dev/null 2>&1; then
+    step "rustup component add rustfmt clippy"
+    rustup component add rustfmt clippy
+fi
+
 step "cargo fmt --check"
 cargo fmt --all --check
 

@@ -99,12 +99,21 @@ impl Modulus {
             .wrapping_add((mid1 >> 64) as u64)
             .wrapping_add((mid2 >> 64) as u64)
             .wrapping_add((low_sum >> 64) as u64);
-        let r = x0.wrapping_sub(quotient.wrapping_mul(self.raw.q));
-        if r >= self.raw.q {
-            r - self.raw.q
-        } else {
-            r
-        }
+        self.sub_if_at_least_q(x0.wrapping_sub(quotient.wrapping_mul(self.raw.q)))
+    }
+
+    // The helpers below are branch-free (masks from the sign bit, valid as
+    // q < 2^62): keys, noise and messages go through them, and a branch on
+    // such a value could leak it through timing.
+
+    /// r - q if r >= q, else r, for r < 2q.
+    fn sub_if_at_least_q(&self, r: u64) -> u64 {
+        self.add_q_if_negative(r.wrapping_sub(self.raw.q))
+    }
+
+    /// d + q if d, read as signed, is negative (d in (-q, q)).
+    fn add_q_if_negative(&self, d: u64) -> u64 {
+        d.wrapping_add(self.raw.q & ((d as i64 >> 63) as u64))
     }
 
     /// x mod q.
@@ -119,30 +128,17 @@ impl Modulus {
 
     /// a + b mod q for a, b in [0, q).
     pub fn add_mod(&self, a: u64, b: u64) -> u64 {
-        let s = a + b;
-        if s >= self.raw.q {
-            s - self.raw.q
-        } else {
-            s
-        }
+        self.sub_if_at_least_q(a + b)
     }
 
     /// a - b mod q for a, b in [0, q).
     pub fn sub_mod(&self, a: u64, b: u64) -> u64 {
-        if a >= b {
-            a - b
-        } else {
-            a + self.raw.q - b
-        }
+        self.add_q_if_negative(a.wrapping_sub(b))
     }
 
     /// -a mod q for a in [0, q).
     pub fn neg_mod(&self, a: u64) -> u64 {
-        if a == 0 {
-            0
-        } else {
-            self.raw.q - a
-        }
+        self.sub_mod(0, a)
     }
 
     /// base^exp mod q.

@@ -123,6 +123,28 @@ proptest! {
     }
 }
 
+/// The branch-free helpers at their edges (0, q - 1, q - 1 + q - 1), which
+/// random operands rarely reach, for the largest prime of several sizes.
+#[test]
+fn scalar_arithmetic_at_the_edges() {
+    for bits in [2u32, 31, 50, 62] {
+        let q = (2..1u64 << bits).rev().find(|&q| is_prime(q) && q >> 62 == 0).unwrap();
+        let m = Modulus::new(q).unwrap();
+        let top = q - 1;
+        assert_eq!(m.neg_mod(0), 0);
+        assert_eq!(m.neg_mod(1), top);
+        assert_eq!(m.neg_mod(top), 1);
+        assert_eq!(m.add_mod(top, top), q - 2);
+        assert_eq!(m.add_mod(top, 1), 0);
+        assert_eq!(m.sub_mod(0, top), 1);
+        assert_eq!(m.sub_mod(top, 0), top);
+        assert_eq!(m.sub_mod(5 % q, 5 % q), 0);
+        assert_eq!(m.reduce_u128(q as u128), 0);
+        assert_eq!(m.reduce_u128(2 * q as u128 - 1), top);
+        assert_eq!(m.reduce_u128(u128::MAX) as u128, u128::MAX % q as u128);
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(8))]
 

@@ -1302,7 +1302,8 @@ impl Session {
             let values = PlainValue::Ints(
                 raw[..len]
                     .iter()
-                    .map(|&x| if centred && x > t / 2 { x - t } else { x })
+                    // Decrypted data: centred by a product, not a branch.
+                    .map(|&x| x - t * i128::from(centred & (x > t / 2)))
                     .collect(),
             );
             return Ok((values, Some(released)));

@@ -35,7 +35,7 @@ use triskel_ring::sampling::sample_uniform;
 use triskel_ring::{
     LweCiphertext, LweSecretKey, Poly, Prng, Reader, Representation, RnsBasis, Seed,
 };
-use zeroize::{Zeroize, Zeroizing};
+use zeroize::Zeroizing;
 
 /// log2 of the decomposition base.
 pub const BASE_LOG: u32 = 21;
@@ -110,12 +110,14 @@ impl RingSwitchKey {
         let q = basis.modulus(0).value();
         let from_coeffs: Zeroizing<Vec<i64>> =
             Zeroizing::new(from.coefficients().iter().map(|&c| c as i64).collect());
-        let mut s = secret_poly(basis, &from_coeffs)?;
+        // Secret polynomials are wrapped: one dropped on an error path
+        // would go back to the shared scratch pool unwiped.
+        let s = Zeroizing::new(secret_poly(basis, &from_coeffs)?);
         let mut spread = Zeroizing::new(vec![0i64; n]);
         for (j, &u) in to.coefficients().iter().enumerate() {
             spread[j * stride] = u as i64;
         }
-        let mut target = secret_poly(basis, &spread)?;
+        let target = Zeroizing::new(secret_poly(basis, &spread)?);
         let seed = rng.gen_seed();
         let masks = masks(basis, seed);
         let base = (1u128 << BASE_LOG) % q as u128;
@@ -124,20 +126,13 @@ impl RingSwitchKey {
         for a in &masks {
             let e = Zeroizing::new(sample_wide_gaussian(n, sigma * q as f64, rng)?);
             let mut b = secret_poly(basis, &e)?;
-            let mut gs = s.clone();
+            let mut gs = Zeroizing::new((*s).clone());
             gs.mul_rns_scalar_assign(&[power as u64])?;
             b.add_assign(&gs)?;
-            let mut a_s = a.mul(&target)?;
-            b.sub_assign(&a_s)?;
-            gs.zeroize();
-            a_s.zeroize();
+            b.sub_assign(&Zeroizing::new(a.mul(&target)?))?;
             bodies.push(b);
             power = power * base % q as u128;
         }
-        // Polynomials go back to a shared scratch pool on drop: wipe the
-        // secret ones first.
-        s.zeroize();
-        target.zeroize();
         Ok(RingSwitchKey {
             basis: basis.clone(),
             stride,

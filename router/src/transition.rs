@@ -432,18 +432,9 @@ impl TransitionKey {
         let kind = r.u8()?;
         let len = r.u32()? as usize;
         let params = r.take(len)?;
-        // Each context build runs every check of its set.
-        let (source, q) = match kind {
-            KIND_BFV_TO_TFHE => {
-                let p = bfv::BfvParameters::from_bytes(params)?;
-                let q = bfv::BfvContext::new(p.clone())?.q_primes()[0];
-                (Source::Bfv(p), q)
-            }
-            KIND_CKKS_TO_TFHE => {
-                let p = ckks::CkksParameters::from_bytes(params)?;
-                let q = ckks::CkksContext::new(p.clone())?.q_primes()[0];
-                (Source::Ckks(p), q)
-            }
+        let source = match kind {
+            KIND_BFV_TO_TFHE => Source::Bfv(bfv::BfvParameters::from_bytes(params)?),
+            KIND_CKKS_TO_TFHE => Source::Ckks(ckks::CkksParameters::from_bytes(params)?),
             _ => return Err(Error::Malformed(format!("transition kind {kind}"))),
         };
         let len = r.u8()? as usize;
@@ -451,7 +442,13 @@ impl TransitionKey {
             .map_err(|_| Error::Malformed("TFHE set name".into()))?;
         let tfhe_params = tfhe::TfheParameters::by_name(name)?;
         tfhe_params.check()?;
+        // The sizes are capped before a context (every prime and its NTT
+        // plan) is built for the source set; the build runs its checks.
         check_sizes(&source, &tfhe_params)?;
+        let q = match &source {
+            Source::Bfv(p) => bfv::BfvContext::new(p.clone())?.q_primes()[0],
+            Source::Ckks(p) => ckks::CkksContext::new(p.clone())?.q_primes()[0],
+        };
         let basis = last_prime_basis(source.n(), q)?;
         let ring = RingSwitchKey::read_body(&mut r, &basis, tfhe_params.polynomial_size)?;
         r.finish()?;

@@ -264,8 +264,7 @@ pub fn decrypt_scores(sk: &SecretKey, scores: &[Ciphertext], count: usize) -> Re
         let slots = sk.decrypt(ct)?.to_signed_slots()?;
         if let Some(s) = (0..slots.len()).find(|&s| s % DIM != 0 && slots[s] != 0) {
             return Err(Error::Encoding(format!(
-                "slot {s} holds {}: outside the score slots everything must be 0",
-                slots[s]
+                "slot {s} is not 0: outside the score slots everything must be 0 (its value is not shown: it is decrypted data)"
             )));
         }
         out.extend((0..blocks).map(|b| slots[b * DIM]));

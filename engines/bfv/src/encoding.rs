@@ -4,6 +4,7 @@
 use std::sync::{Arc, OnceLock};
 
 use triskel_ring::{Poly, Representation};
+use zeroize::{Zeroize, Zeroizing};
 
 use crate::context::BfvContext;
 use crate::error::{Error, Result};
@@ -17,6 +18,19 @@ pub struct Plaintext {
     pub(crate) coeffs: Vec<u64>,
     lifted: Vec<OnceLock<Poly>>,
     l2: OnceLock<f64>,
+}
+
+/// Messages may be secret (a template, a decrypted result): the
+/// coefficients and the cached lifts are wiped when a plaintext drops.
+impl Drop for Plaintext {
+    fn drop(&mut self) {
+        self.coeffs.zeroize();
+        for lift in &mut self.lifted {
+            if let Some(p) = lift.get_mut() {
+                p.zeroize();
+            }
+        }
+    }
 }
 
 impl Clone for Plaintext {
@@ -40,16 +54,16 @@ impl PartialEq for Plaintext {
     }
 }
 
+/// v mod t for v in [-t/2, t/2], without a division or a branch (v may be
+/// secret).
 fn reduce_signed(v: i64, t: u64) -> u64 {
-    v.rem_euclid(t as i64) as u64
+    v.wrapping_add(t as i64 & (v >> 63)) as u64
 }
 
+/// v in (-t/2, t/2], branch-free (v is decrypted data).
 fn centered(v: u64, t: u64) -> i64 {
-    if v > t / 2 {
-        v as i64 - t as i64
-    } else {
-        v as i64
-    }
+    let above = 0u64.wrapping_sub((v > t / 2) as u64);
+    v.wrapping_sub(t & above) as i64
 }
 
 impl Plaintext {
@@ -72,9 +86,10 @@ impl Plaintext {
                 coeffs.len()
             )));
         }
-        if let Some(v) = coeffs.iter().find(|&&v| v >= t) {
+        // Errors name the position, never the value (it may be secret).
+        if let Some(i) = coeffs.iter().position(|&v| v >= t) {
             return Err(Error::Encoding(format!(
-                "coefficient {v} is not below the plaintext modulus {t}"
+                "coefficient {i} is not below the plaintext modulus {t}"
             )));
         }
         let mut all = coeffs.to_vec();
@@ -95,9 +110,9 @@ impl Plaintext {
                 values.len()
             )));
         }
-        if let Some(v) = values.iter().find(|&&v| v >= t) {
+        if let Some(i) = values.iter().position(|&v| v >= t) {
             return Err(Error::Encoding(format!(
-                "value {v} is not below the plaintext modulus {t}"
+                "value {i} is not below the plaintext modulus {t}"
             )));
         }
         let mut evals = vec![0u64; n];
@@ -112,12 +127,17 @@ impl Plaintext {
     pub fn from_signed_slots(ctx: &Arc<BfvContext>, values: &[i64]) -> Result<Plaintext> {
         let t = ctx.plain_modulus();
         let half = (t / 2) as i64;
-        if let Some(v) = values.iter().find(|&&v| v > half || v < -half) {
+        if let Some(i) = values.iter().position(|&v| v > half || v < -half) {
             return Err(Error::Encoding(format!(
-                "value {v} is outside the centered range of t = {t}"
+                "value {i} is outside the centered range of t = {t}"
             )));
         }
-        let reduced: Vec<u64> = values.iter().map(|&v| reduce_signed(v, t)).collect();
+        let reduced = Zeroizing::new(
+            values
+                .iter()
+                .map(|&v| reduce_signed(v, t))
+                .collect::<Vec<u64>>(),
+        );
         Plaintext::from_slots(ctx, &reduced)
     }
 
@@ -129,7 +149,7 @@ impl Plaintext {
     /// The n slot values in [0, t) (row 0 then row 1).
     pub fn to_slots(&self) -> Result<Vec<u64>> {
         let batching = self.ctx.batching()?;
-        let mut evals = self.coeffs.clone();
+        let mut evals = Zeroizing::new(self.coeffs.clone());
         batching.plan.forward(&mut evals)?;
         Ok(batching.slot_index.iter().map(|&j| evals[j]).collect())
     }

@@ -81,11 +81,12 @@ pub(crate) fn scaled_message(ctx: &BfvContext, pt: &Plaintext, level: usize) -> 
     let n = ctx.n();
     // round((Q mod t) m / t), the same for every prime (below t), without a
     // division on the (secret) message.
-    let correction: Vec<u64> = pt
-        .coeffs
-        .iter()
-        .map(|&m| lv.q_mod_t_scaling.round_product(m))
-        .collect();
+    let correction: Zeroizing<Vec<u64>> = Zeroizing::new(
+        pt.coeffs
+            .iter()
+            .map(|&m| lv.q_mod_t_scaling.round_product(m))
+            .collect(),
+    );
     let mut out = Poly::zero(&lv.basis, Representation::Coefficient);
     for (i, limb) in out.data_mut().chunks_mut(n).enumerate() {
         let q = lv.basis.modulus(i);
@@ -180,7 +181,7 @@ impl SecretKey {
         let lv = self.ctx.level(ct.level)?;
         let (n, t) = (self.ctx.n(), self.ctx.plain_modulus());
         let basis = &lv.basis;
-        let mut int_part = vec![0u64; n];
+        let mut int_part = Zeroizing::new(vec![0u64; n]);
         let mut frac = Zeroizing::new(vec![0u128; n]);
         let mut y = Zeroizing::new(vec![0u64; n]);
         for i in 0..basis.len() {
@@ -220,7 +221,9 @@ impl SecretKey {
     /// The invariant noise budget in bits, measured (like SEAL's): with
     /// v = [t x]_Q centered, log2(Q) - log2(||v||_inf) - 1. Decryption is
     /// correct while it is positive. Uses big integers: a diagnostic, not a
-    /// hot path.
+    /// hot path, for the key holder only (its result and its big-integer
+    /// intermediates, which `num-bigint` does not wipe, are functions of
+    /// the noise).
     pub fn noise_budget(&self, ct: &Ciphertext) -> Result<f64> {
         let x = self.phase(ct)?;
         let lv = self.ctx.level(ct.level)?;

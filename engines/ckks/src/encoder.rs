@@ -148,7 +148,8 @@ impl Encoder {
 
     /// The integer coefficients round(scale * m_i) of the polynomial whose
     /// slots are `values` (zero-padded to n/2).
-    pub(crate) fn encode(&self, values: &[Complex], scale: f64) -> Result<Vec<i128>> {
+    /// Every buffer holding the message is wiped (the result on drop).
+    pub(crate) fn encode(&self, values: &[Complex], scale: f64) -> Result<Zeroizing<Vec<i128>>> {
         let s = self.slots;
         if values.len() > s {
             return Err(Error::Encoding(format!(
@@ -162,23 +163,23 @@ impl Encoder {
         {
             return Err(Error::Encoding("values must be finite".into()));
         }
-        let mut v = vec![Complex::default(); s];
+        let mut v = Zeroizing::new(vec![Complex::default(); s]);
         for (z, &p) in values.iter().zip(&self.position) {
             v[p] = *z;
         }
         self.fft(&mut v, true);
         // u_i = (1/s) v_i omega^-i, times the scale.
         let k = scale / s as f64;
-        let mut out = vec![0i128; 2 * s];
+        let mut out = Zeroizing::new(vec![0i128; 2 * s]);
         for (i, (x, w)) in v.iter().zip(&self.twist).enumerate() {
             let u = (*x * w.conj()).scale(k);
             for (slot, part) in [(i, u.re), (i + s, u.im)] {
                 let r = part.round();
                 // Far below i128's range; above it the message cannot fit any modulus.
                 if r.abs() >= 2f64.powi(120) {
+                    // Its size is not shown: it is a function of the message.
                     return Err(Error::Encoding(format!(
-                        "a coefficient of 2^{:.1} is too large (scale 2^{:.1})",
-                        r.abs().log2(),
+                        "a coefficient is at least 2^120 (scale 2^{:.1})",
                         scale.log2()
                     )));
                 }

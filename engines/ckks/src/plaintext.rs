@@ -36,14 +36,12 @@ impl Drop for Plaintext {
     }
 }
 
-/// x mod q for a signed 128-bit x (no division).
+/// x mod q for a signed 128-bit x (no division, no branch on x: it is a
+/// message coefficient). |x| mod q is negated, or not, by a select.
 pub(crate) fn reduce_i128(m: &Modulus, x: i128) -> u64 {
     let r = m.reduce_u128(x.unsigned_abs());
-    if x < 0 {
-        m.neg_mod(r)
-    } else {
-        r
-    }
+    let negative = 0u64.wrapping_sub((x < 0) as u64);
+    r ^ ((r ^ m.neg_mod(r)) & negative)
 }
 
 /// The polynomial with integer coefficients `coeffs` in `basis`, NTT form.
@@ -190,7 +188,7 @@ impl Plaintext {
                 ctx.n()
             )));
         }
-        let mut coeffs = vec![0i128; ctx.n()];
+        let mut coeffs = Zeroizing::new(vec![0i128; ctx.n()]);
         for (c, &v) in coeffs.iter_mut().zip(values) {
             let x = (v * scale).round();
             if !x.is_finite() || x.abs() >= 2f64.powi(120) {

@@ -76,10 +76,12 @@ impl SecretKey {
 
     /// Wraps given coefficients (each |s_i| <= 2^20).
     pub fn from_coeffs(coeffs: Vec<i64>) -> Result<SecretKey> {
-        if coeffs.iter().any(|c| c.unsigned_abs() > 1 << 20) {
+        // Wrapped first, so that a refused key is wiped when it drops.
+        let key = SecretKey { coeffs };
+        if key.coeffs.iter().any(|c| c.unsigned_abs() > 1 << 20) {
             return invalid("secret coefficients must be small (|s_i| <= 2^20)");
         }
-        Ok(SecretKey { coeffs })
+        Ok(key)
     }
 
     /// Ring degree n.

@@ -176,15 +176,13 @@ impl SecretKey {
     /// Reads n coefficients of [`write_ternary`](Self::write_ternary); each
     /// must be -1, 0 or 1.
     pub fn read_ternary(r: &mut Reader<'_>, n: usize) -> Result<SecretKey> {
-        let coeffs = r
-            .take(n)?
-            .iter()
-            .map(|&b| match b as i8 {
-                c @ -1..=1 => Ok(c as i64),
-                c => malformed(format!("secret coefficient {c} is not ternary")),
-            })
-            .collect::<Result<Vec<_>>>()?;
-        SecretKey::from_coeffs(coeffs)
+        let raw = r.take(n)?;
+        if let Some(&b) = raw.iter().find(|&&b| !(-1..=1).contains(&(b as i8))) {
+            return malformed(format!("secret coefficient {} is not ternary", b as i8));
+        }
+        // Checked first, then collected at its exact size: no reallocation
+        // leaves a copy of the key behind.
+        SecretKey::from_coeffs(raw.iter().map(|&b| b as i8 as i64).collect())
     }
 }
 

@@ -72,8 +72,9 @@ impl ClientKey {
         let b = block_shape(msg)?;
         let count = check_width(bits, b)?;
         if value & !mask(bits) != 0 {
+            // The value itself is not shown: it is a plaintext.
             return Err(Error::OutOfRange(format!(
-                "{value} does not fit {bits} bits"
+                "the value does not fit {bits} bits"
             )));
         }
         let blocks = (0..count)

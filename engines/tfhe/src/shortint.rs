@@ -61,7 +61,8 @@ impl ClientKey {
     pub fn encrypt(&self, m: u64) -> Result<Ciphertext> {
         let (msg, carry, _) = moduli(self.params.encoding)?;
         if m >= msg {
-            return Err(Error::OutOfRange(format!("message {m} outside [0, {msg})")));
+            // The message itself is not shown: it is a plaintext.
+            return Err(Error::OutOfRange(format!("message outside [0, {msg})")));
         }
         Ok(Ciphertext {
             lwe: self.encrypt_torus(m * delta(msg * carry))?,
