@@ -1,14 +1,21 @@
 #![no_main]
-//! `BfvParameters::from_bytes`: an accepted set round-trips byte for byte and
-//! builds a context (or returns an error) without a panic.
+//! `BfvParameters::from_bytes` and `from_bytes_insecure`: an accepted set
+//! round-trips byte for byte and builds a context (or returns an error)
+//! without a panic; a set the checked loader accepts, the insecure one
+//! accepts as the same set (it waives the security check, nothing else).
 
 use libfuzzer_sys::fuzz_target;
 use triskel_bfv::{BfvContext, BfvParameters};
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(params) = BfvParameters::from_bytes(data) else {
+    let checked = BfvParameters::from_bytes(data);
+    let Ok(params) = BfvParameters::from_bytes_insecure(data) else {
+        assert!(checked.is_err(), "accepted checked, refused insecure");
         return;
     };
     assert_eq!(params.to_bytes(), data, "parameter encoding is canonical");
+    if let Ok(checked) = checked {
+        assert!(checked == params, "the two loaders read different sets");
+    }
     let _ = BfvContext::new(params);
 });
