@@ -1,8 +1,9 @@
 #![no_main]
-//! The transition key loader (BFV -> TFHE) on arbitrary bytes: it loads or
-//! returns an error, never panics, hangs or allocates without bound (the
-//! BFV ring degree is capped before the key is expanded). An accepted key
-//! re-encodes to exactly its bytes and names sets that pass their checks.
+//! The transition key loader (BFV or CKKS -> TFHE) on arbitrary bytes: it
+//! loads or returns an error, never panics, hangs or allocates without bound
+//! (the source ring degree is capped before its context is built and the key
+//! expanded). An accepted key re-encodes to exactly its bytes and names sets
+//! that pass their checks.
 
 use libfuzzer_sys::fuzz_target;
 use triskel::transition::{Source, TransitionKey};

@@ -128,7 +128,10 @@ proptest! {
 #[test]
 fn scalar_arithmetic_at_the_edges() {
     for bits in [2u32, 31, 50, 62] {
-        let q = (2..1u64 << bits).rev().find(|&q| is_prime(q) && q >> 62 == 0).unwrap();
+        let q = (2..1u64 << bits)
+            .rev()
+            .find(|&q| is_prime(q) && q >> 62 == 0)
+            .unwrap();
         let m = Modulus::new(q).unwrap();
         let top = q - 1;
         assert_eq!(m.neg_mod(0), 0);

@@ -166,7 +166,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         triskel_tfhe::ClientKey::generate(&triskel_tfhe::TfheParameters::message_2_carry_2())?;
     let bfv_key = triskel_bfv::SecretKey::generate(&ctx)?;
     let transition = triskel::transition::TransitionKey::generate(&bfv_key, &tfhe_key)?;
-    write(&dir, "transition_key", &[&transition.to_bytes()])?;
+    let ckks_ctx = triskel_ckks::CkksContext::new(triskel_ckks::CkksParameters::n8192())?;
+    let ckks_key = triskel_ckks::SecretKey::generate(&ckks_ctx)?;
+    let from_ckks = triskel::transition::TransitionKey::generate_for_ckks(&ckks_key, &tfhe_key)?;
+    write(
+        &dir,
+        "transition_key",
+        &[&transition.to_bytes(), &from_ckks.to_bytes()],
+    )?;
+    // key_mutations: each key unchanged (the accepting path), a byte of its
+    // body changed, and the key cut short.
+    let mutations: Vec<Vec<u8>> = (0u8..3)
+        .flat_map(|which| {
+            [(0u32, vec![]), (200_000, vec![0xff; 8]), (0x8000_0000 | 100, vec![])]
+                .map(|(offset, patch)| [&[which][..], &offset.to_le_bytes(), &patch].concat())
+        })
+        .collect();
+    write(
+        &dir,
+        "key_mutations",
+        &mutations.iter().map(Vec::as_slice).collect::<Vec<_>>(),
+    )?;
     println!("seeds written under {}", dir.display());
     Ok(())
 }
