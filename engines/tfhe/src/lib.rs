@@ -19,7 +19,10 @@ mod shortint;
 pub use boolean::{BoolCiphertext, Gate};
 pub use compressed::{CompressedBoolCiphertext, CompressedCiphertext, CompressedRadixCiphertext};
 pub use error::{Error, Result};
-pub use glwe::{Decomposer, GgswCiphertext, GlweCiphertext, GlweSecretKey};
+pub use glwe::{
+    CompressedGgswCiphertext, CompressedGlweCiphertext, Decomposer, GgswCiphertext, GlweCiphertext,
+    GlweSecretKey,
+};
 pub use integer::{Bitwise, Comparison, RadixCiphertext};
 pub use keys::{ClientKey, ServerKey, TestVector};
 pub use params::{Encoding, NoiseAnalysis, TfheParameters};

@@ -17,12 +17,17 @@
 //! compressed bool  (kind 11) = seed: 32 bytes | body: u64
 //! compressed radix (kind 12) = bits: u8 | block count: u8 | seed: 32 bytes
 //!                              | count x (degree: u64 | noise level: u64 | body: u64)
+//! compressed glwe  (kind 13) = shape | seed: 32 bytes | N x u64 (< q): B, coefficient form
+//! compressed ggsw  (kind 14) = shape | base_log: u32 | levels: u32 | seed: 32 bytes
+//!                              | (k + 1) l rows x N x u64 (< q): the bodies, NTT form
 //! ```
 //!
 //! A compressed kind's masks (k N words each) are regenerated from its seed:
 //! the ChaCha20 stream 0 of the seed for a block or a boolean, stream i for
 //! block i of an integer. Its degree, noise level, width and block count are
-//! checked as for the uncompressed kind.
+//! checked as for the uncompressed kind. A compressed GLWE's mask is stream 0
+//! of its seed, a compressed GGSW row i's stream i (k N residues below q in
+//! the NTT domain, as the bootstrapping key's).
 //!
 //! Parameters are found by name among the named sets and checked, never taken
 //! from the bytes; the bootstrapping key's masks are regenerated from the seed.
@@ -49,7 +54,10 @@ use crate::compressed::{
     CompressedBoolCiphertext, CompressedCiphertext, CompressedRadixCiphertext,
 };
 use crate::error::{Error, Result};
-use crate::glwe::{GgswCiphertext, GlweCiphertext, GlweContext, GlweSecretKey};
+use crate::glwe::{
+    CompressedGgswCiphertext, CompressedGlweCiphertext, GgswCiphertext, GlweCiphertext,
+    GlweContext, GlweSecretKey,
+};
 use crate::integer::{block_shape, check_width, RadixCiphertext};
 use crate::keys::{context, ClientKey, ServerKey};
 use crate::params::TfheParameters;
@@ -70,6 +78,8 @@ const KIND_GGSW: u8 = 9;
 const KIND_COMPRESSED_BLOCK: u8 = 10;
 const KIND_COMPRESSED_BOOL: u8 = 11;
 const KIND_COMPRESSED_RADIX: u8 = 12;
+const KIND_COMPRESSED_GLWE: u8 = 13;
+const KIND_COMPRESSED_GGSW: u8 = 14;
 
 /// The kind byte of a server key: multi-bit keys have their own.
 fn server_kind(params: &TfheParameters) -> u8 {
@@ -577,9 +587,7 @@ impl GgswCiphertext {
         let ctx = &self.ctx;
         let mut out = Vec::with_capacity(header_len(ctx.set_name) + 16 + self.data.len() * 8);
         write_header(&mut out, KIND_GGSW, ctx.set_name);
-        write_shape(&mut out, ctx);
-        out.extend_from_slice(&ctx.decomposer.base_log().to_le_bytes());
-        out.extend_from_slice(&(ctx.decomposer.levels() as u32).to_le_bytes());
+        write_ggsw_shape(&mut out, ctx);
         write_words(&mut out, &self.data);
         out
     }
@@ -589,18 +597,88 @@ impl GgswCiphertext {
     /// (k + 1) N NTT-domain residues below q, nothing after.
     pub fn from_bytes(bytes: &[u8], params: &TfheParameters) -> Result<GgswCiphertext> {
         let mut r = Reader::new(bytes);
-        let (set, ctx) = read_glwe_header(&mut r, KIND_GGSW)?;
-        expect_params(&set, params)?;
-        let (base_log, levels) = (r.u32()?, r.u32()?);
-        if (base_log, levels) != (set.pbs_base_log, set.pbs_levels) {
-            return malformed(format!(
-                "GGSW decomposition (base 2^{base_log}, {levels} levels) for {}, which has \
-                 (2^{}, {})",
-                set.name, set.pbs_base_log, set.pbs_levels
-            ));
-        }
+        let ctx = read_ggsw_header(&mut r, KIND_GGSW, params)?;
         let data = read_residues(&mut r, ctx.ggsw_rows() * ctx.glwe_len(), ctx.q())?;
         r.finish()?;
         Ok(GgswCiphertext { ctx, data })
+    }
+}
+
+/// Writes a GGSW's shape (k, N) and decomposition (base_log, levels).
+fn write_ggsw_shape(out: &mut Vec<u8>, ctx: &GlweContext) {
+    write_shape(out, ctx);
+    out.extend_from_slice(&ctx.decomposer.base_log().to_le_bytes());
+    out.extend_from_slice(&(ctx.decomposer.levels() as u32).to_le_bytes());
+}
+
+/// Reads the header, shape and decomposition of a GGSW kind of the set
+/// `params`: the decomposition must be the set's bootstrapping one.
+fn read_ggsw_header(
+    r: &mut Reader<'_>,
+    kind: u8,
+    params: &TfheParameters,
+) -> Result<Arc<GlweContext>> {
+    let (set, ctx) = read_glwe_header(r, kind)?;
+    expect_params(&set, params)?;
+    let (base_log, levels) = (r.u32()?, r.u32()?);
+    if (base_log, levels) != (set.pbs_base_log, set.pbs_levels) {
+        return malformed(format!(
+            "GGSW decomposition (base 2^{base_log}, {levels} levels) for {}, which has \
+             (2^{}, {})",
+            set.name, set.pbs_base_log, set.pbs_levels
+        ));
+    }
+    Ok(ctx)
+}
+
+impl CompressedGlweCiphertext {
+    /// Versioned bytes (kind 13: shape, seed, body), naming the set it was
+    /// made for.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let ctx = &self.ctx;
+        let mut out = Vec::with_capacity(header_len(ctx.set_name) + 40 + self.body.len() * 8);
+        write_header(&mut out, KIND_COMPRESSED_GLWE, ctx.set_name);
+        write_shape(&mut out, ctx);
+        out.extend_from_slice(&self.seed);
+        write_words(&mut out, &self.body);
+        out
+    }
+
+    /// Loads a compressed GLWE of the parameter set `params`: its shape, a
+    /// seed, N residues below q, nothing after.
+    pub fn from_bytes(bytes: &[u8], params: &TfheParameters) -> Result<CompressedGlweCiphertext> {
+        let mut r = Reader::new(bytes);
+        let (set, ctx) = read_glwe_header(&mut r, KIND_COMPRESSED_GLWE)?;
+        expect_params(&set, params)?;
+        let seed = r.seed()?;
+        let body = read_residues(&mut r, ctx.n, ctx.q())?;
+        r.finish()?;
+        Ok(CompressedGlweCiphertext { ctx, seed, body })
+    }
+}
+
+impl CompressedGgswCiphertext {
+    /// Versioned bytes (kind 14: shape, decomposition, seed, row bodies),
+    /// naming the set it was made for.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let ctx = &self.ctx;
+        let mut out = Vec::with_capacity(header_len(ctx.set_name) + 48 + self.bodies.len() * 8);
+        write_header(&mut out, KIND_COMPRESSED_GGSW, ctx.set_name);
+        write_ggsw_shape(&mut out, ctx);
+        out.extend_from_slice(&self.seed);
+        write_words(&mut out, &self.bodies);
+        out
+    }
+
+    /// Loads a compressed GGSW of the parameter set `params`: its shape, the
+    /// set's bootstrapping decomposition, a seed, (k + 1) l row bodies of N
+    /// NTT-domain residues below q, nothing after.
+    pub fn from_bytes(bytes: &[u8], params: &TfheParameters) -> Result<CompressedGgswCiphertext> {
+        let mut r = Reader::new(bytes);
+        let ctx = read_ggsw_header(&mut r, KIND_COMPRESSED_GGSW, params)?;
+        let seed = r.seed()?;
+        let bodies = read_residues(&mut r, ctx.ggsw_rows() * ctx.n, ctx.q())?;
+        r.finish()?;
+        Ok(CompressedGgswCiphertext { ctx, seed, bodies })
     }
 }

@@ -6,8 +6,8 @@ use common::keys_2_2;
 use triskel_ring::Prng;
 use triskel_tfhe::{
     BoolCiphertext, Ciphertext, ClientKey, CompressedBoolCiphertext, CompressedCiphertext,
-    CompressedRadixCiphertext, Error, Gate, GgswCiphertext, GlweCiphertext, GlweSecretKey,
-    RadixCiphertext, ServerKey, TfheParameters,
+    CompressedGgswCiphertext, CompressedGlweCiphertext, CompressedRadixCiphertext, Error, Gate,
+    GgswCiphertext, GlweCiphertext, GlweSecretKey, RadixCiphertext, ServerKey, TfheParameters,
 };
 
 /// The caller's line names the case (the loaded value is too large to print).
@@ -265,6 +265,118 @@ fn glwe_objects_round_trip_and_still_compute() {
     }
 }
 
+/// Seed-compressed GLWEs and GGSWs of the 2_2, boolean and 3_3 sets: the
+/// bytes hold the seed and the bodies only, load back to the same bytes and
+/// decompress to objects that compute (decryption, CMux on both bits, an
+/// external product by -3); two encryptions have different seeds.
+#[test]
+fn compressed_glwe_objects_round_trip_and_still_compute() {
+    let mut rng = Prng::from_seed([14; 32]);
+    for params in [
+        TfheParameters::message_2_carry_2(),
+        TfheParameters::boolean(),
+        TfheParameters::message_3_carry_3(),
+    ] {
+        let (k, n) = (params.glwe_dimension, params.polynomial_size);
+        let rows = (k + 1) * params.pbs_levels as usize;
+        let header = 7 + params.name.len();
+        let key = GlweSecretKey::generate(&params).unwrap();
+        let (m0, m1) = (random_messages(&mut rng, n), random_messages(&mut rng, n));
+        let glwe = |m: &[u64]| {
+            let bytes = key.encrypt_compressed(m, P).unwrap().to_bytes();
+            assert_eq!(bytes.len(), header + 8 + 32 + n * 8);
+            let loaded = CompressedGlweCiphertext::from_bytes(&bytes, &params).unwrap();
+            assert_eq!(loaded.to_bytes(), bytes);
+            (bytes, loaded.decompress().unwrap())
+        };
+        let ((b0, c0), (b1, c1)) = (glwe(&m0), glwe(&m1));
+        assert_ne!(b0[header + 8..header + 40], b1[header + 8..header + 40]);
+        assert_eq!(key.decrypt(&c0, P).unwrap(), m0);
+        assert_eq!(key.decrypt(&c1, P).unwrap(), m1);
+
+        let ggsw = |message: i64| {
+            let bytes = key.encrypt_ggsw_compressed(message).unwrap().to_bytes();
+            assert_eq!(bytes.len(), header + 16 + 32 + rows * n * 8);
+            let loaded = CompressedGgswCiphertext::from_bytes(&bytes, &params).unwrap();
+            assert_eq!(loaded.to_bytes(), bytes);
+            (bytes, loaded.decompress().unwrap())
+        };
+        for (message, branch) in [(0i64, &m0), (1, &m1)] {
+            let cmux = ggsw(message).1.cmux(&c0, &c1).unwrap();
+            assert_eq!(&key.decrypt(&cmux, P).unwrap(), branch, "bit {message}");
+        }
+        let (bytes, minus_three) = ggsw(-3);
+        let product = minus_three.external_product(&c0).unwrap();
+        let want: Vec<u64> = m0.iter().map(|&v| (P * 3 - 3 * v) % P).collect();
+        assert_eq!(key.decrypt(&product, P).unwrap(), want);
+        eprintln!(
+            "{}: compressed GLWE {} bytes, compressed GGSW {} bytes",
+            params.name,
+            b0.len(),
+            bytes.len()
+        );
+    }
+}
+
+/// Compressed GLWE and GGSW bytes: truncation, trailing bytes, the other
+/// kinds, another set, a body residue >= q and another decomposition are
+/// rejected.
+#[test]
+fn malformed_compressed_glwe_objects_are_rejected() {
+    let params = TfheParameters::message_2_carry_2();
+    let key = GlweSecretKey::generate(&params).unwrap();
+    let n = params.polynomial_size;
+    let header = 7 + params.name.len();
+    let q = key.modulus().to_le_bytes();
+    let glwe = key.encrypt_compressed(&vec![1; n], P).unwrap().to_bytes();
+    let ggsw = key.encrypt_ggsw_compressed(1).unwrap().to_bytes();
+    let load_glwe = |b: &[u8]| CompressedGlweCiphertext::from_bytes(b, &params);
+    let load_ggsw = |b: &[u8]| CompressedGgswCiphertext::from_bytes(b, &params);
+    load_glwe(&glwe).unwrap();
+    load_ggsw(&ggsw).unwrap();
+    for cut in [
+        0,
+        header,
+        header + 8,
+        header + 39,
+        header + 40,
+        glwe.len() - 1,
+    ] {
+        rejected(load_glwe(&glwe[..cut]));
+    }
+    for cut in [0, header + 8, header + 16, header + 47, ggsw.len() - 1] {
+        rejected(load_ggsw(&ggsw[..cut]));
+    }
+    let (mut long_glwe, mut long_ggsw) = (glwe.clone(), ggsw.clone());
+    long_glwe.push(0);
+    long_ggsw.push(0);
+    rejected(load_glwe(&long_glwe));
+    rejected(load_ggsw(&long_ggsw));
+    rejected(load_glwe(&ggsw));
+    rejected(load_ggsw(&glwe));
+    rejected(GlweCiphertext::from_bytes(&glwe, &params));
+    rejected(GgswCiphertext::from_bytes(&ggsw, &params));
+    rejected(load_glwe(&key.encrypt(&vec![1; n], P).unwrap().to_bytes()));
+    rejected(load_ggsw(&key.encrypt_ggsw(1).unwrap().to_bytes()));
+    let other = TfheParameters::message_1_carry_1();
+    rejected(CompressedGlweCiphertext::from_bytes(&glwe, &other));
+    rejected(CompressedGgswCiphertext::from_bytes(&ggsw, &other));
+    // A body residue q (the last word), a shape or decomposition not the set's.
+    rejected(load_glwe(&with_word(&glwe, glwe.len() - 8, &q)));
+    rejected(load_ggsw(&with_word(&ggsw, ggsw.len() - 8, &q)));
+    rejected(load_glwe(&with_word(&glwe, header, &2u32.to_le_bytes())));
+    rejected(load_ggsw(&with_word(
+        &ggsw,
+        header + 8,
+        &22u32.to_le_bytes(),
+    )));
+    rejected(load_ggsw(&with_word(
+        &ggsw,
+        header + 12,
+        &2u32.to_le_bytes(),
+    )));
+}
+
 /// Truncation, trailing bytes, a wrong version, kind, set or shape, a
 /// residue >= q (in a GLWE and in a GGSW, q itself), a key coefficient
 /// that is not a bit and a GGSW decomposition that is not the set's are
@@ -390,6 +502,11 @@ fn mutated_bytes_never_panic() {
         glwe_key.encrypt_ggsw(1).unwrap().to_bytes(),
         ck.encrypt_compressed(1).unwrap().to_bytes(&params),
         ck.encrypt_u8_compressed(0xa5).unwrap().to_bytes(&params),
+        glwe_key
+            .encrypt_compressed(&vec![3; n], P)
+            .unwrap()
+            .to_bytes(),
+        glwe_key.encrypt_ggsw_compressed(1).unwrap().to_bytes(),
     ];
     for bytes in &inputs {
         for _ in 0..300 {
@@ -442,6 +559,14 @@ fn mutated_bytes_never_panic() {
             if let Ok(ggsw) = GgswCiphertext::from_bytes(&m, &params) {
                 assert_eq!(ggsw.to_bytes(), m, "GGSW encoding is canonical");
                 ggsw.external_product(&glwe).unwrap();
+            }
+            if let Ok(ct) = CompressedGlweCiphertext::from_bytes(&m, &params) {
+                assert_eq!(ct.to_bytes(), m, "compressed GLWE encoding is canonical");
+                glwe_key.decrypt(&ct.decompress().unwrap(), P).unwrap();
+            }
+            if let Ok(ggsw) = CompressedGgswCiphertext::from_bytes(&m, &params) {
+                assert_eq!(ggsw.to_bytes(), m, "compressed GGSW encoding is canonical");
+                ggsw.decompress().unwrap().external_product(&glwe).unwrap();
             }
         }
     }
