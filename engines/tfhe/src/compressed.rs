@@ -42,8 +42,9 @@ pub struct CompressedRadixCiphertext {
     pub(crate) blocks: Vec<CompressedCiphertext>,
 }
 
-/// A fresh public seed from the OS CSPRNG.
-fn fresh_seed() -> Result<Seed> {
+/// A fresh public seed from its own OS-seeded generator (the noise is drawn
+/// from another one).
+pub(crate) fn fresh_seed() -> Result<Seed> {
     Ok(Prng::from_os()?.gen_seed())
 }
 

@@ -16,6 +16,7 @@ use triskel_ring::lwe::sample_wide_gaussian;
 use triskel_ring::{LweCiphertext, LweSecretKey, Prng, Seed};
 use zeroize::Zeroizing;
 
+use crate::compressed::fresh_seed;
 use crate::error::{Error, Result};
 use crate::params::TfheParameters;
 
@@ -457,8 +458,7 @@ impl GlweSecretKey {
     /// A_1..A_k uniform, B = sum_i A_i S_i + M + E, E Gaussian with the set's
     /// fresh GLWE deviation.
     pub fn encrypt_plaintext(&self, plaintext: &[u64]) -> Result<GlweCiphertext> {
-        let mut rng = Prng::from_os()?;
-        self.encrypt_plaintext_seeded(plaintext, rng.gen_seed(), &mut rng)
+        self.encrypt_plaintext_seeded(plaintext, fresh_seed()?, &mut Prng::from_os()?)
     }
 
     /// [`encrypt_plaintext`](Self::encrypt_plaintext) as the public seed of
@@ -467,9 +467,8 @@ impl GlweSecretKey {
         &self,
         plaintext: &[u64],
     ) -> Result<CompressedGlweCiphertext> {
-        let mut rng = Prng::from_os()?;
-        let seed = rng.gen_seed();
-        let ct = self.encrypt_plaintext_seeded(plaintext, seed, &mut rng)?;
+        let seed = fresh_seed()?;
+        let ct = self.encrypt_plaintext_seeded(plaintext, seed, &mut Prng::from_os()?)?;
         let body = ct.data[ct.ctx.k * ct.ctx.n..].to_vec();
         Ok(CompressedGlweCiphertext {
             ctx: ct.ctx,
@@ -595,7 +594,7 @@ impl GlweSecretKey {
         let residue = (message as u64).wrapping_add(q & (message >> 63) as u64);
         let mut rng = Prng::from_os()?;
         let mut data = vec![0u64; ctx.ggsw_rows() * ctx.glwe_len()];
-        let seed = rng.gen_seed();
+        let seed = fresh_seed()?;
         self.encrypt_ggsw_into(residue, seed, 0, &mut rng, &mut data)?;
         Ok((
             seed,
