@@ -4,6 +4,8 @@
 //! - [`LweSecretKey`]: small integer coefficients (binary for TFHE, ternary
 //!   for a key extracted from a BFV/CKKS secret), zeroized on drop.
 //! - [`LweCiphertext`]: (a, b) with phase b - <a, s> mod 2^64.
+//! - [`CompressedLweCiphertext`]: a fresh encryption kept as the public seed
+//!   and stream of its mask plus its body ([`LweSecretKey::encrypt_compressed`]).
 //! - [`LweCiphertext::sample_extract`]: one coefficient of an RLWE/GLWE
 //!   ciphertext modulo a prime q as an LWE ciphertext, scaled to 2^64.
 //! - [`LweCiphertext::switch_modulus`]: rounding to a smaller power of two (the
