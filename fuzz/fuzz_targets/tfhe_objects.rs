@@ -1,18 +1,21 @@
 #![no_main]
 //! Every TFHE loader on arbitrary bytes: client keys, server keys, shortint
-//! blocks, booleans, radix integers, GLWE keys, GLWE ciphertexts and GGSWs
-//! must load or return an error, never panic, hang or allocate without bound.
-//! The first byte picks the loader. An accepted object re-encodes to exactly
-//! its bytes and is used: a client or GLWE key encrypts and decrypts, a block,
-//! boolean, integer or GLWE decrypts under the fixture's key, a GGSW's
-//! external product of a fixture GLWE decrypts.
+//! blocks, booleans, radix integers, GLWE keys, GLWE ciphertexts and GGSWs,
+//! and the seed-compressed blocks, booleans, integers, GLWEs and GGSWs must
+//! load or return an error, never panic, hang or allocate without bound.
+//! The first byte picks the loader (mod 13). An accepted object re-encodes to
+//! exactly its bytes and is used: a client or GLWE key encrypts and decrypts,
+//! a block, boolean, integer or GLWE (a compressed one decompressed) decrypts
+//! under the fixture's key, a GGSW's (decompressed) external product of a
+//! fixture GLWE decrypts.
 
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use triskel_tfhe::{
-    BoolCiphertext, Ciphertext, ClientKey, GgswCiphertext, GlweCiphertext, GlweSecretKey,
-    RadixCiphertext, ServerKey, TfheParameters,
+    BoolCiphertext, Ciphertext, ClientKey, CompressedBoolCiphertext, CompressedCiphertext,
+    CompressedGgswCiphertext, CompressedGlweCiphertext, CompressedRadixCiphertext, GgswCiphertext,
+    GlweCiphertext, GlweSecretKey, RadixCiphertext, ServerKey, TfheParameters,
 };
 
 /// Message modulus of the GLWE checks.
@@ -35,7 +38,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let (boolean, shortint) = keys();
-    match which % 8 {
+    match which % 13 {
         0 => {
             if let Ok(ck) = ClientKey::from_bytes(bytes) {
                 assert_eq!(
@@ -98,19 +101,95 @@ fuzz_target!(|data: &[u8]| {
                     .expect("a loaded GLWE decrypts");
             }
         }
-        _ => {
+        7 => {
             let params = shortint.parameters();
             if let Ok(ggsw) = GgswCiphertext::from_bytes(bytes, params) {
                 assert_eq!(ggsw.to_bytes(), bytes, "GGSW encoding is canonical");
-                let key = shortint.glwe_key();
-                let ct = key
-                    .encrypt(&vec![1; key.polynomial_size()], P)
-                    .expect("fixture GLWE");
-                let product = ggsw
-                    .external_product(&ct)
-                    .expect("a loaded GGSW multiplies");
-                key.decrypt(&product, P).expect("the product decrypts");
+                check_ggsw(shortint, &ggsw);
+            }
+        }
+        8 => {
+            let params = shortint.parameters();
+            if let Ok(ct) = CompressedCiphertext::from_bytes(bytes, params) {
+                assert_eq!(
+                    ct.to_bytes(params),
+                    bytes,
+                    "compressed block encoding is canonical"
+                );
+                shortint
+                    .decrypt(&ct.decompress())
+                    .expect("a loaded compressed block decrypts");
+            }
+        }
+        9 => {
+            let params = boolean.parameters();
+            if let Ok(ct) = CompressedBoolCiphertext::from_bytes(bytes, params) {
+                assert_eq!(
+                    ct.to_bytes(params),
+                    bytes,
+                    "compressed boolean encoding is canonical"
+                );
+                boolean
+                    .decrypt_bool(&ct.decompress())
+                    .expect("a loaded compressed boolean decrypts");
+            }
+        }
+        10 => {
+            let params = shortint.parameters();
+            if let Ok(ct) = CompressedRadixCiphertext::from_bytes(bytes, params) {
+                assert_eq!(
+                    ct.to_bytes(params),
+                    bytes,
+                    "compressed integer encoding is canonical"
+                );
+                let v = shortint
+                    .decrypt_radix(&ct.decompress())
+                    .expect("a loaded compressed integer decrypts");
+                assert!(
+                    ct.bits() == 64 || v >> ct.bits() == 0,
+                    "value fits its width"
+                );
+            }
+        }
+        11 => {
+            let params = shortint.parameters();
+            if let Ok(ct) = CompressedGlweCiphertext::from_bytes(bytes, params) {
+                assert_eq!(
+                    ct.to_bytes(),
+                    bytes,
+                    "compressed GLWE encoding is canonical"
+                );
+                let ct = ct
+                    .decompress()
+                    .expect("a loaded compressed GLWE decompresses");
+                shortint.glwe_key().decrypt(&ct, P).expect("and decrypts");
+            }
+        }
+        _ => {
+            let params = shortint.parameters();
+            if let Ok(ggsw) = CompressedGgswCiphertext::from_bytes(bytes, params) {
+                assert_eq!(
+                    ggsw.to_bytes(),
+                    bytes,
+                    "compressed GGSW encoding is canonical"
+                );
+                let ggsw = ggsw
+                    .decompress()
+                    .expect("a loaded compressed GGSW decompresses");
+                check_ggsw(shortint, &ggsw);
             }
         }
     }
 });
+
+/// A loaded GGSW's external product of a fixture GLWE decrypts.
+fn check_ggsw(shortint: &ClientKey, ggsw: &GgswCiphertext) {
+    let key = shortint.glwe_key();
+    let ct = key
+        .encrypt(&vec![1; key.polynomial_size()], P)
+        .expect("fixture GLWE");
+    let product = ggsw
+        .external_product(&ct)
+        .expect("a loaded GGSW multiplies");
+    key.decrypt(&product, P).expect("the product decrypts");
+}

@@ -48,7 +48,7 @@ pub use conversion::{BaseConverter, DivRound};
 pub use error::{Error, Result};
 pub use keyswitch::{Decomposition, KeySwitchContext, KeySwitchKey, SecretDistribution, SecretKey};
 pub use lazy::LazyRlwe;
-pub use lwe::{LweCiphertext, LweKeySwitchKey, LweSecretKey, SwitchedLwe};
+pub use lwe::{CompressedLweCiphertext, LweCiphertext, LweKeySwitchKey, LweSecretKey, SwitchedLwe};
 pub use par::PARALLEL_MIN_VALUES;
 pub use params::RlweSet;
 pub use poly::{

@@ -4,6 +4,8 @@
 //! - [`LweSecretKey`]: small integer coefficients (binary for TFHE, ternary
 //!   for a key extracted from a BFV/CKKS secret), zeroized on drop.
 //! - [`LweCiphertext`]: (a, b) with phase b - <a, s> mod 2^64.
+//! - [`CompressedLweCiphertext`]: a fresh encryption kept as the public seed
+//!   and stream of its mask plus its body ([`LweSecretKey::encrypt_compressed`]).
 //! - [`LweCiphertext::sample_extract`]: one coefficient of an RLWE/GLWE
 //!   ciphertext modulo a prime q as an LWE ciphertext, scaled to 2^64.
 //! - [`LweCiphertext::switch_modulus`]: rounding to a smaller power of two (the
@@ -104,7 +106,40 @@ impl LweSecretKey {
     /// Gaussian noise of relative deviation `sigma` (deviation sigma * 2^64).
     pub fn encrypt(&self, m: u64, sigma: f64, rng: &mut Prng) -> Result<LweCiphertext> {
         let a: Vec<u64> = (0..self.s.len()).map(|_| rng.next_u64()).collect();
-        let e = Zeroizing::new(sample_wide_gaussian(1, sigma * TWO_POW_64, rng)?);
+        self.encrypt_with_mask(a, m, sigma, rng)
+    }
+
+    /// A fresh encryption of `m` like [`LweSecretKey::encrypt`] whose mask is
+    /// stream `stream` of the public `seed` (see [`CompressedLweCiphertext`]).
+    /// The noise comes from `noise`, a secret generator (the OS CSPRNG), never
+    /// from the seed: whoever holds the seed regenerates the mask, not the body.
+    pub fn encrypt_compressed(
+        &self,
+        m: u64,
+        sigma: f64,
+        seed: Seed,
+        stream: u64,
+        noise: &mut Prng,
+    ) -> Result<CompressedLweCiphertext> {
+        let ct =
+            self.encrypt_with_mask(seeded_mask(seed, stream, self.s.len()), m, sigma, noise)?;
+        Ok(CompressedLweCiphertext {
+            seed,
+            stream,
+            dimension: ct.a.len(),
+            b: ct.b,
+        })
+    }
+
+    /// The one encryption routine: b = <a, s> + m + e with e drawn from `noise`.
+    fn encrypt_with_mask(
+        &self,
+        a: Vec<u64>,
+        m: u64,
+        sigma: f64,
+        noise: &mut Prng,
+    ) -> Result<LweCiphertext> {
+        let e = Zeroizing::new(sample_wide_gaussian(1, sigma * TWO_POW_64, noise)?);
         let b = dot(&a, &self.s).wrapping_add(m).wrapping_add(e[0] as u64);
         Ok(LweCiphertext { a, b })
     }
@@ -135,6 +170,39 @@ pub struct LweCiphertext {
     pub a: Vec<u64>,
     /// The body.
     pub b: u64,
+}
+
+/// The mask of a seed-compressed LWE ciphertext: `n` words of stream `stream`
+/// under `seed` (ChaCha20: one independent stream per block of an integer).
+fn seeded_mask(seed: Seed, stream: u64, n: usize) -> Vec<u64> {
+    let mut rng = Prng::from_seed_stream(seed, stream);
+    (0..n).map(|_| rng.next_u64()).collect()
+}
+
+/// A fresh LWE ciphertext with its mask kept as the public seed and stream
+/// it expands from, plus the body: 48 bytes of state whatever the dimension
+/// (an [`LweCiphertext`] of dimension n holds 8 (n + 1)).
+/// [`CompressedLweCiphertext::decompress`] regenerates the mask.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompressedLweCiphertext {
+    /// The public seed of the mask.
+    pub seed: Seed,
+    /// The ChaCha20 stream of the mask under `seed`.
+    pub stream: u64,
+    /// Number of mask words.
+    pub dimension: usize,
+    /// The body.
+    pub b: u64,
+}
+
+impl CompressedLweCiphertext {
+    /// The full ciphertext: the mask regenerated from the seed, the body.
+    pub fn decompress(&self) -> LweCiphertext {
+        LweCiphertext {
+            a: seeded_mask(self.seed, self.stream, self.dimension),
+            b: self.b,
+        }
+    }
 }
 
 /// An LWE ciphertext rounded to modulus 2^log_modulus (values in [0, 2^log_modulus)).
@@ -672,5 +740,42 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A compressed encryption decompresses to a ciphertext of the message;
+    /// its mask is the seed's stream alone (the same seed and stream give the
+    /// same mask, another stream another one) and its body needs the secret
+    /// noise generator: the same seed and stream with another noise
+    /// generator give another body, so the seed does not determine it.
+    #[test]
+    fn compressed_encryption_takes_its_mask_from_the_seed_and_its_noise_elsewhere() {
+        let mut rng = Prng::from_seed([9; 32]);
+        let key = LweSecretKey::binary(630, &mut rng);
+        let (seed, m, sigma) = ([5; 32], 3u64 << 61, 2f64.powi(-30));
+        let mut noise = Prng::from_seed([1; 32]);
+        let ct = key
+            .encrypt_compressed(m, sigma, seed, 4, &mut noise)
+            .unwrap();
+        assert_eq!((ct.seed, ct.stream, ct.dimension), (seed, 4, 630));
+        let full = ct.decompress();
+        let error = key.phase(&full).unwrap().wrapping_sub(m) as i64;
+        assert!(error.unsigned_abs() < 1 << 40, "phase error {error}");
+
+        let same_seed = key
+            .encrypt_compressed(m, sigma, seed, 4, &mut noise)
+            .unwrap();
+        assert_eq!(same_seed.decompress().a, full.a);
+        assert_ne!(same_seed.b, ct.b, "the body depends on the secret noise");
+        let other_stream = key
+            .encrypt_compressed(m, sigma, seed, 5, &mut noise)
+            .unwrap();
+        assert_ne!(other_stream.decompress().a, full.a);
+        // The noise generator seeded with the public seed itself is only a
+        // test's choice: encrypt() draws the mask and the noise from one
+        // generator, encrypt_compressed() only the noise.
+        let plain = key
+            .encrypt(m, sigma, &mut Prng::from_seed_stream(seed, 4))
+            .unwrap();
+        assert_eq!(plain.a, full.a);
     }
 }

@@ -73,13 +73,17 @@ fn check_boolean(encoding: Encoding) -> Result<()> {
 impl ClientKey {
     /// Encrypts a boolean.
     pub fn encrypt_bool(&self, b: bool) -> Result<BoolCiphertext> {
-        check_boolean(self.params.encoding)?;
-        // +1/8 or -1/8 chosen by a mask, not a branch on the secret bit.
-        let mask = (b as u64).wrapping_neg();
-        let m = (EIGHTH & mask) | (EIGHTH.wrapping_neg() & !mask);
         Ok(BoolCiphertext {
-            lwe: self.encrypt_torus(m)?,
+            lwe: self.encrypt_torus(self.encode_bool(b)?)?,
         })
+    }
+
+    /// The torus value of a boolean: +1/8 or -1/8.
+    pub(crate) fn encode_bool(&self, b: bool) -> Result<u64> {
+        check_boolean(self.params.encoding)?;
+        // Chosen by a mask, not a branch on the secret bit.
+        let mask = (b as u64).wrapping_neg();
+        Ok((EIGHTH & mask) | (EIGHTH.wrapping_neg() & !mask))
     }
 
     /// Decrypts a boolean: true when the phase is in [0, 1/2).

@@ -16,6 +16,7 @@ use triskel_ring::lwe::sample_wide_gaussian;
 use triskel_ring::{LweCiphertext, LweSecretKey, Prng, Seed};
 use zeroize::Zeroizing;
 
+use crate::compressed::fresh_seed;
 use crate::error::{Error, Result};
 use crate::params::TfheParameters;
 
@@ -341,7 +342,13 @@ macro_rules! shape_accessors {
     )*};
 }
 
-shape_accessors!(GlweSecretKey, GlweCiphertext, GgswCiphertext);
+shape_accessors!(
+    GlweSecretKey,
+    GlweCiphertext,
+    GgswCiphertext,
+    CompressedGlweCiphertext,
+    CompressedGgswCiphertext
+);
 
 /// Errors unless `plaintext` has N coefficients in [0, q).
 fn check_plaintext(ctx: &GlweContext, plaintext: &[u64]) -> Result<()> {
@@ -451,12 +458,39 @@ impl GlweSecretKey {
     /// A_1..A_k uniform, B = sum_i A_i S_i + M + E, E Gaussian with the set's
     /// fresh GLWE deviation.
     pub fn encrypt_plaintext(&self, plaintext: &[u64]) -> Result<GlweCiphertext> {
+        self.encrypt_plaintext_seeded(plaintext, fresh_seed()?, &mut Prng::from_os()?)
+    }
+
+    /// [`encrypt_plaintext`](Self::encrypt_plaintext) as the public seed of
+    /// its mask and its body (N words, coefficient form).
+    pub fn encrypt_plaintext_compressed(
+        &self,
+        plaintext: &[u64],
+    ) -> Result<CompressedGlweCiphertext> {
+        let seed = fresh_seed()?;
+        let ct = self.encrypt_plaintext_seeded(plaintext, seed, &mut Prng::from_os()?)?;
+        let body = ct.data[ct.ctx.k * ct.ctx.n..].to_vec();
+        Ok(CompressedGlweCiphertext {
+            ctx: ct.ctx,
+            seed,
+            body,
+        })
+    }
+
+    /// The GLWE encryption of a plaintext whose mask is stream 0 of `seed`
+    /// (in the NTT domain, as [`CompressedGlweCiphertext::decompress`]
+    /// regenerates it), the noise from `noise_rng`.
+    fn encrypt_plaintext_seeded(
+        &self,
+        plaintext: &[u64],
+        seed: Seed,
+        noise_rng: &mut Prng,
+    ) -> Result<GlweCiphertext> {
         let ctx = &self.ctx;
         let (k, n) = (ctx.k, ctx.n);
         check_plaintext(ctx, plaintext)?;
-        let mut rng = Prng::from_os()?;
         let mut data = vec![0u64; ctx.glwe_len()];
-        self.encrypt_zero_ntt(rng.gen_seed(), 0, &mut rng, &mut data)?;
+        self.encrypt_zero_ntt(seed, 0, noise_rng, &mut data)?;
         let mut m = Zeroizing::new(plaintext.to_vec());
         ctx.plan.forward(&mut m)?;
         add_assign(&ctx.modulus, &mut data[k * n..], &m)?;
@@ -472,19 +506,32 @@ impl GlweSecretKey {
     /// Encrypts the messages m_i in [0, p) (N of them, p = `message_modulus`
     /// in [2, q)) as the plaintext round(m_i q / p).
     pub fn encrypt(&self, messages: &[u64], message_modulus: u64) -> Result<GlweCiphertext> {
+        self.encrypt_plaintext(&self.encode(messages, message_modulus)?)
+    }
+
+    /// [`encrypt`](Self::encrypt) as the public seed of its mask and its body.
+    pub fn encrypt_compressed(
+        &self,
+        messages: &[u64],
+        message_modulus: u64,
+    ) -> Result<CompressedGlweCiphertext> {
+        self.encrypt_plaintext_compressed(&self.encode(messages, message_modulus)?)
+    }
+
+    /// The plaintext round(m_i q / p) of messages m_i in [0, p), p in [2, q).
+    fn encode(&self, messages: &[u64], message_modulus: u64) -> Result<Zeroizing<Vec<u64>>> {
         let (q, p) = (self.ctx.q(), message_modulus);
         if p < 2 || p >= q || messages.iter().any(|&m| m >= p) {
             return Err(Error::OutOfRange(format!(
                 "messages modulo {p} (at least 2, below q)"
             )));
         }
-        let plaintext: Zeroizing<Vec<u64>> = Zeroizing::new(
+        Ok(Zeroizing::new(
             messages
                 .iter()
                 .map(|&m| constant_time_quotient(m as u128 * q as u128 + p as u128 / 2, p))
                 .collect(),
-        );
-        self.encrypt_plaintext(&plaintext)
+        ))
     }
 
     /// The phase B - sum_i A_i S_i = M + E (N coefficients in [0, q));
@@ -516,6 +563,28 @@ impl GlweSecretKey {
     /// r in 0..=k and level j, row (r, j) is a GLWE encryption of zero whose
     /// phase is shifted by -m g_j S_r for r < k and by m g_j for r = k.
     pub fn encrypt_ggsw(&self, message: i64) -> Result<GgswCiphertext> {
+        Ok(self.encrypt_ggsw_seeded(message)?.1)
+    }
+
+    /// [`encrypt_ggsw`](Self::encrypt_ggsw) as the public seed of its masks
+    /// and its (k + 1) l row bodies (NTT form).
+    pub fn encrypt_ggsw_compressed(&self, message: i64) -> Result<CompressedGgswCiphertext> {
+        let (seed, ggsw) = self.encrypt_ggsw_seeded(message)?;
+        let (k, n) = (ggsw.ctx.k, ggsw.ctx.n);
+        let bodies = (ggsw.data.chunks(ggsw.ctx.glwe_len()))
+            .flat_map(|row| &row[k * n..])
+            .copied()
+            .collect();
+        Ok(CompressedGgswCiphertext {
+            ctx: ggsw.ctx,
+            seed,
+            bodies,
+        })
+    }
+
+    /// A fresh GGSW of `message` and the seed of its masks (row i's mask is
+    /// stream i of the seed).
+    fn encrypt_ggsw_seeded(&self, message: i64) -> Result<(Seed, GgswCiphertext)> {
         let ctx = &self.ctx;
         let q = ctx.q();
         if message.unsigned_abs() >= q {
@@ -525,12 +594,15 @@ impl GlweSecretKey {
         let residue = (message as u64).wrapping_add(q & (message >> 63) as u64);
         let mut rng = Prng::from_os()?;
         let mut data = vec![0u64; ctx.ggsw_rows() * ctx.glwe_len()];
-        let seed = rng.gen_seed();
+        let seed = fresh_seed()?;
         self.encrypt_ggsw_into(residue, seed, 0, &mut rng, &mut data)?;
-        Ok(GgswCiphertext {
-            ctx: ctx.clone(),
-            data,
-        })
+        Ok((
+            seed,
+            GgswCiphertext {
+                ctx: ctx.clone(),
+                data,
+            },
+        ))
     }
 
     /// A GLWE encryption of zero in NTT form into `out` ((k + 1) N words):
@@ -692,6 +764,67 @@ impl GlweCiphertext {
     /// round(phase_index 2^64 / q) up to k N / 2 units of rounding.
     pub fn sample_extract(&self, index: usize) -> Result<LweCiphertext> {
         sample_extract(&self.ctx, &self.data, index)
+    }
+}
+
+/// A fresh GLWE encryption as the public seed of its mask and its body B
+/// (N coefficients): N + 4 words where a [`GlweCiphertext`] holds (k + 1) N.
+/// Operations take the [`decompress`](Self::decompress)ed ciphertext.
+#[derive(Clone)]
+pub struct CompressedGlweCiphertext {
+    pub(crate) ctx: Arc<GlweContext>,
+    pub(crate) seed: Seed,
+    pub(crate) body: Vec<u64>,
+}
+
+impl CompressedGlweCiphertext {
+    /// The ciphertext with its mask regenerated (stream 0 of the seed in
+    /// the NTT domain, back to coefficient form).
+    pub fn decompress(&self) -> Result<GlweCiphertext> {
+        let ctx = &self.ctx;
+        let mut data = vec![0u64; ctx.glwe_len()];
+        let (mask, body) = data.split_at_mut(ctx.k * ctx.n);
+        ctx.uniform_mask(self.seed, 0, mask)?;
+        for p in mask.chunks_mut(ctx.n) {
+            ctx.plan.inverse(p)?;
+        }
+        body.copy_from_slice(&self.body);
+        Ok(GlweCiphertext {
+            ctx: ctx.clone(),
+            data,
+        })
+    }
+}
+
+/// A fresh GGSW as the public seed of its masks and its (k + 1) l row bodies
+/// (NTT form), as the bootstrapping key is stored: (k + 1) l N + 4 words
+/// where a [`GgswCiphertext`] holds (k + 1)^2 l N.
+#[derive(Clone)]
+pub struct CompressedGgswCiphertext {
+    pub(crate) ctx: Arc<GlweContext>,
+    pub(crate) seed: Seed,
+    pub(crate) bodies: Vec<u64>,
+}
+
+impl CompressedGgswCiphertext {
+    /// The GGSW with every row's mask regenerated (row i: stream i of the seed).
+    pub fn decompress(&self) -> Result<GgswCiphertext> {
+        let ctx = &self.ctx;
+        let (k, n) = (ctx.k, ctx.n);
+        let mut data = vec![0u64; ctx.ggsw_rows() * ctx.glwe_len()];
+        for (i, (row, body)) in data
+            .chunks_mut(ctx.glwe_len())
+            .zip(self.bodies.chunks(n))
+            .enumerate()
+        {
+            let (mask, dst) = row.split_at_mut(k * n);
+            ctx.uniform_mask(self.seed, i as u64, mask)?;
+            dst.copy_from_slice(body);
+        }
+        Ok(GgswCiphertext {
+            ctx: ctx.clone(),
+            data,
+        })
     }
 }
 

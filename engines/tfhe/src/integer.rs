@@ -68,6 +68,17 @@ fn mask(bits: u32) -> u64 {
 impl ClientKey {
     /// Encrypts the low `bits` bits of value (bits = 8, 16, 32 or 64).
     pub fn encrypt_radix(&self, value: u64, bits: u32) -> Result<RadixCiphertext> {
+        let blocks = self
+            .radix_digits(value, bits)?
+            .into_iter()
+            .map(|d| self.encrypt(d))
+            .collect::<Result<_>>()?;
+        Ok(RadixCiphertext { blocks, bits })
+    }
+
+    /// The block messages of the low `bits` bits of value, least significant
+    /// first (bits = 8, 16, 32 or 64).
+    pub(crate) fn radix_digits(&self, value: u64, bits: u32) -> Result<Vec<u64>> {
         let (msg, _, _) = moduli(self.params.encoding)?;
         let b = block_shape(msg)?;
         let count = check_width(bits, b)?;
@@ -77,10 +88,9 @@ impl ClientKey {
                 "the value does not fit {bits} bits"
             )));
         }
-        let blocks = (0..count)
-            .map(|i| self.encrypt((value >> (i as u32 * b)) & (msg - 1)))
-            .collect::<Result<_>>()?;
-        Ok(RadixCiphertext { blocks, bits })
+        Ok((0..count)
+            .map(|i| (value >> (i as u32 * b)) & (msg - 1))
+            .collect())
     }
 
     /// Decrypts a radix integer.

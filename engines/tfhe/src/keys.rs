@@ -4,7 +4,9 @@
 use std::sync::Arc;
 
 use rayon::prelude::*;
-use triskel_ring::{LweCiphertext, LweKeySwitchKey, LweSecretKey, Prng, Seed, SwitchedLwe};
+use triskel_ring::{
+    CompressedLweCiphertext, LweCiphertext, LweKeySwitchKey, LweSecretKey, Prng, Seed, SwitchedLwe,
+};
 
 use crate::error::{Error, Result};
 use crate::glwe::{
@@ -170,6 +172,25 @@ impl ClientKey {
         Ok(self
             .big_key()
             .encrypt(m, self.params.glwe_noise_std, &mut rng)?)
+    }
+
+    /// A fresh encryption of the torus value m under the big key whose mask
+    /// is stream `stream` of the public `seed`; the noise comes from the OS
+    /// CSPRNG, as [`ClientKey::encrypt_torus`]'s does.
+    pub(crate) fn encrypt_torus_compressed(
+        &self,
+        m: u64,
+        seed: Seed,
+        stream: u64,
+    ) -> Result<CompressedLweCiphertext> {
+        let mut noise = Prng::from_os()?;
+        Ok(self.big_key().encrypt_compressed(
+            m,
+            self.params.glwe_noise_std,
+            seed,
+            stream,
+            &mut noise,
+        )?)
     }
 
     /// The phase of a ciphertext under the big key.

@@ -6,6 +6,7 @@
 //! design and the noise analysis behind every parameter set.
 
 mod boolean;
+mod compressed;
 mod error;
 mod glwe;
 mod integer;
@@ -16,8 +17,12 @@ mod serialize;
 mod shortint;
 
 pub use boolean::{BoolCiphertext, Gate};
+pub use compressed::{CompressedBoolCiphertext, CompressedCiphertext, CompressedRadixCiphertext};
 pub use error::{Error, Result};
-pub use glwe::{Decomposer, GgswCiphertext, GlweCiphertext, GlweSecretKey};
+pub use glwe::{
+    CompressedGgswCiphertext, CompressedGlweCiphertext, Decomposer, GgswCiphertext, GlweCiphertext,
+    GlweSecretKey,
+};
 pub use integer::{Bitwise, Comparison, RadixCiphertext};
 pub use keys::{ClientKey, ServerKey, TestVector};
 pub use params::{Encoding, NoiseAnalysis, TfheParameters};

@@ -13,7 +13,21 @@
 //! ggsw       (kind 9) = shape | base_log: u32 | levels: u32
 //!                       | (k + 1) l rows x (k + 1) N x u64 (< q), NTT form
 //! shape      = k: u32 | N: u32
+//! compressed block (kind 10) = seed: 32 bytes | degree: u64 | noise level: u64 | body: u64
+//! compressed bool  (kind 11) = seed: 32 bytes | body: u64
+//! compressed radix (kind 12) = bits: u8 | block count: u8 | seed: 32 bytes
+//!                              | count x (degree: u64 | noise level: u64 | body: u64)
+//! compressed glwe  (kind 13) = shape | seed: 32 bytes | N x u64 (< q): B, coefficient form
+//! compressed ggsw  (kind 14) = shape | base_log: u32 | levels: u32 | seed: 32 bytes
+//!                              | (k + 1) l rows x N x u64 (< q): the bodies, NTT form
 //! ```
+//!
+//! A compressed kind's masks (k N words each) are regenerated from its seed:
+//! the ChaCha20 stream 0 of the seed for a block or a boolean, stream i for
+//! block i of an integer. Its degree, noise level, width and block count are
+//! checked as for the uncompressed kind. A compressed GLWE's mask is stream 0
+//! of its seed, a compressed GGSW row i's stream i (k N residues below q in
+//! the NTT domain, as the bootstrapping key's).
 //!
 //! Parameters are found by name among the named sets and checked, never taken
 //! from the bytes; the bootstrapping key's masks are regenerated from the seed.
@@ -32,12 +46,18 @@
 
 use std::sync::Arc;
 
-use triskel_ring::{LweCiphertext, LweKeySwitchKey, LweSecretKey, Reader};
+use triskel_ring::{CompressedLweCiphertext, LweCiphertext, LweKeySwitchKey, LweSecretKey, Reader};
 use zeroize::Zeroizing;
 
 use crate::boolean::BoolCiphertext;
+use crate::compressed::{
+    CompressedBoolCiphertext, CompressedCiphertext, CompressedRadixCiphertext,
+};
 use crate::error::{Error, Result};
-use crate::glwe::{GgswCiphertext, GlweCiphertext, GlweContext, GlweSecretKey};
+use crate::glwe::{
+    CompressedGgswCiphertext, CompressedGlweCiphertext, GgswCiphertext, GlweCiphertext,
+    GlweContext, GlweSecretKey,
+};
 use crate::integer::{block_shape, check_width, RadixCiphertext};
 use crate::keys::{context, ClientKey, ServerKey};
 use crate::params::TfheParameters;
@@ -55,6 +75,11 @@ const KIND_SERVER_MULTI_BIT: u8 = 6;
 const KIND_GLWE_KEY: u8 = 7;
 const KIND_GLWE: u8 = 8;
 const KIND_GGSW: u8 = 9;
+const KIND_COMPRESSED_BLOCK: u8 = 10;
+const KIND_COMPRESSED_BOOL: u8 = 11;
+const KIND_COMPRESSED_RADIX: u8 = 12;
+const KIND_COMPRESSED_GLWE: u8 = 13;
+const KIND_COMPRESSED_GGSW: u8 = 14;
 
 /// The kind byte of a server key: multi-bit keys have their own.
 fn server_kind(params: &TfheParameters) -> u8 {
@@ -244,23 +269,12 @@ impl Ciphertext {
     }
 
     fn write_body(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&self.degree.to_le_bytes());
-        out.extend_from_slice(&self.noise_level.to_le_bytes());
+        write_metadata(out, self.degree, self.noise_level);
         self.lwe.write_body(out);
     }
 
     fn read_body(r: &mut Reader<'_>, params: &TfheParameters) -> Result<Ciphertext> {
-        let (msg, carry, max_noise) = moduli(params.encoding)?;
-        let degree = r.u64()?;
-        let noise_level = r.u64()?;
-        if degree >= msg * carry {
-            return malformed(format!("degree {degree} outside the block"));
-        }
-        if !(1..=max_noise).contains(&noise_level) {
-            return malformed(format!(
-                "noise level {noise_level} outside [1, {max_noise}]"
-            ));
-        }
+        let (degree, noise_level) = read_metadata(r, params)?;
         let lwe = LweCiphertext::read_body(r, params.glwe_dimension * params.polynomial_size)?;
         Ok(Ciphertext {
             lwe,
@@ -268,6 +282,54 @@ impl Ciphertext {
             noise_level,
         })
     }
+}
+
+/// Appends a block's degree and noise level.
+fn write_metadata(out: &mut Vec<u8>, degree: u64, noise_level: u64) {
+    out.extend_from_slice(&degree.to_le_bytes());
+    out.extend_from_slice(&noise_level.to_le_bytes());
+}
+
+/// Reads a block's degree (inside the block) and noise level (at least a
+/// fresh encryption's, at most the set's maximum).
+fn read_metadata(r: &mut Reader<'_>, params: &TfheParameters) -> Result<(u64, u64)> {
+    let (msg, carry, max_noise) = moduli(params.encoding)?;
+    let degree = r.u64()?;
+    let noise_level = r.u64()?;
+    if degree >= msg * carry {
+        return malformed(format!("degree {degree} outside the block"));
+    }
+    if !(1..=max_noise).contains(&noise_level) {
+        return malformed(format!(
+            "noise level {noise_level} outside [1, {max_noise}]"
+        ));
+    }
+    Ok((degree, noise_level))
+}
+
+/// Reads a radix integer's width and block count: a width of 8, 16, 32 or 64
+/// bits and exactly the blocks it needs (at most 64, checked before any block
+/// is read). Returns (bits, count, message modulus).
+fn read_radix_shape(r: &mut Reader<'_>, params: &TfheParameters) -> Result<(u32, usize, u64)> {
+    let (msg, _, _) = moduli(params.encoding)?;
+    let bits = r.u8()? as u32;
+    let expected = check_width(bits, block_shape(msg)?).or_else(|e| malformed(e.to_string()))?;
+    let count = r.u8()? as usize;
+    if count != expected {
+        return malformed(format!(
+            "{count} blocks for a {bits}-bit integer of {expected}"
+        ));
+    }
+    Ok((bits, count, msg))
+}
+
+/// An integer's block must be clean (degree below the message modulus), as
+/// every operation's result and every fresh encryption is.
+fn check_clean(degree: u64, msg: u64) -> Result<()> {
+    if degree >= msg {
+        return malformed(format!("radix block of degree {degree} holds a carry"));
+    }
+    Ok(())
 }
 
 impl RadixCiphertext {
@@ -290,25 +352,11 @@ impl RadixCiphertext {
     pub fn from_bytes(bytes: &[u8], params: &TfheParameters) -> Result<RadixCiphertext> {
         let mut r = Reader::new(bytes);
         expect_params(&read_header(&mut r, |_| KIND_RADIX)?, params)?;
-        let (msg, _, _) = moduli(params.encoding)?;
-        let bits = r.u8()? as u32;
-        let expected =
-            check_width(bits, block_shape(msg)?).or_else(|e| malformed(e.to_string()))?;
-        let count = r.u8()? as usize;
-        if count != expected {
-            return malformed(format!(
-                "{count} blocks for a {bits}-bit integer of {expected}"
-            ));
-        }
+        let (bits, count, msg) = read_radix_shape(&mut r, params)?;
         let mut blocks = Vec::with_capacity(count);
         for _ in 0..count {
             let block = Ciphertext::read_body(&mut r, params)?;
-            if block.degree >= msg {
-                return malformed(format!(
-                    "radix block of degree {} holds a carry",
-                    block.degree
-                ));
-            }
+            check_clean(block.degree, msg)?;
             blocks.push(block);
         }
         r.finish()?;
@@ -332,6 +380,111 @@ impl BoolCiphertext {
         let lwe = LweCiphertext::read_body(&mut r, params.glwe_dimension * params.polynomial_size)?;
         r.finish()?;
         Ok(BoolCiphertext { lwe })
+    }
+}
+
+/// The compressed LWE ciphertext of stream `stream` under `seed` whose body
+/// comes next, of the dimension of the set's big key.
+fn read_compressed_lwe(
+    r: &mut Reader<'_>,
+    params: &TfheParameters,
+    seed: triskel_ring::Seed,
+    stream: u64,
+) -> Result<CompressedLweCiphertext> {
+    Ok(CompressedLweCiphertext {
+        seed,
+        stream,
+        dimension: params.glwe_dimension * params.polynomial_size,
+        b: r.u64()?,
+    })
+}
+
+impl CompressedCiphertext {
+    /// Versioned bytes of the compressed block (kind 10: seed, degree, noise
+    /// level, body).
+    pub fn to_bytes(&self, params: &TfheParameters) -> Vec<u8> {
+        let mut out = Vec::new();
+        write_header(&mut out, KIND_COMPRESSED_BLOCK, params.name);
+        out.extend_from_slice(&self.lwe.seed);
+        write_metadata(&mut out, self.degree, self.noise_level);
+        out.extend_from_slice(&self.lwe.b.to_le_bytes());
+        out
+    }
+
+    /// Loads a compressed block of the parameter set `params`, checked as
+    /// [`Ciphertext::from_bytes`] checks a block.
+    pub fn from_bytes(bytes: &[u8], params: &TfheParameters) -> Result<CompressedCiphertext> {
+        let mut r = Reader::new(bytes);
+        expect_params(&read_header(&mut r, |_| KIND_COMPRESSED_BLOCK)?, params)?;
+        let seed = r.seed()?;
+        let (degree, noise_level) = read_metadata(&mut r, params)?;
+        let lwe = read_compressed_lwe(&mut r, params, seed, 0)?;
+        r.finish()?;
+        Ok(CompressedCiphertext {
+            lwe,
+            degree,
+            noise_level,
+        })
+    }
+}
+
+impl CompressedBoolCiphertext {
+    /// Versioned bytes of the compressed boolean (kind 11: seed, body).
+    pub fn to_bytes(&self, params: &TfheParameters) -> Vec<u8> {
+        let mut out = Vec::new();
+        write_header(&mut out, KIND_COMPRESSED_BOOL, params.name);
+        out.extend_from_slice(&self.lwe.seed);
+        out.extend_from_slice(&self.lwe.b.to_le_bytes());
+        out
+    }
+
+    /// Loads a compressed boolean of the parameter set `params`.
+    pub fn from_bytes(bytes: &[u8], params: &TfheParameters) -> Result<CompressedBoolCiphertext> {
+        let mut r = Reader::new(bytes);
+        expect_params(&read_header(&mut r, |_| KIND_COMPRESSED_BOOL)?, params)?;
+        let seed = r.seed()?;
+        let lwe = read_compressed_lwe(&mut r, params, seed, 0)?;
+        r.finish()?;
+        Ok(CompressedBoolCiphertext { lwe })
+    }
+}
+
+impl CompressedRadixCiphertext {
+    /// Versioned bytes of the compressed integer (kind 12: width, block
+    /// count, seed, each block's degree, noise level and body).
+    pub fn to_bytes(&self, params: &TfheParameters) -> Vec<u8> {
+        let mut out = Vec::new();
+        write_header(&mut out, KIND_COMPRESSED_RADIX, params.name);
+        out.push(self.bits as u8);
+        out.push(self.blocks.len() as u8);
+        out.extend_from_slice(&self.seed);
+        for block in &self.blocks {
+            write_metadata(&mut out, block.degree, block.noise_level);
+            out.extend_from_slice(&block.lwe.b.to_le_bytes());
+        }
+        out
+    }
+
+    /// Loads a compressed integer of the parameter set `params`, checked as
+    /// [`RadixCiphertext::from_bytes`] checks an integer (width, block count
+    /// before any block is read, clean blocks).
+    pub fn from_bytes(bytes: &[u8], params: &TfheParameters) -> Result<CompressedRadixCiphertext> {
+        let mut r = Reader::new(bytes);
+        expect_params(&read_header(&mut r, |_| KIND_COMPRESSED_RADIX)?, params)?;
+        let (bits, count, msg) = read_radix_shape(&mut r, params)?;
+        let seed = r.seed()?;
+        let mut blocks = Vec::with_capacity(count);
+        for i in 0..count {
+            let (degree, noise_level) = read_metadata(&mut r, params)?;
+            check_clean(degree, msg)?;
+            blocks.push(CompressedCiphertext {
+                lwe: read_compressed_lwe(&mut r, params, seed, i as u64)?,
+                degree,
+                noise_level,
+            });
+        }
+        r.finish()?;
+        Ok(CompressedRadixCiphertext { seed, bits, blocks })
     }
 }
 
@@ -434,9 +587,7 @@ impl GgswCiphertext {
         let ctx = &self.ctx;
         let mut out = Vec::with_capacity(header_len(ctx.set_name) + 16 + self.data.len() * 8);
         write_header(&mut out, KIND_GGSW, ctx.set_name);
-        write_shape(&mut out, ctx);
-        out.extend_from_slice(&ctx.decomposer.base_log().to_le_bytes());
-        out.extend_from_slice(&(ctx.decomposer.levels() as u32).to_le_bytes());
+        write_ggsw_shape(&mut out, ctx);
         write_words(&mut out, &self.data);
         out
     }
@@ -446,18 +597,88 @@ impl GgswCiphertext {
     /// (k + 1) N NTT-domain residues below q, nothing after.
     pub fn from_bytes(bytes: &[u8], params: &TfheParameters) -> Result<GgswCiphertext> {
         let mut r = Reader::new(bytes);
-        let (set, ctx) = read_glwe_header(&mut r, KIND_GGSW)?;
-        expect_params(&set, params)?;
-        let (base_log, levels) = (r.u32()?, r.u32()?);
-        if (base_log, levels) != (set.pbs_base_log, set.pbs_levels) {
-            return malformed(format!(
-                "GGSW decomposition (base 2^{base_log}, {levels} levels) for {}, which has \
-                 (2^{}, {})",
-                set.name, set.pbs_base_log, set.pbs_levels
-            ));
-        }
+        let ctx = read_ggsw_header(&mut r, KIND_GGSW, params)?;
         let data = read_residues(&mut r, ctx.ggsw_rows() * ctx.glwe_len(), ctx.q())?;
         r.finish()?;
         Ok(GgswCiphertext { ctx, data })
+    }
+}
+
+/// Writes a GGSW's shape (k, N) and decomposition (base_log, levels).
+fn write_ggsw_shape(out: &mut Vec<u8>, ctx: &GlweContext) {
+    write_shape(out, ctx);
+    out.extend_from_slice(&ctx.decomposer.base_log().to_le_bytes());
+    out.extend_from_slice(&(ctx.decomposer.levels() as u32).to_le_bytes());
+}
+
+/// Reads the header, shape and decomposition of a GGSW kind of the set
+/// `params`: the decomposition must be the set's bootstrapping one.
+fn read_ggsw_header(
+    r: &mut Reader<'_>,
+    kind: u8,
+    params: &TfheParameters,
+) -> Result<Arc<GlweContext>> {
+    let (set, ctx) = read_glwe_header(r, kind)?;
+    expect_params(&set, params)?;
+    let (base_log, levels) = (r.u32()?, r.u32()?);
+    if (base_log, levels) != (set.pbs_base_log, set.pbs_levels) {
+        return malformed(format!(
+            "GGSW decomposition (base 2^{base_log}, {levels} levels) for {}, which has \
+             (2^{}, {})",
+            set.name, set.pbs_base_log, set.pbs_levels
+        ));
+    }
+    Ok(ctx)
+}
+
+impl CompressedGlweCiphertext {
+    /// Versioned bytes (kind 13: shape, seed, body), naming the set it was
+    /// made for.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let ctx = &self.ctx;
+        let mut out = Vec::with_capacity(header_len(ctx.set_name) + 40 + self.body.len() * 8);
+        write_header(&mut out, KIND_COMPRESSED_GLWE, ctx.set_name);
+        write_shape(&mut out, ctx);
+        out.extend_from_slice(&self.seed);
+        write_words(&mut out, &self.body);
+        out
+    }
+
+    /// Loads a compressed GLWE of the parameter set `params`: its shape, a
+    /// seed, N residues below q, nothing after.
+    pub fn from_bytes(bytes: &[u8], params: &TfheParameters) -> Result<CompressedGlweCiphertext> {
+        let mut r = Reader::new(bytes);
+        let (set, ctx) = read_glwe_header(&mut r, KIND_COMPRESSED_GLWE)?;
+        expect_params(&set, params)?;
+        let seed = r.seed()?;
+        let body = read_residues(&mut r, ctx.n, ctx.q())?;
+        r.finish()?;
+        Ok(CompressedGlweCiphertext { ctx, seed, body })
+    }
+}
+
+impl CompressedGgswCiphertext {
+    /// Versioned bytes (kind 14: shape, decomposition, seed, row bodies),
+    /// naming the set it was made for.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let ctx = &self.ctx;
+        let mut out = Vec::with_capacity(header_len(ctx.set_name) + 48 + self.bodies.len() * 8);
+        write_header(&mut out, KIND_COMPRESSED_GGSW, ctx.set_name);
+        write_ggsw_shape(&mut out, ctx);
+        out.extend_from_slice(&self.seed);
+        write_words(&mut out, &self.bodies);
+        out
+    }
+
+    /// Loads a compressed GGSW of the parameter set `params`: its shape, the
+    /// set's bootstrapping decomposition, a seed, (k + 1) l row bodies of N
+    /// NTT-domain residues below q, nothing after.
+    pub fn from_bytes(bytes: &[u8], params: &TfheParameters) -> Result<CompressedGgswCiphertext> {
+        let mut r = Reader::new(bytes);
+        let ctx = read_ggsw_header(&mut r, KIND_COMPRESSED_GGSW, params)?;
+        let seed = r.seed()?;
+        let bodies = read_residues(&mut r, ctx.ggsw_rows() * ctx.n, ctx.q())?;
+        r.finish()?;
+        Ok(CompressedGgswCiphertext { ctx, seed, bodies })
     }
 }

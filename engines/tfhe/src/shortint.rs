@@ -59,18 +59,25 @@ impl Ciphertext {
 impl ClientKey {
     /// Encrypts m < message_modulus.
     pub fn encrypt(&self, m: u64) -> Result<Ciphertext> {
+        let (torus, degree) = self.encode_block(m)?;
+        Ok(Ciphertext {
+            lwe: self.encrypt_torus(torus)?,
+            degree,
+            noise_level: 1,
+        })
+    }
+
+    /// The torus value of m < message_modulus and the degree of its fresh
+    /// encryption.
+    pub(crate) fn encode_block(&self, m: u64) -> Result<(u64, u64)> {
         let (msg, carry, _) = moduli(self.params.encoding)?;
         if m >= msg {
             // The message itself is not shown: it is a plaintext.
             return Err(Error::OutOfRange(format!("message outside [0, {msg})")));
         }
-        Ok(Ciphertext {
-            lwe: self.encrypt_torus(m * delta(msg * carry))?,
-            // The degree is public metadata (the server branches on it and
-            // serializes it): it must not depend on the message.
-            degree: msg - 1,
-            noise_level: 1,
-        })
+        // The degree is public metadata (the server branches on it and
+        // serializes it): it must not depend on the message.
+        Ok((m * delta(msg * carry), msg - 1))
     }
 
     /// Decrypts message and carry: the value in [0, message_modulus * carry_modulus).

@@ -1,11 +1,13 @@
-//! Serialization: round trips that still compute, and rejection of malformed bytes.
+//! Serialization: round trips that still compute, and rejection of malformed bytes;
+//! seed-compressed fresh encryptions (fresh seeds, one stream per block).
 
 mod common;
 use common::keys_2_2;
 use triskel_ring::Prng;
 use triskel_tfhe::{
-    BoolCiphertext, Ciphertext, ClientKey, Error, Gate, GgswCiphertext, GlweCiphertext,
-    GlweSecretKey, RadixCiphertext, ServerKey, TfheParameters,
+    BoolCiphertext, Ciphertext, ClientKey, CompressedBoolCiphertext, CompressedCiphertext,
+    CompressedGgswCiphertext, CompressedGlweCiphertext, CompressedRadixCiphertext, Error, Gate,
+    GgswCiphertext, GlweCiphertext, GlweSecretKey, RadixCiphertext, ServerKey, TfheParameters,
 };
 
 /// The caller's line names the case (the loaded value is too large to print).
@@ -263,6 +265,118 @@ fn glwe_objects_round_trip_and_still_compute() {
     }
 }
 
+/// Seed-compressed GLWEs and GGSWs of the 2_2, boolean and 3_3 sets: the
+/// bytes hold the seed and the bodies only, load back to the same bytes and
+/// decompress to objects that compute (decryption, CMux on both bits, an
+/// external product by -3); two encryptions have different seeds.
+#[test]
+fn compressed_glwe_objects_round_trip_and_still_compute() {
+    let mut rng = Prng::from_seed([14; 32]);
+    for params in [
+        TfheParameters::message_2_carry_2(),
+        TfheParameters::boolean(),
+        TfheParameters::message_3_carry_3(),
+    ] {
+        let (k, n) = (params.glwe_dimension, params.polynomial_size);
+        let rows = (k + 1) * params.pbs_levels as usize;
+        let header = 7 + params.name.len();
+        let key = GlweSecretKey::generate(&params).unwrap();
+        let (m0, m1) = (random_messages(&mut rng, n), random_messages(&mut rng, n));
+        let glwe = |m: &[u64]| {
+            let bytes = key.encrypt_compressed(m, P).unwrap().to_bytes();
+            assert_eq!(bytes.len(), header + 8 + 32 + n * 8);
+            let loaded = CompressedGlweCiphertext::from_bytes(&bytes, &params).unwrap();
+            assert_eq!(loaded.to_bytes(), bytes);
+            (bytes, loaded.decompress().unwrap())
+        };
+        let ((b0, c0), (b1, c1)) = (glwe(&m0), glwe(&m1));
+        assert_ne!(b0[header + 8..header + 40], b1[header + 8..header + 40]);
+        assert_eq!(key.decrypt(&c0, P).unwrap(), m0);
+        assert_eq!(key.decrypt(&c1, P).unwrap(), m1);
+
+        let ggsw = |message: i64| {
+            let bytes = key.encrypt_ggsw_compressed(message).unwrap().to_bytes();
+            assert_eq!(bytes.len(), header + 16 + 32 + rows * n * 8);
+            let loaded = CompressedGgswCiphertext::from_bytes(&bytes, &params).unwrap();
+            assert_eq!(loaded.to_bytes(), bytes);
+            (bytes, loaded.decompress().unwrap())
+        };
+        for (message, branch) in [(0i64, &m0), (1, &m1)] {
+            let cmux = ggsw(message).1.cmux(&c0, &c1).unwrap();
+            assert_eq!(&key.decrypt(&cmux, P).unwrap(), branch, "bit {message}");
+        }
+        let (bytes, minus_three) = ggsw(-3);
+        let product = minus_three.external_product(&c0).unwrap();
+        let want: Vec<u64> = m0.iter().map(|&v| (P * 3 - 3 * v) % P).collect();
+        assert_eq!(key.decrypt(&product, P).unwrap(), want);
+        eprintln!(
+            "{}: compressed GLWE {} bytes, compressed GGSW {} bytes",
+            params.name,
+            b0.len(),
+            bytes.len()
+        );
+    }
+}
+
+/// Compressed GLWE and GGSW bytes: truncation, trailing bytes, the other
+/// kinds, another set, a body residue >= q and another decomposition are
+/// rejected.
+#[test]
+fn malformed_compressed_glwe_objects_are_rejected() {
+    let params = TfheParameters::message_2_carry_2();
+    let key = GlweSecretKey::generate(&params).unwrap();
+    let n = params.polynomial_size;
+    let header = 7 + params.name.len();
+    let q = key.modulus().to_le_bytes();
+    let glwe = key.encrypt_compressed(&vec![1; n], P).unwrap().to_bytes();
+    let ggsw = key.encrypt_ggsw_compressed(1).unwrap().to_bytes();
+    let load_glwe = |b: &[u8]| CompressedGlweCiphertext::from_bytes(b, &params);
+    let load_ggsw = |b: &[u8]| CompressedGgswCiphertext::from_bytes(b, &params);
+    load_glwe(&glwe).unwrap();
+    load_ggsw(&ggsw).unwrap();
+    for cut in [
+        0,
+        header,
+        header + 8,
+        header + 39,
+        header + 40,
+        glwe.len() - 1,
+    ] {
+        rejected(load_glwe(&glwe[..cut]));
+    }
+    for cut in [0, header + 8, header + 16, header + 47, ggsw.len() - 1] {
+        rejected(load_ggsw(&ggsw[..cut]));
+    }
+    let (mut long_glwe, mut long_ggsw) = (glwe.clone(), ggsw.clone());
+    long_glwe.push(0);
+    long_ggsw.push(0);
+    rejected(load_glwe(&long_glwe));
+    rejected(load_ggsw(&long_ggsw));
+    rejected(load_glwe(&ggsw));
+    rejected(load_ggsw(&glwe));
+    rejected(GlweCiphertext::from_bytes(&glwe, &params));
+    rejected(GgswCiphertext::from_bytes(&ggsw, &params));
+    rejected(load_glwe(&key.encrypt(&vec![1; n], P).unwrap().to_bytes()));
+    rejected(load_ggsw(&key.encrypt_ggsw(1).unwrap().to_bytes()));
+    let other = TfheParameters::message_1_carry_1();
+    rejected(CompressedGlweCiphertext::from_bytes(&glwe, &other));
+    rejected(CompressedGgswCiphertext::from_bytes(&ggsw, &other));
+    // A body residue q (the last word), a shape or decomposition not the set's.
+    rejected(load_glwe(&with_word(&glwe, glwe.len() - 8, &q)));
+    rejected(load_ggsw(&with_word(&ggsw, ggsw.len() - 8, &q)));
+    rejected(load_glwe(&with_word(&glwe, header, &2u32.to_le_bytes())));
+    rejected(load_ggsw(&with_word(
+        &ggsw,
+        header + 8,
+        &22u32.to_le_bytes(),
+    )));
+    rejected(load_ggsw(&with_word(
+        &ggsw,
+        header + 12,
+        &2u32.to_le_bytes(),
+    )));
+}
+
 /// Truncation, trailing bytes, a wrong version, kind, set or shape, a
 /// residue >= q (in a GLWE and in a GGSW, q itself), a key coefficient
 /// that is not a bit and a GGSW decomposition that is not the set's are
@@ -369,8 +483,8 @@ fn malformed_glwe_objects_are_rejected() {
 }
 
 /// Random byte flips and truncations of every serialized kind never panic:
-/// each load returns a value or an error, and an accepted GLWE object
-/// re-encodes to its bytes and is used.
+/// each load returns a value or an error, and an accepted GLWE object,
+/// integer or compressed value re-encodes to its bytes and is used.
 #[test]
 fn mutated_bytes_never_panic() {
     let params = TfheParameters::message_1_carry_1();
@@ -386,6 +500,13 @@ fn mutated_bytes_never_panic() {
         glwe_key.to_bytes().to_vec(),
         glwe.to_bytes(),
         glwe_key.encrypt_ggsw(1).unwrap().to_bytes(),
+        ck.encrypt_compressed(1).unwrap().to_bytes(&params),
+        ck.encrypt_u8_compressed(0xa5).unwrap().to_bytes(&params),
+        glwe_key
+            .encrypt_compressed(&vec![3; n], P)
+            .unwrap()
+            .to_bytes(),
+        glwe_key.encrypt_ggsw_compressed(1).unwrap().to_bytes(),
     ];
     for bytes in &inputs {
         for _ in 0..300 {
@@ -410,6 +531,23 @@ fn mutated_bytes_never_panic() {
                 ck.decrypt_radix(&x).unwrap();
             }
             let _ = ServerKey::from_bytes(&m);
+            let _ = CompressedBoolCiphertext::from_bytes(&m, &params);
+            if let Ok(x) = CompressedCiphertext::from_bytes(&m, &params) {
+                assert_eq!(
+                    x.to_bytes(&params),
+                    m,
+                    "compressed block encoding is canonical"
+                );
+                ck.decrypt_with_carry(&x.decompress()).unwrap();
+            }
+            if let Ok(x) = CompressedRadixCiphertext::from_bytes(&m, &params) {
+                assert_eq!(
+                    x.to_bytes(&params),
+                    m,
+                    "compressed radix encoding is canonical"
+                );
+                ck.decrypt_radix(&x.decompress()).unwrap();
+            }
             if let Ok(key) = GlweSecretKey::from_bytes(&m) {
                 assert_eq!(key.to_bytes()[..], m, "GLWE key encoding is canonical");
                 key.phase(&glwe).unwrap();
@@ -422,6 +560,233 @@ fn mutated_bytes_never_panic() {
                 assert_eq!(ggsw.to_bytes(), m, "GGSW encoding is canonical");
                 ggsw.external_product(&glwe).unwrap();
             }
+            if let Ok(ct) = CompressedGlweCiphertext::from_bytes(&m, &params) {
+                assert_eq!(ct.to_bytes(), m, "compressed GLWE encoding is canonical");
+                glwe_key.decrypt(&ct.decompress().unwrap(), P).unwrap();
+            }
+            if let Ok(ggsw) = CompressedGgswCiphertext::from_bytes(&m, &params) {
+                assert_eq!(ggsw.to_bytes(), m, "compressed GGSW encoding is canonical");
+                ggsw.decompress().unwrap().external_product(&glwe).unwrap();
+            }
         }
+    }
+}
+
+/// Blocks, u8 and u64 integers: the loaded compressed value re-encodes to
+/// its bytes, decompresses to a ciphertext with the plain encryption's
+/// degree and noise level that decrypts to the value, and an addition of
+/// decompressed integers decrypts to the sum. Prints the sizes of the
+/// README's table.
+#[test]
+fn compressed_values_round_trip_decompress_and_compute() {
+    let (ck, sk) = keys_2_2();
+    let params = ck.parameters();
+    for m in 0..4 {
+        let c = ck.encrypt_compressed(m).unwrap();
+        let bytes = c.to_bytes(params);
+        let loaded = CompressedCiphertext::from_bytes(&bytes, params).unwrap();
+        assert_eq!(loaded, c);
+        assert_eq!(loaded.to_bytes(params), bytes);
+        let block = loaded.decompress();
+        let plain = ck.encrypt(m).unwrap();
+        assert_eq!(
+            (block.degree(), block.noise_level()),
+            (plain.degree(), plain.noise_level())
+        );
+        assert_eq!(ck.decrypt_with_carry(&block).unwrap(), m);
+        assert!(ck.noise(&block).unwrap().abs() < 1e-9);
+    }
+    for (x, y, bits) in [(200u64, 100u64, 8u32), (u64::MAX - 5, 7, 64)] {
+        let load = |v: u64| {
+            let c = ck.encrypt_radix_compressed(v, bits).unwrap();
+            let bytes = c.to_bytes(params);
+            let loaded = CompressedRadixCiphertext::from_bytes(&bytes, params).unwrap();
+            assert_eq!(loaded.to_bytes(params), bytes);
+            assert_eq!(loaded.bits(), bits);
+            loaded.decompress()
+        };
+        let (a, b) = (load(x), load(y));
+        assert_eq!(ck.decrypt_radix(&a).unwrap(), x);
+        let plain = ck.encrypt_radix(x, bits).unwrap();
+        for (got, want) in a.blocks().iter().zip(plain.blocks()) {
+            assert_eq!(
+                (got.degree(), got.noise_level()),
+                (want.degree(), want.noise_level())
+            );
+        }
+        let sum = sk.add(&a, &b).unwrap();
+        assert_eq!(
+            ck.decrypt_radix(&sum).unwrap(),
+            x.wrapping_add(y) & (u64::MAX >> (64 - bits))
+        );
+    }
+    assert_eq!(
+        ck.decrypt_u8(&ck.encrypt_u8_compressed(77).unwrap().decompress())
+            .unwrap(),
+        77
+    );
+    assert_eq!(
+        ck.decrypt_u64(&ck.encrypt_u64_compressed(1 << 40).unwrap().decompress())
+            .unwrap(),
+        1 << 40
+    );
+
+    let block = (
+        ck.encrypt_compressed(1).unwrap().to_bytes(params).len(),
+        ck.encrypt(1).unwrap().to_bytes(params).len(),
+    );
+    let radix = |bits| {
+        (
+            ck.encrypt_radix_compressed(1, bits)
+                .unwrap()
+                .to_bytes(params)
+                .len(),
+            ck.encrypt_radix(1, bits).unwrap().to_bytes(params).len(),
+        )
+    };
+    eprintln!(
+        "{}: compressed / plain bytes: block {block:?}, u8 {:?}, u64 {:?}",
+        params.name,
+        radix(8),
+        radix(64)
+    );
+}
+
+/// Booleans of the boolean set round trip and decrypt; their sizes.
+#[test]
+fn compressed_booleans_round_trip_and_decrypt() {
+    let params = TfheParameters::boolean();
+    let ck = ClientKey::generate_with(&params, &mut Prng::from_seed([11; 32])).unwrap();
+    for b in [false, true] {
+        let c = ck.encrypt_bool_compressed(b).unwrap();
+        let bytes = c.to_bytes(&params);
+        let loaded = CompressedBoolCiphertext::from_bytes(&bytes, &params).unwrap();
+        assert_eq!(loaded.to_bytes(&params), bytes);
+        assert_eq!(ck.decrypt_bool(&loaded.decompress()).unwrap(), b);
+        rejected(CompressedBoolCiphertext::from_bytes(
+            &bytes[..bytes.len() - 1],
+            &params,
+        ));
+        let mut long = bytes.clone();
+        long.push(0);
+        rejected(CompressedBoolCiphertext::from_bytes(&long, &params));
+        rejected(CompressedBoolCiphertext::from_bytes(
+            &bytes,
+            &TfheParameters::message_2_carry_2(),
+        ));
+        rejected(BoolCiphertext::from_bytes(&bytes, &params));
+    }
+    eprintln!(
+        "{}: compressed / plain boolean bytes: {} / {}",
+        params.name,
+        ck.encrypt_bool_compressed(true)
+            .unwrap()
+            .to_bytes(&params)
+            .len(),
+        ck.encrypt_bool(true).unwrap().to_bytes(&params).len()
+    );
+}
+
+/// Each value has a fresh seed (two encryptions of the same value differ in
+/// seed, mask and body) and each block of an integer its own stream (no two
+/// blocks share a mask).
+#[test]
+fn seeds_are_fresh_and_blocks_have_their_own_streams() {
+    let (ck, _) = keys_2_2();
+    let (a, b) = (
+        ck.encrypt_compressed(2).unwrap(),
+        ck.encrypt_compressed(2).unwrap(),
+    );
+    let (a, b) = (a.decompress(), b.decompress());
+    assert_ne!(a.lwe().a, b.lwe().a);
+    assert_ne!(a.lwe().b, b.lwe().b);
+    let x = ck.encrypt_u16_compressed(0).unwrap().decompress();
+    let y = ck.encrypt_u16_compressed(0).unwrap().decompress();
+    let masks: Vec<&Vec<u64>> = x
+        .blocks()
+        .iter()
+        .chain(y.blocks())
+        .map(|c| &c.lwe().a)
+        .collect();
+    for i in 0..masks.len() {
+        for j in 0..i {
+            assert_ne!(masks[i], masks[j], "blocks {i} and {j} share a mask");
+        }
+    }
+}
+
+/// Truncation, trailing bytes, another kind or set, a width or block count
+/// that does not fit, and degree or noise claims outside the block are refused.
+#[test]
+fn malformed_compressed_bytes_are_rejected() {
+    let (ck, _) = keys_2_2();
+    let params = ck.parameters();
+    let other = TfheParameters::message_1_carry_1();
+    let header = 7 + params.name.len();
+
+    let block = ck.encrypt_compressed(3).unwrap().to_bytes(params);
+    assert_eq!(block.len(), header + 32 + 24);
+    let load = |bytes: &[u8]| CompressedCiphertext::from_bytes(bytes, params);
+    load(&block).unwrap();
+    for cut in [0, 6, header, header + 31, header + 40, block.len() - 1] {
+        rejected(load(&block[..cut]));
+    }
+    let mut long = block.clone();
+    long.push(0);
+    rejected(load(&long));
+    rejected(CompressedCiphertext::from_bytes(&block, &other));
+    rejected(Ciphertext::from_bytes(&block, params));
+    rejected(load(&ck.encrypt(3).unwrap().to_bytes(params)));
+    // Kind byte, degree outside the block, noise level 0 or above the maximum.
+    let mut bad = block.clone();
+    bad[5] = 3;
+    rejected(load(&bad));
+    for (offset, value) in [(32, 16u64), (40, 0), (40, 100)] {
+        let mut bad = block.clone();
+        bad[header + offset..header + offset + 8].copy_from_slice(&value.to_le_bytes());
+        rejected(load(&bad));
+    }
+
+    let radix = ck.encrypt_u8_compressed(200).unwrap().to_bytes(params);
+    assert_eq!(radix.len(), header + 2 + 32 + 4 * 24);
+    let load = |bytes: &[u8]| CompressedRadixCiphertext::from_bytes(bytes, params);
+    load(&radix).unwrap();
+    for cut in [
+        0,
+        header,
+        header + 1,
+        header + 2,
+        header + 33,
+        radix.len() - 1,
+    ] {
+        rejected(load(&radix[..cut]));
+    }
+    let mut long = radix.clone();
+    long.push(0);
+    rejected(load(&long));
+    rejected(CompressedRadixCiphertext::from_bytes(&radix, &other));
+    rejected(RadixCiphertext::from_bytes(&radix, params));
+    rejected(load(&block));
+    let edit = |at: usize, value: u8| {
+        let mut bad = radix.clone();
+        bad[at] = value;
+        bad
+    };
+    for bits in [0u8, 4, 12, 16, 255] {
+        rejected(load(&edit(header, bits)));
+    }
+    for count in [0u8, 3, 5, 32, 255] {
+        rejected(load(&edit(header + 1, count)));
+    }
+    // One block more with its bytes: the count no longer fits the width.
+    let mut five = edit(header + 1, 5);
+    five.extend_from_slice(&radix[radix.len() - 24..]);
+    rejected(load(&five));
+    // The last block holds a carry (degree 4) or claims no noise.
+    let last = radix.len() - 24;
+    for (offset, value) in [(0, 4u64), (8, 0)] {
+        let mut bad = radix.clone();
+        bad[last + offset..last + offset + 8].copy_from_slice(&value.to_le_bytes());
+        rejected(load(&bad));
     }
 }

@@ -48,7 +48,8 @@ fn ckks_seeds(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// Seeds for `tfhe_objects` (tags: 0 client key, 2 a 2_2 block, 3 a boolean,
-/// 4 a u8 of 2_2 blocks, 5 a GLWE key, 6 a 2_2 GLWE, 7 a 2_2 GGSW).
+/// 4 a u8 of 2_2 blocks, 5 a GLWE key, 6 a 2_2 GLWE, 7 a 2_2 GGSW, 8-12 the
+/// compressed block, boolean, u8, GLWE and GGSW).
 /// Server keys (tens of MiB) are left out.
 fn tfhe_seeds(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
     use triskel_tfhe::{ClientKey, TfheParameters};
@@ -70,6 +71,31 @@ fn tfhe_seeds(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
         tagged(5, &glwe_key.to_bytes()),
         tagged(6, &glwe.to_bytes()),
         tagged(7, &ggsw.to_bytes()),
+        tagged(
+            8,
+            &shortint
+                .encrypt_compressed(3)?
+                .to_bytes(shortint.parameters()),
+        ),
+        tagged(
+            9,
+            &boolean
+                .encrypt_bool_compressed(true)?
+                .to_bytes(boolean.parameters()),
+        ),
+        tagged(
+            10,
+            &shortint
+                .encrypt_u8_compressed(0xa5)?
+                .to_bytes(shortint.parameters()),
+        ),
+        tagged(
+            11,
+            &glwe_key
+                .encrypt_compressed(&vec![3; glwe_key.polynomial_size()], 16)?
+                .to_bytes(),
+        ),
+        tagged(12, &glwe_key.encrypt_ggsw_compressed(1)?.to_bytes()),
     ];
     write(
         dir,
