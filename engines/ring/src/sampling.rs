@@ -253,20 +253,26 @@ const COARSE_STEP: i64 = 1 << 33;
 /// so x = round(Y) with Y = s1 z1 + 2^k C, C = round(s2 z2). The law of C is
 /// h sampled on Z, where h is the density of s2 z2 + U (U uniform on
 /// [-1/2, 1/2]); by Poisson summation, adding (s1 / 2^k) z1 = 8 z1 to C
-/// gives the density of s2 z2 + U + 8 z1 up to terms of size
-/// exp(-2 pi^2 8^2 s2^2 / (s2^2 + 64)) < 2^-1800 (s2 > 2^12): the coarse
+/// gives the density of s2 z2 + U + 8 z1 up to Fourier terms of size
+/// exp(-2 pi^2 8^2 s2^2 / (s2^2 + 64)) < 2^-1800 (s2 > 2^12), less than
+/// 2^-1700 in total over the samples' range: the coarse
 /// lattice 2^k Z is smoothed by the fine Gaussian, which is 8 steps wide
 /// (Peikert's convolution theorem, CRYPTO 2010, Theorem 3.1, for discrete
 /// Gaussians; Genise, Micciancio, Peikert and Walter, PKC 2020, for the
-/// general framework). So up to a statistical distance of 2^-1800 (plus the
+/// general framework). So up to a statistical distance of 2^-1700 (plus the
 /// cuts' 2^-64 per pair), x is round(sigma z + 2^k U): the rounded Gaussian
 /// of deviation sigma with an independent uniform of width 2^33 added
 /// before rounding. That uniform adds 4^k / 12 to the variance (a relative
 /// 2^-29.6 at sigma = 2^46, less above) and can only help the noise it is
 /// added to hide (a shift is no easier to see through a convolution with an
-/// independent law). The tail: |x| <= 9.42 (s1 + 2^k s2) + 2^(k+1)
-/// <= 9.42 sigma + 2^39.3 <= 9.43 sigma for sigma > 2^46. Each part costs a pair of normals: two
-/// pairs per pair of samples above 2^46, one below.
+/// independent law). Floating point: s2 z2 (below 2^30) is computed within
+/// about 2^-20, so C differs from the exact rounding of s2 z2 by one step
+/// with probability about 2^-19; through the fine part, 8 steps wide, that
+/// is a statistical distance of about 2^-22 per sample (a single f64 sample
+/// near 2^46 is off by one unit far more often). The tail:
+/// |x| <= 9.42 (s1 + 2^k s2) + 2^(k+1) <= 9.42 sigma + 2^39.3 <= 9.43 sigma
+/// for sigma > 2^46. Each part costs a pair of normals: two pairs per pair
+/// of samples above 2^46, one below.
 ///
 /// Timing: the libm calls' run time may vary with their (random) arguments;
 /// only the total time of all n samples is observable to a caller.
