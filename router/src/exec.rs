@@ -113,6 +113,8 @@ pub struct Session {
     /// Transition keys (BFV or CKKS secret -> TFHE LWE key) by set name.
     transition: HashMap<String, TransitionKey>,
     record_sizes: bool,
+    /// Noise flooding of CKKS slot releases ([`Session::flood_ckks_releases`]).
+    ckks_flooding: Option<ckks::Flooding>,
     /// What the last run released per BFV or CKKS output (name -> set, release).
     released: BTreeMap<String, (String, Released)>,
 }
@@ -227,6 +229,7 @@ impl Session {
             tfhe: None,
             transition: HashMap::new(),
             record_sizes: false,
+            ckks_flooding: None,
             released: BTreeMap::new(),
         }
     }
@@ -236,6 +239,31 @@ impl Session {
     /// measured step times).
     pub fn record_sizes(&mut self, on: bool) {
         self.record_sizes = on;
+    }
+
+    /// Decrypts the CKKS outputs released in slots with noise flooding
+    /// ([`ckks::SecretKey::decrypt_flooded_real`], the crate's README
+    /// "Security: shared decryptions and noise flooding"), or plainly with
+    /// `None` (the default). Turn it on when the decrypted outputs leave the
+    /// key holder (sent back to the server that computed them, attested to
+    /// others): plain CKKS decryptions reveal their error, a function of the
+    /// secret key. Each output gains a Gaussian error of deviation
+    /// sqrt(N / 2) sigma / scale per slot.
+    ///
+    /// `flooding.noise_bound_log2` (B) is the caller's: it must bound the
+    /// coefficient error of every released ciphertext. The estimate each
+    /// ciphertext carries cannot serve: it is average-case (tails of 6 or
+    /// 16 deviations per slot, the Costache et al. model), not a bound that
+    /// holds with a stated probability. Measure B on a trial run of the same
+    /// plan under another session's keys ([`Session::release_noise_bound_log2`])
+    /// and add a margin. `flooding.decryptions` must count every flooded
+    /// opening under these keys: each run's output and each
+    /// [`Session::released_whole`] draws a fresh flood. A flood too wide for
+    /// the released level (the flooded phase could wrap) fails the run with
+    /// the engine's error, as does a coefficient-encoded CKKS output (its
+    /// extracted LWE values are not flooded).
+    pub fn flood_ckks_releases(&mut self, flooding: Option<ckks::Flooding>) {
+        self.ckks_flooding = flooding;
     }
 
     /// Serialized bytes of a value.
@@ -1255,7 +1283,17 @@ impl Session {
                         .collect::<Result<_>>()?,
                 )
             }
-            Released::CkksSlots(c) => PlainValue::Reals(ckks_keys()?.sk.decrypt_real(c)?),
+            Released::CkksSlots(c) => PlainValue::Reals(match &self.ckks_flooding {
+                Some(flooding) => ckks_keys()?.sk.decrypt_flooded_real(c, flooding)?,
+                None => ckks_keys()?.sk.decrypt_real(c)?,
+            }),
+            Released::CkksExtracted(..) if self.ckks_flooding.is_some() => {
+                return Err(Error::Unsupported(
+                    "noise flooding of a coefficient-encoded CKKS output (its values leave \
+                     as extracted LWE ciphertexts, which are not flooded)"
+                        .into(),
+                ))
+            }
             Released::CkksExtracted(lwes, scale, q0) => {
                 let key = ckks_keys()?.sk.lwe_key();
                 // The phase (scale x + e) 2^64 / q_0 as a signed torus value.
@@ -1283,6 +1321,33 @@ impl Session {
             Error::Input(format!("no BFV or CKKS output {name:?} in the last run"))
         })?;
         self.open(set, released)
+    }
+
+    /// For a trial run: log2 of the infinity norm of the coefficient error
+    /// of CKKS output `name` as the last run released it in slots, against
+    /// `expected` (the asked values; every other slot is expected 0): the B
+    /// of [`Session::flood_ckks_releases`]. Measure it under this session's
+    /// keys only when they are not the keys whose decryptions are shared
+    /// (the error is a function of the secret).
+    pub fn release_noise_bound_log2(&self, name: &str, expected: &[f64]) -> Result<f64> {
+        let Some((set, Released::CkksSlots(c))) = self.released.get(name) else {
+            return Err(Error::Input(format!(
+                "no CKKS output {name:?} released in slots in the last run"
+            )));
+        };
+        let keys = self.ckks.get(set).ok_or_else(|| wrong("ckks keys"))?;
+        let slots = keys.ctx.slots();
+        if expected.len() > slots {
+            return input_err(format!(
+                "{} expected values for {slots} slots",
+                expected.len()
+            ));
+        }
+        let mut all = vec![ckks::Complex::from(0.0); slots];
+        for (a, &e) in all.iter_mut().zip(expected) {
+            *a = ckks::Complex::from(e);
+        }
+        Ok(keys.sk.noise_bound_log2(c, &all)?)
     }
 
     /// Decrypts node `i`'s value for the key holder; a BFV or CKKS value's

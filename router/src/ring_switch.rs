@@ -30,8 +30,8 @@
 
 use std::sync::Arc;
 
-use triskel_ring::lwe::sample_wide_gaussian;
 use triskel_ring::sampling::sample_uniform;
+use triskel_ring::sampling::sample_wide_gaussian;
 use triskel_ring::{
     LweCiphertext, LweSecretKey, Poly, Prng, Reader, Representation, RnsBasis, Seed,
 };
@@ -124,7 +124,7 @@ impl RingSwitchKey {
         let mut power = 1u128;
         let mut bodies = Vec::with_capacity(masks.len());
         for a in &masks {
-            let e = Zeroizing::new(sample_wide_gaussian(n, sigma * q as f64, rng)?);
+            let e = sample_wide_gaussian(n, sigma * q as f64, rng)?;
             let mut b = secret_poly(basis, &e)?;
             let mut gs = Zeroizing::new((*s).clone());
             gs.mul_rns_scalar_assign(&[power as u64])?;

@@ -117,8 +117,10 @@ impl SecretKey {
     /// fresh rounded Gaussian of [`Flooding::sigma`], from the OS-seeded
     /// CSPRNG, modulo Q_l. Refused with [`Error::MessageOverflow`] when the
     /// ciphertext's message bound plus B plus the flooding's tail
-    /// ([`WIDE_GAUSSIAN_TAIL`] sigma) could reach Q_l / 2 (the flooded
-    /// phase could wrap), and when sigma is above the sampler's 2^46.
+    /// ([`WIDE_GAUSSIAN_TAIL`] sigma + 1) could reach Q_l / 2 (the flooded
+    /// phase could wrap); refused with [`Error::InvalidParameters`] when
+    /// sigma is above the sampler's [`WIDE_GAUSSIAN_MAX_SIGMA`] (2^59, where
+    /// its samples would no longer fit 64 bits).
     ///
     /// The price is precision: each slot gains an error of standard
     /// deviation sqrt(N / 2) sigma / scale in its real and imaginary parts
@@ -130,7 +132,7 @@ impl SecretKey {
         let sigma = flooding.sigma(n)?;
         if sigma > WIDE_GAUSSIAN_MAX_SIGMA {
             return Err(Error::InvalidParameters(format!(
-                "flooding sigma 2^{:.1} (B = 2^{}, s = {}, alpha = {}) is above the sampler's 2^46",
+                "flooding sigma 2^{:.1} (B = 2^{}, s = {}, alpha = {}) is above the sampler's 2^59",
                 sigma.log2(),
                 flooding.noise_bound_log2,
                 flooding.statistical_security,
@@ -139,7 +141,7 @@ impl SecretKey {
         }
         let level = self.ctx.level(ct.level)?;
         let needed =
-            ct.noise.message + flooding.noise_bound_log2.exp2() + WIDE_GAUSSIAN_TAIL * sigma;
+            ct.noise.message + flooding.noise_bound_log2.exp2() + WIDE_GAUSSIAN_TAIL * sigma + 1.0;
         if needed >= (level.log2_q - 1.0).exp2() {
             return Err(Error::MessageOverflow {
                 needed_log2: needed.log2(),

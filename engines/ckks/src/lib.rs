@@ -40,7 +40,9 @@
 //! - [`ChebyshevPolynomial`]: baby-step giant-step evaluation up to degree
 //!   63, and ReLU / sigmoid / tanh approximations.
 //! - [`LinearTransform`]: plaintext matrix x encrypted vector (diagonal
-//!   method, hoisted baby steps, giant steps, zero diagonals skipped).
+//!   method, hoisted baby steps, giant steps, zero diagonals skipped);
+//!   [`RotationSum`]: the caller's own sum of rotations times plaintext
+//!   vectors, with one ModUp and one ModDown (merged with the rescale).
 //! - Versioned, validated serialization of parameters, keys and ciphertexts.
 
 mod ciphertext;
@@ -62,7 +64,7 @@ pub use encoder::Complex;
 pub use error::{Error, Result};
 pub use flooding::{Flooding, DEFAULT_STATISTICAL_SECURITY};
 pub use keys::{GaloisKeys, PublicKey, RelinKey, SecretKey};
-pub use linear::LinearTransform;
+pub use linear::{LinearTransform, RotationSum};
 pub use noise::{error_bounds, ErrorBounds, Noise};
 pub use params::CkksParameters;
 pub use plaintext::{Plaintext, DEFAULT_BOUND};

@@ -67,7 +67,7 @@ impl LinearTransform {
         if level == 0 {
             return Err(Error::LowestLevel);
         }
-        let q = ctx.prime(level)? as f64;
+        ctx.prime(level)?; // an error for a level the chain lacks
         let rows = matrix.len();
         let cols = matrix.first().map_or(0, Vec::len);
         if !dim.is_power_of_two() || dim > ctx.slots() {
@@ -119,7 +119,6 @@ impl LinearTransform {
             (square, baby, None)
         };
         let slots = ctx.slots();
-        let qlp = ctx.key_switch().level_qp(level + 1)?;
         let mut diagonals = BTreeMap::new();
         let mut extended = BTreeMap::new();
         for (i, u) in chosen {
@@ -128,15 +127,9 @@ impl LinearTransform {
             let rotated: Vec<f64> = (0..slots)
                 .map(|s| u[(s + dim - shift % dim) % dim])
                 .collect();
-            // The matrix is the evaluator's public operand: its own largest
-            // entry is its declared bound.
-            let bound = rotated
-                .iter()
-                .fold(f64::MIN_POSITIVE, |m, v| m.max(v.abs()));
-            diagonals.insert(i, Plaintext::encode_real(ctx, &rotated, level, q, bound)?);
-            if fold.is_some() || i % baby != 0 {
-                extended.insert(i, encode_real_in(ctx, &rotated, q, qlp)?);
-            }
+            let (pt, ext) = encode_diagonal(ctx, &rotated, level, fold.is_some() || i % baby != 0)?;
+            diagonals.insert(i, pt);
+            extended.extend(ext.map(|e| (i, e)));
         }
         Ok(LinearTransform {
             dim,
@@ -308,67 +301,201 @@ impl LinearTransform {
         ct.derived(vec![c0, c1], self.level, scale, noise)
     }
 
-    /// The hybrid method's z = sum_i u_i rot(x, i), rescaled, with double
-    /// hoisting: one ModUp of c1 for every rotation, each rotation's inner
-    /// product (x0_i, x1_i) multiplied by u_i in Q_l P before any ModDown,
-    /// and one division by q_l P for the whole sum (ModDown and rescale
-    /// merged): z = round((P sum_i u_i (c0(X^g_i), [i = 0] c1) + sum_i u_i
-    /// (x0_i, x1_i)) / (q_l P)). Noise: as rotations, products, sum and
-    /// rescale one by one, with one rounding for every ModDown and the
-    /// rescale.
+    /// The hybrid method's z = sum_i u_i rot(x, i), rescaled: [`hoisted_products`].
     fn hybrid_products(&self, ct: &Ciphertext, keys: &GaloisKeys) -> Result<Ciphertext> {
-        check_same_context(&ct.ctx, &keys.ctx)?;
-        ct.expect_size(2)?;
-        let ctx = &ct.ctx;
-        let ks = ctx.key_switch();
-        let div = ctx.level(self.level)?.mod_down_rescale.as_ref();
-        let div = div.ok_or(Error::LowestLevel)?;
-        let dec = ks.decompose(&ct.polys[1])?;
-        // The switches' rounding is the final division's, paid once.
-        let switch = digit_error(ctx, self.level);
-        let qlp = ks.level_qp(self.level + 1)?;
-        // a = sum_i u_i (c0(X^g_i), [i = 0] c1) in Q_l; x = sum_i u_i (x0_i, x1_i) in Q_l P.
-        let mut a = [
-            Poly::zero(ct.polys[0].basis(), Representation::Ntt),
-            Poly::zero(ct.polys[1].basis(), Representation::Ntt),
-        ];
-        let mut x = [
-            Poly::zero(qlp, Representation::Ntt),
-            Poly::zero(qlp, Representation::Ntt),
-        ];
-        let mut noise: Option<Noise> = None;
-        for (&i, pt) in &self.diagonals {
-            let term = if i == 0 {
-                a[0].mul_acc(&ct.polys[0], &pt.poly)?;
-                a[1].mul_acc(&ct.polys[1], &pt.poly)?;
-                ct.noise * pt.noise
-            } else {
-                let g = rotation_element(ctx, i as i64)?;
-                let key = keys.get(g).ok_or_else(|| {
-                    Error::MissingKey(format!("Galois key for a rotation by {i}"))
-                })?;
-                let (x0, x1) = ks.inner_product(key, &dec, Some(g))?;
-                let u = &self.extended[&i];
-                x[0].mul_acc(&x0, u)?;
-                x[1].mul_acc(&x1, u)?;
-                a[0].mul_acc(&ct.polys[0].automorphism(g)?, &pt.poly)?;
-                ct.noise.plus_error(switch) * pt.noise
-            };
-            noise = Some(noise.map_or(term, |n| n + term));
-        }
-        let noise = noise.ok_or(Error::Encoding("the matrix is zero".into()))?;
-        let [x0, x1] = x;
-        let (mut x0, mut x1) = (x0, x1);
-        ks.add_scaled_by_p(&mut x0, &a[0])?;
-        ks.add_scaled_by_p(&mut x1, &a[1])?;
-        let q = ctx.prime(self.level)? as f64;
-        let scale = ct.scale * self.diagonals.values().next().map_or(q, |pt| pt.scale) / q;
-        let polys = vec![div.apply_joined_owned(x0)?, div.apply_joined_owned(x1)?];
-        ct.derived(
-            polys,
-            self.level - 1,
-            scale,
-            noise.divide(q, rounding_error(ctx, 2)),
-        )
+        hoisted_products(ct, self.level, &self.diagonals, &self.extended, keys)
     }
+}
+
+/// A sum of rotations of one ciphertext, each times a plaintext vector:
+///
+/// ```text
+/// z = sum_k u_k * rot(x, k)        (rot(x, k): slots rotated left by k)
+/// ```
+///
+/// for the caller's own steps k and vectors u_k (a linear transform of its
+/// own design, a sum of shifted products), at the cost of one ModUp for all
+/// the rotations and one division for everything: each rotation stops at
+/// its key's inner product (x0_k, x1_k) in Q_l P, is multiplied there by
+/// u_k (encoded at scale q_l in Q_l P as well as Q_l), and the sum is
+/// divided by q_l P once, ModDown merged with the rescale:
+///
+/// ```text
+/// z = round((P sum_k u_k (c0(X^g_k), [k = 0] c1) + sum_k u_k (x0_k, x1_k)) / (q_l P))
+/// ```
+///
+/// (g_k the Galois element of step k). The result is one level below
+/// [`level`](Self::level), at x's scale, and its noise estimate is that of
+/// the rotations, products, sum and rescale done one by one, with one
+/// rounding instead of one per rotation plus the rescale's: each rotation
+/// adds its key switch's digit error (times |u_k|), and the products add the
+/// encoding's rounding. It is the hybrid [`LinearTransform`]'s machinery
+/// with the steps chosen by the caller. The vectors are given as values,
+/// not [`Plaintext`]s: the products happen in Q_l P, where a plaintext of
+/// Q_l has no residues. Every nonzero step needs its own Galois key
+/// (hoisting has no power-of-two fallback).
+#[derive(Clone, Debug)]
+pub struct RotationSum {
+    level: usize,
+    /// u_k by step k in [0, n/2), encoded at scale q_l in Q_l.
+    diagonals: BTreeMap<usize, Plaintext>,
+    /// The same in Q_l P, for k != 0.
+    extended: BTreeMap<usize, Poly>,
+}
+
+impl RotationSum {
+    /// Prepares sum_k u_k rot(x, k) for `terms` (k, u_k) (k any integer,
+    /// taken modulo n/2 and each at most once; u_k at most n/2 finite
+    /// values, zero-padded) and ciphertexts at `level` (>= 1; ciphertexts
+    /// above it are brought down to it).
+    pub fn new(
+        ctx: &Arc<CkksContext>,
+        terms: &[(i64, Vec<f64>)],
+        level: usize,
+    ) -> Result<RotationSum> {
+        if level == 0 {
+            return Err(Error::LowestLevel);
+        }
+        if terms.is_empty() {
+            return Err(Error::Encoding("a rotation sum needs a term".into()));
+        }
+        ctx.prime(level)?; // an error for a level the chain lacks
+        let slots = ctx.slots();
+        let mut diagonals = BTreeMap::new();
+        let mut extended = BTreeMap::new();
+        for (step, u) in terms {
+            if u.len() > slots || u.iter().any(|v| !v.is_finite()) {
+                return Err(Error::Encoding(format!(
+                    "step {step}: the vector must hold at most {slots} finite values"
+                )));
+            }
+            let k = step.rem_euclid(slots as i64) as usize;
+            if diagonals.contains_key(&k) {
+                return Err(Error::Encoding(format!(
+                    "step {step} is given twice (modulo {slots})"
+                )));
+            }
+            let (pt, ext) = encode_diagonal(ctx, u, level, k != 0)?;
+            diagonals.insert(k, pt);
+            extended.extend(ext.map(|e| (k, e)));
+        }
+        Ok(RotationSum {
+            level,
+            diagonals,
+            extended,
+        })
+    }
+
+    /// The rotation steps [`apply`](Self::apply) needs keys for (in
+    /// [1, n/2)).
+    pub fn rotation_steps(&self) -> Vec<i64> {
+        self.extended.keys().map(|&k| k as i64).collect()
+    }
+
+    /// The level the vectors are encoded at.
+    pub fn level(&self) -> usize {
+        self.level
+    }
+
+    /// sum_k u_k rot(ct, k), rescaled (type documentation).
+    pub fn apply(&self, ct: &Ciphertext, keys: &GaloisKeys) -> Result<Ciphertext> {
+        let ct = &ct.drop_to_level(self.level)?;
+        hoisted_products(ct, self.level, &self.diagonals, &self.extended, keys)
+    }
+}
+
+/// A diagonal (or any public vector) u encoded at scale q_l for products at
+/// `level`: in Q_l, and with `extended` also in Q_l P (for products with
+/// key switches before their ModDown). The vector is the evaluator's public
+/// operand: its largest entry is its declared bound.
+fn encode_diagonal(
+    ctx: &Arc<CkksContext>,
+    u: &[f64],
+    level: usize,
+    extended: bool,
+) -> Result<(Plaintext, Option<Poly>)> {
+    let q = ctx.prime(level)? as f64;
+    let bound = u.iter().fold(f64::MIN_POSITIVE, |m, v| m.max(v.abs()));
+    let pt = Plaintext::encode_real(ctx, u, level, q, bound)?;
+    let ext = match extended {
+        true => Some(encode_real_in(
+            ctx,
+            u,
+            q,
+            ctx.key_switch().level_qp(level + 1)?,
+        )?),
+        false => None,
+    };
+    Ok((pt, ext))
+}
+
+/// z = sum_i u_i rot(x, i), rescaled, for ct at `level` and the
+/// diagonals u_i by step i (encoded at scale q_l in Q_l, and in Q_l P for
+/// i != 0), with double hoisting: one ModUp of c1 for every rotation,
+/// each rotation's inner product (x0_i, x1_i) multiplied by u_i in Q_l P
+/// before any ModDown, and one division by q_l P for the whole sum (ModDown
+/// and rescale merged): z = round((P sum_i u_i (c0(X^g_i), [i = 0] c1) + sum_i u_i
+/// (x0_i, x1_i)) / (q_l P)). Noise: as rotations, products, sum and
+/// rescale one by one, with one rounding for every ModDown and the
+/// rescale.
+fn hoisted_products(
+    ct: &Ciphertext,
+    level: usize,
+    diagonals: &BTreeMap<usize, Plaintext>,
+    extended: &BTreeMap<usize, Poly>,
+    keys: &GaloisKeys,
+) -> Result<Ciphertext> {
+    check_same_context(&ct.ctx, &keys.ctx)?;
+    ct.expect_size(2)?;
+    let ctx = &ct.ctx;
+    let ks = ctx.key_switch();
+    let div = ctx.level(level)?.mod_down_rescale.as_ref();
+    let div = div.ok_or(Error::LowestLevel)?;
+    let dec = ks.decompose(&ct.polys[1])?;
+    // The switches' rounding is the final division's, paid once.
+    let switch = digit_error(ctx, level);
+    let qlp = ks.level_qp(level + 1)?;
+    // a = sum_i u_i (c0(X^g_i), [i = 0] c1) in Q_l; x = sum_i u_i (x0_i, x1_i) in Q_l P.
+    let mut a = [
+        Poly::zero(ct.polys[0].basis(), Representation::Ntt),
+        Poly::zero(ct.polys[1].basis(), Representation::Ntt),
+    ];
+    let mut x = [
+        Poly::zero(qlp, Representation::Ntt),
+        Poly::zero(qlp, Representation::Ntt),
+    ];
+    let mut noise: Option<Noise> = None;
+    for (&i, pt) in diagonals {
+        let term = if i == 0 {
+            a[0].mul_acc(&ct.polys[0], &pt.poly)?;
+            a[1].mul_acc(&ct.polys[1], &pt.poly)?;
+            ct.noise * pt.noise
+        } else {
+            let g = rotation_element(ctx, i as i64)?;
+            let key = keys
+                .get(g)
+                .ok_or_else(|| Error::MissingKey(format!("Galois key for a rotation by {i}")))?;
+            let (x0, x1) = ks.inner_product(key, &dec, Some(g))?;
+            let u = &extended[&i];
+            x[0].mul_acc(&x0, u)?;
+            x[1].mul_acc(&x1, u)?;
+            a[0].mul_acc(&ct.polys[0].automorphism(g)?, &pt.poly)?;
+            ct.noise.plus_error(switch) * pt.noise
+        };
+        noise = Some(noise.map_or(term, |n| n + term));
+    }
+    let noise = noise.ok_or(Error::Encoding("the matrix is zero".into()))?;
+    let [x0, x1] = x;
+    let (mut x0, mut x1) = (x0, x1);
+    ks.add_scaled_by_p(&mut x0, &a[0])?;
+    ks.add_scaled_by_p(&mut x1, &a[1])?;
+    let q = ctx.prime(level)? as f64;
+    let scale = ct.scale * diagonals.values().next().map_or(q, |pt| pt.scale) / q;
+    let polys = vec![div.apply_joined_owned(x0)?, div.apply_joined_owned(x1)?];
+    ct.derived(
+        polys,
+        level - 1,
+        scale,
+        noise.divide(q, rounding_error(ctx, 2)),
+    )
 }

@@ -663,6 +663,75 @@ fn linear_transforms_dense_and_banded() {
     ));
 }
 
+/// A caller's own sum of rotations times plaintext vectors, hoisted with
+/// one ModUp and one division (`RotationSum`): the plaintext computation
+/// within its estimate, and the same sum by plain rotations, products and
+/// one rescale within both estimates.
+#[test]
+fn rotation_sums_equal_the_sum_of_plain_rotations() {
+    use triskel_ckks::RotationSum;
+    let f = fixture();
+    let slots = f.ctx.slots();
+    let x = values(40, slots);
+    let ct = encrypt(f, &x);
+    let terms: Vec<(i64, Vec<f64>)> = [0i64, 1, 3, -1, 100, 7 - slots as i64]
+        .iter()
+        .enumerate()
+        .map(|(j, &k)| (k, values(50 + j as u64, slots)))
+        .collect();
+    let sum = RotationSum::new(&f.ctx, &terms, ct.level()).unwrap();
+    assert_eq!(sum.rotation_steps(), [1, 3, 7, 100, slots as i64 - 1]);
+    let gk = f.sk.galois_keys(&sum.rotation_steps(), false).unwrap();
+    let out = sum.apply(&ct, &gk).unwrap();
+    assert_eq!((out.level(), out.scale()), (ct.level() - 1, ct.scale()));
+    let want: Vec<f64> = (0..slots)
+        .map(|s| {
+            terms
+                .iter()
+                .map(|(k, u)| u[s] * x[(s as i64 + k).rem_euclid(slots as i64) as usize])
+                .sum()
+        })
+        .collect();
+    check_estimate(f, "rotation sum of 6 terms", &out, &want);
+    // The reference: each rotation moved down, times its vector, summed and
+    // rescaled once.
+    let q = f.ctx.prime(ct.level()).unwrap() as f64;
+    let mut reference: Option<Ciphertext> = None;
+    for (k, u) in &terms {
+        let bound = u.iter().fold(f64::MIN_POSITIVE, |m, v| m.max(v.abs()));
+        let pt = Plaintext::encode_real(&f.ctx, u, ct.level(), q, bound).unwrap();
+        let term = ct.rotate(*k, &gk).unwrap().mul_plain(&pt).unwrap();
+        reference = Some(match reference {
+            None => term,
+            Some(r) => r.add(&term).unwrap(),
+        });
+    }
+    let reference = reference.unwrap().rescale().unwrap();
+    check_estimate(f, "the same by plain rotations", &reference, &want);
+    let (a, b) = (
+        f.sk.decrypt_real(&out).unwrap(),
+        f.sk.decrypt_real(&reference).unwrap(),
+    );
+    let both =
+        (out.noise_estimate_log2().exp2() + reference.noise_estimate_log2().exp2()) / ct.scale();
+    let diff = max_err(&a, &b);
+    println!("rotation sum vs plain rotations: max difference {diff:e}, bound {both:e}");
+    assert!(diff <= both, "difference {diff:e} above {both:e}");
+    // One rounding instead of one per rotation: never a larger estimate.
+    assert!(out.noise_estimate_log2() <= reference.noise_estimate_log2());
+    // Refusals: a missing key, level 0, a step twice, bad vectors, no term.
+    assert!(matches!(
+        sum.apply(&ct, &f.sk.galois_keys(&[1, 3], false).unwrap()),
+        Err(Error::MissingKey(_))
+    ));
+    assert!(RotationSum::new(&f.ctx, &terms, 0).is_err());
+    let twice = [(1, vec![1.0]), (1 + slots as i64, vec![2.0])];
+    assert!(RotationSum::new(&f.ctx, &twice, 2).is_err());
+    assert!(RotationSum::new(&f.ctx, &[(1, vec![f64::NAN])], 2).is_err());
+    assert!(RotationSum::new(&f.ctx, &[(1, vec![0.0; slots + 1])], 2).is_err());
+    assert!(RotationSum::new(&f.ctx, &[], 2).is_err());
+}
+
 /// The workloads' two-layer network 64 -> 4 -> 1 with the square
 /// activation fits the depth-3 N = 8192 set (layer, square, layer: three
 /// levels) within the 2e-6 target.

@@ -16,8 +16,10 @@ struct Keys {
 }
 
 fn keys(log_scale: u32) -> Keys {
-    // Depth 1: q_0 of log_scale + 10 bits, q_1 of log_scale bits.
-    let ctx = CkksContext::new(CkksParameters::for_depth(8192, 1, log_scale, 10).unwrap()).unwrap();
+    // Depth 1: q_0 of log_scale + 10 bits (at most 61), q_1 of log_scale bits.
+    let integer_bits = 10.min(61 - log_scale);
+    let params = CkksParameters::for_depth(8192, 1, log_scale, integer_bits).unwrap();
+    let ctx = CkksContext::new(params).unwrap();
     let sk = SecretKey::generate(&ctx).unwrap();
     Keys {
         pk: sk.public_key().unwrap(),
@@ -83,20 +85,29 @@ fn the_estimate_is_the_injected_error() {
     );
 }
 
-/// Flooded decryptions of a fresh encryption of `v` under `k`, with the
-/// bound B measured on a trial run under a separate key pair of the same
-/// parameters (one bit added as margin): asserts the slots within 7
-/// deviations of `v`, and returns the two decodings, the slots' deviation
-/// (per real or imaginary part) and the largest error.
-fn flood_twice(k: &Keys, trial: &Keys, v: &[f64]) -> (Vec<Complex>, Vec<Complex>, f64, f64) {
+/// Flooded decryptions of a fresh encryption of `v` under `k` at
+/// statistical security `s`, with the bound B measured on a trial run under
+/// a separate key pair of the same parameters (one bit added as margin):
+/// asserts the slots within 7 deviations of `v`, and returns the two
+/// decodings, the slots' deviation (per real or imaginary part), the largest
+/// error and sigma.
+fn flood_twice(
+    k: &Keys,
+    trial: &Keys,
+    v: &[f64],
+    s: u32,
+) -> (Vec<Complex>, Vec<Complex>, f64, f64) {
     let n = k.ctx.n() as f64;
     let b = trial
         .sk
         .noise_bound_log2(&encrypt(trial, v), &complex(v))
         .unwrap();
-    let flooding = Flooding::new(b + 1.0);
+    let flooding = Flooding {
+        statistical_security: s,
+        ..Flooding::new(b + 1.0)
+    };
     let sigma = flooding.sigma(k.ctx.n()).unwrap();
-    let expected = (24.0 * n).sqrt() * f64::exp2(15.0 + b + 1.0);
+    let expected = (24.0 * n).sqrt() * f64::exp2(s as f64 / 2.0 + b + 1.0);
     assert!((sigma / expected - 1.0).abs() < 1e-12);
     let ct = encrypt(k, v);
     let a =
@@ -122,7 +133,7 @@ fn flood_twice(k: &Keys, trial: &Keys, v: &[f64]) -> (Vec<Complex>, Vec<Complex>
     let r = k.sk.decrypt_flooded_real(&ct, &flooding).unwrap();
     assert!(r.iter().zip(v).all(|(x, y)| (x - y).abs() < 7.0 * sd));
     eprintln!(
-        "flooded N = {n}, scale 2^{}, B = 2^{:.2}, s = 30: sigma = 2^{:.2}, slot sd {sd:.2e}, \
+        "flooded N = {n}, scale 2^{}, B = 2^{:.2}, s = {s}: sigma = 2^{:.2}, slot sd {sd:.2e}, \
          max slot error {err:.2e} ({:.2} sd) over {} slots",
         ct.scale().log2(),
         b + 1.0,
@@ -130,29 +141,46 @@ fn flood_twice(k: &Keys, trial: &Keys, v: &[f64]) -> (Vec<Complex>, Vec<Complex>
         err / sd,
         v.len()
     );
-    (a, c, sd, err)
+    (a, c, sd, sigma)
 }
 
-#[test]
-fn flooded_decryption_is_within_its_deviation_and_fresh_each_time() {
-    let k = wide();
-    let v = values(k.ctx.slots());
-    let (a, c, sd, _) = flood_twice(k, &keys(50), &v);
-    // Useful precision at scale 2^50: about 2^-13 per slot.
-    assert!(sd < 1e-3, "sd {sd:e}");
-    // Two floods of one ciphertext differ, by two independent Gaussians:
-    // the difference's parts have deviation sqrt(2) sd. Its sample
-    // deviation over the n real and imaginary parts has a relative standard
-    // error of 1 / sqrt(2 n) = 0.8%: 4% is five of them.
+/// Two floods of one ciphertext differ by two independent Gaussians: the
+/// difference's parts have deviation sqrt(2) sd. Its sample deviation over
+/// the n real and imaginary parts has a relative standard error of
+/// 1 / sqrt(2 n) = 0.8%: 4% is five of them.
+fn assert_independent_floods(a: &[Complex], c: &[Complex], sd: f64) {
     let diffs: Vec<f64> = a
         .iter()
-        .zip(&c)
+        .zip(c)
         .flat_map(|(x, y)| [x.re - y.re, x.im - y.im])
         .collect();
     assert!(diffs.iter().filter(|d| **d != 0.0).count() > diffs.len() / 2);
     let measured = (diffs.iter().map(|d| d * d).sum::<f64>() / diffs.len() as f64).sqrt();
     let ratio = measured / (2f64.sqrt() * sd);
     assert!((ratio - 1.0).abs() < 0.04, "deviation ratio {ratio}");
+}
+
+#[test]
+fn flooded_decryption_is_within_its_deviation_and_fresh_each_time() {
+    let k = wide();
+    let v = values(k.ctx.slots());
+    let (a, c, sd, _) = flood_twice(k, &keys(50), &v, 30);
+    // Useful precision at scale 2^50: about 2^-13 per slot.
+    assert!(sd < 1e-3, "sd {sd:e}");
+    assert_independent_floods(&a, &c, sd);
+}
+
+#[test]
+fn flooding_beyond_2_46_decodes_at_scale_2_60() {
+    // Scale 2^60 (Q = 61 + 60 bits) and s = 64: sigma = 2^40.8 B, about
+    // 2^48.5 (B about 2^7.5), drawn as a fine plus a coarse Gaussian; each
+    // slot keeps about 5 bits.
+    let k = keys(60);
+    let v = values(k.ctx.slots());
+    let (a, c, sd, sigma) = flood_twice(&k, &keys(60), &v, 64);
+    assert!(sigma > f64::exp2(46.0), "sigma 2^{}", sigma.log2());
+    assert!(sd < 0.05, "sd {sd:e}");
+    assert_independent_floods(&a, &c, sd);
 }
 
 #[test]
@@ -168,7 +196,7 @@ fn flooding_at_the_default_scale_costs_its_precision() {
         }
     };
     let k = keys();
-    let (_, _, sd, _) = flood_twice(&k, &keys(), &values(k.ctx.slots()));
+    let (_, _, sd, _) = flood_twice(&k, &keys(), &values(k.ctx.slots()), 30);
     assert!(sd > 1e-2, "sd {sd:e}");
 }
 
@@ -235,8 +263,13 @@ fn flooding_is_refused_when_it_could_wrap_or_its_arguments_are_bad() {
             "{bad:?}"
         );
     }
-    // A sigma above the sampler's 2^46 is refused, not sampled coarsely.
-    assert!(k.sk.decrypt_flooded(&top, &Flooding::new(30.0)).is_err());
+    // Q_1 = 70 bits leaves room for any sigma the sampler draws: 2^58.9 is
+    // drawn (sigma = 2^23.8 B at s = 30), 2^60.1 is refused by its limit.
+    assert!(k.sk.decrypt_flooded(&top, &Flooding::new(35.1)).is_ok());
+    assert!(matches!(
+        k.sk.decrypt_flooded(&top, &Flooding::new(36.3)),
+        Err(Error::InvalidParameters(_))
+    ));
     // Another parameter set's ciphertext.
     assert_eq!(
         wide().sk.decrypt_flooded(&top, &fits).map(|_| ()),

@@ -21,31 +21,11 @@ use zeroize::{Zeroize, Zeroizing};
 
 use crate::error::{invalid, Error, Result};
 use crate::poly::Poly;
-use crate::sampling::{Prng, Seed};
+use crate::sampling::{sample_wide_gaussian, Prng, Seed};
 use crate::serialize::Reader;
 
 /// 2^64 as a float, the scale of relative (torus) noise deviations.
 const TWO_POW_64: f64 = 18446744073709551616.0;
-
-/// n samples of a rounded Gaussian of deviation `sigma` (any size: used for
-/// torus noise of deviation up to 2^63), by the Box-Muller transform on
-/// 53-bit uniforms from the CSPRNG.
-pub fn sample_wide_gaussian(n: usize, sigma: f64, rng: &mut Prng) -> Result<Vec<i64>> {
-    if !(0.0..1e18).contains(&sigma) {
-        return invalid(format!("Gaussian deviation {sigma} out of range"));
-    }
-    let uniform = |rng: &mut Prng| ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-    let mut out = Vec::with_capacity(n + 1);
-    while out.len() < n {
-        let (u1, u2) = (uniform(rng), uniform(rng));
-        let r = sigma * (-2.0 * u1.ln()).sqrt();
-        let t = std::f64::consts::TAU * u2;
-        out.push((r * t.cos()).round() as i64);
-        out.push((r * t.sin()).round() as i64);
-    }
-    out.truncate(n);
-    Ok(out)
-}
 
 /// An LWE secret key: small signed integers, stored as their two's complement
 /// (so that wrapping arithmetic computes <a, s> mod 2^64). Never printed.
@@ -139,7 +119,7 @@ impl LweSecretKey {
         sigma: f64,
         noise: &mut Prng,
     ) -> Result<LweCiphertext> {
-        let e = Zeroizing::new(sample_wide_gaussian(1, sigma * TWO_POW_64, noise)?);
+        let e = sample_wide_gaussian(1, sigma * TWO_POW_64, noise)?;
         let b = dot(&a, &self.s).wrapping_add(m).wrapping_add(e[0] as u64);
         Ok(LweCiphertext { a, b })
     }
@@ -552,7 +532,7 @@ impl LweKeySwitchKey {
         let (n_in, n_out) = (input.dimension(), output.dimension());
         let seed = rng.gen_seed();
         let count = n_in * levels as usize;
-        let noise = Zeroizing::new(sample_wide_gaussian(count, sigma * TWO_POW_64, rng)?);
+        let noise = sample_wide_gaussian(count, sigma * TWO_POW_64, rng)?;
         let mut rows = Vec::with_capacity(count * (n_out + 1));
         for (r, a) in ksk_masks(seed, count, n_out).enumerate() {
             let (i, j) = (r / levels as usize, r % levels as usize);

@@ -199,67 +199,125 @@ pub fn sample_gaussian(n: usize, sigma: f64, bound: i64, rng: &mut Prng) -> Resu
         .collect())
 }
 
-/// The largest standard deviation [`sample_wide_gaussian`] accepts: 2^46,
-/// so that every sample (below 9.42 sigma + 1/2 < 2^50 in magnitude) has an
-/// f64 spacing of at most 1/8, well below the rounding to an integer.
-pub const WIDE_GAUSSIAN_MAX_SIGMA: f64 = (1u64 << 46) as f64;
+/// The largest standard deviation [`sample_wide_gaussian`] accepts: 2^59, so
+/// that every sample (|x| < 9.5 sigma + 1 < 2^62.3) fits an i64. (2^60 would
+/// not: its tail reaches 9.42 x 2^60 > 2^63.)
+pub const WIDE_GAUSSIAN_MAX_SIGMA: f64 = (1u64 << 59) as f64;
 
-/// The smallest: 8, where 9.42 sigma + 1/2 (the largest sample) is still
-/// below [`WIDE_GAUSSIAN_TAIL`] sigma. Flooding needs far more.
-pub const WIDE_GAUSSIAN_MIN_SIGMA: f64 = 8.0;
-
-/// The tail cut of [`sample_wide_gaussian`]: |x| <= 9.5 sigma. The
+/// The tail cut of [`sample_wide_gaussian`]: |x| <= 9.5 sigma + 1. The
 /// Box-Muller radius sqrt(-2 ln u) with u >= 2^-64 is at most
 /// sqrt(128 ln 2) = 9.42; a standard normal pair exceeds that radius with
 /// probability exp(-64 ln 2) = 2^-64 (the statistical distance the cut costs
-/// per pair of samples).
+/// per pair of normals).
 pub const WIDE_GAUSSIAN_TAIL: f64 = 9.5;
 
-/// n samples round(sigma z), z a standard normal drawn by Box-Muller
-/// (two per 128 random bits for the radius and 53 for the angle): the rounded
-/// Gaussian of noise flooding, for [`WIDE_GAUSSIAN_MIN_SIGMA`] <= sigma <=
-/// [`WIDE_GAUSSIAN_MAX_SIGMA`], where the table of [`sample_gaussian`] would
-/// not fit. Returned wiped on drop (flooding noise hides a secret).
+/// The largest sigma drawn as one f64 sample: below 2^46 every sample is
+/// below 2^50, where the f64 spacing is at most 1/8.
+const SINGLE_SAMPLE_MAX_SIGMA: f64 = (1u64 << 46) as f64;
+
+/// Above [`SINGLE_SAMPLE_MAX_SIGMA`]: the deviation of the fine part and the
+/// coarse part's step (fine deviation = 8 steps).
+const FINE_SIGMA: f64 = (1u64 << 36) as f64;
+const COARSE_STEP: i64 = 1 << 33;
+
+/// n samples of the rounded Gaussian round(sigma z), z a standard normal,
+/// for 0 <= sigma <= [`WIDE_GAUSSIAN_MAX_SIGMA`]: LWE and GLWE encryption
+/// noise of any width and the flooding of shared CKKS decryptions, where the
+/// table of [`sample_gaussian`] would not fit. Returned wiped on drop (the
+/// noise of an encryption or a flood hides a secret). |x| <= 9.5 sigma + 1
+/// ([`WIDE_GAUSSIAN_TAIL`]).
 ///
-/// Precision: u = (h + f) / 2^64 with h a nonzero 64-bit word (drawn again
-/// when 0, probability 2^-64) and f a 53-bit fraction, so u in [2^-64, 1]
-/// keeps a relative precision of about 2^-53 down to the smallest values:
-/// the tail has no coarse grid of radii (a u on a fixed 2^-53 grid would let
-/// only a few widely spaced radii occur beyond 8 sigma). ln, sqrt, sin and
-/// cos in f64 are accurate to a few units in the last place, so sigma z
-/// (below 2^50) is computed within 1/2 of its exact value and each sample
-/// is within one unit of round(sigma z): the law is the rounded Gaussian up
-/// to the 2^-64 cut and shifts of at most one unit, far inside the 2^(s/2)
-/// margin that flooding adds to the noise it hides. Timing: the libm calls'
-/// run time may vary with their (random) arguments; only the total time of
-/// all n samples is observable to a caller.
+/// **Normals.** Box-Muller, one pair per 192 random bits: the radius
+/// sqrt(-2 ln u) takes u = (h + f) / 2^64 with h a nonzero 64-bit word (drawn
+/// again when 0, probability 2^-64) and f a 53-bit fraction, so u in
+/// [2^-64, 1] keeps a relative precision of about 2^-53 down to its smallest
+/// values: the tail has no coarse grid of radii (a u on a fixed 2^-53 grid
+/// would let only a few widely spaced radii occur beyond 8 sigma). The cut
+/// at radius 9.42 costs 2^-64 per pair. The angle takes 53 bits.
+///
+/// **Up to 2^46**: x = round(sigma z). ln, sqrt, sin and cos in f64 are
+/// accurate to a few units in the last place, so sigma z (below 2^50) is
+/// computed within 1/2 of its exact value and each sample is within one unit
+/// of round(sigma z).
+///
+/// **Above 2^46** one f64 would leave the low bits unreachable, so a sample
+/// is the sum of a fine and a coarse part, from two independent normals:
+///
+/// ```text
+/// x = round(s1 z1) + 2^k round(s2 z2),  s1 = 2^36, k = 33,
+/// s1^2 + 4^k s2^2 = sigma^2
+/// ```
+///
+/// (s2 <= 2^26, so both parts are within one unit of their exact rounding,
+/// and the sum is exact in i64). Smoothing: 2^k round(s2 z2) is an integer,
+/// so x = round(Y) with Y = s1 z1 + 2^k C, C = round(s2 z2). The law of C is
+/// h sampled on Z, where h is the density of s2 z2 + U (U uniform on
+/// [-1/2, 1/2]); by Poisson summation, adding (s1 / 2^k) z1 = 8 z1 to C
+/// gives the density of s2 z2 + U + 8 z1 up to Fourier terms of size
+/// exp(-2 pi^2 8^2 s2^2 / (s2^2 + 64)) < 2^-1800 (s2 > 2^12), less than
+/// 2^-1700 in total over the samples' range: the coarse
+/// lattice 2^k Z is smoothed by the fine Gaussian, which is 8 steps wide
+/// (Peikert's convolution theorem, CRYPTO 2010, Theorem 3.1, for discrete
+/// Gaussians; Genise, Micciancio, Peikert and Walter, PKC 2020, for the
+/// general framework). So up to a statistical distance of 2^-1700 (plus the
+/// cuts' 2^-64 per pair), x is round(sigma z + 2^k U): the rounded Gaussian
+/// of deviation sigma with an independent uniform of width 2^33 added
+/// before rounding. That uniform adds 4^k / 12 to the variance (a relative
+/// 2^-29.6 at sigma = 2^46, less above) and can only help the noise it is
+/// added to hide (a shift is no easier to see through a convolution with an
+/// independent law). Floating point: s2 z2 (below 2^30) is computed within
+/// about 2^-20, so C differs from the exact rounding of s2 z2 by one step
+/// with probability about 2^-19; through the fine part, 8 steps wide, that
+/// is a statistical distance of about 2^-22 per sample (a single f64 sample
+/// near 2^46 is off by one unit far more often). The tail:
+/// |x| <= 9.42 (s1 + 2^k s2) + 2^(k+1) <= 9.42 sigma + 2^39.3 <= 9.43 sigma
+/// for sigma > 2^46. Each part costs a pair of normals: two pairs per pair
+/// of samples above 2^46, one below.
+///
+/// Timing: the libm calls' run time may vary with their (random) arguments;
+/// only the total time of all n samples is observable to a caller.
 pub fn sample_wide_gaussian(n: usize, sigma: f64, rng: &mut Prng) -> Result<Zeroizing<Vec<i64>>> {
-    if !(WIDE_GAUSSIAN_MIN_SIGMA..=WIDE_GAUSSIAN_MAX_SIGMA).contains(&sigma) {
+    if !(0.0..=WIDE_GAUSSIAN_MAX_SIGMA).contains(&sigma) {
         return invalid(format!(
-            "flooding sigma = 2^{:.1} outside [2^3, 2^46]",
+            "Gaussian deviation {sigma:e} (2^{:.1}) outside [0, 2^59]",
             sigma.log2()
         ));
     }
-    let unit = 1.0 / (1u64 << 53) as f64;
     let mut out = Zeroizing::new(vec![0i64; n]);
-    for pair in out.chunks_mut(2) {
-        let high = loop {
-            let h = rng.next_u64();
-            if h != 0 {
-                break h;
+    if sigma <= SINGLE_SAMPLE_MAX_SIGMA {
+        for pair in out.chunks_mut(2) {
+            for (x, z) in pair.iter_mut().zip(standard_normal_pair(rng)) {
+                *x = (sigma * z).round() as i64;
             }
-        };
-        let fraction = (rng.next_u64() >> 11) as f64 * unit;
-        let u = (high as f64 + fraction) * f64::exp2(-64.0);
-        let angle = (rng.next_u64() >> 11) as f64 * unit * std::f64::consts::TAU;
-        let radius = sigma * (-2.0 * u.ln()).sqrt();
-        let (sin, cos) = angle.sin_cos();
-        pair[0] = (radius * cos).round() as i64;
-        if let Some(second) = pair.get_mut(1) {
-            *second = (radius * sin).round() as i64;
+        }
+    } else {
+        let coarse = (sigma * sigma - FINE_SIGMA * FINE_SIGMA).sqrt() / COARSE_STEP as f64;
+        for pair in out.chunks_mut(2) {
+            let (z, c) = (standard_normal_pair(rng), standard_normal_pair(rng));
+            for ((x, z), c) in pair.iter_mut().zip(z).zip(c) {
+                *x = (FINE_SIGMA * z).round() as i64 + (coarse * c).round() as i64 * COARSE_STEP;
+            }
         }
     }
     Ok(out)
+}
+
+/// Two independent standard normals by Box-Muller, cut at radius 9.42
+/// ([`sample_wide_gaussian`]).
+fn standard_normal_pair(rng: &mut Prng) -> [f64; 2] {
+    let unit = 1.0 / (1u64 << 53) as f64;
+    let high = loop {
+        let h = rng.next_u64();
+        if h != 0 {
+            break h;
+        }
+    };
+    let fraction = (rng.next_u64() >> 11) as f64 * unit;
+    let u = (high as f64 + fraction) * f64::exp2(-64.0);
+    let angle = (rng.next_u64() >> 11) as f64 * unit * std::f64::consts::TAU;
+    let radius = (-2.0 * u.ln()).sqrt();
+    let (sin, cos) = angle.sin_cos();
+    [radius * cos, radius * sin]
 }
 
 /// The distribution of fresh errors.

@@ -5,7 +5,7 @@ const N: usize = 1 << 14;
 
 fn mean_var(v: &[i64]) -> (f64, f64) {
     let n = v.len() as f64;
-    let mean = v.iter().sum::<i64>() as f64 / n;
+    let mean = v.iter().map(|&x| x as f64).sum::<f64>() / n;
     let var = v.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / n;
     (mean, var)
 }
@@ -120,17 +120,21 @@ fn flooding_is_uniform_on_its_interval() {
 }
 
 #[test]
-fn wide_gaussian_deviation_tail_and_range() {
+fn wide_gaussian_moments_tail_and_range() {
     let mut rng = Prng::from_os().unwrap();
-    for log2_sigma in [3.0, 20.0, 40.0, 46.0] {
+    // Both sides of 2^46, where one f64 sample gives way to a fine plus a
+    // coarse part, up to the largest accepted deviation.
+    for log2_sigma in [1.0, 3.0, 20.0, 40.0, 46.0, 46.5, 50.0, 55.0, 59.0] {
         let sigma = f64::exp2(log2_sigma);
         let v = sample_wide_gaussian(N, sigma, &mut rng).unwrap();
         assert!(v
             .iter()
-            .all(|&x| (x as f64).abs() <= WIDE_GAUSSIAN_TAIL * sigma));
+            .all(|&x| (x as f64).abs() <= WIDE_GAUSSIAN_TAIL * sigma + 1.0));
         let (mean, var) = mean_var(&v);
         // Standard errors over 2^14 samples: sigma / 128 for the mean, a
-        // relative 1.1% for the variance (+1/12 from rounding).
+        // relative 1.1% for the variance (+1/12 from rounding; the coarse
+        // part's 4^33 / 12 is a relative 2^-29.6 at most), 0.038 for the
+        // kurtosis (3 for a Gaussian: 1.8 for a uniform, 6 for a Laplace).
         assert!(
             mean.abs() < 5.0 * sigma / 128.0,
             "2^{log2_sigma}: mean {mean}"
@@ -140,6 +144,17 @@ fn wide_gaussian_deviation_tail_and_range() {
             (ratio - 1.0).abs() < 0.06,
             "2^{log2_sigma}: variance ratio {ratio}"
         );
+        let kurtosis = v
+            .iter()
+            .map(|&x| ((x as f64 - mean).powi(2) / var).powi(2))
+            .sum::<f64>()
+            / N as f64;
+        if sigma >= 8.0 {
+            assert!(
+                (kurtosis - 3.0).abs() < 0.25,
+                "2^{log2_sigma}: kurtosis {kurtosis}"
+            );
+        }
         // The two samples of a Box-Muller pair are independent: their
         // correlation over 2^13 pairs has a standard error of 0.011.
         let corr =
@@ -148,11 +163,30 @@ fn wide_gaussian_deviation_tail_and_range() {
         // Odd counts keep their last sample.
         assert_eq!(sample_wide_gaussian(3, sigma, &mut rng).unwrap().len(), 3);
     }
-    // The low bits are random too (no coarse grid at large sigma).
-    let v = sample_wide_gaussian(N, f64::exp2(46.0), &mut rng).unwrap();
-    let odd = v.iter().filter(|&&x| x & 1 == 1).count() as f64 / N as f64;
-    assert!((odd - 0.5).abs() < 0.03, "odd fraction {odd}");
-    for bad in [0.5, 7.9, f64::NAN, f64::INFINITY, f64::exp2(47.0)] {
+    // The low bits are random too: no coarse grid of one f64 at 2^46, and
+    // above it the fine part fills the coarse part's steps of 2^33 evenly
+    // (16 bins of x mod 2^33, 1024 expected per bin, standard error 31).
+    for log2_sigma in [46.0, 47.0, 52.0, 59.0] {
+        let v = sample_wide_gaussian(N, f64::exp2(log2_sigma), &mut rng).unwrap();
+        let odd = v.iter().filter(|&&x| x & 1 == 1).count() as f64 / N as f64;
+        assert!(
+            (odd - 0.5).abs() < 0.03,
+            "2^{log2_sigma}: odd fraction {odd}"
+        );
+        let mut bins = [0usize; 16];
+        for &x in v.iter() {
+            bins[(x.rem_euclid(1 << 33) >> 29) as usize] += 1;
+        }
+        assert!(
+            bins.iter().all(|&b| b.abs_diff(N / 16) < 160),
+            "2^{log2_sigma}: x mod 2^33 in 16 bins {bins:?}"
+        );
+    }
+    assert!(sample_wide_gaussian(N, 0.0, &mut rng)
+        .unwrap()
+        .iter()
+        .all(|&x| x == 0));
+    for bad in [-1.0, f64::NAN, f64::INFINITY, f64::exp2(59.01)] {
         assert!(sample_wide_gaussian(N, bad, &mut rng).is_err(), "{bad}");
     }
 }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 use triskel_kernels::{add_assign, dot, mul_acc, ntt_primes, sub, Modulus, NttPlan};
-use triskel_ring::lwe::sample_wide_gaussian;
+use triskel_ring::sampling::sample_wide_gaussian;
 use triskel_ring::{LweCiphertext, LweSecretKey, Prng, Seed};
 use zeroize::Zeroizing;
 
@@ -619,7 +619,7 @@ impl GlweSecretKey {
         let (k, n) = (ctx.k, ctx.n);
         let (mask, body) = out.split_at_mut(k * n);
         ctx.uniform_mask(seed, row, mask)?;
-        let noise = Zeroizing::new(sample_wide_gaussian(n, ctx.noise_std, noise_rng)?);
+        let noise = sample_wide_gaussian(n, ctx.noise_std, noise_rng)?;
         for (b, &e) in body.iter_mut().zip(noise.iter()) {
             *b = ctx.reduce_signed(e);
         }

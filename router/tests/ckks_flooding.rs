@@ -1,0 +1,153 @@
+//! Noise flooding of the CKKS outputs a session releases
+//! (`Session::flood_ckks_releases`): B from a trial run under another
+//! session's keys, the flooded outputs within their deviation, and the
+//! refusals.
+
+use std::collections::BTreeMap;
+
+use triskel::ckks::Flooding;
+use triskel::{CostModel, Error, Kind, PlainValue, Program, Scalar, Session};
+
+fn session() -> Session {
+    Session::with_costs(CostModel::builtin())
+}
+
+const XS: [f64; 5] = [0.5, -0.25, 0.75, 0.125, -0.5];
+
+/// x / 2 (released at the level below the top) and the sum of x^2 (a
+/// product and a masked sum: released at level 0).
+fn program() -> Program {
+    let mut p = Program::new();
+    let x = p.input("x", Kind::Real { len: 5 }).unwrap();
+    let half = p.mul_scalar(x, Scalar::Real(0.5)).unwrap();
+    let sq = p.mul(x, x).unwrap();
+    let norm = p.sum(sq).unwrap();
+    p.output("half", half).unwrap();
+    p.output("norm", norm).unwrap();
+    p
+}
+
+fn inputs() -> BTreeMap<String, PlainValue> {
+    BTreeMap::from([("x".to_string(), PlainValue::Reals(XS.to_vec()))])
+}
+
+fn expected() -> [(&'static str, Vec<f64>); 2] {
+    [
+        ("half", XS.iter().map(|v| v / 2.0).collect()),
+        ("norm", vec![XS.iter().map(|v| v * v).sum()]),
+    ]
+}
+
+fn reals(v: Option<&PlainValue>) -> Vec<f64> {
+    match v {
+        Some(PlainValue::Reals(r)) => r.clone(),
+        other => panic!("not reals: {other:?}"),
+    }
+}
+
+#[test]
+fn flooded_releases_decode_within_their_deviation() {
+    let p = program();
+    // B from a trial run under a separate session's keys, plus one bit.
+    let mut trial = session();
+    let mut plan = trial.plan(&p).unwrap();
+    trial.run(&mut plan, &inputs()).unwrap();
+    let b = expected()
+        .iter()
+        .map(|(name, want)| trial.release_noise_bound_log2(name, want).unwrap())
+        .fold(0.0, f64::max)
+        + 1.0;
+    assert!((3.0..30.0).contains(&b), "B = 2^{b}");
+    let flooding = Flooding::new(b);
+    let params = plan.ckks.clone().unwrap();
+    let n = 2 * params.slots();
+    let sigma = flooding.sigma(n).unwrap();
+    // Each slot's real part: a Gaussian of deviation sqrt(N / 2) sigma / scale.
+    let sd = (n as f64 / 2.0).sqrt() * sigma / f64::exp2(params.log_scale() as f64);
+
+    eprintln!(
+        "{}: B = 2^{b:.2}, sigma = 2^{:.2}, slot deviation {sd:.2e}",
+        params.name(),
+        sigma.log2()
+    );
+    let mut keys = session();
+    keys.flood_ckks_releases(Some(flooding));
+    let mut plan = keys.plan(&p).unwrap();
+    let first = keys.run(&mut plan, &inputs()).unwrap();
+    let second = keys.run(&mut plan, &inputs()).unwrap();
+    for (name, want) in expected() {
+        let (a, c) = (reals(first.get(name)), reals(second.get(name)));
+        for (k, (g, w)) in a.iter().zip(&want).enumerate() {
+            assert!(
+                (g - w).abs() < 7.0 * sd,
+                "{name}[{k}]: {g} vs {w}, sd {sd:e}"
+            );
+        }
+        // A fresh flood each run.
+        assert_ne!(a, c, "{name}");
+        // Every other slot of the release decrypts to 0 plus the flood:
+        // its deviation over the n/2 - len slots, within 6% (five relative
+        // standard errors of 1 / sqrt(2 x 4091)).
+        let PlainValue::Reals(whole) = keys.released_whole(name).unwrap() else {
+            panic!("{name}");
+        };
+        let rest = &whole[want.len()..];
+        let measured = (rest.iter().map(|v| v * v).sum::<f64>() / rest.len() as f64).sqrt();
+        assert!(
+            (measured / sd - 1.0).abs() < 0.06,
+            "{name}: deviation {measured:e}, flooding's {sd:e}"
+        );
+    }
+    // Turned off again: plain decryptions, within 1e-5.
+    keys.flood_ckks_releases(None);
+    let plain = keys.run(&mut plan, &inputs()).unwrap();
+    for (name, want) in expected() {
+        let got = reals(plain.get(name));
+        assert!(got.iter().zip(&want).all(|(g, w)| (g - w).abs() < 1e-5));
+    }
+}
+
+#[test]
+fn a_flood_the_level_cannot_hold_is_an_error() {
+    let p = program();
+    let mut keys = session();
+    // sigma = 2^23.8 B = 2^48.8: 9.5 sigma reaches Q_0 / 2 = 2^49 at the
+    // level "norm" is released at.
+    keys.flood_ckks_releases(Some(Flooding::new(25.0)));
+    let mut plan = keys.plan(&p).unwrap();
+    match keys.run(&mut plan, &inputs()) {
+        Err(Error::Engine(msg)) => assert!(msg.contains("would wrap"), "{msg}"),
+        other => panic!("expected the overflow error, got {other:?}"),
+    }
+    // Above the sampler's 2^59: refused whatever the level.
+    keys.flood_ckks_releases(Some(Flooding::new(36.0)));
+    match keys.run(&mut plan, &inputs()) {
+        Err(Error::Engine(msg)) => assert!(msg.contains("2^59"), "{msg}"),
+        other => panic!("expected the sampler's limit, got {other:?}"),
+    }
+    // A trial bound for an output that was not released in slots.
+    assert!(matches!(
+        keys.release_noise_bound_log2("missing", &[0.0]),
+        Err(Error::Input(_))
+    ));
+}
+
+#[test]
+fn coefficient_encoded_outputs_are_not_flooded_silently() {
+    // A real read by a threshold runs in coefficient encoding and leaves as
+    // extracted LWE values: flooding them is refused, not skipped.
+    let mut p = Program::new();
+    let x = p.input("x", Kind::Real { len: 5 }).unwrap();
+    let d = p.mul_scalar(x, Scalar::Real(2.0)).unwrap();
+    let above = p.threshold_real(d, 0.0, 2f64.powi(-10)).unwrap();
+    p.output("d", d).unwrap();
+    p.output("above", above).unwrap();
+    let mut keys = session();
+    keys.flood_ckks_releases(Some(Flooding::new(8.0)));
+    let mut plan = keys.plan(&p).unwrap();
+    assert!(plan.packing[d.index()].coefficients);
+    assert!(matches!(
+        keys.run(&mut plan, &inputs()),
+        Err(Error::Unsupported(_))
+    ));
+}
