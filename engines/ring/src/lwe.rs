@@ -398,7 +398,9 @@ impl LweCiphertext {
 /// 2^(64 - base_log levels) to x, as `levels` digits in [-B/2, B/2] (B =
 /// 2^base_log), most significant first, such that
 /// sum_j d_j 2^(64 - base_log (j + 1)) = that multiple (mod 2^64).
-pub fn decompose_torus(x: u64, base_log: u32, levels: u32, digits: &mut [i64]) {
+/// Internal: the caller guarantees 0 < base_log levels < 64 and
+/// `digits.len() >= levels` (`check_decomposition` does, for the key switch).
+pub(crate) fn decompose_torus(x: u64, base_log: u32, levels: u32, digits: &mut [i64]) {
     let total = base_log * levels;
     let shift = 64 - total;
     let mut r = (x >> shift) + ((x >> (shift - 1)) & 1);
@@ -701,6 +703,30 @@ impl LweKeySwitchKey {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn decomposition_reconstructs_the_rounded_value() {
+        let mut r = Prng::from_seed([7; 32]);
+        for (base_log, levels) in [(3u32, 5u32), (4, 4), (7, 2), (1, 20)] {
+            let total = base_log * levels;
+            let mut d = vec![0i64; levels as usize];
+            for x in (0..2000)
+                .map(|_| r.next_u64())
+                .chain([0, u64::MAX, 1 << 63])
+            {
+                decompose_torus(x, base_log, levels, &mut d);
+                let half = 1i64 << (base_log - 1);
+                assert!(d.iter().all(|&v| -half <= v && v < half), "{d:?}");
+                let back = d.iter().enumerate().fold(0u64, |acc, (j, &v)| {
+                    acc.wrapping_add((v as u64).wrapping_mul(1 << (64 - base_log * (j as u32 + 1))))
+                });
+                assert!(
+                    (x.wrapping_sub(back) as i64).unsigned_abs() <= 1 << (63 - total),
+                    "{x} {back}"
+                );
+            }
+        }
+    }
 
     /// The dispatched (AVX-512 or AVX2) acc -= d row gives the scalar
     /// loop's words, for lengths that leave a vector remainder and digits

@@ -123,18 +123,27 @@ pub fn sample_ternary(n: usize, rng: &mut Prng) -> Vec<i64> {
     out
 }
 
-/// n coefficients in {-1, 0, 1} with exactly h non-zero ones (uniform positions
-/// by a partial Fisher-Yates shuffle, uniform signs).
+/// n coefficients in {-1, 0, 1} with exactly h non-zero ones: uniform
+/// positions (the i-th one uniform among the n - i still free) and uniform
+/// signs. Constant time: each pick scans every coefficient with masks, so
+/// no memory index or branch depends on the secret positions (O(n h), for
+/// key generation only).
 pub fn sample_ternary_hw(n: usize, h: usize, rng: &mut Prng) -> Result<Vec<i64>> {
     if h > n {
         return invalid(format!("Hamming weight {h} exceeds n = {n}"));
     }
-    let mut idx: Zeroizing<Vec<usize>> = Zeroizing::new((0..n).collect());
     let mut out = vec![0i64; n];
     for i in 0..h {
-        let j = i + rng.below_nonzero((n - i) as u64) as usize;
-        idx.swap(i, j);
-        out[idx[i]] = if rng.below_nonzero(2) == 0 { -1 } else { 1 };
+        let pick = rng.below_nonzero((n - i) as u64) as i64;
+        let sign = 2 * rng.below_nonzero(2) as i64 - 1;
+        // The pick-th free coefficient (counting from 0) gets the sign.
+        let mut free_before = 0i64;
+        for c in out.iter_mut() {
+            let free = (*c == 0) as i64;
+            let hit = free & ((free_before == pick) as i64);
+            *c |= sign & -hit;
+            free_before += free;
+        }
     }
     Ok(out)
 }

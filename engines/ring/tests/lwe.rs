@@ -1,8 +1,6 @@
 //! LWE pieces: encryption, sample extraction against a schoolbook negacyclic
-//! product, modulus switching error statistics, gadget decomposition, key
-//! switching and its serialization.
+//! product, modulus switching error statistics, key switching and its serialization.
 
-use triskel_ring::lwe::decompose_torus;
 use triskel_ring::{LweCiphertext, LweKeySwitchKey, LweSecretKey, Prng, Reader};
 
 fn rng() -> Prng {
@@ -107,30 +105,6 @@ fn modulus_switching_error_variance_matches_the_analysis() {
     assert!(LweCiphertext::trivial(4, 0)
         .switch_modulus(64, false)
         .is_err());
-}
-
-#[test]
-fn decomposition_reconstructs_the_rounded_value() {
-    let mut r = rng();
-    for (base_log, levels) in [(3u32, 5u32), (4, 4), (7, 2), (1, 20)] {
-        let total = base_log * levels;
-        let mut d = vec![0i64; levels as usize];
-        for x in (0..2000)
-            .map(|_| r.next_u64())
-            .chain([0, u64::MAX, 1 << 63])
-        {
-            decompose_torus(x, base_log, levels, &mut d);
-            let half = 1i64 << (base_log - 1);
-            assert!(d.iter().all(|&v| -half <= v && v < half), "{d:?}");
-            let back = d.iter().enumerate().fold(0u64, |acc, (j, &v)| {
-                acc.wrapping_add((v as u64).wrapping_mul(1 << (64 - base_log * (j as u32 + 1))))
-            });
-            assert!(
-                dist(x, back).unsigned_abs() <= 1 << (63 - total),
-                "{x} {back}"
-            );
-        }
-    }
 }
 
 #[test]

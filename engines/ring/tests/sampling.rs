@@ -190,3 +190,34 @@ fn wide_gaussian_moments_tail_and_range() {
         assert!(sample_wide_gaussian(N, bad, &mut rng).is_err(), "{bad}");
     }
 }
+
+/// The fixed-weight sampler's positions are uniform (each of n positions is
+/// non-zero in h / n of the draws, within 5 %) and its signs balanced, with
+/// exactly h non-zero coefficients every time.
+#[test]
+fn ternary_hw_positions_are_uniform() {
+    let mut rng = Prng::from_seed([21; 32]);
+    let (n, h, draws) = (16usize, 5usize, 20_000usize);
+    let mut hits = vec![0usize; n];
+    let mut negatives = 0usize;
+    for _ in 0..draws {
+        let s = sample_ternary_hw(n, h, &mut rng).unwrap();
+        assert_eq!(s.iter().filter(|&&x| x != 0).count(), h);
+        for (k, &x) in s.iter().enumerate() {
+            hits[k] += (x != 0) as usize;
+            negatives += (x == -1) as usize;
+        }
+    }
+    let expected = (draws * h) as f64 / n as f64;
+    for (k, &c) in hits.iter().enumerate() {
+        assert!(
+            (c as f64 / expected - 1.0).abs() < 0.05,
+            "position {k}: {c} of {expected}"
+        );
+    }
+    let half = (draws * h) as f64 / 2.0;
+    assert!(
+        (negatives as f64 / half - 1.0).abs() < 0.03,
+        "{negatives} of {half}"
+    );
+}
