@@ -121,6 +121,14 @@ impl Modulus {
         self.reduce_u128(x as u128)
     }
 
+    /// x mod q for any signed x: |x| mod q, negated or not by a mask (no
+    /// branch: noise and secret keys go through it).
+    pub fn reduce_i64(&self, x: i64) -> u64 {
+        let r = self.reduce(x.unsigned_abs());
+        let negative = 0u64.wrapping_sub((x < 0) as u64);
+        r ^ ((r ^ self.neg_mod(r)) & negative)
+    }
+
     /// a * b mod q for any a, b.
     pub fn mul_mod(&self, a: u64, b: u64) -> u64 {
         self.reduce_u128(a as u128 * b as u128)
@@ -169,14 +177,10 @@ impl Modulus {
     /// a * w mod q with w's Shoup companion: no division, any 64-bit a.
     pub fn mul_shoup(&self, a: u64, w: u64, w_shoup: u64) -> u64 {
         let quotient = ((a as u128 * w_shoup as u128) >> 64) as u64;
-        let r = a
-            .wrapping_mul(w)
-            .wrapping_sub(quotient.wrapping_mul(self.raw.q));
-        if r >= self.raw.q {
-            r - self.raw.q
-        } else {
-            r
-        }
+        self.sub_if_at_least_q(
+            a.wrapping_mul(w)
+                .wrapping_sub(quotient.wrapping_mul(self.raw.q)),
+        )
     }
 }
 

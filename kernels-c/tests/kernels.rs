@@ -145,6 +145,19 @@ fn scalar_arithmetic_at_the_edges() {
         assert_eq!(m.reduce_u128(q as u128), 0);
         assert_eq!(m.reduce_u128(2 * q as u128 - 1), top);
         assert_eq!(m.reduce_u128(u128::MAX) as u128, u128::MAX % q as u128);
+        for x in [
+            0i64,
+            1,
+            -1,
+            q as i64 - 1,
+            1 - q as i64,
+            i64::MAX,
+            i64::MIN,
+            -(q as i64),
+        ] {
+            let want = (x as i128).rem_euclid(q as i128) as u64;
+            assert_eq!(m.reduce_i64(x), want, "{x} mod {q}");
+        }
     }
 }
 

@@ -12,6 +12,7 @@ use triskel_attest::{Identity, PublicIdentity, Record, Route, Verified};
 use triskel_bfv as bfv;
 use triskel_ckks as ckks;
 use triskel_tfhe as tfhe;
+use zeroize::Zeroizing;
 
 use crate::argmax::{signed_argmax, tournament, Sources};
 use crate::bridge::{run_bfv_to_tfhe, BfvToTfhe};
@@ -566,7 +567,21 @@ impl Session {
     fn bfv_plain(&self, plan: &Plan, part: usize, values: &[i128]) -> Result<bfv::Plaintext> {
         let k = self.bfv_part(plan, part)?;
         let t = k.ctx.plain_modulus() as i128;
-        let reduced: Vec<u64> = values.iter().map(|v| v.rem_euclid(t) as u64).collect();
+        // Inputs lie in (-t, t) (check_inputs, and the planner's t covers
+        // their range): one masked add, no division on them. Only public
+        // weights can be larger.
+        let reduced = Zeroizing::new(
+            values
+                .iter()
+                .map(|&v| {
+                    if v.unsigned_abs() < t as u128 {
+                        (v + (t & (v >> 127))) as u64
+                    } else {
+                        v.rem_euclid(t) as u64
+                    }
+                })
+                .collect::<Vec<u64>>(),
+        );
         Ok(match plan.bfv[part].encoding {
             BfvEncoding::Slots => bfv::Plaintext::from_slots(&k.ctx, &reduced)?,
             BfvEncoding::Coefficients => bfv::Plaintext::from_coeffs(&k.ctx, &reduced)?,

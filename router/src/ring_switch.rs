@@ -125,12 +125,13 @@ impl RingSwitchKey {
         let mut bodies = Vec::with_capacity(masks.len());
         for a in &masks {
             let e = sample_wide_gaussian(n, sigma * q as f64, rng)?;
-            let mut b = secret_poly(basis, &e)?;
+            let mut b = Zeroizing::new(secret_poly(basis, &e)?);
             let mut gs = Zeroizing::new((*s).clone());
             gs.mul_rns_scalar_assign(&[power as u64])?;
             b.add_assign(&gs)?;
             b.sub_assign(&Zeroizing::new(a.mul(&target)?))?;
-            bodies.push(b);
+            // Public once a * target is subtracted (an RLWE body).
+            bodies.push((*b).clone());
             power = power * base % q as u128;
         }
         Ok(RingSwitchKey {

@@ -303,8 +303,10 @@ pub fn coefficient_match_parameters() -> BfvParameters {
     BfvParameters::n4096_shallow().with_plain_modulus(1 << COEFFICIENT_MATCH_LOG_T)
 }
 
+/// v mod t for a feature (|v| <= 127 < t), branch- and division-free:
+/// features are secret.
 fn signed_coefficient(v: i64, t: u64) -> u64 {
-    v.rem_euclid(t as i64) as u64
+    (v as u64).wrapping_add(t & (v >> 63) as u64)
 }
 
 /// Client: the probe as x(X) = sum x_i X^i (coefficient encoding).

@@ -49,8 +49,10 @@ pub struct Flooding {
     /// [`SecretKey::noise_bound_log2`] measures it on a trial run; at
     /// least 0.
     pub noise_bound_log2: f64,
-    /// s: an adversary's advantage is at most 2^-s. Default 30 (OpenFHE's);
-    /// 1..=128.
+    /// s: an adversary's advantage is at most 2^-s (plus the sampler's tail
+    /// cut, alpha N 2^-65, which [`Flooding::sigma`] keeps below 2^-s by
+    /// refusing s above 65 - log2(N alpha): 52 at N = 8192, alpha = 1).
+    /// Default 30 (OpenFHE's).
     pub statistical_security: u32,
     /// alpha: the number of flooded decryptions per key that the security
     /// statement covers. Default 1; at least 1.
@@ -70,7 +72,9 @@ impl Flooding {
 
     /// The standard deviation sqrt(24 N alpha) 2^(s / 2) B for ring degree
     /// `n`; an error for a bound that is not a finite number >= 0, s outside
-    /// 1..=128 or alpha = 0.
+    /// 1..=128 or alpha = 0, and for s above 65 - log2(N alpha), where the
+    /// sampler's tail cut (2^-64 per pair of normals, N / 2 pairs per
+    /// flood) would cost more than 2^-s over alpha floods.
     pub fn sigma(&self, n: usize) -> Result<f64> {
         let Flooding {
             noise_bound_log2: b,
@@ -81,6 +85,15 @@ impl Flooding {
             return Err(Error::InvalidParameters(format!(
                 "flooding needs a finite noise bound log2 >= 0 (got {b}), statistical \
                  security in 1..=128 (got {s}) and at least one decryption (got {alpha})"
+            )));
+        }
+        let floods_log2 = (n as f64 * alpha as f64).log2();
+        if s as f64 > 65.0 - floods_log2 {
+            return Err(Error::InvalidParameters(format!(
+                "statistical security {s} above 65 - log2(N alpha) = {:.1}: the Gaussian \
+                 sampler's tail cut (2^-64 per pair of normals) over {alpha} flood(s) of N = {n} \
+                 coefficients would exceed 2^-{s}",
+                65.0 - floods_log2
             )));
         }
         Ok((24.0 * n as f64 * alpha as f64).sqrt() * (s as f64 / 2.0 + b).exp2())

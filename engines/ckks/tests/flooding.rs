@@ -96,6 +96,7 @@ fn flood_twice(
     trial: &Keys,
     v: &[f64],
     s: u32,
+    margin: f64,
 ) -> (Vec<Complex>, Vec<Complex>, f64, f64) {
     let n = k.ctx.n() as f64;
     let b = trial
@@ -104,10 +105,10 @@ fn flood_twice(
         .unwrap();
     let flooding = Flooding {
         statistical_security: s,
-        ..Flooding::new(b + 1.0)
+        ..Flooding::new(b + margin)
     };
     let sigma = flooding.sigma(k.ctx.n()).unwrap();
-    let expected = (24.0 * n).sqrt() * f64::exp2(s as f64 / 2.0 + b + 1.0);
+    let expected = (24.0 * n).sqrt() * f64::exp2(s as f64 / 2.0 + b + margin);
     assert!((sigma / expected - 1.0).abs() < 1e-12);
     let ct = encrypt(k, v);
     let a =
@@ -136,7 +137,7 @@ fn flood_twice(
         "flooded N = {n}, scale 2^{}, B = 2^{:.2}, s = {s}: sigma = 2^{:.2}, slot sd {sd:.2e}, \
          max slot error {err:.2e} ({:.2} sd) over {} slots",
         ct.scale().log2(),
-        b + 1.0,
+        b + margin,
         sigma.log2(),
         err / sd,
         v.len()
@@ -164,7 +165,7 @@ fn assert_independent_floods(a: &[Complex], c: &[Complex], sd: f64) {
 fn flooded_decryption_is_within_its_deviation_and_fresh_each_time() {
     let k = wide();
     let v = values(k.ctx.slots());
-    let (a, c, sd, _) = flood_twice(k, &keys(50), &v, 30);
+    let (a, c, sd, _) = flood_twice(k, &keys(50), &v, 30, 1.0);
     // Useful precision at scale 2^50: about 2^-13 per slot.
     assert!(sd < 1e-3, "sd {sd:e}");
     assert_independent_floods(&a, &c, sd);
@@ -172,12 +173,13 @@ fn flooded_decryption_is_within_its_deviation_and_fresh_each_time() {
 
 #[test]
 fn flooding_beyond_2_46_decodes_at_scale_2_60() {
-    // Scale 2^60 (Q = 61 + 60 bits) and s = 64: sigma = 2^40.8 B, about
-    // 2^48.5 (B about 2^7.5), drawn as a fine plus a coarse Gaussian; each
-    // slot keeps about 5 bits.
+    // Scale 2^60 (Q = 61 + 60 bits), s = 52 (the largest N = 8192 allows)
+    // and B overstated by 7 bits (allowed: a larger B floods more): sigma =
+    // 2^34.8 B, about 2^48 (B about 2^6.3), drawn as a fine plus a coarse
+    // Gaussian; each slot keeps about 5 bits.
     let k = keys(60);
     let v = values(k.ctx.slots());
-    let (a, c, sd, sigma) = flood_twice(&k, &keys(60), &v, 64);
+    let (a, c, sd, sigma) = flood_twice(&k, &keys(60), &v, 52, 7.0);
     assert!(sigma > f64::exp2(46.0), "sigma 2^{}", sigma.log2());
     assert!(sd < 0.05, "sd {sd:e}");
     assert_independent_floods(&a, &c, sd);
@@ -196,7 +198,7 @@ fn flooding_at_the_default_scale_costs_its_precision() {
         }
     };
     let k = keys();
-    let (_, _, sd, _) = flood_twice(&k, &keys(), &values(k.ctx.slots()), 30);
+    let (_, _, sd, _) = flood_twice(&k, &keys(), &values(k.ctx.slots()), 30, 1.0);
     assert!(sd > 1e-2, "sd {sd:e}");
 }
 
@@ -237,6 +239,15 @@ fn flooding_is_refused_when_it_could_wrap_or_its_arguments_are_bad() {
         Err(Error::MessageOverflow { .. })
     ));
     // Bad arguments.
+    assert_eq!(k.ctx.n(), 8192);
+    for ok in [(52, 1), (42, 1 << 10)] {
+        let at_the_cap = Flooding {
+            statistical_security: ok.0,
+            decryptions: ok.1,
+            ..fits
+        };
+        assert!(at_the_cap.sigma(k.ctx.n()).is_ok(), "{at_the_cap:?}");
+    }
     for bad in [
         Flooding {
             statistical_security: 0,
@@ -244,6 +255,18 @@ fn flooding_is_refused_when_it_could_wrap_or_its_arguments_are_bad() {
         },
         Flooding {
             statistical_security: 129,
+            ..fits
+        },
+        // The tail cut's 2^-64 per pair over N / 2 pairs and alpha floods
+        // caps s at 65 - log2(N alpha) (the test set has N = 8192: 52, and
+        // 42 for 2^10 floods).
+        Flooding {
+            statistical_security: 53,
+            ..fits
+        },
+        Flooding {
+            statistical_security: 43,
+            decryptions: 1 << 10,
             ..fits
         },
         Flooding {

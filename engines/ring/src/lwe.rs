@@ -93,6 +93,12 @@ impl LweSecretKey {
     /// stream `stream` of the public `seed` (see [`CompressedLweCiphertext`]).
     /// The noise comes from `noise`, a secret generator (the OS CSPRNG), never
     /// from the seed: whoever holds the seed regenerates the mask, not the body.
+    ///
+    /// **Never use one (seed, stream) twice under one key**: the two
+    /// ciphertexts would share their mask, and the difference of their bodies
+    /// would be m1 - m2 + e1 - e2, the messages' difference in the clear up to
+    /// noise. Take a fresh seed from the OS for each value and number its
+    /// pieces by stream, as `triskel-tfhe` does.
     pub fn encrypt_compressed(
         &self,
         m: u64,

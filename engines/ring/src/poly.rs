@@ -79,16 +79,6 @@ pub(crate) fn same_basis(a: &Arc<RnsBasis>, b: &Arc<RnsBasis>) -> bool {
     Arc::ptr_eq(a, b) || **a == **b
 }
 
-/// Reduces a signed integer modulo q into [0, q).
-pub(crate) fn reduce_i64(m: &k::Modulus, x: i64) -> u64 {
-    let r = m.reduce(x.unsigned_abs());
-    if x < 0 {
-        m.neg_mod(r)
-    } else {
-        r
-    }
-}
-
 impl Poly {
     /// The zero polynomial.
     pub fn zero(basis: &Arc<RnsBasis>, repr: Representation) -> Poly {
@@ -197,7 +187,7 @@ impl Poly {
                 }
             } else {
                 for (o, &c) in limb.iter_mut().zip(coeffs) {
-                    *o = reduce_i64(m, c);
+                    *o = m.reduce_i64(c);
                 }
             }
         });
@@ -369,7 +359,7 @@ impl Poly {
     /// multiplied by [c]_{q_i}.
     pub fn mul_small_assign(&mut self, c: i64) -> Result<()> {
         let s: Vec<u64> = (0..self.basis.len())
-            .map(|i| reduce_i64(self.basis.modulus(i), c))
+            .map(|i| self.basis.modulus(i).reduce_i64(c))
             .collect();
         self.mul_rns_scalar_assign(&s)
     }

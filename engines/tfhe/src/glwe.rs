@@ -303,10 +303,10 @@ impl GlweContext {
         (self.k + 1) * self.decomposer.levels()
     }
 
-    /// Reduces a small signed integer mod q.
+    /// Reduces a signed integer mod q, without a division or a branch (noise
+    /// and key coefficients go through it).
     pub(crate) fn reduce_signed(&self, v: i64) -> u64 {
-        let q = self.q() as i64;
-        v.rem_euclid(q) as u64
+        self.modulus.reduce_i64(v)
     }
 
     /// A uniform GLWE mask (k polynomials, NTT form) of row `row` under `seed`.

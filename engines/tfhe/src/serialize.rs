@@ -41,8 +41,8 @@
 //! rows (row (r, j) at r l + j) in the NTT domain of the set's prime, in the
 //! kernels' fixed (bit-reversed) order. The NTT is a bijection of `Z_q^N`, so
 //! every vector of residues below q is the transform of one polynomial:
-//! checking the range is all a loaded GGSW needs. The GLWE kinds are not
-//! seed-compressed (the masks are stored whole).
+//! checking the range is all a loaded GGSW needs. Kinds 8 and 9 store the
+//! masks whole; their compressed forms are kinds 13 and 14.
 
 use std::sync::Arc;
 
