@@ -8,7 +8,9 @@
 //! --warm-up-time 1 --measurement-time 3`
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use triskel_ckks::{CkksContext, CkksParameters, LinearTransform, Plaintext, SecretKey};
+use triskel_ckks::{
+    CkksContext, CkksParameters, LinearTransform, Plaintext, RotationSum, SecretKey,
+};
 
 fn values(len: usize, seed: f64) -> Vec<f64> {
     (0..len)
@@ -64,6 +66,16 @@ fn pipeline(c: &mut Criterion, params: CkksParameters, all: bool) {
     let steps = [1, 2, 3, 4, 5, 6, 7, 8];
     g.bench_function("rotate_hoisted_8", |b| {
         b.iter(|| x.rotate_hoisted(&steps, &hoist_keys).unwrap())
+    });
+    // The same 8 rotations, each times a vector and summed: one ModUp and
+    // one division by q_l P (RotationSum).
+    let terms: Vec<(i64, Vec<f64>)> = steps
+        .iter()
+        .map(|&k| (k, values(ctx.slots(), 1.0 + k as f64)))
+        .collect();
+    let rotation_sum = RotationSum::new(&ctx, &terms, x.level()).unwrap();
+    g.bench_function("rotation_sum_8", |b| {
+        b.iter(|| rotation_sum.apply(&x, &hoist_keys).unwrap())
     });
     g.bench_function("slot_sum64", |b| b.iter(|| x.slot_sum(64, &gk).unwrap()));
     g.bench_function("dot64", |b| {

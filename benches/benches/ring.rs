@@ -1,5 +1,6 @@
 //! Criterion bench of the ring layer (triskel-ring): NTT of a full RNS
-//! polynomial, exact base extension Q -> B, and one hybrid key switch.
+//! polynomial, exact base extension Q -> B, one hybrid key switch, and the
+//! wide Gaussian sampler.
 //!
 //! Parameter shapes within the 128-bit limits (`triskel_ring::HE_STANDARD_128`):
 //! N = 8192 with Q = 4 x 42-bit primes and P = 1 (log QP ~ 210), N = 16384
@@ -9,7 +10,7 @@
 //! Run (one core): `RAYON_NUM_THREADS=1 cargo bench -p triskel-benches --bench ring`
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
-use triskel_ring::sampling::sample_uniform;
+use triskel_ring::sampling::{sample_uniform, sample_wide_gaussian};
 use triskel_ring::{
     BaseConverter, KeySwitchContext, KeySwitchKey, NoiseDistribution, Prng, Representation,
     RnsBasis, SecretDistribution, SecretKey,
@@ -60,5 +61,19 @@ fn ring(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, ring);
+/// The wide Gaussian sampler, 8192 samples: sigma 2^31 (a CKKS flood at
+/// N = 8192) is one normal per sample, 2^48.6 (TFHE's LWE key-switching
+/// noise) a fine plus a coarse normal.
+fn wide_gaussian(c: &mut Criterion) {
+    let mut group = c.benchmark_group("ring/sample_wide_gaussian");
+    let mut rng = Prng::from_seed([9; 32]);
+    for log_sigma in [31.0, 48.6] {
+        group.bench_function(BenchmarkId::new("8192", log_sigma), |bn| {
+            bn.iter(|| sample_wide_gaussian(8192, f64::exp2(log_sigma), &mut rng).unwrap())
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, ring, wide_gaussian);
 criterion_main!(benches);

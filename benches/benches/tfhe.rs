@@ -1,7 +1,8 @@
 //! Criterion bench of the TFHE engine in process CPU time (every thread's):
 //! a boolean NAND gate, one 2_2 key switch + bootstrap and its parts (the
 //! key switch; modulus switch + blind rotation + sample extraction), u8 add
-//! and greater-than, u64 add; the multi-bit 2_2 set's KS + PBS against the
+//! and greater-than, u64 add, a u64's plain and seed-compressed encryption
+//! and its decompression; the multi-bit 2_2 set's KS + PBS against the
 //! classic one (wall time; `tfhe/2_2_multi_bit`).
 //!
 //! Run: `RAYON_NUM_THREADS=1 cargo bench -p triskel-benches --bench tfhe`
@@ -60,6 +61,16 @@ fn shortint_and_integers(c: &mut Criterion<ProcessCpuTime>) {
         ck.encrypt_u64(1 << 40).unwrap(),
     );
     g.bench_function("uint64_add", |b| b.iter(|| sk.add(&x, &y).unwrap()));
+    // The client's side of a FheUint64: plain against seed-compressed
+    // encryption, and the server's expansion of a compressed one.
+    g.bench_function("encrypt_u64", |b| {
+        b.iter(|| ck.encrypt_u64(u64::MAX - 5).unwrap())
+    });
+    g.bench_function("encrypt_u64_compressed", |b| {
+        b.iter(|| ck.encrypt_u64_compressed(u64::MAX - 5).unwrap())
+    });
+    let compressed = ck.encrypt_u64_compressed(u64::MAX - 5).unwrap();
+    g.bench_function("decompress_u64", |b| b.iter(|| compressed.decompress()));
     g.finish();
 }
 
