@@ -7,7 +7,8 @@
 //! `~/.cache/triskel`, in `cost-model.json`, with the CPU model and kernel
 //! backend it was measured on; [`CostModel::load`] uses the cache only when
 //! both still match, and otherwise the table built into the crate (measured
-//! on the development machine, see `builtin_costs.json`).
+//! on the development machine, see `builtin_costs.json`; the CKKS sets of
+//! scale 2^50 are scaled from measured ones, [`CostModel::builtin`]).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -68,10 +69,14 @@ impl CostModel {
         }
     }
 
-    /// The table built into the crate.
+    /// The table built into the crate, with the costs of the CKKS sets it
+    /// lacks scaled from a measured set of the same N
+    /// ([`crate::plan::scale_missing_ckks_costs`]).
     pub fn builtin() -> CostModel {
-        serde_json::from_str(include_str!("builtin_costs.json"))
-            .expect("the built-in table is valid JSON (a unit test loads it)")
+        let mut m: CostModel = serde_json::from_str(include_str!("builtin_costs.json"))
+            .expect("the built-in table is valid JSON (a unit test loads it)");
+        crate::plan::scale_missing_ckks_costs(&mut m.costs);
+        m
     }
 
     /// Parses and validates a cache file's text: known version, at most
