@@ -190,6 +190,24 @@ mod tests {
     }
 
     #[test]
+    fn missing_ckks_sets_are_scaled_from_a_measured_one() {
+        let b = CostModel::builtin();
+        let ratio = |primitive: &str, set: &str, base: &str| {
+            b.get("ckks", set, primitive).unwrap() / b.get("ckks", base, primitive).unwrap()
+        };
+        // N = 16384: Q = 6 primes at 2^50 (8 at 2^40); dnum (Q + P) = 3 x 8 (4 x 10).
+        let (s50, s40) = ("ckks-n16384-s50", "ckks-n16384");
+        assert!((ratio("add", s50, s40) - 0.75).abs() < 1e-5);
+        assert!((ratio("rotate", s50, s40) - 0.6).abs() < 1e-5);
+        // Every set the planner may pick has every primitive of the others.
+        for set in crate::plan::ckks_sets() {
+            for primitive in ["add", "encode", "keygen", "mul_relin", "rotate", "decrypt"] {
+                b.get("ckks", set.name(), primitive).unwrap();
+            }
+        }
+    }
+
+    #[test]
     fn the_cache_serves_only_its_machine() {
         let dir = std::env::temp_dir().join(format!("triskel-cost-{}", std::process::id()));
         // Only this test sets the variable in this process.

@@ -259,10 +259,11 @@ pub(crate) fn ckks_sets() -> Vec<CkksParameters> {
 /// measures them): those of the set of scale 2^40 and the same N, scaled by
 /// the number of primes each primitive works on, dnum (Q + P) for the
 /// primitives that switch keys (keygen, galois_key, mul_relin, rotate) and
-/// Q for the others. They ignore that the 60-bit primes of those sets run
-/// on slower kernels than 50-bit ones on AVX-512 IFMA machines; that only
-/// ranks them among themselves, since the planner takes the smallest scale
-/// that meets the request first.
+/// Q for the others, in whole nanoseconds like the measured entries (so the
+/// table round-trips through JSON exactly). They ignore that 60-bit primes
+/// run on slower kernels than 50-bit ones on AVX-512 IFMA machines; that
+/// only ranks those sets among themselves, since the planner takes the
+/// smallest scale that meets the request first.
 pub(crate) fn scale_missing_ckks_costs(costs: &mut BTreeMap<String, f64>) {
     const KEY_SWITCHING: [&str; 4] = ["keygen", "galois_key", "mul_relin", "rotate"];
     let sets = ckks_sets();
@@ -290,7 +291,7 @@ pub(crate) fn scale_missing_ckks_costs(costs: &mut BTreeMap<String, f64>) {
                 } else {
                     primes(set) / primes(base)
                 };
-                Some((format!("{}{primitive}", prefix(set)), v * factor))
+                Some((format!("{}{primitive}", prefix(set)), (v * factor).round()))
             })
             .collect();
         costs.extend(scaled);
