@@ -31,7 +31,7 @@
 //! batches, vectors longer than any set holds) are refused here, before any
 //! key or ciphertext exists, with an error naming the operation.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::time::Instant;
 
@@ -252,50 +252,6 @@ pub(crate) fn ckks_sets() -> Vec<CkksParameters> {
         .into_iter()
         .filter(|p| p.n() <= 32768)
         .collect()
-}
-
-/// Adds the costs of the CKKS sets the table lacks (the sets of scale 2^50
-/// in the built-in table, measured before they existed; `triskel calibrate`
-/// measures them): those of the set of scale 2^40 and the same N, scaled by
-/// the number of primes each primitive works on, dnum (Q + P) for the
-/// primitives that switch keys (keygen, galois_key, mul_relin, rotate) and
-/// Q for the others, in whole nanoseconds like the measured entries (so the
-/// table round-trips through JSON exactly). They ignore that 60-bit primes
-/// run on slower kernels than 50-bit ones on AVX-512 IFMA machines; that
-/// only ranks those sets among themselves, since the planner takes the
-/// smallest scale that meets the request first.
-pub(crate) fn scale_missing_ckks_costs(costs: &mut BTreeMap<String, f64>) {
-    const KEY_SWITCHING: [&str; 4] = ["keygen", "galois_key", "mul_relin", "rotate"];
-    let sets = ckks_sets();
-    for set in &sets {
-        let prefix = |s: &CkksParameters| format!("ckks/{}/", s.name());
-        if costs.keys().any(|k| k.starts_with(&prefix(set))) {
-            continue;
-        }
-        let Some(base) = sets.iter().find(|b| {
-            b.n() == set.n()
-                && b.log_scale() == 40
-                && costs.keys().any(|k| k.starts_with(&prefix(b)))
-        }) else {
-            continue;
-        };
-        let primes = |s: &CkksParameters| s.q_bits().len() as f64;
-        let switching =
-            |s: &CkksParameters| (s.dnum() * (s.q_bits().len() + s.p_bits().len())) as f64;
-        let scaled: Vec<(String, f64)> = costs
-            .iter()
-            .filter_map(|(k, v)| {
-                let primitive = k.strip_prefix(&prefix(base))?;
-                let factor = if KEY_SWITCHING.contains(&primitive) {
-                    switching(set) / switching(base)
-                } else {
-                    primes(set) / primes(base)
-                };
-                Some((format!("{}{primitive}", prefix(set)), (v * factor).round()))
-            })
-            .collect();
-        costs.extend(scaled);
-    }
 }
 
 /// The TFHE set for integers, bits and transitions: 2-bit message blocks,
