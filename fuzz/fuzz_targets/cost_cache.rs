@@ -21,8 +21,11 @@ fuzz_target!(|data: &[u8]| {
     };
     for program in programs() {
         for allow_round_trips in [false, true] {
-            if let Ok(plan) = triskel::plan_with(program, &costs, PlanOptions { allow_round_trips })
-            {
+            let options = PlanOptions {
+                allow_round_trips,
+                ckks_scale_log2: allow_round_trips.then_some(50),
+            };
+            if let Ok(plan) = triskel::plan_with(program, &costs, options) {
                 let _ = plan.explain();
             }
         }

@@ -1,7 +1,7 @@
 #![no_main]
 //! `Program::from_bytes`: an accepted program re-encodes to the same bytes
 //! and plans (or is refused) without a panic, with and without key-holder
-//! round trips allowed.
+//! round trips allowed, and with a CKKS scale of 2^50 asked.
 
 use libfuzzer_sys::fuzz_target;
 use triskel::{CostModel, PlanOptions, Program};
@@ -15,6 +15,7 @@ fuzz_target!(|data: &[u8]| {
     let _ = triskel::plan(&program, &costs);
     let allow = PlanOptions {
         allow_round_trips: true,
+        ckks_scale_log2: Some(50),
     };
     let _ = triskel::plan_with(&program, &costs, allow);
 });

@@ -7,7 +7,9 @@
 //! `~/.cache/triskel`, in `cost-model.json`, with the CPU model and kernel
 //! backend it was measured on; [`CostModel::load`] uses the cache only when
 //! both still match, and otherwise the table built into the crate (measured
-//! on the development machine, see `builtin_costs.json`).
+//! on the development machine, see `builtin_costs.json`; the entries of the
+//! CKKS sets of scale 2^50 are those of the 2^40 set of the same N times
+//! ratios measured on another host, router README "The cost model").
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -182,6 +184,23 @@ mod tests {
         let mut neg = b.clone();
         neg.costs.insert("x/y/z".into(), -1.0);
         assert!(CostModel::from_json(&serde_json::to_string(&neg).unwrap()).is_err());
+    }
+
+    #[test]
+    fn the_builtin_table_prices_every_ckks_set_the_planner_may_pick() {
+        let b = CostModel::builtin();
+        let primitives = |set: &str| -> Vec<String> {
+            let prefix = format!("ckks/{set}/");
+            b.costs
+                .keys()
+                .filter_map(|k| k.strip_prefix(&prefix).map(str::to_string))
+                .collect()
+        };
+        let all = primitives("ckks-n8192");
+        assert!(all.len() >= 9);
+        for set in crate::plan::ckks_sets() {
+            assert_eq!(primitives(set.name()), all, "{}", set.name());
+        }
     }
 
     #[test]

@@ -262,7 +262,10 @@ impl Session {
     /// [`Session::released_whole`] draws a fresh flood. A flood too wide for
     /// the released level (the flooded phase could wrap) fails the run with
     /// the engine's error, as does a coefficient-encoded CKKS output (its
-    /// extracted LWE values are not flooded).
+    /// extracted LWE values are not flooded). The flood costs about
+    /// 2^(log2 B + 31) of the scale: at the default 2^40 a slot deviates by
+    /// about 0.2, so plan with [`PlanOptions::ckks_scale_log2`] = 50 for
+    /// about 6e-4.
     pub fn flood_ckks_releases(&mut self, flooding: Option<ckks::Flooding>) {
         self.ckks_flooding = flooding;
     }

@@ -18,7 +18,9 @@
 //! transition. Conversions with no homomorphic path ([`Program::to_signed`],
 //! [`Program::to_real`]: TFHE -> BFV/CKKS, BFV -> CKKS) are refused unless
 //! the caller allows a key-holder round trip ([`PlanOptions`]), which the
-//! plan, `explain()` and the attested route then show. Thresholds on
+//! plan, `explain()` and the attested route then show. A least CKKS scale
+//! ([`PlanOptions::ckks_scale_log2`]) picks the sets of scale 2^50, whose
+//! outputs keep precision under [`Session::flood_ckks_releases`]. Thresholds on
 //! reals ([`Program::threshold_real`]) run CKKS -> TFHE on the coefficient
 //! encoding. An argmax of signed BFV values ([`Program::argmax`],
 //! [`Program::argmax_within`]) reads every bit of each value through the

@@ -230,6 +230,13 @@ pub struct PlanOptions {
     /// values and encrypts them again. Off by default: such programs are
     /// refused.
     pub allow_round_trips: bool,
+    /// The least CKKS scale, log2 (`None`: no least). Among the sets deep
+    /// and wide enough, the planner takes those of the smallest scale that
+    /// meets it, then the cheapest; a program no such set holds is refused.
+    /// Decryptions with noise flooding need about 2^(log2 B + 31 + p) for p
+    /// bits of precision ([`crate::Session::flood_ckks_releases`]): the
+    /// sets of scale 2^50 serve them, the default ones (2^40) do not.
+    pub ckks_scale_log2: Option<u32>,
 }
 
 /// Named BFV sets, smallest first.
@@ -237,8 +244,9 @@ fn bfv_sets() -> Vec<BfvParameters> {
     BfvParameters::named()
 }
 
-/// Named CKKS sets, smallest first, up to N = 32768: the N = 65536 set
-/// (keys of hundreds of MB) has no calibrated costs and is for explicit use.
+/// Named CKKS sets (smallest N first within each scale), up to N = 32768:
+/// the N = 65536 set (keys of hundreds of MB) has no calibrated costs and is
+/// for explicit use.
 pub(crate) fn ckks_sets() -> Vec<CkksParameters> {
     CkksParameters::named()
         .into_iter()
@@ -421,7 +429,7 @@ pub fn plan_with(program: &Program, costs: &CostModel, options: PlanOptions) -> 
         .collect();
     let uses_ckks = placements.contains(&Placement::Ckks);
     let (ckks, packing) = if uses_ckks {
-        let (set, packing) = choose_ckks(program, costs)?;
+        let (set, packing) = choose_ckks(program, costs, options.ckks_scale_log2.unwrap_or(0))?;
         (Some(set), packing)
     } else {
         (None, vec![Packing::default(); program.nodes.len()])
@@ -1229,9 +1237,14 @@ fn coefficient_nodes(p: &Program) -> Result<Vec<bool>> {
     Ok(coefficients)
 }
 
-/// CKKS packing and depth of every node, then the cheapest named set deep
-/// and wide enough on which every CKKS -> TFHE decision fits its tolerance.
-fn choose_ckks(p: &Program, costs: &CostModel) -> Result<(CkksParameters, Vec<Packing>)> {
+/// CKKS packing and depth of every node, then, among the named sets of
+/// scale at least 2^`min_scale` deep and wide enough on which every CKKS ->
+/// TFHE decision fits its tolerance, the cheapest of the smallest scale.
+fn choose_ckks(
+    p: &Program,
+    costs: &CostModel,
+    min_scale: u32,
+) -> Result<(CkksParameters, Vec<Packing>)> {
     let coefficients = coefficient_nodes(p)?;
     let mut packing = vec![Packing::default(); p.nodes.len()];
     // Levels each real node needs (with its release's mask), in order.
@@ -1354,9 +1367,13 @@ fn choose_ckks(p: &Program, costs: &CostModel) -> Result<(CkksParameters, Vec<Pa
         .nodes
         .iter()
         .any(|n| matches!(n.op, Op::ThresholdReal { .. }));
-    let mut best: Option<(f64, CkksParameters)> = None;
+    let mut best: Option<(u32, f64, CkksParameters)> = None;
     let mut failure = None;
-    for set in ckks_sets() {
+    let sets: Vec<CkksParameters> = ckks_sets()
+        .into_iter()
+        .filter(|s| s.log_scale() >= min_scale)
+        .collect();
+    for set in sets.iter().cloned() {
         if set.max_level() < deepest || set.slots() < widest {
             continue;
         }
@@ -1373,24 +1390,37 @@ fn choose_ckks(p: &Program, costs: &CostModel) -> Result<(CkksParameters, Vec<Pa
                 cost += costs.predict("ckks", set.name(), &ckks_counts(p, &packing, i))?;
             }
         }
-        if best.as_ref().is_none_or(|(c, _)| cost < *c) {
-            best = Some((cost, set));
+        let scale = set.log_scale();
+        if best
+            .as_ref()
+            .is_none_or(|(s, c, _)| (scale, cost) < (*s, *c))
+        {
+            best = Some((scale, cost, set));
         }
     }
-    // The largest set a decision's transition takes (all of them without one).
-    let largest = ckks_sets()
+    if sets.is_empty() {
+        let most = ckks_sets().iter().map(|s| s.log_scale()).max().unwrap_or(0);
+        return refuse(
+            "plan",
+            format!("no CKKS set has a scale of 2^{min_scale} or more (the largest is 2^{most})"),
+        );
+    }
+    // The deepest set a decision's transition takes (all of them without one).
+    let largest = sets
         .into_iter()
-        .rfind(|s| !decides || s.n() <= MAX_TRANSITION_DIMENSION);
+        .filter(|s| !decides || s.n() <= MAX_TRANSITION_DIMENSION)
+        .max_by_key(|s| s.max_level());
     // The first operation deeper than the largest set names the refusal.
     let top = largest.as_ref().map_or(0, |s| s.max_level());
     let named = needs_of.iter().find(|n| n.0 > top).map_or("input", |n| n.1);
     match (best, failure) {
-        (Some((_, set)), _) => Ok((set, packing)),
+        (Some((_, _, set)), _) => Ok((set, packing)),
         (None, Some(err)) => Err(err),
         (None, None) => refuse(
             named,
             format!(
-                "needs multiplicative depth {deepest} (a released value in slots takes one level for its mask) and {widest} slots; the largest CKKS set{} has depth {} and {} slots",
+                "needs multiplicative depth {deepest} (a released value in slots takes one level for its mask) and {widest} slots; the deepest CKKS set{}{} has depth {} and {} slots",
+                if min_scale > 0 { format!(" of scale 2^{min_scale} or more") } else { String::new() },
                 if decides { " a CKKS -> TFHE transition takes" } else { "" },
                 top,
                 largest.as_ref().map_or(0, |s| s.slots())

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use triskel::ckks::Flooding;
-use triskel::{CostModel, Error, Kind, PlainValue, Program, Scalar, Session};
+use triskel::{CostModel, Error, Kind, PlainValue, PlanOptions, Program, Scalar, Session};
 
 fn session() -> Session {
     Session::with_costs(CostModel::builtin())
@@ -45,12 +45,14 @@ fn reals(v: Option<&PlainValue>) -> Vec<f64> {
     }
 }
 
-#[test]
-fn flooded_releases_decode_within_their_deviation() {
+/// Plans the program with `options`, floods its releases with B from a
+/// trial run, and checks them against their deviation; returns the set's
+/// name and the slot deviation.
+fn flooded_releases(options: PlanOptions) -> (String, f64) {
     let p = program();
     // B from a trial run under a separate session's keys, plus one bit.
     let mut trial = session();
-    let mut plan = trial.plan(&p).unwrap();
+    let mut plan = trial.plan_with(&p, options).unwrap();
     trial.run(&mut plan, &inputs()).unwrap();
     let b = expected()
         .iter()
@@ -72,7 +74,7 @@ fn flooded_releases_decode_within_their_deviation() {
     );
     let mut keys = session();
     keys.flood_ckks_releases(Some(flooding));
-    let mut plan = keys.plan(&p).unwrap();
+    let mut plan = keys.plan_with(&p, options).unwrap();
     let first = keys.run(&mut plan, &inputs()).unwrap();
     let second = keys.run(&mut plan, &inputs()).unwrap();
     for (name, want) in expected() {
@@ -104,6 +106,85 @@ fn flooded_releases_decode_within_their_deviation() {
     for (name, want) in expected() {
         let got = reals(plain.get(name));
         assert!(got.iter().zip(&want).all(|(g, w)| (g - w).abs() < 1e-5));
+    }
+    (params.name().to_string(), sd)
+}
+
+#[test]
+fn flooded_releases_decode_within_their_deviation() {
+    let (set, sd) = flooded_releases(PlanOptions::default());
+    assert_eq!(set, "ckks-n8192");
+    // Flooding at scale 2^40 leaves about 7 bits.
+    assert!(sd > 1e-3, "{sd:e}");
+}
+
+#[test]
+fn a_larger_scale_floods_two_orders_of_magnitude_tighter() {
+    let (_, sd40) = flooded_releases(PlanOptions::default());
+    let (set, sd50) = flooded_releases(PlanOptions {
+        ckks_scale_log2: Some(50),
+        ..Default::default()
+    });
+    assert_eq!(set, "ckks-n16384-s50");
+    // 2^10 of scale, less a factor 2 for N (sigma grows with sqrt(N), the
+    // slot deviation with sqrt(N) sigma) and what B gains: about 2^8.5.
+    assert!(sd50 * 100.0 < sd40, "2^50: {sd50:e}, 2^40: {sd40:e}");
+    assert!(sd50 < 1e-3, "{sd50:e}");
+}
+
+/// x^(depth + 1) + x.
+fn mul_chain(depth: usize) -> Program {
+    let mut p = Program::new();
+    let x = p.input("x", Kind::Real { len: 8 }).unwrap();
+    let mut v = x;
+    for _ in 0..depth {
+        v = p.mul(v, x).unwrap();
+    }
+    let out = p.add(v, x).unwrap();
+    p.output("y", out).unwrap();
+    p
+}
+
+#[test]
+fn a_scale_request_takes_the_smallest_set_that_holds_it_or_is_refused() {
+    let scale = |s: u32| PlanOptions {
+        ckks_scale_log2: Some(s),
+        ..Default::default()
+    };
+    let set = |p: &Program, options| session().plan_with(p, options).map(|pl| pl.ckks.unwrap());
+    // The released value takes one more level for its mask.
+    for (depth, want) in [
+        (0, "ckks-n16384-s50"),
+        (4, "ckks-n16384-s50"),
+        (5, "ckks-n32768-s50"),
+        (11, "ckks-n32768-s50"),
+    ] {
+        let got = set(&mul_chain(depth), scale(50)).unwrap();
+        assert_eq!(got.name(), want, "depth {depth}");
+        assert!(got.log_scale() >= 50);
+    }
+    // A request the default sets meet keeps them, though the set of scale
+    // 2^50 at N = 16384 holds the program too and has fewer primes.
+    for options in [scale(40), PlanOptions::default()] {
+        assert_eq!(set(&mul_chain(3), options).unwrap().name(), "ckks-n16384");
+    }
+    match set(&mul_chain(12), scale(50)) {
+        Err(Error::Refused { msg, .. }) => {
+            assert!(
+                msg.contains("depth 13") && msg.contains("scale 2^50"),
+                "{msg}"
+            )
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    match set(&mul_chain(0), scale(51)) {
+        Err(Error::Refused { msg, .. }) => {
+            assert!(
+                msg.contains("2^51") && msg.contains("largest is 2^50"),
+                "{msg}"
+            )
+        }
+        other => panic!("expected a refusal, got {other:?}"),
     }
 }
 

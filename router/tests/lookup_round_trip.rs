@@ -141,6 +141,7 @@ fn a_round_trip_is_refused_unless_allowed_and_then_shown_and_attested() {
     );
     let allow = PlanOptions {
         allow_round_trips: true,
+        ..Default::default()
     };
     let mut keys = session();
     let mut plan = keys.plan_with(&p, allow).unwrap();
@@ -202,6 +203,7 @@ fn a_round_trip_from_bfv_to_ckks_decrypts_to_the_real_result() {
             &p,
             PlanOptions {
                 allow_round_trips: true,
+                ..Default::default()
             },
         )
         .unwrap();

@@ -7,8 +7,11 @@
 //! values), each q_l (l >= 1) is close to the scale 2^log_scale and is
 //! dropped by one rescale. P (special primes) only serves key switching.
 //!
-//! Every named set keeps each prime at or below 50 bits, so every NTT runs on
-//! the AVX-512 IFMA kernels where the CPU has them. [`CkksParameters::for_depth`]
+//! Every named set of scale 2^40 keeps each prime at or below 50 bits, so
+//! every NTT runs on the AVX-512 IFMA kernels where the CPU has them. The
+//! sets of scale 2^50 (for noise-flooded decryptions, which need the larger
+//! scale) have a 60-bit first prime and 60-bit special primes: those NTTs run
+//! on the 64-bit AVX-512 or portable kernels. [`CkksParameters::for_depth`]
 //! uses a first prime of log_scale + integer_bits bits, which exceeds 50 bits
 //! (and runs on the 64-bit AVX-512 or portable kernels) when log_scale is
 //! above 50 - integer_bits.
@@ -105,7 +108,27 @@ impl CkksParameters {
         CkksParameters::new("ckks-n65536", 65536, &q, &[50; 5], 40, 8)
     }
 
-    /// Every named set.
+    /// N = 16384, Q = 60 + 5 x 50 bits, P = 2 x 60 bits (log QP = 430, the
+    /// 128-bit limit), scale 2^50, dnum = 3: depth 5; values up to 2^9 in
+    /// magnitude decrypt at level 0. For decryptions with noise flooding,
+    /// which costs about 2^(log2 B + 31) of the scale (the README's
+    /// "Security: shared decryptions and noise flooding").
+    pub fn n16384_scale50() -> CkksParameters {
+        let mut q = vec![60];
+        q.extend([50; 5]);
+        CkksParameters::new("ckks-n16384-s50", 16384, &q, &[60, 60], 50, 3)
+    }
+
+    /// N = 32768, Q = 60 + 12 x 50 bits, P = 3 x 60 bits (log QP = 840),
+    /// scale 2^50, dnum = 5: depth 12; values up to 2^9 in magnitude decrypt
+    /// at level 0. The deeper set for flooded decryptions.
+    pub fn n32768_scale50() -> CkksParameters {
+        let mut q = vec![60];
+        q.extend([50; 12]);
+        CkksParameters::new("ckks-n32768-s50", 32768, &q, &[60, 60, 60], 50, 5)
+    }
+
+    /// Every named set: those of scale 2^40 by N, then those of scale 2^50.
     pub fn named() -> Vec<CkksParameters> {
         vec![
             CkksParameters::n8192(),
@@ -113,6 +136,8 @@ impl CkksParameters {
             CkksParameters::n16384(),
             CkksParameters::n32768(),
             CkksParameters::n65536(),
+            CkksParameters::n16384_scale50(),
+            CkksParameters::n32768_scale50(),
         ]
     }
 

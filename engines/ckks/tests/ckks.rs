@@ -339,6 +339,7 @@ fn parameters_are_checked() {
     for p in CkksParameters::named() {
         p.validate().unwrap();
         assert!(p.log_qp() <= triskel_ckks::max_log_qp_128(p.n()).unwrap());
+        assert_eq!(CkksParameters::from_bytes(&p.to_bytes()).unwrap(), p);
     }
     let insecure = CkksParameters::new("big", 8192, &[50, 40, 40, 40, 40], &[50], 40, 5);
     assert!(matches!(
