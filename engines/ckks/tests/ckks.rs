@@ -720,6 +720,15 @@ fn rotation_sums_equal_the_sum_of_plain_rotations() {
     assert!(diff <= both, "difference {diff:e} above {both:e}");
     // One rounding instead of one per rotation: never a larger estimate.
     assert!(out.noise_estimate_log2() <= reference.noise_estimate_log2());
+    // A ciphertext above the sum's level is brought down to it first; one
+    // below it is refused.
+    assert!(ct.level() >= 2);
+    let lower = RotationSum::new(&f.ctx, &terms, ct.level() - 1).unwrap();
+    let down = lower.apply(&ct, &gk).unwrap();
+    assert_eq!((down.level(), down.scale()), (ct.level() - 2, ct.scale()));
+    check_estimate(f, "rotation sum one level down", &down, &want);
+    let below = ct.drop_to_level(ct.level() - 1).unwrap();
+    assert!(sum.apply(&below, &gk).is_err());
     // Refusals: a missing key, level 0, a step twice, bad vectors, no term.
     assert!(matches!(
         sum.apply(&ct, &f.sk.galois_keys(&[1, 3], false).unwrap()),
