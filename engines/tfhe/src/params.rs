@@ -25,7 +25,8 @@ pub enum Encoding {
 
 /// A published security estimate that a parameter set's LWE or GLWE problem
 /// scales conservatively from: same or larger dimension, same or larger
-/// relative noise deviation.
+/// relative noise deviation. [`TfheParameters::check`] accepts only the
+/// estimates the named sets cite.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SecuritySource {
     /// Where the estimate is published.
@@ -93,6 +94,60 @@ const fn tfhe_rs(source: &'static str, dimension: usize, relative_std: f64) -> S
     }
 }
 
+const LWE_OF_1_0: SecuritySource = tfhe_rs(
+    "tfhe-rs PARAM_MESSAGE_1_CARRY_0_KS_PBS_GAUSSIAN_2M128, LWE",
+    692,
+    2.2726188072598936e-05,
+);
+
+const GLWE_2_X_1024: SecuritySource = tfhe_rs(
+    "tfhe-rs PARAM_MESSAGE_1_CARRY_1_KS_PBS_GAUSSIAN_2M128, GLWE 2 x 1024",
+    2048,
+    3.1529322391500584e-16,
+);
+
+const LWE_OF_1_1: SecuritySource = tfhe_rs(
+    "tfhe-rs PARAM_MESSAGE_1_CARRY_1_KS_PBS_GAUSSIAN_2M128, LWE",
+    747,
+    8.243822162983204e-06,
+);
+
+const LWE_OF_2_2: SecuritySource = tfhe_rs(
+    "tfhe-rs PARAM_MESSAGE_2_CARRY_2_KS_PBS_GAUSSIAN_2M128, LWE",
+    845,
+    1.3533791553518106e-06,
+);
+
+const GLWE_1_X_2048: SecuritySource = tfhe_rs(
+    "tfhe-rs PARAM_MESSAGE_2_CARRY_1_KS_PBS_GAUSSIAN_2M128, GLWE 1 x 2048",
+    2048,
+    3.1529322391500584e-16,
+);
+
+const LWE_OF_3_3: SecuritySource = tfhe_rs(
+    "tfhe-rs PARAM_MESSAGE_3_CARRY_3_KS_PBS_GAUSSIAN_2M128, LWE",
+    936,
+    2.527906485727494e-07,
+);
+
+const GLWE_1_X_8192: SecuritySource = tfhe_rs(
+    "tfhe-rs PARAM_MESSAGE_3_CARRY_2_KS_PBS_GAUSSIAN_2M128, GLWE 1 x 8192",
+    8192,
+    2.168404344971009e-19,
+);
+
+/// The published estimates the named sets scale from: [`TfheParameters::check`]
+/// accepts no other source, so a caller cannot vouch for its own set.
+const PUBLISHED_ESTIMATES: [SecuritySource; 7] = [
+    LWE_OF_1_0,
+    GLWE_2_X_1024,
+    LWE_OF_1_1,
+    LWE_OF_2_2,
+    GLWE_1_X_2048,
+    LWE_OF_3_3,
+    GLWE_1_X_8192,
+];
+
 impl TfheParameters {
     /// Boolean gates, failure probability <= 2^-128 per gate. (tfhe-rs uses
     /// N = 512; the kernels' smallest NTT is 1024, so GLWE is 2 x 1024.)
@@ -111,16 +166,8 @@ impl TfheParameters {
             ks_levels: 3,
             grouping: 1,
             encoding: Encoding::Boolean,
-            lwe_security: tfhe_rs(
-                "tfhe-rs PARAM_MESSAGE_1_CARRY_0_KS_PBS_GAUSSIAN_2M128, LWE",
-                692,
-                2.2726188072598936e-05,
-            ),
-            glwe_security: tfhe_rs(
-                "tfhe-rs PARAM_MESSAGE_1_CARRY_1_KS_PBS_GAUSSIAN_2M128, GLWE 2 x 1024",
-                2048,
-                3.1529322391500584e-16,
-            ),
+            lwe_security: LWE_OF_1_0,
+            glwe_security: GLWE_2_X_1024,
             max_log2_failure: -128.0,
         }
     }
@@ -145,16 +192,8 @@ impl TfheParameters {
                 carry_modulus: 2,
                 max_noise_level: 3,
             },
-            lwe_security: tfhe_rs(
-                "tfhe-rs PARAM_MESSAGE_1_CARRY_1_KS_PBS_GAUSSIAN_2M128, LWE",
-                747,
-                8.243822162983204e-06,
-            ),
-            glwe_security: tfhe_rs(
-                "tfhe-rs PARAM_MESSAGE_1_CARRY_1_KS_PBS_GAUSSIAN_2M128, GLWE 2 x 1024",
-                2048,
-                3.1529322391500584e-16,
-            ),
+            lwe_security: LWE_OF_1_1,
+            glwe_security: GLWE_2_X_1024,
             max_log2_failure: -128.0,
         }
     }
@@ -179,16 +218,8 @@ impl TfheParameters {
                 carry_modulus: 4,
                 max_noise_level: 5,
             },
-            lwe_security: tfhe_rs(
-                "tfhe-rs PARAM_MESSAGE_2_CARRY_2_KS_PBS_GAUSSIAN_2M128, LWE",
-                845,
-                1.3533791553518106e-06,
-            ),
-            glwe_security: tfhe_rs(
-                "tfhe-rs PARAM_MESSAGE_2_CARRY_1_KS_PBS_GAUSSIAN_2M128, GLWE 1 x 2048",
-                2048,
-                3.1529322391500584e-16,
-            ),
+            lwe_security: LWE_OF_2_2,
+            glwe_security: GLWE_1_X_2048,
             max_log2_failure: -128.0,
         }
     }
@@ -213,16 +244,8 @@ impl TfheParameters {
                 carry_modulus: 8,
                 max_noise_level: 9,
             },
-            lwe_security: tfhe_rs(
-                "tfhe-rs PARAM_MESSAGE_3_CARRY_3_KS_PBS_GAUSSIAN_2M128, LWE",
-                936,
-                2.527906485727494e-07,
-            ),
-            glwe_security: tfhe_rs(
-                "tfhe-rs PARAM_MESSAGE_3_CARRY_2_KS_PBS_GAUSSIAN_2M128, GLWE 1 x 8192",
-                8192,
-                2.168404344971009e-19,
-            ),
+            lwe_security: LWE_OF_3_3,
+            glwe_security: GLWE_1_X_8192,
             max_log2_failure: -128.0,
         }
     }
@@ -370,7 +393,9 @@ impl TfheParameters {
             ),
             ("GLWE", glwe_dim, self.glwe_noise_std, self.glwe_security),
         ] {
-            if dim < src.dimension || std < src.relative_std || src.bits < 128 {
+            // Negated comparisons: a NaN deviation is refused too.
+            let scales = dim >= src.dimension && std >= src.relative_std;
+            if !(scales && PUBLISHED_ESTIMATES.contains(&src) && src.bits >= 128) {
                 return bad(format!(
                     "{what} (dimension {dim}, noise {std:e}) does not scale conservatively from {}",
                     src.source

@@ -156,6 +156,17 @@ fn named_sets_are_secure_and_fail_at_most_as_promised() {
         let mut lax = params.clone();
         lax.max_log2_failure = -32.0;
         assert!(lax.check().is_err(), "{}", params.name);
+        // A caller cannot vouch for a small key with its own estimate.
+        let mut vouched = params.clone();
+        vouched.lwe_dimension = 64;
+        vouched.lwe_security.dimension = 64;
+        assert!(vouched.check().is_err(), "{}", params.name);
+        let mut nan = params.clone();
+        nan.lwe_noise_std = f64::NAN;
+        assert!(nan.check().is_err(), "{}", params.name);
+        let mut nan = params.clone();
+        nan.glwe_noise_std = f64::NAN;
+        assert!(nan.check().is_err(), "{}", params.name);
     }
     // A 2^-64 variant does not pass as a 2^-128 set.
     let mut strict = TfheParameters::message_2_carry_2_2m64();
