@@ -202,24 +202,26 @@ pub struct ScoreSlot {
     pub coefficient: usize,
 }
 
-/// A plan: placements, parameter sets and steps.
+/// A plan: placements, parameter sets and steps. Only the planner writes
+/// its parts ([`Session::run`](crate::Session::run) trusts them; readers
+/// take them through the methods of the same names).
 #[derive(Clone, Debug)]
 pub struct Plan {
-    pub program: Program,
-    pub placements: Vec<Placement>,
-    pub bfv: Vec<BfvPart>,
-    pub ckks: Option<CkksParameters>,
-    pub tfhe: Option<TfheParameters>,
-    pub packing: Vec<Packing>,
+    pub(crate) program: Program,
+    pub(crate) placements: Vec<Placement>,
+    pub(crate) bfv: Vec<BfvPart>,
+    pub(crate) ckks: Option<CkksParameters>,
+    pub(crate) tfhe: Option<TfheParameters>,
+    pub(crate) packing: Vec<Packing>,
     /// The single-product placement of inner products whose values only
     /// flow into decisions ([`ScoreSlot`]); `None` for every other node.
-    pub scores: Vec<Option<ScoreSlot>>,
-    pub steps: Vec<Step>,
+    pub(crate) scores: Vec<Option<ScoreSlot>>,
+    pub(crate) steps: Vec<Step>,
     /// Nodes that cross engines by a key-holder round trip (conversions
     /// the caller allowed to), with the engine of their operand.
-    pub round_trips: Vec<(usize, Engine)>,
+    pub(crate) round_trips: Vec<(usize, Engine)>,
     /// Time the planner took.
-    pub planning_ns: f64,
+    pub(crate) planning_ns: f64,
 }
 
 /// What the caller allows the planner beyond homomorphic evaluation.
@@ -913,8 +915,9 @@ impl Planner<'_> {
 /// Every value crossing engines does so through a BFV -> TFHE transition
 /// node or a CKKS -> TFHE one reading coefficient-encoded values: any other
 /// crossing (TFHE -> BFV, TFHE -> CKKS, CKKS slots -> TFHE, ...) is
-/// refused, naming the operation and the direction. Plans are public
-/// data, so a run checks this again before any work.
+/// refused, naming the operation and the direction. A run checks this
+/// again before any work (plans are read-only outside the planner; the
+/// check stays as a second line).
 pub(crate) fn check_transitions(plan: &Plan) -> Result<()> {
     for (i, node) in plan.program.nodes.iter().enumerate() {
         if plan.round_trips.iter().any(|&(n, _)| n == i) {
@@ -2156,6 +2159,58 @@ fn decrypt_ns(plan: &Plan, costs: &CostModel, i: usize) -> Result<f64> {
 }
 
 impl Plan {
+    // Read-only access: `Session::run` trusts a plan's parts, so only the
+    // planner writes them.
+    /// The program planned.
+    pub fn program(&self) -> &Program {
+        &self.program
+    }
+
+    /// Where each node runs, by node index.
+    pub fn placements(&self) -> &[Placement] {
+        &self.placements
+    }
+
+    /// The BFV parts, each with its parameter set and encoding.
+    pub fn bfv(&self) -> &[BfvPart] {
+        &self.bfv
+    }
+
+    /// The CKKS parameter set, if any node runs on CKKS.
+    pub fn ckks(&self) -> Option<&CkksParameters> {
+        self.ckks.as_ref()
+    }
+
+    /// The TFHE parameter set, if any node runs on TFHE.
+    pub fn tfhe(&self) -> Option<&TfheParameters> {
+        self.tfhe.as_ref()
+    }
+
+    /// How each node's values are packed, by node index.
+    pub fn packing(&self) -> &[Packing] {
+        &self.packing
+    }
+
+    /// The single-product placement of inner products that only feed decisions, by node index.
+    pub fn scores(&self) -> &[Option<ScoreSlot>] {
+        &self.scores
+    }
+
+    /// The steps in execution order, with their predicted (and, once run, measured) times.
+    pub fn steps(&self) -> &[Step] {
+        &self.steps
+    }
+
+    /// Nodes that cross engines by a key-holder round trip, with the engine of their operand.
+    pub fn round_trips(&self) -> &[(usize, Engine)] {
+        &self.round_trips
+    }
+
+    /// Time the planner took, in nanoseconds.
+    pub fn planning_ns(&self) -> f64 {
+        self.planning_ns
+    }
+
     /// Total predicted time in nanoseconds.
     pub fn predicted_ns(&self) -> f64 {
         self.steps.iter().map(|s| s.predicted_ns).sum()

@@ -74,7 +74,7 @@ fn exact_argmax_of_signed_values_over_every_ordering_of_three() {
     }
     let (plan, got) = run(&p, inputs);
     assert!(plan
-        .placements
+        .placements()
         .iter()
         .any(|pl| matches!(pl, Placement::BfvToTfhe(_))));
     for (k, case) in cases.iter().enumerate() {
@@ -106,7 +106,11 @@ fn argmax_over_the_match_score_range_exact_and_within_a_tolerance() {
     let i = p.argmax(x).unwrap();
     p.output("i", i).unwrap();
     let (plan, got) = run(&p, BTreeMap::from([("x".to_string(), ints(&values))]));
-    assert_eq!(plan.bfv[0].params.plain_modulus(), 1 << 23, "the match's t");
+    assert_eq!(
+        plan.bfv()[0].params.plain_modulus(),
+        1 << 23,
+        "the match's t"
+    );
     assert_eq!(got["i"], first_max(&values) as i128, "values {values:?}");
 
     // Six scores of one probe against six templates (dot products with
@@ -133,7 +137,7 @@ fn argmax_over_the_match_score_range_exact_and_within_a_tolerance() {
     p.output("i", i).unwrap();
     let (plan, got) = run(&p, BTreeMap::from([("probe".to_string(), ints(&probe))]));
     assert!(
-        plan.scores.iter().flatten().count() == 6,
+        plan.scores().iter().flatten().count() == 6,
         "one plaintext product"
     );
     let values: Vec<i128> = plain
@@ -175,14 +179,14 @@ fn the_planner_places_argmax_by_kind_and_refuses_what_cannot_run() {
         p.output(name, v).unwrap();
     }
     let plan = triskel::plan(&p, &costs()).unwrap();
-    assert_eq!(plan.placements[iu.index()], Placement::Tfhe);
+    assert_eq!(plan.placements()[iu.index()], Placement::Tfhe);
     assert!(matches!(
-        plan.placements[is.index()],
+        plan.placements()[is.index()],
         Placement::BfvToTfhe(_)
     ));
     assert_eq!(p.kind(is).unwrap(), Kind::Uint { len: 1, bits: 8 });
     let step = |v: Value| {
-        plan.steps
+        plan.steps()
             .iter()
             .find(|st| matches!(st.kind, StepKind::Transition { node, .. } if node == v.index()))
             .unwrap()
@@ -224,7 +228,7 @@ fn the_planner_places_argmax_by_kind_and_refuses_what_cannot_run() {
     p.output("i", i).unwrap();
     let plan = triskel::plan(&p, &costs()).unwrap();
     let label = &plan
-        .steps
+        .steps()
         .iter()
         .find(|st| matches!(st.kind, StepKind::Transition { .. }))
         .unwrap()

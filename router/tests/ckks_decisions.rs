@@ -66,13 +66,13 @@ fn thresholds_on_reals_are_decided_through_tfhe() {
     let mut plan = keys.plan(&p).unwrap();
     let explained = plan.explain();
     println!("{explained}");
-    assert_eq!(plan.placements[above.index()], Placement::CkksToTfhe);
-    assert_eq!(plan.placements[score_high.index()], Placement::CkksToTfhe);
+    assert_eq!(plan.placements()[above.index()], Placement::CkksToTfhe);
+    assert_eq!(plan.placements()[score_high.index()], Placement::CkksToTfhe);
     for v in [x, y, d, score, shifted, scaled] {
-        assert!(plan.packing[v.index()].coefficients, "{explained}");
+        assert!(plan.packing()[v.index()].coefficients, "{explained}");
     }
     assert!(explained.contains("transition ckks -> tfhe"), "{explained}");
-    assert!(plan.steps.iter().any(|s| matches!(
+    assert!(plan.steps().iter().any(|s| matches!(
         s.kind,
         StepKind::Transition {
             from: Engine::Ckks,
@@ -86,7 +86,7 @@ fn thresholds_on_reals_are_decided_through_tfhe() {
 
     // Coefficient-encoded inner products rotate nothing: no Galois keys.
     let ckks_keys = plan
-        .steps
+        .steps()
         .iter()
         .find(|s| matches!(s.kind, StepKind::Keygen(Engine::Ckks, _)))
         .unwrap();
@@ -211,13 +211,13 @@ fn released_ckks_outputs_hold_only_the_asked_slots() {
     }
     let mut keys = session();
     let mut plan = keys.plan(&p).unwrap();
-    assert_eq!(plan.packing[m.index()].release, ReleaseMask::Folded);
-    assert_eq!(plan.packing[s.index()].release, ReleaseMask::Product);
-    assert_eq!(plan.packing[x.index()].release, ReleaseMask::None);
+    assert_eq!(plan.packing()[m.index()].release, ReleaseMask::Folded);
+    assert_eq!(plan.packing()[s.index()].release, ReleaseMask::Product);
+    assert_eq!(plan.packing()[x.index()].release, ReleaseMask::None);
     let out = keys
         .run(&mut plan, &BTreeMap::from([("x".to_string(), reals(&xs))]))
         .unwrap();
-    let slots = plan.ckks.as_ref().unwrap().slots();
+    let slots = plan.ckks().as_ref().unwrap().slots();
     let sum: f64 = xs.iter().sum();
     let mv_want: Vec<f64> = rows
         .iter()

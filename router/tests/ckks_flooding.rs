@@ -61,7 +61,7 @@ fn flooded_releases(options: PlanOptions) -> (String, f64) {
         + 1.0;
     assert!((3.0..30.0).contains(&b), "B = 2^{b}");
     let flooding = Flooding::new(b);
-    let params = plan.ckks.clone().unwrap();
+    let params = plan.ckks().unwrap().clone();
     let n = 2 * params.slots();
     let sigma = flooding.sigma(n).unwrap();
     // Each slot's real part: a Gaussian of deviation sqrt(N / 2) sigma / scale.
@@ -151,7 +151,11 @@ fn a_scale_request_takes_the_smallest_set_that_holds_it_or_is_refused() {
         ckks_scale_log2: Some(s),
         ..Default::default()
     };
-    let set = |p: &Program, options| session().plan_with(p, options).map(|pl| pl.ckks.unwrap());
+    let set = |p: &Program, options| {
+        session()
+            .plan_with(p, options)
+            .map(|pl| pl.ckks().unwrap().clone())
+    };
     // The released value takes one more level for its mask.
     for (depth, want) in [
         (0, "ckks-n16384-s50"),
@@ -226,7 +230,7 @@ fn coefficient_encoded_outputs_are_not_flooded_silently() {
     let mut keys = session();
     keys.flood_ckks_releases(Some(Flooding::new(8.0)));
     let mut plan = keys.plan(&p).unwrap();
-    assert!(plan.packing[d.index()].coefficients);
+    assert!(plan.packing()[d.index()].coefficients);
     assert!(matches!(
         keys.run(&mut plan, &inputs()),
         Err(Error::Unsupported(_))

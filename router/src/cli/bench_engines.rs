@@ -98,7 +98,7 @@ fn measure(
     let mut plan = session.plan(&p)?;
     session.run(&mut plan, &inputs(engine, len))?;
     let mut r = (0.0, 0, 0, 0.0, 0, String::new());
-    for s in &plan.steps {
+    for s in plan.steps() {
         let (ns, bytes) = (s.measured_ns.unwrap_or(0.0), s.bytes.unwrap_or(0));
         match s.kind {
             StepKind::Keygen(..) => (r.3, r.4) = (r.3 + ns, r.4 + bytes),
@@ -108,7 +108,7 @@ fn measure(
         }
     }
     if plan
-        .steps
+        .steps()
         .iter()
         .any(|s| matches!(s.kind, StepKind::Op(_)) && s.engine != engine)
     {

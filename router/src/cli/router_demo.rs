@@ -18,8 +18,8 @@ fn run_demo(session: &mut Session, identity: &Identity, demo: &Demo) -> CliResul
     let outputs = session.run(&mut plan, &demo.inputs)?;
     let run_ns = run_start.elapsed().as_nanos() as f64;
     let total_ns = start.elapsed().as_nanos() as f64;
-    let steps_ns: f64 = plan.steps.iter().filter_map(|s| s.measured_ns).sum();
-    let overhead = plan.planning_ns + (run_ns - steps_ns).max(0.0);
+    let steps_ns: f64 = plan.steps().iter().filter_map(|s| s.measured_ns).sum();
+    let overhead = plan.planning_ns() + (run_ns - steps_ns).max(0.0);
     print!("{}", plan.explain());
     let error = (demo.check)(&outputs)?;
     println!(

@@ -361,7 +361,7 @@ fn match_argmax_on_this_thread() -> Result<WorkloadReport, Error> {
     )]);
     let out = Session::with_costs(costs).run(&mut plan, &inputs)?;
     let stage = |f: &dyn Fn(&StepKind) -> bool| -> f64 {
-        plan.steps
+        plan.steps()
             .iter()
             .filter(|s| f(&s.kind))
             .filter_map(|s| s.measured_ns)
@@ -383,8 +383,8 @@ fn match_argmax_on_this_thread() -> Result<WorkloadReport, Error> {
         engine: "bfv+tfhe",
         params: format!(
             "{} -> {}, argmax of {templates} scores within 2^{r}",
-            plan.bfv[0].params.name(),
-            plan.tfhe.as_ref().map_or("", |t| t.name)
+            plan.bfv()[0].params.name(),
+            plan.tfhe().as_ref().map_or("", |t| t.name)
         ),
         median_us: StageMedians {
             encode: None,
