@@ -47,7 +47,7 @@ pub use keyswitch::{
 };
 pub use modulus::Modulus;
 pub use ntt::NttPlan;
-pub use primes::{is_prime, ntt_primes};
+pub use primes::{is_prime, ntt_primes, MAX_PRIMES};
 pub use vector::{
     add, add_assign, mul, mul_acc, mul_assign, mul_scalar, mul_scalar_assign, neg, neg_assign, sub,
     sub_assign,

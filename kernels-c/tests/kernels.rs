@@ -355,6 +355,19 @@ fn bad_input_is_an_error_not_a_panic() {
         ntt_primes(40, 3000, 1),
         Err(Error::InvalidSize(3000))
     ));
+    // Counts beyond the candidates, or beyond MAX_PRIMES, are refused before
+    // any allocation or search.
+    for count in [1 << 40, usize::MAX, MAX_PRIMES + 1] {
+        assert!(matches!(
+            ntt_primes(62, 1024, count),
+            Err(Error::NotEnoughPrimes { .. })
+        ));
+    }
+    assert!(matches!(
+        ntt_primes(20, 4096, 65),
+        Err(Error::NotEnoughPrimes { .. })
+    ));
+    assert_eq!(ntt_primes(50, 1024, MAX_PRIMES).unwrap().len(), MAX_PRIMES);
     for b in Backend::ALL {
         if !b.supports_modulus(1u64 << 61) {
             assert!(Modulus::with_backend(ntt_primes(61, 1024, 1).unwrap()[0], b).is_err());

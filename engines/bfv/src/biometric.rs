@@ -124,7 +124,22 @@ fn check_features(e: &Embedding) -> Result<()> {
     Ok(())
 }
 
+/// Every score, |score| <= 128 x 127^2, must fit in (-t/2, t/2]: with a
+/// smaller t the scores would wrap and decrypt wrong without an error.
+fn check_score_modulus(ctx: &BfvContext) -> Result<()> {
+    let bound = 2 * DIM as u64 * (MAX_FEATURE * MAX_FEATURE) as u64;
+    if ctx.plain_modulus() <= bound {
+        return Err(Error::InvalidParameters(format!(
+            "t = {} is too small for match scores (it must exceed {bound}): \
+             use match_parameters_for",
+            ctx.plain_modulus()
+        )));
+    }
+    Ok(())
+}
+
 fn blocks_per_ciphertext(ctx: &BfvContext) -> Result<usize> {
+    check_score_modulus(ctx)?;
     if ctx.n() / 2 % DIM != 0 {
         return Err(Error::InvalidParameters(format!(
             "n = {} is too small for {DIM}-feature blocks",
@@ -259,7 +274,7 @@ pub fn compute_scores(
 /// slot decrypts to zero (an error otherwise: the server did not mask).
 pub fn decrypt_scores(sk: &SecretKey, scores: &[Ciphertext], count: usize) -> Result<Vec<i64>> {
     let blocks = blocks_per_ciphertext(sk.context())?;
-    let mut out = Vec::with_capacity(count);
+    let mut out = Vec::with_capacity(count.min(scores.len() * blocks));
     for ct in scores {
         let slots = sk.decrypt(ct)?.to_signed_slots()?;
         if let Some(s) = (0..slots.len()).find(|&s| s % DIM != 0 && slots[s] != 0) {
@@ -286,6 +301,7 @@ pub const COEFFICIENT_MATCH_LOG_T: u32 = 23;
 
 /// Templates per plaintext of the coefficient-encoded match: n / 128.
 fn coefficient_blocks(ctx: &BfvContext) -> Result<usize> {
+    check_score_modulus(ctx)?;
     if ctx.n() % DIM != 0 {
         return Err(Error::InvalidParameters(format!(
             "n = {} is not a multiple of {DIM}",
@@ -381,7 +397,12 @@ pub fn compute_scores_coefficients(
 /// still carries is its noise, which depends on the templates as in the
 /// slot match's default (no flooding here: the 62-bit set has no room).
 pub fn extract_scores(scores: &[Ciphertext], count: usize) -> Result<Vec<LweCiphertext>> {
-    let mut out = Vec::with_capacity(count);
+    // Capacity: at most one score per DIM coefficients of each group.
+    let most = scores
+        .iter()
+        .map(|ct| ct.context().n() / DIM)
+        .sum::<usize>();
+    let mut out = Vec::with_capacity(count.min(most));
     for ct in scores {
         let left = count - out.len();
         let blocks = coefficient_blocks(ct.context())?;

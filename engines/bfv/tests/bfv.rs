@@ -529,6 +529,31 @@ fn biometric_match_rejects_bad_features() {
         encode_probe(&ctx, &probe),
         Err(Error::Encoding(_))
     ));
+    // A plaintext modulus the scores would wrap in (65537 < 2 x 128 x
+    // 127^2) is refused by every entry, not answered with wrapped scores.
+    let small = BfvContext::new(BfvParameters::n8192()).unwrap();
+    assert_eq!(small.plain_modulus(), 65537);
+    let sk = SecretKey::generate(&small).unwrap();
+    let probe = sample_embeddings(1, 5)[0];
+    let zero = sk
+        .encrypt(&Plaintext::from_coeffs(&small, &[0]).unwrap())
+        .unwrap();
+    for err in [
+        encode_probe(&small, &probe).err(),
+        encode_templates(&small, &sample_embeddings(2, 6)).err(),
+        decrypt_scores(&sk, &[], 1).err(),
+        extract_scores(&[zero.clone()], 1).err(),
+    ] {
+        assert!(
+            matches!(&err, Some(Error::InvalidParameters(m)) if m.contains("too small for match scores")),
+            "{err:?}"
+        );
+    }
+    // A count far above the scores is an error, not an allocation.
+    let enc = encode_probe(&ctx, &probe).unwrap();
+    let sk = SecretKey::generate(&ctx).unwrap();
+    let ct = sk.encrypt(&enc).unwrap();
+    assert!(decrypt_scores(&sk, &[ct], usize::MAX).is_err());
 }
 
 #[test]
