@@ -10,6 +10,7 @@ pub type Digest32 = [u8; 32];
 pub(crate) const TAG_RESULT: &str = "triskel-attest/v1/result";
 pub(crate) const TAG_ROUTE: &str = "triskel-attest/v1/route";
 pub(crate) const TAG_CONTEXT: &str = "triskel-attest/v1/context";
+pub(crate) const TAG_PROGRAM: &str = "triskel-attest/v1/program";
 pub(crate) const TAG_COMMITMENT: &str = "triskel-attest/v1/commitment";
 pub(crate) const TAG_SIGNED: &str = "triskel-attest/v1/signed-commitment";
 pub(crate) const TAG_BUNDLE: &str = "triskel-attest/v1/bundle";
@@ -59,6 +60,13 @@ pub fn route_digest(route: &Route) -> Digest32 {
         .field(route.engine.as_bytes())
         .field(route.params.as_bytes())
         .finish()
+}
+
+/// `H(tag "program", field(program))`: the digest a route names the
+/// computation by (the router puts it in the route's parameters, so a
+/// record binds the operations and constants, not only where they ran).
+pub fn program_digest(program: &[u8]) -> Digest32 {
+    Hasher::new(TAG_PROGRAM).field(program).finish()
 }
 
 /// `H(tag "context", field(context))`.

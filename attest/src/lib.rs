@@ -144,7 +144,9 @@ pub use batch::{
     attest_batch, leaf_digest, verify_batch_item, verify_batch_record, Batch, InclusionProof,
     VerifiedBatch,
 };
-pub use encoding::{context_digest, hex, result_digest, route_digest, signed_message, Digest32};
+pub use encoding::{
+    context_digest, hex, program_digest, result_digest, route_digest, signed_message, Digest32,
+};
 pub use error::{Error, Result};
 pub use keys::{
     Identity, PublicIdentity, Suite, FALCON_PK_LEN, FALCON_SIG_LEN, MLDSA_PK_LEN, MLDSA_SIG_LEN,

@@ -98,7 +98,7 @@ impl NttPlan {
 
     /// In-place forward transform of n residues in [0, q): natural order in,
     /// bit-reversed evaluations out, all in [0, q). (Unreduced input gives
-    /// unspecified values, never memory errors.)
+    /// unspecified values, possibly >= q, never memory errors.)
     pub fn forward(&self, a: &mut [u64]) -> Result<()> {
         self.check_len(a)?;
         // SAFETY: the plan is live and a has exactly n elements, as the

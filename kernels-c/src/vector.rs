@@ -1,8 +1,10 @@
 //! Element-wise modular arithmetic on slices of residues in [0, q).
 //!
 //! Each function runs the kernel of the modulus' backend. Inputs must be
-//! reduced to [0, q) (unreduced inputs give unspecified values, never memory
-//! errors); outputs always are. Slices of different lengths are an error.
+//! reduced to [0, q): then outputs are too. Unreduced inputs are not
+//! checked (a pass over the data would cost as much as `add` itself) and
+//! give unspecified values, possibly >= q, never memory errors. Slices of
+//! different lengths are an error.
 
 use crate::error::{Error, Result};
 use crate::modulus::Modulus;

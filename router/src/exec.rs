@@ -179,7 +179,7 @@ fn check_inputs(p: &Program, inputs: &BTreeMap<String, PlainValue>) -> Result<()
         let len = kind.len();
         let ok = match (kind, v) {
             (Kind::Real { .. }, PlainValue::Reals(r)) => {
-                r.len() == len && r.iter().all(|x| x.is_finite())
+                r.len() == len && r.iter().all(|x| x.abs() <= 1.0)
             }
             (Kind::Bit { .. }, PlainValue::Bits(b)) => b.len() == len,
             (Kind::Modular { modulus, .. }, PlainValue::Ints(v)) => {
@@ -1464,7 +1464,8 @@ pub fn output_bytes(name: &str, value: &PlainValue) -> Vec<u8> {
 }
 
 /// The attestation route of a plan: its engines and its canonical
-/// description (sets, placements, transitions, key-holder round trips).
+/// description (the program's digest, sets, placements, transitions,
+/// key-holder round trips).
 pub fn route(plan: &Plan) -> Route {
     let engines: Vec<&str> = plan.engines().iter().map(|e| e.name()).collect();
     Route::new(engines.join("+"), plan.route())

@@ -2222,10 +2222,13 @@ impl Plan {
         set.into_iter().collect()
     }
 
-    /// A canonical one-line description of the routing decision (engines,
-    /// sets, transitions, key-holder round trips): what attestation binds.
+    /// A canonical one-line description of the computation and its routing
+    /// decision (the program's digest, [`triskel_attest::program_digest`] of
+    /// its bytes, then sets, placements, transitions, key-holder round
+    /// trips): what attestation binds.
     pub fn route(&self) -> String {
-        let mut s = String::new();
+        let digest = triskel_attest::program_digest(&self.program.to_bytes());
+        let mut s = format!("program:{};", triskel_attest::hex(&digest));
         for part in &self.bfv {
             let _ = write!(s, "bfv:{}:{:?};", part.params.name(), part.encoding);
         }

@@ -28,11 +28,15 @@ const REAL_ARGMAX: &str = "reals are approximate (CKKS values carry an error): a
 /// What an encrypted value holds.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Kind {
-    /// `len` integers modulo a prime `modulus` (exact, wraps around).
+    /// `len` integers modulo a prime `modulus` (exact, wraps around). The
+    /// planner runs a modulus only as the plaintext modulus of a BFV set,
+    /// which needs a prime = 1 mod 2N (e.g. 65537 for N up to 32768);
+    /// other moduli are refused when planned.
     Modular { len: usize, modulus: u64 },
     /// `len` signed integers, each of absolute value at most `bound` (exact).
     Signed { len: usize, bound: u64 },
-    /// `len` real numbers (approximate).
+    /// `len` real numbers in [-1, 1] (approximate): the CKKS encoding's
+    /// declared bound; scale larger data into it.
     Real { len: usize },
     /// `len` unsigned integers of `bits` bits (8, 16, 32 or 64; wraps around).
     Uint { len: usize, bits: u32 },
@@ -83,7 +87,7 @@ impl Kind {
         match *self {
             Kind::Modular { len, modulus } => format!("{len} integers mod {modulus}"),
             Kind::Signed { len, bound } => format!("{len} signed integers |v| <= {bound}"),
-            Kind::Real { len } => format!("{len} reals"),
+            Kind::Real { len } => format!("{len} reals in [-1, 1]"),
             Kind::Uint { len, bits } => format!("{len} u{bits}"),
             Kind::Bit { len } => format!("{len} bits"),
         }

@@ -233,6 +233,20 @@ fn programs_that_cannot_run_are_refused_before_any_work() {
             "no step ran"
         );
     }
+    // Reals outside [-1, 1] (the encoding's bound) too, naming the input.
+    let mut p = Program::new();
+    let x = p.input("x", Kind::Real { len: 2 }).unwrap();
+    p.output("x", x).unwrap();
+    let mut plan = plan_of(&p);
+    for bad in [1.5, -1.01, f64::NAN, f64::INFINITY] {
+        let inputs = BTreeMap::from([("x".to_string(), PlainValue::Reals(vec![0.0, bad]))]);
+        let err = session.run(&mut plan, &inputs).unwrap_err();
+        assert!(
+            matches!(&err, Error::Input(m) if m.contains("\"x\"") && m.contains("[-1, 1]")),
+            "{err}"
+        );
+        assert!(plan.steps().iter().all(|s| s.measured_ns.is_none()));
+    }
 }
 
 fn ints(v: &[i128]) -> PlainValue {
@@ -460,6 +474,17 @@ fn tfhe_programs_decrypt_and_outputs_are_attested() {
     assert_ne!(other.route(), plan.route());
     let (name, value) = &out.values[0];
     verify_output(public, &plan, name, value, b"test context", &records[0]).unwrap();
+    assert!(verify_output(public, &other, name, value, b"test context", &records[0]).is_err());
+    // And the operations: the same placements computing a < b instead.
+    let mut r = Program::new();
+    let a = r.input("a", Kind::Uint { len: 1, bits: 8 }).unwrap();
+    let b = r.input("b", Kind::Uint { len: 1, bits: 8 }).unwrap();
+    let lt = r.compare(a, Cmp::Lt, b).unwrap();
+    let max = r.select(lt, a, b).unwrap();
+    r.output("gt", lt).unwrap();
+    r.output("max", max).unwrap();
+    let other = plan_of(&r);
+    assert_eq!(other.placements(), plan.placements());
     assert!(verify_output(public, &other, name, value, b"test context", &records[0]).is_err());
 }
 

@@ -455,10 +455,12 @@ impl Ciphertext {
                 self.noise_log2
             } else {
                 let g = self.ctx.galois_element_for_rotation(s.rem_euclid(half));
-                let key = keys
-                    .keys
-                    .get(&g)
-                    .ok_or_else(|| Error::MissingKey(format!("Galois key for element {g}")))?;
+                let key = keys.keys.get(&g).ok_or_else(|| {
+                    Error::MissingKey(format!(
+                        "Galois key for a rotation by {s} (element {g}; hoisted sums have no \
+                         power-of-two fallback)"
+                    ))
+                })?;
                 let (ip0, ip1) = ks.inner_product(key, &dec, Some(g))?;
                 match &mut inner {
                     None => inner = Some((ip0, ip1)),

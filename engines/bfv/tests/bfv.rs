@@ -542,7 +542,7 @@ fn biometric_match_rejects_bad_features() {
         encode_probe(&small, &probe).err(),
         encode_templates(&small, &sample_embeddings(2, 6)).err(),
         decrypt_scores(&sk, &[], 1).err(),
-        extract_scores(&[zero.clone()], 1).err(),
+        extract_scores(std::slice::from_ref(&zero), 1).err(),
     ] {
         assert!(
             matches!(&err, Some(Error::InvalidParameters(m)) if m.contains("too small for match scores")),

@@ -57,6 +57,13 @@ pub enum Error {
     },
     /// The ciphertext is already at the lowest level: nothing left to rescale by.
     LowestLevel,
+    /// An evaluation needs more levels than the ciphertext has left.
+    NotEnoughLevels {
+        /// Levels the evaluation consumes.
+        needed: usize,
+        /// Levels the ciphertext has left (its level).
+        left: usize,
+    },
     /// The result's estimated error would reach its scale: no precision left.
     NoiseExhausted {
         /// log2 of the estimated error bound (scaled units).
@@ -115,6 +122,11 @@ impl fmt::Display for Error {
                 write!(f, "ciphertext has {got} components, {expected} expected")
             }
             Error::LowestLevel => write!(f, "the ciphertext is already at the lowest level"),
+            Error::NotEnoughLevels { needed, left } => write!(
+                f,
+                "the evaluation needs {needed} levels and the ciphertext has {left} left: \
+                 use a deeper parameter set or a lower degree"
+            ),
             Error::NoiseExhausted { noise_log2, scale_log2 } => write!(
                 f,
                 "the estimated error 2^{noise_log2:.1} would reach the scale 2^{scale_log2:.1}: \

@@ -166,9 +166,9 @@ impl ChebyshevPolynomial {
     /// [`depth`](Self::depth) levels below `ct`, at `ct`'s scale.
     pub fn evaluate(&self, ct: &Ciphertext, rk: &RelinKey) -> Result<Ciphertext> {
         if ct.level() < self.depth() {
-            return Err(Error::LevelMismatch {
+            return Err(Error::NotEnoughLevels {
+                needed: self.depth(),
                 left: ct.level(),
-                right: self.depth(),
             });
         }
         let y = if self.on_unit_interval() {

@@ -592,7 +592,7 @@ fn chebyshev_evaluation_matches_the_plaintext_polynomial() {
     let low = ct.drop_to_level(5).unwrap();
     assert!(matches!(
         p63.evaluate(&low, rk),
-        Err(Error::LevelMismatch { .. })
+        Err(Error::NotEnoughLevels { needed: 6, left: 5 })
     ));
     assert!(ChebyshevPolynomial::new(vec![1.0; 65], -1.0, 1.0).is_err());
     assert!(ChebyshevPolynomial::new(vec![1.0], 1.0, 1.0).is_err());

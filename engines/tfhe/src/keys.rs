@@ -338,8 +338,8 @@ impl ServerKey {
         if small.dimension() != self.params.lwe_dimension {
             return Err(Error::Mismatch(format!(
                 "a small-key ciphertext has dimension {}, not {}",
-                self.params.lwe_dimension,
-                small.dimension()
+                small.dimension(),
+                self.params.lwe_dimension
             )));
         }
         let log_2n = (2 * self.ctx.n).trailing_zeros();
