@@ -129,6 +129,15 @@ fn bfv_needs_relin(plan: &Plan, part: usize) -> bool {
     })
 }
 
+/// Flooding is on and a CKKS output is coefficient-encoded.
+fn unflooded_coefficients() -> Error {
+    Error::Unsupported(
+        "noise flooding of a coefficient-encoded CKKS output (its values leave as extracted \
+         LWE ciphertexts, which are not flooded)"
+            .into(),
+    )
+}
+
 fn input_err<T>(msg: String) -> Result<T> {
     Err(Error::Input(msg))
 }
@@ -257,17 +266,60 @@ impl Session {
     /// 16 deviations per slot, the Costache et al. model), not a bound that
     /// holds with a stated probability. Measure B on a trial run of the same
     /// plan under another session's keys ([`Session::release_noise_bound_log2`])
-    /// and add a margin. `flooding.decryptions` must count every flooded
-    /// opening under these keys: each run's output and each
-    /// [`Session::released_whole`] draws a fresh flood. A flood too wide for
-    /// the released level (the flooded phase could wrap) fails the run with
-    /// the engine's error, as does a coefficient-encoded CKKS output (its
-    /// extracted LWE values are not flooded). The flood costs about
+    /// and add a margin.
+    ///
+    /// `flooding.decryptions` (alpha) bounds the flooded openings under the
+    /// session's CKKS secret key, and the key counts them
+    /// ([`ckks::SecretKey::decrypt_flooded`]): each run's flooded output and
+    /// each [`Session::released_whole`] of one counts one. A run whose
+    /// flooded outputs would take the count above alpha fails with the
+    /// engine's `FloodingExhausted` error before any output is decrypted; so
+    /// does a run with a coefficient-encoded CKKS output (its extracted LWE
+    /// values are not flooded). New keys (a plan that needs more rotations
+    /// or another set) start a new count. A flood too wide for the released
+    /// level (the flooded phase could wrap) fails the run with the engine's
+    /// error. The flood costs about
     /// 2^(log2 B + 31) of the scale: at the default 2^40 a slot deviates by
     /// about 0.2, so plan with [`PlanOptions::ckks_scale_log2`] = 50 for
-    /// about 6e-4.
+    /// about 6e-4 (alpha = 1; the deviation grows as sqrt(alpha)).
     pub fn flood_ckks_releases(&mut self, flooding: Option<ckks::Flooding>) {
         self.ckks_flooding = flooding;
+    }
+
+    /// With flooding on: refuses a run whose CKKS outputs cannot all be
+    /// flooded, before any is decrypted: a coefficient-encoded one, or more
+    /// than the session's CKKS key has left of alpha.
+    fn check_floods(&self, plan: &Plan) -> Result<()> {
+        let Some(flooding) = &self.ckks_flooding else {
+            return Ok(());
+        };
+        let mut floods = 0;
+        for &(_, i) in &plan.program.outputs {
+            if plan.placements[i as usize] == Placement::Ckks {
+                if plan.packing[i as usize].coefficients {
+                    return Err(unflooded_coefficients());
+                }
+                floods += 1;
+            }
+        }
+        if floods == 0 {
+            return Ok(());
+        }
+        let sk = &self.ckks_part(plan)?.sk;
+        let (done, left) = (
+            sk.flooded_decryptions(),
+            sk.flooded_decryptions_left(flooding),
+        );
+        if floods > left {
+            return Err(ckks::Error::FloodingExhausted {
+                done,
+                asked: floods,
+                // The least alpha of the key's floods and of this one.
+                alpha: flooding.decryptions.min(done + left),
+            }
+            .into());
+        }
+        Ok(())
     }
 
     /// Serialized bytes of a value.
@@ -377,6 +429,7 @@ impl Session {
         let mut vals: Vec<Option<Val>> = (0..plan.program.nodes.len()).map(|_| None).collect();
         let mut outputs = Vec::new();
         let mut ckks_transforms: HashMap<usize, ckks::LinearTransform> = HashMap::new();
+        let mut floods_checked = false;
         for k in 0..plan.steps.len() {
             let start = Instant::now();
             match plan.steps[k].kind.clone() {
@@ -401,6 +454,10 @@ impl Session {
                     vals[i] = Some(v);
                 }
                 StepKind::Decrypt(o) => {
+                    if !floods_checked {
+                        self.check_floods(plan)?;
+                        floods_checked = true;
+                    }
                     let (name, i) = plan.program.outputs[o].clone();
                     let v = vals[i as usize].as_ref().ok_or_else(|| wrong("output"))?;
                     let (value, released) = self.decrypt(plan, i as usize, v)?;
@@ -1306,11 +1363,7 @@ impl Session {
                 None => ckks_keys()?.sk.decrypt_real(c)?,
             }),
             Released::CkksExtracted(..) if self.ckks_flooding.is_some() => {
-                return Err(Error::Unsupported(
-                    "noise flooding of a coefficient-encoded CKKS output (its values leave \
-                     as extracted LWE ciphertexts, which are not flooded)"
-                        .into(),
-                ))
+                return Err(unflooded_coefficients())
             }
             Released::CkksExtracted(lwes, scale, q0) => {
                 let key = ckks_keys()?.sk.lwe_key();

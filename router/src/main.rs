@@ -26,7 +26,11 @@ enum Command {
         what: cli::bench::BenchCommand,
     },
     /// The router's plans of the demo programs: engine, parameter set and predicted time per step.
-    Explain,
+    Explain {
+        /// The least CKKS scale, log2 (50 for the sets that noise-flooded decryptions need).
+        #[arg(long, value_name = "BITS")]
+        ckks_scale_log2: Option<u32>,
+    },
     /// Measures engine primitives on this machine and caches the router's cost model.
     Calibrate,
     /// Runs what triskel can do, checks every result and prints timings.
@@ -72,7 +76,7 @@ fn main() {
         Command::Bench { what } => cli::bench::run(what),
         Command::Demo => cli::demo::run(),
         Command::Calibrate => cli::calibrate::run(),
-        Command::Explain => cli::explain::run(),
+        Command::Explain { ckks_scale_log2 } => cli::explain::run(ckks_scale_log2),
         Command::Attest { what } => attest_cli::run(what),
     };
     if let Err(e) = result {

@@ -47,7 +47,8 @@ fn reals(v: Option<&PlainValue>) -> Vec<f64> {
 
 /// Plans the program with `options`, floods its releases with B from a
 /// trial run, and checks them against their deviation; returns the set's
-/// name and the slot deviation.
+/// name and the slot deviation. Its keys flood six times (two runs of two
+/// outputs, and one audit of each output): alpha = 6.
 fn flooded_releases(options: PlanOptions) -> (String, f64) {
     let p = program();
     // B from a trial run under a separate session's keys, plus one bit.
@@ -60,7 +61,10 @@ fn flooded_releases(options: PlanOptions) -> (String, f64) {
         .fold(0.0, f64::max)
         + 1.0;
     assert!((3.0..30.0).contains(&b), "B = 2^{b}");
-    let flooding = Flooding::new(b);
+    let flooding = Flooding {
+        decryptions: 6,
+        ..Flooding::new(b)
+    };
     let params = plan.ckks().unwrap().clone();
     let n = 2 * params.slots();
     let sigma = flooding.sigma(n).unwrap();
@@ -129,7 +133,8 @@ fn a_larger_scale_floods_two_orders_of_magnitude_tighter() {
     // 2^10 of scale, less a factor 2 for N (sigma grows with sqrt(N), the
     // slot deviation with sqrt(N) sigma) and what B gains: about 2^8.5.
     assert!(sd50 * 100.0 < sd40, "2^50: {sd50:e}, 2^40: {sd40:e}");
-    assert!(sd50 < 1e-3, "{sd50:e}");
+    // sqrt(6) times a single decryption's deviation (about 6e-4): 1.6e-3.
+    assert!(sd50 < 3e-3, "{sd50:e}");
 }
 
 /// x^(depth + 1) + x.
@@ -196,16 +201,21 @@ fn a_scale_request_takes_the_smallest_set_that_holds_it_or_is_refused() {
 fn a_flood_the_level_cannot_hold_is_an_error() {
     let p = program();
     let mut keys = session();
-    // sigma = 2^23.8 B = 2^48.8: 9.5 sigma reaches Q_0 / 2 = 2^49 at the
-    // level "norm" is released at.
-    keys.flood_ckks_releases(Some(Flooding::new(25.0)));
+    // alpha = 4 (two runs of two outputs): sigma = 2^24.8 B.
+    let flooding = |b| Flooding {
+        decryptions: 4,
+        ..Flooding::new(b)
+    };
+    // sigma = 2^49.8: 9.5 sigma reaches Q_0 / 2 = 2^49 at the level "norm"
+    // is released at.
+    keys.flood_ckks_releases(Some(flooding(25.0)));
     let mut plan = keys.plan(&p).unwrap();
     match keys.run(&mut plan, &inputs()) {
         Err(Error::Engine(msg)) => assert!(msg.contains("would wrap"), "{msg}"),
         other => panic!("expected the overflow error, got {other:?}"),
     }
     // Above the sampler's 2^59: refused whatever the level.
-    keys.flood_ckks_releases(Some(Flooding::new(36.0)));
+    keys.flood_ckks_releases(Some(flooding(36.0)));
     match keys.run(&mut plan, &inputs()) {
         Err(Error::Engine(msg)) => assert!(msg.contains("2^59"), "{msg}"),
         other => panic!("expected the sampler's limit, got {other:?}"),
@@ -235,4 +245,53 @@ fn coefficient_encoded_outputs_are_not_flooded_silently() {
         keys.run(&mut plan, &inputs()),
         Err(Error::Unsupported(_))
     ));
+}
+
+/// Flooding with alpha = 3 lets the session's CKKS key open three values:
+/// a run of two outputs, then a run of one; a run that would pass alpha
+/// fails before it decrypts anything, and so does an audit beyond it.
+#[test]
+fn the_session_refuses_the_flooded_release_beyond_alpha() {
+    let exhausted = |r: Result<(), Error>, done: u64, asked: u64| match r {
+        Err(Error::Engine(msg)) => assert!(
+            msg.contains(&format!("made {done} flooded"))
+                && msg.contains(&format!("{asked} more would exceed alpha = 3")),
+            "{msg}"
+        ),
+        other => panic!("expected the count's refusal, got {other:?}"),
+    };
+    let p = program();
+    let mut half = Program::new();
+    let x = half.input("x", Kind::Real { len: 5 }).unwrap();
+    let h = half.mul_scalar(x, Scalar::Real(0.5)).unwrap();
+    half.output("half", h).unwrap();
+    let mut keys = session();
+    keys.flood_ckks_releases(Some(Flooding {
+        decryptions: 3,
+        ..Flooding::new(8.0)
+    }));
+    let mut plan = keys.plan(&p).unwrap();
+    let mut half_plan = keys.plan(&half).unwrap();
+    assert_eq!(plan.ckks(), half_plan.ckks());
+    // Plain runs do not count.
+    keys.flood_ckks_releases(None);
+    keys.run(&mut plan, &inputs()).unwrap();
+    keys.flood_ckks_releases(Some(Flooding {
+        decryptions: 3,
+        ..Flooding::new(8.0)
+    }));
+    keys.run(&mut plan, &inputs()).unwrap();
+    // Two more would make four: refused, and nothing is released.
+    exhausted(keys.run(&mut plan, &inputs()).map(drop), 2, 2);
+    assert!(matches!(keys.released_whole("half"), Err(Error::Input(_))));
+    // The third flood (the same keys: no new rotation or relinearization).
+    let third = keys.run(&mut half_plan, &inputs()).unwrap();
+    let got = reals(third.get("half"));
+    assert!(got
+        .iter()
+        .zip(&expected()[0].1)
+        .all(|(g, w)| (g - w).abs() < 1.0));
+    // An audit of it would be the fourth.
+    exhausted(keys.released_whole("half").map(drop), 3, 1);
+    exhausted(keys.run(&mut half_plan, &inputs()).map(drop), 3, 1);
 }

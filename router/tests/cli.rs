@@ -238,6 +238,31 @@ fn explain_prints_the_plans_of_the_demo_programs() {
     }
 }
 
+/// `--ckks-scale-log2 50` plans the CKKS demo on a set of scale 2^50 (the
+/// network needs N = 32768 for its depth at that scale); 51 is refused.
+#[test]
+fn explain_plans_ckks_at_the_scale_asked() {
+    let dir = std::env::temp_dir().join(format!("triskel-explain-scale-{}", std::process::id()));
+    let env = [("TRISKEL_CACHE_DIR", dir.to_str().unwrap())];
+    let (ok, out, err) = triskel(&["explain"], &env);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("ckks-n16384 ") && !out.contains("-s50"),
+        "{out}"
+    );
+    let (ok, out, err) = triskel(&["explain", "--ckks-scale-log2", "50"], &env);
+    assert!(ok, "{err}");
+    assert!(out.contains("ckks-n32768-s50"), "{out}");
+    // The other demos have no CKKS part: their plans are unchanged.
+    assert!(out.contains("bfv-n4096") && out.contains("TFHE_MESSAGE_2_CARRY_2"));
+    let (ok, _, err) = triskel(&["explain", "--ckks-scale-log2", "51"], &env);
+    assert!(!ok);
+    assert!(
+        err.contains("2^51") && err.contains("largest is 2^50"),
+        "{err}"
+    );
+}
+
 /// `--threads 2 --spread`: one run at a time, its blocks' bootstraps on both
 /// threads: a latency, verified, with no throughput figure.
 #[test]

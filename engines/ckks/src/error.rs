@@ -79,6 +79,17 @@ pub enum Error {
         /// log2 of the level's modulus Q_l.
         q_log2: f64,
     },
+    /// Flooded decryptions under this key would exceed alpha, the number
+    /// its floods are proven for (the least `Flooding::decryptions` of its
+    /// floods and of the one asked): nothing was decrypted.
+    FloodingExhausted {
+        /// Flooded decryptions the key has made.
+        done: u64,
+        /// Flooded decryptions asked now.
+        asked: u64,
+        /// The alpha that bounds the total.
+        alpha: u64,
+    },
     /// Serialized bytes are malformed; the message says where.
     Malformed(String),
 }
@@ -137,6 +148,11 @@ impl fmt::Display for Error {
                 "message and error bounds 2^{needed_log2:.1} would reach Q/2 = 2^{:.1}: \
                  decryption would wrap (declare a smaller bound or use a larger modulus)",
                 q_log2 - 1.0
+            ),
+            Error::FloodingExhausted { done, asked, alpha } => write!(
+                f,
+                "this secret key has made {done} flooded decryption(s): {asked} more would exceed \
+                 alpha = {alpha}, the number its noise flooding is proven for (use a new key pair)"
             ),
             Error::Malformed(m) => write!(f, "malformed CKKS data: {m}"),
         }

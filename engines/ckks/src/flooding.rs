@@ -18,14 +18,33 @@
 //! decrypted ciphertext (coefficient domain, integer units), alpha bounds
 //! the number of decryptions per key and s is the statistical security: an
 //! adversary who sees alpha flooded decryptions gains at most 2^-s in
-//! advantage. The caller guarantees B and alpha; nothing here can check them.
+//! advantage.
 //!
+//! Alpha is checked here: every [`SecretKey`] counts its flooded
+//! decryptions ([`SecretKey::flooded_decryptions`]), and one that would
+//! take the total above alpha is refused with [`Error::FloodingExhausted`]
+//! before anything is decrypted. Floods under one key may use different
+//! [`Flooding`] values: the proof covers T decryptions each flooded at
+//! least as wide as sigma for alpha = T (a wider flood is a narrower one
+//! plus independent noise the adversary could add itself, so it reveals no
+//! more). A key therefore keeps the least alpha of its floods, and a flood
+//! is allowed while the total, itself included, stays within the least
+//! alpha of all of them: after a flood for alpha = 1 the key floods no
+//! more, whatever alpha the next one names (checking only the alpha named
+//! now would let a flood made to be the only one be followed by others).
+//! The advantage is then at most 2^-s for the least s among the floods.
+//! The count lives in memory only: a key loaded from bytes starts at zero,
+//! so a key holder who stores and reloads a key carries its count across.
+//!
+//! B stays the caller's guarantee; nothing here can check it.
 //! B comes from a trial run ([`SecretKey::noise_bound_log2`]): the same
 //! circuit on data the caller knows, ideally under a separate key pair. An
 //! estimate measured on the real ciphertexts under the real key is itself a
 //! function of their secret error, and so leaks what flooding should hide;
 //! the trial's B holds for the real run when the circuit and the parameters
 //! (level, scale) are the same and the data within the same bounds.
+
+use std::sync::{MutexGuard, PoisonError};
 
 use triskel_ring::sampling::{sample_wide_gaussian, WIDE_GAUSSIAN_MAX_SIGMA, WIDE_GAUSSIAN_TAIL};
 use triskel_ring::{Poly, Prng, Representation};
@@ -55,7 +74,8 @@ pub struct Flooding {
     /// Default 30 (OpenFHE's).
     pub statistical_security: u32,
     /// alpha: the number of flooded decryptions per key that the security
-    /// statement covers. Default 1; at least 1.
+    /// statement covers, enforced by the key's count (module
+    /// documentation). Default 1; at least 1.
     pub decryptions: u64,
 }
 
@@ -100,7 +120,67 @@ impl Flooding {
     }
 }
 
+/// The flooded decryptions made under one key and the least alpha among
+/// them (module documentation).
+#[derive(Debug)]
+pub(crate) struct FloodLedger {
+    done: u64,
+    least_alpha: u64,
+}
+
+impl Default for FloodLedger {
+    fn default() -> FloodLedger {
+        FloodLedger {
+            done: 0,
+            least_alpha: u64::MAX,
+        }
+    }
+}
+
+impl FloodLedger {
+    /// The alpha that bounds the total if a flood for `alpha` is made, and
+    /// how many more floods it allows.
+    fn bound(&self, alpha: u64) -> (u64, u64) {
+        let alpha = self.least_alpha.min(alpha);
+        (alpha, alpha.saturating_sub(self.done))
+    }
+}
+
 impl SecretKey {
+    /// The flooded decryptions made under this key in memory (a key loaded
+    /// from bytes starts at zero: module documentation).
+    pub fn flooded_decryptions(&self) -> u64 {
+        self.ledger().done
+    }
+
+    /// How many more decryptions flooded with `flooding` this key allows:
+    /// the least alpha of its floods and of `flooding`, less the floods made.
+    pub fn flooded_decryptions_left(&self, flooding: &Flooding) -> u64 {
+        self.ledger().bound(flooding.decryptions).1
+    }
+
+    fn ledger(&self) -> MutexGuard<'_, FloodLedger> {
+        // Nothing panics while the lock is held: a poisoned ledger is whole.
+        self.floods.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Counts one flood for `alpha`, or refuses it when the key's total
+    /// would exceed its least alpha.
+    fn count_flood(&self, alpha: u64) -> Result<()> {
+        let mut ledger = self.ledger();
+        let (alpha, left) = ledger.bound(alpha);
+        if left == 0 {
+            return Err(Error::FloodingExhausted {
+                done: ledger.done,
+                asked: 1,
+                alpha,
+            });
+        }
+        ledger.done += 1;
+        ledger.least_alpha = alpha;
+        Ok(())
+    }
+
     /// log2 of the infinity norm of the error polynomial
     /// e = phase(ct) - encode(expected at ct's scale), exact in the
     /// coefficient domain (integer units; at least 0: an error below one
@@ -133,7 +213,12 @@ impl SecretKey {
     /// ([`WIDE_GAUSSIAN_TAIL`] sigma + 1) could reach Q_l / 2 (the flooded
     /// phase could wrap); refused with [`Error::InvalidParameters`] when
     /// sigma is above the sampler's [`WIDE_GAUSSIAN_MAX_SIGMA`] (2^59, where
-    /// its samples would no longer fit 64 bits).
+    /// its samples would no longer fit 64 bits); refused with
+    /// [`Error::FloodingExhausted`] when the key's flooded decryptions would
+    /// exceed alpha (module documentation: the least
+    /// [`Flooding::decryptions`] of the key's floods and of this one). A
+    /// decryption that passes these checks counts one against the key, also
+    /// when it fails later (a CSPRNG error): nothing refused is decrypted.
     ///
     /// The price is precision: each slot gains an error of standard
     /// deviation sqrt(N / 2) sigma / scale in its real and imaginary parts
@@ -161,6 +246,7 @@ impl SecretKey {
                 q_log2: level.log2_q,
             });
         }
+        self.count_flood(flooding.decryptions)?;
         let flood = sample_wide_gaussian(n, sigma, &mut Prng::from_os()?)?;
         let mut flood = Zeroizing::new(Poly::from_signed(
             &level.basis,

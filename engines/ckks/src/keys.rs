@@ -10,7 +10,7 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use triskel_ring::{
     galois_element, power_of_two_steps, KeySwitchKey, LweSecretKey, Poly, Prng, RlwePublicKey,
@@ -21,13 +21,18 @@ use zeroize::Zeroizing;
 use crate::ciphertext::Ciphertext;
 use crate::context::CkksContext;
 use crate::error::{Error, Result};
+use crate::flooding::FloodLedger;
 use crate::noise::{public_key_error, symmetric_error};
 use crate::plaintext::Plaintext;
 
 /// The secret key s (uniform ternary). Zeroized on drop; never printed.
+/// Not `Clone`: holders share one key by reference or `Arc`, and with it
+/// its count of flooded decryptions.
 pub struct SecretKey {
     pub(crate) ctx: Arc<CkksContext>,
     pub(crate) secret: RlweSecret,
+    /// The flooded decryptions made under this key (not serialized).
+    pub(crate) floods: Mutex<FloodLedger>,
 }
 
 impl std::fmt::Debug for SecretKey {
@@ -84,6 +89,7 @@ impl SecretKey {
         Ok(SecretKey {
             ctx: ctx.clone(),
             secret,
+            floods: Mutex::default(),
         })
     }
 
@@ -91,6 +97,7 @@ impl SecretKey {
         Ok(SecretKey {
             ctx: ctx.clone(),
             secret: RlweSecret::new(secret, &ctx.level(ctx.max_level())?.basis)?,
+            floods: Mutex::default(),
         })
     }
 

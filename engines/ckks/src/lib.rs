@@ -27,8 +27,9 @@
 //! - [`SecretKey`], [`PublicKey`], [`RelinKey`], [`GaloisKeys`]:
 //!   encryption (public key, and symmetric with a seed-compressed c1),
 //!   decryption (IND-CPA), and decryption with noise flooding for shared
-//!   decryptions (IND-CPA-D, [`Flooding`]) with the trial-run noise
-//!   estimate [`SecretKey::noise_bound_log2`].
+//!   decryptions (IND-CPA-D, [`Flooding`]; each key counts its floods and
+//!   refuses one beyond alpha, [`SecretKey::flooded_decryptions`]) with the
+//!   trial-run noise estimate [`SecretKey::noise_bound_log2`].
 //! - [`Ciphertext`]: add, sub, negate, constants and plaintexts, multiply,
 //!   relinearize, rescale and the fused pipeline, level and scale matching,
 //!   rotations (with a power-of-two fallback), conjugation, hoisted rotations,

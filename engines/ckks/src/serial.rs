@@ -124,13 +124,17 @@ fn open<'a>(bytes: &'a [u8], ctx: &CkksContext, kind: Kind) -> Result<Reader<'a>
 
 impl SecretKey {
     /// Versioned bytes of the secret key (keep them secret; wiped on drop).
+    /// Its count of flooded decryptions is not stored: the key holder
+    /// carries it across a reload ([`SecretKey::flooded_decryptions`]).
     pub fn to_bytes(&self) -> zeroize::Zeroizing<Vec<u8>> {
         let mut out = zeroize::Zeroizing::new(begin(Kind::Secret, self.ctx.params()));
         self.secret.secret().write_ternary(&mut out);
         out
     }
 
-    /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`.
+    /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`, with no flooded
+    /// decryptions counted: the floods the key made before it was stored
+    /// still count against its alpha, and only the key holder knows them.
     pub fn from_bytes(bytes: &[u8], ctx: &Arc<CkksContext>) -> Result<SecretKey> {
         let mut r = open(bytes, ctx, Kind::Secret)?;
         let secret = RingSecret::read_ternary(&mut r, ctx.n())?;

@@ -85,12 +85,12 @@ fn the_estimate_is_the_injected_error() {
     );
 }
 
-/// Flooded decryptions of a fresh encryption of `v` under `k` at
-/// statistical security `s`, with the bound B measured on a trial run under
-/// a separate key pair of the same parameters (one bit added as margin):
-/// asserts the slots within 7 deviations of `v`, and returns the two
-/// decodings, the slots' deviation (per real or imaginary part), the largest
-/// error and sigma.
+/// Three flooded decryptions (alpha = 3) of a fresh encryption of `v`
+/// under `k` at statistical security `s`, with the bound B measured on a
+/// trial run under a separate key pair of the same parameters (`margin`
+/// bits added): asserts the slots within 7 deviations of `v`, and returns
+/// two decodings, the slots' deviation (per real or imaginary part) and
+/// sigma.
 fn flood_twice(
     k: &Keys,
     trial: &Keys,
@@ -105,10 +105,11 @@ fn flood_twice(
         .unwrap();
     let flooding = Flooding {
         statistical_security: s,
+        decryptions: 3,
         ..Flooding::new(b + margin)
     };
     let sigma = flooding.sigma(k.ctx.n()).unwrap();
-    let expected = (24.0 * n).sqrt() * f64::exp2(s as f64 / 2.0 + b + margin);
+    let expected = (24.0 * n * 3.0).sqrt() * f64::exp2(s as f64 / 2.0 + b + margin);
     assert!((sigma / expected - 1.0).abs() < 1e-12);
     let ct = encrypt(k, v);
     let a =
@@ -134,7 +135,7 @@ fn flood_twice(
     let r = k.sk.decrypt_flooded_real(&ct, &flooding).unwrap();
     assert!(r.iter().zip(v).all(|(x, y)| (x - y).abs() < 7.0 * sd));
     eprintln!(
-        "flooded N = {n}, scale 2^{}, B = 2^{:.2}, s = {s}: sigma = 2^{:.2}, slot sd {sd:.2e}, \
+        "flooded N = {n}, scale 2^{}, B = 2^{:.2}, s = {s}, alpha = 3: sigma = 2^{:.2}, slot sd {sd:.2e}, \
          max slot error {err:.2e} ({:.2} sd) over {} slots",
         ct.scale().log2(),
         b + margin,
@@ -173,13 +174,13 @@ fn flooded_decryption_is_within_its_deviation_and_fresh_each_time() {
 
 #[test]
 fn flooding_beyond_2_46_decodes_at_scale_2_60() {
-    // Scale 2^60 (Q = 61 + 60 bits), s = 52 (the largest N = 8192 allows)
-    // and B overstated by 7 bits (allowed: a larger B floods more): sigma =
-    // 2^34.8 B, about 2^48 (B about 2^6.3), drawn as a fine plus a coarse
-    // Gaussian; each slot keeps about 5 bits.
+    // Scale 2^60 (Q = 61 + 60 bits), s = 50 (the largest N = 8192 allows
+    // for alpha = 3) and B overstated by 7 bits (allowed: a larger B floods
+    // more): sigma = 2^34.6 B, about 2^48 (B about 2^6.3), drawn as a fine
+    // plus a coarse Gaussian; each slot keeps about 5 bits.
     let k = keys(60);
     let v = values(k.ctx.slots());
-    let (a, c, sd, sigma) = flood_twice(&k, &keys(60), &v, 52, 7.0);
+    let (a, c, sd, sigma) = flood_twice(&k, &keys(60), &v, 50, 7.0);
     assert!(sigma > f64::exp2(46.0), "sigma 2^{}", sigma.log2());
     assert!(sd < 0.05, "sd {sd:e}");
     assert_independent_floods(&a, &c, sd);
@@ -209,11 +210,12 @@ fn flooding_is_refused_when_it_could_wrap_or_its_arguments_are_bad() {
     let v = values(8);
     let top = encrypt(&k, &v);
     let low = top.drop_to_level(0).unwrap();
-    // s = 40, B = 2^8: 9.5 sigma = 2^40.1 reaches Q_0 / 2 = 2^39, not Q_1 / 2.
+    // s = 40, B = 2^8, alpha = 3 (the floods this test makes): 9.5 sigma =
+    // 2^40.8 reaches Q_0 / 2 = 2^39, not Q_1 / 2.
     let flooding = Flooding {
         noise_bound_log2: 8.0,
         statistical_security: 40,
-        decryptions: 1,
+        decryptions: 3,
     };
     assert!(matches!(
         k.sk.decrypt_flooded(&low, &flooding),
@@ -226,7 +228,7 @@ fn flooding_is_refused_when_it_could_wrap_or_its_arguments_are_bad() {
         ..flooding
     };
     assert!(k.sk.decrypt_flooded(&low, &fits).is_ok());
-    // The same flood (9.5 sigma = 2^37.1) on a message declared up to 420
+    // The same flood (9.5 sigma = 2^37.8) on a message declared up to 420
     // (2^38.7 at scale 2^30): together above Q_0 / 2, each alone below.
     let loud = Plaintext::encode_real(&k.ctx, &v, k.ctx.max_level(), k.ctx.default_scale(), 420.0);
     let loud =
@@ -262,6 +264,7 @@ fn flooding_is_refused_when_it_could_wrap_or_its_arguments_are_bad() {
         // 42 for 2^10 floods).
         Flooding {
             statistical_security: 53,
+            decryptions: 1,
             ..fits
         },
         Flooding {
@@ -287,10 +290,15 @@ fn flooding_is_refused_when_it_could_wrap_or_its_arguments_are_bad() {
         );
     }
     // Q_1 = 70 bits leaves room for any sigma the sampler draws: 2^58.9 is
-    // drawn (sigma = 2^23.8 B at s = 30), 2^60.1 is refused by its limit.
-    assert!(k.sk.decrypt_flooded(&top, &Flooding::new(35.1)).is_ok());
+    // drawn (sigma = 2^24.6 B at s = 30, alpha = 3), 2^60.1 is refused by
+    // its limit.
+    let b = |log2| Flooding {
+        decryptions: 3,
+        ..Flooding::new(log2)
+    };
+    assert!(k.sk.decrypt_flooded(&top, &b(34.3)).is_ok());
     assert!(matches!(
-        k.sk.decrypt_flooded(&top, &Flooding::new(36.3)),
+        k.sk.decrypt_flooded(&top, &b(35.5)),
         Err(Error::InvalidParameters(_))
     ));
     // Another parameter set's ciphertext.
@@ -298,4 +306,121 @@ fn flooding_is_refused_when_it_could_wrap_or_its_arguments_are_bad() {
         wide().sk.decrypt_flooded(&top, &fits).map(|_| ()),
         Err(Error::ParameterMismatch)
     );
+}
+
+/// A flooding at scale 2^50 with B = 2^8 and alpha = `alpha`.
+fn alpha(alpha: u64) -> Flooding {
+    Flooding {
+        decryptions: alpha,
+        ..Flooding::new(8.0)
+    }
+}
+
+fn exhausted(done: u64, alpha: u64) -> Error {
+    Error::FloodingExhausted {
+        done,
+        asked: 1,
+        alpha,
+    }
+}
+
+#[test]
+fn a_key_floods_at_most_alpha_times_and_plain_decryptions_do_not_count() {
+    let k = keys(50);
+    let v = values(16);
+    let ct = encrypt(&k, &v);
+    let two = alpha(2);
+    assert_eq!(k.sk.flooded_decryptions(), 0);
+    assert_eq!(k.sk.flooded_decryptions_left(&two), 2);
+    for done in 1..=2 {
+        let got = k.sk.decrypt_flooded_real(&ct, &two).unwrap();
+        assert!(got.iter().zip(&v).all(|(g, w)| (g - w).abs() < 1e-2));
+        assert_eq!(k.sk.flooded_decryptions(), done);
+        // Plain decryptions are the key holder's own: they do not count.
+        k.sk.decrypt(&ct).unwrap();
+        k.sk.decrypt_real(&ct).unwrap();
+        assert_eq!(k.sk.flooded_decryptions(), done);
+    }
+    // The third is refused and decrypts nothing, through either entry.
+    assert_eq!(k.sk.flooded_decryptions_left(&two), 0);
+    assert_eq!(
+        k.sk.decrypt_flooded(&ct, &two).map(|_| ()),
+        Err(exhausted(2, 2))
+    );
+    assert_eq!(k.sk.decrypt_flooded_real(&ct, &two), Err(exhausted(2, 2)));
+    let msg = exhausted(2, 2).to_string();
+    assert!(
+        msg.contains("2 flooded") && msg.contains("alpha = 2"),
+        "{msg}"
+    );
+    // Refusals count nothing: the total stays 2, and a larger alpha now
+    // allows what the floods so far leave (none: their alpha was 2).
+    assert_eq!(k.sk.flooded_decryptions(), 2);
+    assert_eq!(k.sk.flooded_decryptions_left(&alpha(10)), 0);
+    assert_eq!(k.sk.decrypt_real(&ct).unwrap().len(), k.ctx.slots());
+}
+
+#[test]
+fn floods_of_different_alphas_stay_within_the_least() {
+    let k = keys(50);
+    let ct = encrypt(&k, &values(16));
+    // A flood made to be the key's only one (alpha = 1) ends its floods.
+    k.sk.decrypt_flooded(&ct, &alpha(1)).unwrap();
+    assert_eq!(k.sk.flooded_decryptions_left(&alpha(5)), 0);
+    assert_eq!(
+        k.sk.decrypt_flooded(&ct, &alpha(5)).map(|_| ()),
+        Err(exhausted(1, 1))
+    );
+    // alpha 3, then 2: two floods, both within 2; a third is refused even
+    // for alpha 3, and so is a first flood for alpha 1 after them.
+    let k = keys(50);
+    let ct = encrypt(&k, &values(16));
+    assert_eq!(k.sk.flooded_decryptions_left(&alpha(3)), 3);
+    k.sk.decrypt_flooded(&ct, &alpha(3)).unwrap();
+    assert_eq!(k.sk.flooded_decryptions_left(&alpha(3)), 2);
+    assert_eq!(k.sk.flooded_decryptions_left(&alpha(1)), 0);
+    assert_eq!(
+        k.sk.decrypt_flooded(&ct, &alpha(1)).map(|_| ()),
+        Err(exhausted(1, 1))
+    );
+    k.sk.decrypt_flooded(&ct, &alpha(2)).unwrap();
+    assert_eq!(
+        k.sk.decrypt_flooded(&ct, &alpha(3)).map(|_| ()),
+        Err(exhausted(2, 2))
+    );
+    assert_eq!(k.sk.flooded_decryptions(), 2);
+}
+
+#[test]
+fn every_holder_of_a_key_shares_its_count_and_a_reload_starts_at_zero() {
+    // Two threads flood with one key (alpha = 3), three times each:
+    // exactly three floods pass.
+    let k = keys(50);
+    let ct = encrypt(&k, &values(16));
+    let sk = Arc::new(k.sk);
+    let passed: usize = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..2)
+            .map(|_| {
+                let (sk, ct) = (sk.clone(), &ct);
+                scope.spawn(move || {
+                    (0..3)
+                        .filter(|_| match sk.decrypt_flooded(ct, &alpha(3)) {
+                            Ok(_) => true,
+                            Err(e) => {
+                                assert!(matches!(e, Error::FloodingExhausted { .. }), "{e}");
+                                false
+                            }
+                        })
+                        .count()
+                })
+            })
+            .collect();
+        threads.into_iter().map(|t| t.join().unwrap()).sum()
+    });
+    assert_eq!(passed, 3);
+    assert_eq!(sk.flooded_decryptions(), 3);
+    // The count is not in the bytes (the key holder's to carry).
+    let reloaded = SecretKey::from_bytes(&sk.to_bytes(), &k.ctx).unwrap();
+    assert_eq!(reloaded.flooded_decryptions(), 0);
+    assert_eq!(sk.flooded_decryptions(), 3);
 }

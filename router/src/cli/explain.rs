@@ -1,12 +1,13 @@
 //! `triskel explain`: the plans of the demo programs, with predicted times
 //! from this machine's cost model.
 
-use triskel::{CostModel, Session};
+use triskel::{CostModel, PlanOptions, Session};
 
 use super::programs;
 use super::CliResult;
 
-pub fn run() -> CliResult {
+/// `ckks_scale_log2`: [`PlanOptions::ckks_scale_log2`].
+pub fn run(ckks_scale_log2: Option<u32>) -> CliResult {
     let (costs, cached) = CostModel::load();
     println!(
         "cost model: {} ({} on {})",
@@ -21,7 +22,11 @@ pub fn run() -> CliResult {
     let session = Session::with_costs(costs);
     for demo in programs::all()? {
         println!("\n{}: {} nodes", demo.name, demo.program.nodes().len());
-        let plan = session.plan(&demo.program)?;
+        let options = PlanOptions {
+            ckks_scale_log2,
+            ..Default::default()
+        };
+        let plan = session.plan_with(&demo.program, options)?;
         print!("{}", plan.explain());
     }
     Ok(())
