@@ -52,7 +52,7 @@ pub use error::{Error, Result};
 pub use exec::{attest_outputs, output_bytes, route, verify_output, Outputs, PlainValue, Session};
 pub use plan::{
     plan, plan_with, tfhe_set, BfvEncoding, BfvPart, Engine, Packing, Placement, Plan, PlanOptions,
-    ReleaseMask, ScoreSlot, Step, StepKind,
+    ReleaseMask, ScoreSlot, Step, StepKind, DEFAULT_MAX_CIPHERTEXT_BYTES,
 };
 pub use program::{
     Cmp, Kind, Node, Op, Program, Scalar, Value, MAX_DEGREE, MAX_LEN, MAX_LOOKUP_BOUND, MAX_NODES,

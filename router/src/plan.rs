@@ -239,7 +239,16 @@ pub struct PlanOptions {
     /// bits of precision ([`crate::Session::flood_ckks_releases`]): the
     /// sets of scale 2^50 serve them, the default ones (2^40) do not.
     pub ckks_scale_log2: Option<u32>,
+    /// The most bytes the program's ciphertexts may take, one per node as a
+    /// run holds them ([`Plan::ciphertext_bytes`]; `None`:
+    /// [`DEFAULT_MAX_CIPHERTEXT_BYTES`]). A program above it is refused
+    /// before any key exists: a few nodes of long u64 vectors would
+    /// otherwise ask for tens of GB.
+    pub max_ciphertext_bytes: Option<u64>,
 }
+
+/// The default of [`PlanOptions::max_ciphertext_bytes`]: 4 GiB.
+pub const DEFAULT_MAX_CIPHERTEXT_BYTES: u64 = 4 << 30;
 
 /// Named BFV sets, smallest first.
 fn bfv_sets() -> Vec<BfvParameters> {
@@ -452,6 +461,21 @@ pub fn plan_with(program: &Program, costs: &CostModel, options: PlanOptions) -> 
         planning_ns: 0.0,
     };
     check_transitions(&plan)?;
+    let limit = options
+        .max_ciphertext_bytes
+        .unwrap_or(DEFAULT_MAX_CIPHERTEXT_BYTES);
+    let bytes = plan.ciphertext_bytes();
+    if bytes > limit {
+        return refuse(
+            "program",
+            format!(
+                "its ciphertexts would take about {} MiB, above the limit of {} MiB \
+                 (PlanOptions::max_ciphertext_bytes)",
+                bytes >> 20,
+                limit >> 20
+            ),
+        );
+    }
     plan.steps = steps(&plan, costs)?;
     plan.planning_ns = start.elapsed().as_nanos() as f64;
     Ok(plan)
@@ -2161,6 +2185,29 @@ fn decrypt_ns(plan: &Plan, costs: &CostModel, i: usize) -> Result<f64> {
 impl Plan {
     // Read-only access: `Session::run` trusts a plan's parts, so only the
     // planner writes them.
+    /// Bytes of the ciphertexts a run holds, one value per node (an upper
+    /// bound: BFV and CKKS values as one ciphertext at the top level, TFHE
+    /// values as their blocks' LWE ciphertexts).
+    pub fn ciphertext_bytes(&self) -> u64 {
+        let rlwe = |set: &triskel_ring::RlweSet| 2 * 8 * (set.n() * set.q_bits().len()) as u64;
+        let tfhe = tfhe_set();
+        let block = 8 * (tfhe.glwe_dimension * tfhe.polynomial_size + 1) as u64;
+        let node_bytes = |i: usize| match self.placements[i] {
+            Placement::Bfv(k) => rlwe(&self.bfv[k].params),
+            Placement::Ckks => self.ckks.as_ref().map_or(0, |c| rlwe(c)),
+            Placement::Tfhe | Placement::BfvToTfhe(_) | Placement::CkksToTfhe => {
+                let blocks = match self.program.nodes[i].kind {
+                    Kind::Uint { bits, len } => (bits as u64 / 2) * len as u64,
+                    k => k.len() as u64,
+                };
+                blocks * block
+            }
+        };
+        (0..self.placements.len())
+            .map(node_bytes)
+            .fold(0u64, u64::saturating_add)
+    }
+
     /// The program planned.
     pub fn program(&self) -> &Program {
         &self.program
@@ -2313,6 +2360,11 @@ impl Plan {
             ms(self.predicted_ns()),
             measured.map_or("-".to_string(), ms),
             ms(self.planning_ns)
+        );
+        let _ = writeln!(
+            out,
+            "ciphertexts held: at most {:.1} MiB",
+            self.ciphertext_bytes() as f64 / f64::from(1 << 20)
         );
         if let Some(m) = measured {
             let off_ns: f64 = off.iter().filter_map(|&k| self.steps[k].measured_ns).sum();

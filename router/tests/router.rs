@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use triskel::{
     attest_outputs, verify_output, BfvEncoding, Cmp, CostModel, Engine, Error, Kind, Placement,
-    PlainValue, Plan, Program, Scalar, Session, StepKind,
+    PlainValue, Plan, PlanOptions, Program, Scalar, Session, StepKind,
 };
 
 fn costs() -> CostModel {
@@ -205,6 +205,35 @@ fn programs_that_cannot_run_are_refused_before_any_work() {
     assert_eq!(refused_at(&p, &c), "input");
     let p = Program::new();
     assert_eq!(refused_at(&p, &c), "output");
+    // A few nodes of long u64 vectors would hold ~17 GB of ciphertexts:
+    // refused by the planner, unless the caller raises the limit.
+    let mut p = Program::new();
+    let x = p
+        .input(
+            "x",
+            Kind::Uint {
+                len: 32768,
+                bits: 64,
+            },
+        )
+        .unwrap();
+    let y = p.add_scalar(x, Scalar::Int(1)).unwrap();
+    p.output("y", y).unwrap();
+    let err = triskel::plan(&p, &c).unwrap_err();
+    assert!(
+        matches!(&err, Error::Refused { op, msg } if op == "program" && msg.contains("MiB")),
+        "{err}"
+    );
+    let roomy = PlanOptions {
+        max_ciphertext_bytes: Some(u64::MAX),
+        ..Default::default()
+    };
+    let plan = triskel::plan_with(&p, &c, roomy).unwrap();
+    // 2 nodes x 32768 values x 32 blocks x (2048 + 1) words of 8 bytes.
+    assert_eq!(plan.ciphertext_bytes(), 2 * 32768 * 32 * 2049 * 8);
+    assert!(plan
+        .explain()
+        .contains("ciphertexts held: at most 32784.0 MiB"));
     // Unsupported operations never enter a program.
     let mut p = Program::new();
     let x = signed(&mut p, "x", 4, 3);
