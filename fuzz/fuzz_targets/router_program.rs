@@ -16,6 +16,7 @@ fuzz_target!(|data: &[u8]| {
     let allow = PlanOptions {
         allow_round_trips: true,
         ckks_scale_log2: Some(50),
+        max_ciphertext_bytes: Some(1 << 20),
     };
     let _ = triskel::plan_with(&program, &costs, allow);
 });
