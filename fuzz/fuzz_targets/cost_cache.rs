@@ -24,6 +24,7 @@ fuzz_target!(|data: &[u8]| {
             let options = PlanOptions {
                 allow_round_trips,
                 ckks_scale_log2: allow_round_trips.then_some(50),
+                ..Default::default()
             };
             if let Ok(plan) = triskel::plan_with(program, &costs, options) {
                 let _ = plan.explain();
