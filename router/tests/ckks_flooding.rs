@@ -3,10 +3,16 @@
 //! session's keys, the flooded outputs within their deviation, and the
 //! refusals.
 
+mod common;
+
 use std::collections::BTreeMap;
+
+use common::mul_chain;
 
 use triskel::ckks::Flooding;
 use triskel::{CostModel, Error, Kind, PlainValue, PlanOptions, Program, Scalar, Session};
+
+const REAL8: Kind = Kind::Real { len: 8 };
 
 fn session() -> Session {
     Session::with_costs(CostModel::builtin())
@@ -137,19 +143,6 @@ fn a_larger_scale_floods_two_orders_of_magnitude_tighter() {
     assert!(sd50 < 3e-3, "{sd50:e}");
 }
 
-/// x^(depth + 1) + x.
-fn mul_chain(depth: usize) -> Program {
-    let mut p = Program::new();
-    let x = p.input("x", Kind::Real { len: 8 }).unwrap();
-    let mut v = x;
-    for _ in 0..depth {
-        v = p.mul(v, x).unwrap();
-    }
-    let out = p.add(v, x).unwrap();
-    p.output("y", out).unwrap();
-    p
-}
-
 #[test]
 fn a_scale_request_takes_the_smallest_set_that_holds_it_or_is_refused() {
     let scale = |s: u32| PlanOptions {
@@ -168,16 +161,19 @@ fn a_scale_request_takes_the_smallest_set_that_holds_it_or_is_refused() {
         (5, "ckks-n32768-s50"),
         (11, "ckks-n32768-s50"),
     ] {
-        let got = set(&mul_chain(depth), scale(50)).unwrap();
+        let got = set(&mul_chain(REAL8, depth), scale(50)).unwrap();
         assert_eq!(got.name(), want, "depth {depth}");
         assert!(got.log_scale() >= 50);
     }
     // A request the default sets meet keeps them, though the set of scale
     // 2^50 at N = 16384 holds the program too and has fewer primes.
     for options in [scale(40), PlanOptions::default()] {
-        assert_eq!(set(&mul_chain(3), options).unwrap().name(), "ckks-n16384");
+        assert_eq!(
+            set(&mul_chain(REAL8, 3), options).unwrap().name(),
+            "ckks-n16384"
+        );
     }
-    match set(&mul_chain(12), scale(50)) {
+    match set(&mul_chain(REAL8, 12), scale(50)) {
         Err(Error::Refused { msg, .. }) => {
             assert!(
                 msg.contains("depth 13") && msg.contains("scale 2^50"),
@@ -186,7 +182,7 @@ fn a_scale_request_takes_the_smallest_set_that_holds_it_or_is_refused() {
         }
         other => panic!("expected a refusal, got {other:?}"),
     }
-    match set(&mul_chain(0), scale(51)) {
+    match set(&mul_chain(REAL8, 0), scale(51)) {
         Err(Error::Refused { msg, .. }) => {
             assert!(
                 msg.contains("2^51") && msg.contains("largest is 2^50"),

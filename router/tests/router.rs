@@ -2,8 +2,11 @@
 //! fixed cost table), refusals before any work, and end-to-end runs that
 //! decrypt and compare with the plaintext computation.
 
+mod common;
+
 use std::collections::BTreeMap;
 
+use common::mul_chain;
 use triskel::{
     attest_outputs, verify_output, BfvEncoding, Cmp, CostModel, Engine, Error, Kind, Placement,
     PlainValue, Plan, PlanOptions, Program, Scalar, Session, StepKind,
@@ -39,18 +42,6 @@ fn output_route(plan: &Plan) -> (Engine, String) {
 
 fn signed(p: &mut Program, name: &str, len: usize, bound: u64) -> triskel::Value {
     p.input(name, Kind::Signed { len, bound }).unwrap()
-}
-
-fn mul_chain(kind: Kind, depth: usize) -> Program {
-    let mut p = Program::new();
-    let x = p.input("x", kind).unwrap();
-    let mut v = x;
-    for _ in 0..depth {
-        v = p.mul(v, x).unwrap();
-    }
-    let out = p.add(v, x).unwrap();
-    p.output("y", out).unwrap();
-    p
 }
 
 #[test]
