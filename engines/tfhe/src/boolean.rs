@@ -147,8 +147,6 @@ impl ServerKey {
         a: &BoolCiphertext,
         b: &BoolCiphertext,
     ) -> Result<BoolCiphertext> {
-        // All three checked before any bootstrap.
-        check_booleans(&self.params, &[c, a, b])?;
         let not_c = self.not(c)?;
         let (x, y) = rayon::join(
             || self.gate(Gate::And, c, a),

@@ -31,18 +31,24 @@ fn client(params: TfheParameters, seed: u8) -> ClientKey {
     ClientKey::generate_with(&params, &mut Prng::from_seed([seed; 32])).unwrap()
 }
 
-/// `r` is a `Mismatch` saying a value of `value` went to keys of `key`.
+/// `r` is a `Mismatch` saying `what` (e.g. "a block", the check that
+/// refused it) of the set of `value` went to keys of the set of `key`.
 #[track_caller]
-fn refused<T>(r: Result<T>, value: &ClientKey, key: &ClientKey) {
+fn refused<T>(what: &str, r: Result<T>, value: &ClientKey, key: &ClientKey) {
     let (value, key) = (value.parameters().name, key.parameters().name);
     match r.map(|_| ()) {
         Err(Error::Mismatch(m)) => assert!(
-            m.contains(&format!("parameter set {value} given to keys of {key}")),
-            "the message names both sets: {m}"
+            m == format!("{what} of the parameter set {value} given to keys of {key}"),
+            "the message names the value and both sets: {m}"
         ),
-        other => panic!("a {value} value given to {key} keys: {other:?}"),
+        other => panic!("{what} of {value} given to {key} keys: {other:?}"),
     }
 }
+
+const U8: &str = "a 8-bit integer";
+const BLOCK: &str = "a block";
+const LUT: &str = "a lookup table";
+const BOOL: &str = "a boolean";
 
 /// 1_1 integers (8 blocks per u8) given to 2_2 keys (4 per u8), alone and
 /// mixed with 2_2 ones, in every radix operation and decryption, and a 2_2
@@ -58,37 +64,42 @@ fn radix_integers_of_another_set_are_refused() {
     let cond = sk.compare(Comparison::Gt, &a, &a).unwrap();
     let cond1 = ck1.encrypt(1).unwrap();
 
-    refused(ck.decrypt_u8(&a1), ck1, ck);
-    refused(ck.decrypt_radix(&a1), ck1, ck);
+    refused(U8, ck.decrypt_u8(&a1), ck1, ck);
+    refused(U8, ck.decrypt_radix(&a1), ck1, ck);
     for (x, y) in [(&a1, &a1), (&a, &a1), (&a1, &a)] {
-        refused(sk.add(x, y), ck1, ck);
-        refused(sk.sub(x, y), ck1, ck);
-        refused(sk.mul(x, y), ck1, ck);
-        refused(sk.bitwise(Bitwise::Xor, x, y), ck1, ck);
-        refused(sk.compare(Comparison::Eq, x, y), ck1, ck);
-        refused(sk.min(x, y), ck1, ck);
-        refused(sk.max(x, y), ck1, ck);
-        refused(sk.select(&cond, x, y), ck1, ck);
+        refused(U8, sk.add(x, y), ck1, ck);
+        refused(U8, sk.sub(x, y), ck1, ck);
+        refused(U8, sk.mul(x, y), ck1, ck);
+        refused(U8, sk.bitwise(Bitwise::Xor, x, y), ck1, ck);
+        refused(U8, sk.compare(Comparison::Eq, x, y), ck1, ck);
+        refused(U8, sk.min(x, y), ck1, ck);
+        refused(U8, sk.max(x, y), ck1, ck);
+        refused(U8, sk.select(&cond, x, y), ck1, ck);
     }
-    refused(sk.select(&cond1, &a, &a), ck1, ck);
-    refused(sk.neg(&a1), ck1, ck);
-    refused(sk.bitnot(&a1), ck1, ck);
-    refused(sk.scalar_add(&a1, 3), ck1, ck);
-    refused(sk.scalar_sub(&a1, 3), ck1, ck);
-    refused(sk.scalar_mul(&a1, 1), ck1, ck);
-    refused(sk.scalar_mul(&a1, 5), ck1, ck);
+    refused(BLOCK, sk.select(&cond1, &a, &a), ck1, ck);
+    refused(U8, sk.neg(&a1), ck1, ck);
+    refused(U8, sk.bitnot(&a1), ck1, ck);
+    refused(U8, sk.scalar_add(&a1, 3), ck1, ck);
+    refused(U8, sk.scalar_sub(&a1, 3), ck1, ck);
+    refused(U8, sk.scalar_mul(&a1, 1), ck1, ck);
+    refused(U8, sk.scalar_mul(&a1, 5), ck1, ck);
     for amount in [0, 2, 3] {
-        refused(sk.shl(&a1, amount), ck1, ck);
-        refused(sk.shr(&a1, amount), ck1, ck);
-        refused(sk.rotate_left(&a1, amount), ck1, ck);
-        refused(sk.rotate_right(&a1, amount), ck1, ck);
+        refused(U8, sk.shl(&a1, amount), ck1, ck);
+        refused(U8, sk.shr(&a1, amount), ck1, ck);
+        refused(U8, sk.rotate_left(&a1, amount), ck1, ck);
+        refused(U8, sk.rotate_right(&a1, amount), ck1, ck);
     }
     // The audit's reverse case: 1_1 keys shifting a 2_2 integer.
-    refused(sk1.shl(&a, 2), ck, ck1);
-    refused(sk1.add(&a, &a), ck, ck1);
-    refused(ck1.decrypt_u8(&a), ck, ck1);
+    refused(U8, sk1.shl(&a, 2), ck, ck1);
+    refused(U8, sk1.add(&a, &a), ck, ck1);
+    refused(U8, ck1.decrypt_u8(&a), ck, ck1);
     // Blocks of another set do not make an integer.
-    refused(sk.radix_from_blocks(a1.blocks()[..4].to_vec(), 8), ck1, ck);
+    refused(
+        BLOCK,
+        sk.radix_from_blocks(a1.blocks()[..4].to_vec(), 8),
+        ck1,
+        ck,
+    );
 
     // Values of the right set still compute.
     assert_eq!(ck.decrypt_u8(&sk.add(&a, &a).unwrap()).unwrap(), 144);
@@ -110,27 +121,47 @@ fn blocks_and_lookup_tables_of_another_set_are_refused() {
     let two = sk.two_lookup_tables(|x| x, |x| x).unwrap();
     let two1 = sk1.two_lookup_tables(|x| x, |x| x).unwrap();
 
-    refused(ck.decrypt(&b1), ck1, ck);
-    refused(ck.decrypt_with_carry(&b1), ck1, ck);
-    refused(ck.noise(&b1), ck1, ck);
-    refused(sk.apply_lookup_table(&b1, &lut), ck1, ck);
-    refused(sk.apply_lookup_table(&b, &lut1), ck1, ck);
-    refused(sk.apply_lookup_tables(&[&b, &b1], &[&lut, &lut]), ck1, ck);
-    refused(sk.apply_lookup_tables(&[&b, &b], &[&lut, &lut1]), ck1, ck);
-    refused(sk.apply_lookup_tables_shared(&b1, &[&lut]), ck1, ck);
-    refused(sk.apply_lookup_tables_shared(&b, &[&lut, &lut1]), ck1, ck);
-    refused(sk.apply_two_lookup_tables(&b1, &two), ck1, ck);
-    refused(sk.apply_two_lookup_tables(&b, &two1), ck1, ck);
+    refused(BLOCK, ck.decrypt(&b1), ck1, ck);
+    refused(BLOCK, ck.decrypt_with_carry(&b1), ck1, ck);
+    refused(BLOCK, ck.noise(&b1), ck1, ck);
+    refused(BLOCK, sk.apply_lookup_table(&b1, &lut), ck1, ck);
+    refused(LUT, sk.apply_lookup_table(&b, &lut1), ck1, ck);
+    refused(
+        BLOCK,
+        sk.apply_lookup_tables(&[&b, &b1], &[&lut, &lut]),
+        ck1,
+        ck,
+    );
+    refused(
+        LUT,
+        sk.apply_lookup_tables(&[&b, &b], &[&lut, &lut1]),
+        ck1,
+        ck,
+    );
+    refused(BLOCK, sk.apply_lookup_tables_shared(&b1, &[&lut]), ck1, ck);
+    refused(
+        LUT,
+        sk.apply_lookup_tables_shared(&b, &[&lut, &lut1]),
+        ck1,
+        ck,
+    );
+    refused(BLOCK, sk.apply_two_lookup_tables(&b1, &two), ck1, ck);
+    refused(LUT, sk.apply_two_lookup_tables(&b, &two1), ck1, ck);
     for (x, y) in [(&b1, &b), (&b, &b1)] {
-        refused(sk.pack(x, y), ck1, ck);
-        refused(sk.unchecked_add(x, y), ck1, ck);
-        refused(sk.unchecked_sub_with_offset(x, y, 4), ck1, ck);
+        refused(BLOCK, sk.pack(x, y), ck1, ck);
+        refused(BLOCK, sk.unchecked_add(x, y), ck1, ck);
+        refused(BLOCK, sk.unchecked_sub_with_offset(x, y, 4), ck1, ck);
     }
-    refused(sk.unchecked_scalar_add(&b1, 1), ck1, ck);
-    refused(sk.unchecked_scalar_mul(&b1, 2), ck1, ck);
+    refused(BLOCK, sk.unchecked_scalar_add(&b1, 1), ck1, ck);
+    refused(BLOCK, sk.unchecked_scalar_mul(&b1, 2), ck1, ck);
     // A block or trivial made by 1_1 server keys, to 2_2 keys.
-    refused(ck.decrypt(&sk1.trivial(1).unwrap()), ck1, ck);
-    refused(sk.unchecked_add(&b, &sk1.trivial(1).unwrap()), ck1, ck);
+    refused(BLOCK, ck.decrypt(&sk1.trivial(1).unwrap()), ck1, ck);
+    refused(
+        BLOCK,
+        sk.unchecked_add(&b, &sk1.trivial(1).unwrap()),
+        ck1,
+        ck,
+    );
 
     // The right set's blocks and tables still compute.
     assert_eq!(
@@ -155,13 +186,13 @@ fn sets_of_the_same_shape_refuse_each_other() {
     for other in [&multi_bit, &fast] {
         let x = other.encrypt_u8(77).unwrap();
         assert_eq!(x.blocks().len(), a.blocks().len());
-        refused(ck.decrypt_u8(&x), other, ck);
-        refused(sk.add(&a, &x), other, ck);
-        refused(other.decrypt_u8(&a), ck, other);
+        refused(U8, ck.decrypt_u8(&x), other, ck);
+        refused(U8, sk.add(&a, &x), other, ck);
+        refused(U8, other.decrypt_u8(&a), ck, other);
     }
     let x = multi_bit_1.encrypt_u8(77).unwrap();
-    refused(ck1.decrypt_u8(&x), &multi_bit_1, ck1);
-    refused(sk1.bitnot(&x), &multi_bit_1, ck1);
+    refused(U8, ck1.decrypt_u8(&x), &multi_bit_1, ck1);
+    refused(U8, sk1.bitnot(&x), &multi_bit_1, ck1);
 }
 
 /// A compressed 1_1 integer, decompressed or loaded from its bytes as 1_1
@@ -181,16 +212,16 @@ fn compressed_and_loaded_values_keep_their_set() {
     let loaded = CompressedRadixCiphertext::from_bytes(&bytes, ck1.parameters()).unwrap();
     for x in [c1.decompress(), loaded.decompress()] {
         assert_eq!(ck1.decrypt_u8(&x).unwrap(), 77);
-        refused(ck.decrypt_u8(&x), ck1, ck);
-        refused(sk.add(&a, &x), ck1, ck);
-        refused(sk.bitnot(&x), ck1, ck);
+        refused(U8, ck.decrypt_u8(&x), ck1, ck);
+        refused(U8, sk.add(&a, &x), ck1, ck);
+        refused(U8, sk.bitnot(&x), ck1, ck);
         let bytes = x.to_bytes();
         let back = RadixCiphertext::from_bytes(&bytes, ck1.parameters()).unwrap();
         assert_eq!(back.set_name(), ck1.parameters().name);
-        refused(sk.shl(&back, 2), ck1, ck);
+        refused(U8, sk.shl(&back, 2), ck1, ck);
     }
     let block = ck1.encrypt_compressed(1).unwrap().decompress();
-    refused(ck.decrypt(&block), ck1, ck);
+    refused(BLOCK, ck.decrypt(&block), ck1, ck);
 }
 
 /// Booleans of the multi-bit boolean set given to the boolean set's keys,
@@ -208,16 +239,16 @@ fn booleans_of_another_set_are_refused() {
     let xc = other.encrypt_bool_compressed(false).unwrap().decompress();
     assert_eq!(x.set_name(), other.parameters().name);
     for y in [&x, &xc] {
-        refused(ck.decrypt_bool(y), &other, &ck);
-        refused(sk.not(y), &other, &ck);
-        refused(sk.gate(Gate::Nand, &t, y), &other, &ck);
-        refused(sk.gate(Gate::Xor, y, &t), &other, &ck);
-        refused(sk.mux(y, &t, &t), &other, &ck);
-        refused(sk.mux(&t, &t, y), &other, &ck);
+        refused(BOOL, ck.decrypt_bool(y), &other, &ck);
+        refused(BOOL, sk.not(y), &other, &ck);
+        refused(BOOL, sk.gate(Gate::Nand, &t, y), &other, &ck);
+        refused(BOOL, sk.gate(Gate::Xor, y, &t), &other, &ck);
+        refused(BOOL, sk.mux(y, &t, &t), &other, &ck);
+        refused(BOOL, sk.mux(&t, &t, y), &other, &ck);
     }
-    refused(other.decrypt_bool(&t), &ck, &other);
-    refused(ck1.decrypt_bool(&t), &ck, ck1);
-    refused(ck.decrypt(&ck1.encrypt(1).unwrap()), ck1, &ck);
+    refused(BOOL, other.decrypt_bool(&t), &ck, &other);
+    refused(BOOL, ck1.decrypt_bool(&t), &ck, ck1);
+    refused(BLOCK, ck.decrypt(&ck1.encrypt(1).unwrap()), ck1, &ck);
     // The right set's booleans still compute.
     let f = ck.encrypt_bool(false).unwrap();
     assert!(ck
