@@ -77,6 +77,8 @@ fn radix_integers_of_another_set_are_refused() {
         refused(U8, sk.select(&cond, x, y), ck1, ck);
     }
     refused(BLOCK, sk.select(&cond1, &a, &a), ck1, ck);
+    // Refused as another set's, not as a condition above 1.
+    refused(BLOCK, sk.select(&sk1.trivial(3).unwrap(), &a, &a), ck1, ck);
     refused(U8, sk.neg(&a1), ck1, ck);
     refused(U8, sk.bitnot(&a1), ck1, ck);
     refused(U8, sk.scalar_add(&a1, 3), ck1, ck);
@@ -152,6 +154,9 @@ fn blocks_and_lookup_tables_of_another_set_are_refused() {
         refused(BLOCK, sk.unchecked_add(x, y), ck1, ck);
         refused(BLOCK, sk.unchecked_sub_with_offset(x, y, 4), ck1, ck);
     }
+    // Refused as another set's, not as a block holding a carry (2_2 blocks
+    // reach 3, above 1_1's message space).
+    refused(BLOCK, sk1.pack(&ck.encrypt(3).unwrap(), &b1), ck, ck1);
     refused(BLOCK, sk.unchecked_scalar_add(&b1, 1), ck1, ck);
     refused(BLOCK, sk.unchecked_scalar_mul(&b1, 2), ck1, ck);
     // A block or trivial made by 1_1 server keys, to 2_2 keys.
