@@ -1003,6 +1003,30 @@ impl ServerKey {
 mod tests {
     use super::*;
 
+    /// An integer whose block count is not its set's for its width is
+    /// refused with both counts (the public constructors never make one).
+    #[test]
+    fn block_counts_are_checked_against_the_set() {
+        let (ck, sk) = crate::keys::test_keys_2_2();
+        let a = ck.encrypt_u8(7).unwrap();
+        let mut long = a.clone();
+        long.blocks.extend(a.blocks.iter().cloned());
+        let want = Error::Mismatch(
+            "a 8-bit integer of 8 blocks, where TFHE_MESSAGE_2_CARRY_2_2M128 has 4".into(),
+        );
+        assert_eq!(sk.add(&a, &long).unwrap_err(), want);
+        assert_eq!(sk.shl(&long, 2).unwrap_err(), want);
+        assert_eq!(ck.decrypt_u8(&long).unwrap_err(), want);
+        let mut wide = a.clone();
+        wide.bits = 16;
+        assert_eq!(
+            sk.add(&a, &wide).unwrap_err(),
+            Error::Mismatch(
+                "a 16-bit integer of 4 blocks, where TFHE_MESSAGE_2_CARRY_2_2M128 has 8".into()
+            )
+        );
+    }
+
     /// The prefix scan gives the ripple's result, on carries through every
     /// block and on a random sum.
     #[test]
