@@ -71,24 +71,9 @@ fn tfhe_seeds(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
         tagged(5, &glwe_key.to_bytes()),
         tagged(6, &glwe.to_bytes()),
         tagged(7, &ggsw.to_bytes()),
-        tagged(
-            8,
-            &shortint
-                .encrypt_compressed(3)?
-                .to_bytes(),
-        ),
-        tagged(
-            9,
-            &boolean
-                .encrypt_bool_compressed(true)?
-                .to_bytes(),
-        ),
-        tagged(
-            10,
-            &shortint
-                .encrypt_u8_compressed(0xa5)?
-                .to_bytes(),
-        ),
+        tagged(8, &shortint.encrypt_compressed(3)?.to_bytes()),
+        tagged(9, &boolean.encrypt_bool_compressed(true)?.to_bytes()),
+        tagged(10, &shortint.encrypt_u8_compressed(0xa5)?.to_bytes()),
         tagged(
             11,
             &glwe_key
