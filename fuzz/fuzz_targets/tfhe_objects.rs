@@ -59,21 +59,21 @@ fuzz_target!(|data: &[u8]| {
         2 => {
             let params = shortint.parameters();
             if let Ok(ct) = Ciphertext::from_bytes(bytes, params) {
-                assert_eq!(ct.to_bytes(params), bytes, "block encoding is canonical");
+                assert_eq!(ct.to_bytes(), bytes, "block encoding is canonical");
                 let _ = shortint.decrypt(&ct);
             }
         }
         3 => {
             let params = boolean.parameters();
             if let Ok(ct) = BoolCiphertext::from_bytes(bytes, params) {
-                assert_eq!(ct.to_bytes(params), bytes, "boolean encoding is canonical");
+                assert_eq!(ct.to_bytes(), bytes, "boolean encoding is canonical");
                 let _ = boolean.decrypt_bool(&ct);
             }
         }
         4 => {
             let params = shortint.parameters();
             if let Ok(ct) = RadixCiphertext::from_bytes(bytes, params) {
-                assert_eq!(ct.to_bytes(params), bytes, "integer encoding is canonical");
+                assert_eq!(ct.to_bytes(), bytes, "integer encoding is canonical");
                 let v = shortint
                     .decrypt_radix(&ct)
                     .expect("a loaded integer decrypts");
@@ -112,7 +112,7 @@ fuzz_target!(|data: &[u8]| {
             let params = shortint.parameters();
             if let Ok(ct) = CompressedCiphertext::from_bytes(bytes, params) {
                 assert_eq!(
-                    ct.to_bytes(params),
+                    ct.to_bytes(),
                     bytes,
                     "compressed block encoding is canonical"
                 );
@@ -125,7 +125,7 @@ fuzz_target!(|data: &[u8]| {
             let params = boolean.parameters();
             if let Ok(ct) = CompressedBoolCiphertext::from_bytes(bytes, params) {
                 assert_eq!(
-                    ct.to_bytes(params),
+                    ct.to_bytes(),
                     bytes,
                     "compressed boolean encoding is canonical"
                 );
@@ -138,7 +138,7 @@ fuzz_target!(|data: &[u8]| {
             let params = shortint.parameters();
             if let Ok(ct) = CompressedRadixCiphertext::from_bytes(bytes, params) {
                 assert_eq!(
-                    ct.to_bytes(params),
+                    ct.to_bytes(),
                     bytes,
                     "compressed integer encoding is canonical"
                 );

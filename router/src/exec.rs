@@ -328,17 +328,12 @@ impl Session {
             Val::Bfv(c) => c.to_bytes().len(),
             Val::Score(c, _) => c.to_bytes().len(),
             Val::Ckks(c, _) => c.to_bytes().len(),
-            Val::Radix(r) => {
-                let params = self.tfhe_part()?.ck.parameters();
-                r.iter()
-                    .flat_map(|x| x.blocks())
-                    .map(|b| b.to_bytes(params).len())
-                    .sum()
-            }
-            Val::Bits(b) => {
-                let params = self.tfhe_part()?.ck.parameters();
-                b.iter().map(|x| x.to_bytes(params).len()).sum()
-            }
+            Val::Radix(r) => r
+                .iter()
+                .flat_map(|x| x.blocks())
+                .map(|b| b.to_bytes().len())
+                .sum(),
+            Val::Bits(b) => b.iter().map(|x| x.to_bytes().len()).sum(),
         })
     }
 

@@ -1,12 +1,14 @@
 //! Boolean gates: true = +1/8, false = -1/8 on the torus. Every binary gate
 //! is one key switch + bootstrap of a linear combination of its inputs with
 //! the sign test vector (+1/8 on [0, 1/2), -1/8 on [1/2, 1)); NOT is free.
+//! A boolean carries the name of its parameter set: keys of another set
+//! refuse it.
 
 use triskel_ring::LweCiphertext;
 
 use crate::error::{Error, Result};
 use crate::keys::{ClientKey, ServerKey};
-use crate::params::Encoding;
+use crate::params::{Encoding, TfheParameters};
 
 /// 1/8 of the torus.
 const EIGHTH: u64 = 1 << 61;
@@ -15,6 +17,15 @@ const EIGHTH: u64 = 1 << 61;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BoolCiphertext {
     pub(crate) lwe: LweCiphertext,
+    /// The name of the parameter set of the keys it was made with.
+    pub(crate) set: &'static str,
+}
+
+impl BoolCiphertext {
+    /// The name of its parameter set: only keys of that set take it.
+    pub fn set_name(&self) -> &'static str {
+        self.set
+    }
 }
 
 /// The gates bootstrapped from a linear combination c_a a + c_b b + constant.
@@ -61,8 +72,11 @@ impl Gate {
     }
 }
 
-fn check_boolean(encoding: Encoding) -> Result<()> {
-    if encoding != Encoding::Boolean {
+/// Refuses booleans of another set, then integer parameters.
+fn check_booleans(params: &TfheParameters, cts: &[&BoolCiphertext]) -> Result<()> {
+    cts.iter()
+        .try_for_each(|c| params.check_set("a boolean", c.set))?;
+    if params.encoding != Encoding::Boolean {
         return Err(Error::Mismatch(
             "integer parameters used for boolean gates".into(),
         ));
@@ -75,12 +89,13 @@ impl ClientKey {
     pub fn encrypt_bool(&self, b: bool) -> Result<BoolCiphertext> {
         Ok(BoolCiphertext {
             lwe: self.encrypt_torus(self.encode_bool(b)?)?,
+            set: self.params.name,
         })
     }
 
     /// The torus value of a boolean: +1/8 or -1/8.
     pub(crate) fn encode_bool(&self, b: bool) -> Result<u64> {
-        check_boolean(self.params.encoding)?;
+        check_booleans(&self.params, &[])?;
         // Chosen by a mask, not a branch on the secret bit.
         let mask = (b as u64).wrapping_neg();
         Ok((EIGHTH & mask) | (EIGHTH.wrapping_neg() & !mask))
@@ -88,7 +103,7 @@ impl ClientKey {
 
     /// Decrypts a boolean: true when the phase is in [0, 1/2).
     pub fn decrypt_bool(&self, ct: &BoolCiphertext) -> Result<bool> {
-        check_boolean(self.params.encoding)?;
+        check_booleans(&self.params, &[ct])?;
         Ok(self.phase(&ct.lwe)? >> 63 == 0)
     }
 }
@@ -96,10 +111,13 @@ impl ClientKey {
 impl ServerKey {
     /// NOT a: negation, no bootstrap.
     pub fn not(&self, a: &BoolCiphertext) -> Result<BoolCiphertext> {
-        check_boolean(self.params.encoding)?;
+        check_booleans(&self.params, &[a])?;
         let mut lwe = a.lwe.clone();
         lwe.neg_assign();
-        Ok(BoolCiphertext { lwe })
+        Ok(BoolCiphertext {
+            lwe,
+            set: self.params.name,
+        })
     }
 
     /// A two-input gate: one key switch and bootstrap.
@@ -109,7 +127,7 @@ impl ServerKey {
         a: &BoolCiphertext,
         b: &BoolCiphertext,
     ) -> Result<BoolCiphertext> {
-        check_boolean(self.params.encoding)?;
+        check_booleans(&self.params, &[a, b])?;
         let (coef, constant) = gate.combination();
         let mut lwe = a.lwe.clone();
         lwe.add_assign(&b.lwe)?;
@@ -118,6 +136,7 @@ impl ServerKey {
         let tv = self.constant_test_vector(EIGHTH);
         Ok(BoolCiphertext {
             lwe: self.bootstrap(&lwe, &tv)?,
+            set: self.params.name,
         })
     }
 

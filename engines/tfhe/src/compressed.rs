@@ -24,12 +24,17 @@ pub struct CompressedCiphertext {
     pub(crate) lwe: CompressedLweCiphertext,
     pub(crate) degree: u64,
     pub(crate) noise_level: u64,
+    /// The name of the parameter set of the key it was made with (the
+    /// decompressed block keeps it).
+    pub(crate) set: &'static str,
 }
 
 /// A fresh boolean as seed + body (the mask stream 0 of a fresh seed).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CompressedBoolCiphertext {
     pub(crate) lwe: CompressedLweCiphertext,
+    /// The name of the parameter set of the key it was made with.
+    pub(crate) set: &'static str,
 }
 
 /// A fresh radix integer as one seed + a body per block: block i's mask is
@@ -55,6 +60,7 @@ impl CompressedCiphertext {
             lwe: self.lwe.decompress(),
             degree: self.degree,
             noise_level: self.noise_level,
+            set: self.set,
         }
     }
 }
@@ -64,6 +70,7 @@ impl CompressedBoolCiphertext {
     pub fn decompress(&self) -> BoolCiphertext {
         BoolCiphertext {
             lwe: self.lwe.decompress(),
+            set: self.set,
         }
     }
 }
@@ -72,6 +79,12 @@ impl CompressedRadixCiphertext {
     /// Width in bits.
     pub fn bits(&self) -> u32 {
         self.bits
+    }
+
+    /// The name of its parameter set (its blocks').
+    pub(crate) fn set_name(&self) -> &'static str {
+        // Every constructor checks the width's block count, at least 1.
+        self.blocks.first().map_or("", |b| b.set)
     }
 
     /// The integer with every block's mask regenerated: what
@@ -105,6 +118,7 @@ impl ClientKey {
             lwe: self.encrypt_torus_compressed(torus, seed, stream)?,
             degree,
             noise_level: 1,
+            set: self.params.name,
         })
     }
 
@@ -113,6 +127,7 @@ impl ClientKey {
         let m = self.encode_bool(b)?;
         Ok(CompressedBoolCiphertext {
             lwe: self.encrypt_torus_compressed(m, fresh_seed()?, 0)?,
+            set: self.params.name,
         })
     }
 

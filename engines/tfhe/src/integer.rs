@@ -1,7 +1,9 @@
 //! Radix integers: an unsigned integer of `bits` bits as little-endian
 //! blocks of log2(message_modulus) bits each (2_2 blocks: 2 bits, 4 blocks
 //! per u8, 32 per u64). Every operation returns clean blocks (carries
-//! propagated, degree < message_modulus), so results compose.
+//! propagated, degree < message_modulus), so results compose. Every entry
+//! checks its integers with [`check_radix`]: blocks of the key's set, as
+//! many as the set's blocks of that width.
 //!
 //! Carry propagation: on few threads carries ripple block to block, each
 //! carry's bootstrap sharing its key switch with the block's message
@@ -17,6 +19,7 @@ use triskel_ring::LweCiphertext;
 
 use crate::error::{Error, Result};
 use crate::keys::{ClientKey, ServerKey};
+use crate::params::TfheParameters;
 use crate::shortint::{moduli, Ciphertext, LookupTable};
 
 /// An encrypted unsigned integer of `bits` bits.
@@ -36,6 +39,13 @@ impl RadixCiphertext {
     pub fn blocks(&self) -> &[Ciphertext] {
         &self.blocks
     }
+
+    /// The name of its parameter set (its blocks'): only keys of that set
+    /// take it.
+    pub fn set_name(&self) -> &'static str {
+        // Every constructor checks the width's block count, at least 1.
+        self.blocks.first().map_or("", |b| b.set)
+    }
 }
 
 /// Message bits per block of message modulus `msg`.
@@ -46,6 +56,25 @@ pub(crate) fn block_shape(msg: u64) -> Result<u32> {
         )));
     }
     Ok(msg.trailing_zeros())
+}
+
+/// Refuses an integer of another set (each block's set) or whose block
+/// count is not the one `params` gives its width.
+pub(crate) fn check_radix(params: &TfheParameters, ct: &RadixCiphertext) -> Result<()> {
+    let what = format!("a {}-bit integer", ct.bits);
+    for block in &ct.blocks {
+        params.check_set(&what, block.set)?;
+    }
+    let (msg, _, _) = moduli(params.encoding)?;
+    let count = check_width(ct.bits, block_shape(msg)?)?;
+    if ct.blocks.len() != count {
+        return Err(Error::Mismatch(format!(
+            "{what} of {} blocks, where {} has {count}",
+            ct.blocks.len(),
+            params.name
+        )));
+    }
+    Ok(())
 }
 
 pub(crate) fn check_width(bits: u32, block_bits: u32) -> Result<usize> {
@@ -95,6 +124,7 @@ impl ClientKey {
 
     /// Decrypts a radix integer.
     pub fn decrypt_radix(&self, ct: &RadixCiphertext) -> Result<u64> {
+        check_radix(&self.params, ct)?;
         let (msg, _, _) = moduli(self.params.encoding)?;
         let b = block_shape(msg)?;
         let mut v = 0u64;
@@ -262,8 +292,12 @@ impl ServerKey {
         Ok((msg, block_shape(msg)?))
     }
 
+    /// Refuses two integers unless both are of this key's set and shape
+    /// ([`check_radix`]) and of one width.
     fn same_width(&self, a: &RadixCiphertext, b: &RadixCiphertext) -> Result<()> {
-        if a.bits != b.bits || a.blocks.len() != b.blocks.len() {
+        check_radix(&self.params, a)?;
+        check_radix(&self.params, b)?;
+        if a.bits != b.bits {
             return Err(Error::Mismatch(format!(
                 "{}-bit and {}-bit integers",
                 a.bits, b.bits
@@ -398,6 +432,7 @@ impl ServerKey {
     /// modulus), least significant first: e.g. the outputs of per-block
     /// lookup tables computed by a caller.
     pub fn radix_from_blocks(&self, blocks: Vec<Ciphertext>, bits: u32) -> Result<RadixCiphertext> {
+        self.check_blocks(&blocks)?;
         let (msg, _, _) = self.moduli()?;
         let count = check_width(bits, block_shape(msg)?)?;
         if blocks.len() != count {
@@ -457,6 +492,7 @@ impl ServerKey {
 
     /// -a mod 2^bits.
     pub fn neg(&self, a: &RadixCiphertext) -> Result<RadixCiphertext> {
+        check_radix(&self.params, a)?;
         let mut blocks = self.complement_blocks(a)?;
         blocks[0] = self.unchecked_scalar_add(&blocks[0], 1)?;
         Ok(RadixCiphertext {
@@ -467,6 +503,7 @@ impl ServerKey {
 
     /// NOT a (bitwise), free of bootstraps.
     pub fn bitnot(&self, a: &RadixCiphertext) -> Result<RadixCiphertext> {
+        check_radix(&self.params, a)?;
         Ok(RadixCiphertext {
             blocks: self.complement_blocks(a)?,
             bits: a.bits,
@@ -483,6 +520,7 @@ impl ServerKey {
 
     /// a + c mod 2^bits.
     pub fn scalar_add(&self, a: &RadixCiphertext, c: u64) -> Result<RadixCiphertext> {
+        check_radix(&self.params, a)?;
         let digits = self.scalar_digits(c, a.bits, a.blocks.len())?;
         let sum = a
             .blocks
@@ -648,6 +686,7 @@ impl ServerKey {
 
     /// a * c mod 2^bits for a constant c.
     pub fn scalar_mul(&self, a: &RadixCiphertext, c: u64) -> Result<RadixCiphertext> {
+        check_radix(&self.params, a)?;
         let n = a.blocks.len();
         let values = self.scalar_digits(c, a.bits, n)?;
         let digits = vec![None; n];
@@ -741,11 +780,7 @@ impl ServerKey {
                             _ => GREATER,
                         }) as i64
                     })?;
-                    return Ok(Ciphertext {
-                        lwe: self.bootstrap(&value.lwe, &predicate)?,
-                        degree: 1,
-                        noise_level: 1,
-                    });
+                    return Ok(self.block(self.bootstrap(&value.lwe, &predicate)?, 1, 1));
                 }
             }
             let spans = self.group_spans(&terms, p - 1);
@@ -819,6 +854,7 @@ impl ServerKey {
         b: &RadixCiphertext,
     ) -> Result<RadixCiphertext> {
         self.same_width(a, b)?;
+        self.check_blocks([cond])?;
         if cond.degree > 1 {
             return Err(Error::OutOfRange("condition must be a 0/1 block".into()));
         }
@@ -870,6 +906,7 @@ impl ServerKey {
         left: bool,
         rotate: bool,
     ) -> Result<RadixCiphertext> {
+        check_radix(&self.params, a)?;
         let (msg, b) = self.msg()?;
         let n = a.blocks.len();
         let amount = amount % a.bits;
@@ -965,6 +1002,30 @@ impl ServerKey {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An integer whose block count is not its set's for its width is
+    /// refused with both counts (the public constructors never make one).
+    #[test]
+    fn block_counts_are_checked_against_the_set() {
+        let (ck, sk) = crate::keys::test_keys_2_2();
+        let a = ck.encrypt_u8(7).unwrap();
+        let mut long = a.clone();
+        long.blocks.extend(a.blocks.iter().cloned());
+        let want = Error::Mismatch(
+            "a 8-bit integer of 8 blocks, where TFHE_MESSAGE_2_CARRY_2_2M128 has 4".into(),
+        );
+        assert_eq!(sk.add(&a, &long).unwrap_err(), want);
+        assert_eq!(sk.shl(&long, 2).unwrap_err(), want);
+        assert_eq!(ck.decrypt_u8(&long).unwrap_err(), want);
+        let mut wide = a.clone();
+        wide.bits = 16;
+        assert_eq!(
+            sk.add(&a, &wide).unwrap_err(),
+            Error::Mismatch(
+                "a 16-bit integer of 4 blocks, where TFHE_MESSAGE_2_CARRY_2_2M128 has 8".into()
+            )
+        );
+    }
 
     /// The prefix scan gives the ripple's result, on carries through every
     /// block and on a random sum.

@@ -346,6 +346,22 @@ impl TfheParameters {
             .ok_or_else(|| Error::InvalidParameters(format!("no parameter set named {name:?}")))
     }
 
+    /// Refuses `what` (e.g. "a block"), made for the set named `set`, when
+    /// it is not this set: sets of equal LWE dimension (1_1 and 2_2, a set
+    /// and its multi-bit or `_2M64` variant) would otherwise decrypt and
+    /// compute garbage. Sets are told apart by name, the identity the
+    /// serialized header carries; two sets are never compatible, as their
+    /// keys are different secrets.
+    pub(crate) fn check_set(&self, what: &str, set: &str) -> Result<()> {
+        if set != self.name {
+            return Err(Error::Mismatch(format!(
+                "{what} of the parameter set {set} given to keys of {}",
+                self.name
+            )));
+        }
+        Ok(())
+    }
+
     /// Checks shape, security scaling and failure probability (at most the
     /// set's promise, which is at most 2^-64).
     pub fn check(&self) -> Result<()> {

@@ -34,6 +34,9 @@
 //! Loading checks every length and range (key bits, residues < q, degree,
 //! noise level at least a fresh encryption's; a radix integer's width, its
 //! block count against that width and clean blocks) and rejects trailing bytes.
+//! A value is written under its own set's name and loaded only as the set
+//! the caller names; the loaded value carries that name, so keys of another
+//! set refuse it as they refuse any value of another set.
 //!
 //! The GLWE kinds carry the set the object was made for (its k, N, q and,
 //! for a GGSW, the bootstrapping decomposition, all checked equal to the
@@ -250,16 +253,17 @@ impl ServerKey {
 }
 
 impl Ciphertext {
-    /// Versioned bytes of the block.
-    pub fn to_bytes(&self, params: &TfheParameters) -> Vec<u8> {
+    /// Versioned bytes of the block, naming its set.
+    pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        write_header(&mut out, KIND_BLOCK, params.name);
+        write_header(&mut out, KIND_BLOCK, self.set);
         self.write_body(&mut out);
         out
     }
 
-    /// Loads a block of the parameter set `params`: the degree must fit the
-    /// block and the noise level is at least a fresh encryption's.
+    /// Loads a block of the parameter set `params` (bytes naming another
+    /// set are refused; the block carries `params`' name): the degree must
+    /// fit the block and the noise level is at least a fresh encryption's.
     pub fn from_bytes(bytes: &[u8], params: &TfheParameters) -> Result<Ciphertext> {
         let mut r = Reader::new(bytes);
         expect_params(&read_header(&mut r, |_| KIND_BLOCK)?, params)?;
@@ -280,6 +284,7 @@ impl Ciphertext {
             lwe,
             degree,
             noise_level,
+            set: params.name,
         })
     }
 }
@@ -333,10 +338,11 @@ fn check_clean(degree: u64, msg: u64) -> Result<()> {
 }
 
 impl RadixCiphertext {
-    /// Versioned bytes of the integer: its width and its blocks.
-    pub fn to_bytes(&self, params: &TfheParameters) -> Vec<u8> {
+    /// Versioned bytes of the integer, naming its set: its width and its
+    /// blocks.
+    pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        write_header(&mut out, KIND_RADIX, params.name);
+        write_header(&mut out, KIND_RADIX, self.set_name());
         out.push(self.bits as u8);
         out.push(self.blocks.len() as u8);
         for block in &self.blocks {
@@ -365,10 +371,10 @@ impl RadixCiphertext {
 }
 
 impl BoolCiphertext {
-    /// Versioned bytes of the boolean.
-    pub fn to_bytes(&self, params: &TfheParameters) -> Vec<u8> {
+    /// Versioned bytes of the boolean, naming its set.
+    pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        write_header(&mut out, KIND_BOOL, params.name);
+        write_header(&mut out, KIND_BOOL, self.set);
         self.lwe.write_body(&mut out);
         out
     }
@@ -379,7 +385,10 @@ impl BoolCiphertext {
         expect_params(&read_header(&mut r, |_| KIND_BOOL)?, params)?;
         let lwe = LweCiphertext::read_body(&mut r, params.glwe_dimension * params.polynomial_size)?;
         r.finish()?;
-        Ok(BoolCiphertext { lwe })
+        Ok(BoolCiphertext {
+            lwe,
+            set: params.name,
+        })
     }
 }
 
@@ -400,11 +409,11 @@ fn read_compressed_lwe(
 }
 
 impl CompressedCiphertext {
-    /// Versioned bytes of the compressed block (kind 10: seed, degree, noise
-    /// level, body).
-    pub fn to_bytes(&self, params: &TfheParameters) -> Vec<u8> {
+    /// Versioned bytes of the compressed block, naming its set (kind 10:
+    /// seed, degree, noise level, body).
+    pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        write_header(&mut out, KIND_COMPRESSED_BLOCK, params.name);
+        write_header(&mut out, KIND_COMPRESSED_BLOCK, self.set);
         out.extend_from_slice(&self.lwe.seed);
         write_metadata(&mut out, self.degree, self.noise_level);
         out.extend_from_slice(&self.lwe.b.to_le_bytes());
@@ -424,15 +433,17 @@ impl CompressedCiphertext {
             lwe,
             degree,
             noise_level,
+            set: params.name,
         })
     }
 }
 
 impl CompressedBoolCiphertext {
-    /// Versioned bytes of the compressed boolean (kind 11: seed, body).
-    pub fn to_bytes(&self, params: &TfheParameters) -> Vec<u8> {
+    /// Versioned bytes of the compressed boolean, naming its set (kind 11:
+    /// seed, body).
+    pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        write_header(&mut out, KIND_COMPRESSED_BOOL, params.name);
+        write_header(&mut out, KIND_COMPRESSED_BOOL, self.set);
         out.extend_from_slice(&self.lwe.seed);
         out.extend_from_slice(&self.lwe.b.to_le_bytes());
         out
@@ -445,16 +456,19 @@ impl CompressedBoolCiphertext {
         let seed = r.seed()?;
         let lwe = read_compressed_lwe(&mut r, params, seed, 0)?;
         r.finish()?;
-        Ok(CompressedBoolCiphertext { lwe })
+        Ok(CompressedBoolCiphertext {
+            lwe,
+            set: params.name,
+        })
     }
 }
 
 impl CompressedRadixCiphertext {
-    /// Versioned bytes of the compressed integer (kind 12: width, block
-    /// count, seed, each block's degree, noise level and body).
-    pub fn to_bytes(&self, params: &TfheParameters) -> Vec<u8> {
+    /// Versioned bytes of the compressed integer, naming its set (kind 12:
+    /// width, block count, seed, each block's degree, noise level and body).
+    pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        write_header(&mut out, KIND_COMPRESSED_RADIX, params.name);
+        write_header(&mut out, KIND_COMPRESSED_RADIX, self.set_name());
         out.push(self.bits as u8);
         out.push(self.blocks.len() as u8);
         out.extend_from_slice(&self.seed);
@@ -481,6 +495,7 @@ impl CompressedRadixCiphertext {
                 lwe: read_compressed_lwe(&mut r, params, seed, i as u64)?,
                 degree,
                 noise_level,
+                set: params.name,
             });
         }
         r.finish()?;

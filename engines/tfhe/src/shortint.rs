@@ -3,7 +3,9 @@
 //! carry_modulus. Each ciphertext tracks its degree (largest value it can
 //! hold) and noise level (sum of |coefficients| of bootstrapped outputs it is
 //! a combination of); operations that would exceed either return
-//! [`Error::Budget`] instead of decrypting wrongly.
+//! [`Error::Budget`] instead of decrypting wrongly. Each ciphertext and
+//! lookup table also carries the name of its parameter set: keys of another
+//! set refuse it ([`Error::Mismatch`]).
 
 use rayon::prelude::*;
 use triskel_ring::LweCiphertext;
@@ -18,6 +20,8 @@ pub struct Ciphertext {
     pub(crate) lwe: LweCiphertext,
     pub(crate) degree: u64,
     pub(crate) noise_level: u64,
+    /// The name of the parameter set of the keys it was made with.
+    pub(crate) set: &'static str,
 }
 
 /// (message_modulus, carry_modulus, max_noise_level) of an integer set.
@@ -54,6 +58,11 @@ impl Ciphertext {
     pub fn lwe(&self) -> &LweCiphertext {
         &self.lwe
     }
+
+    /// The name of its parameter set: only keys of that set take it.
+    pub fn set_name(&self) -> &'static str {
+        self.set
+    }
 }
 
 impl ClientKey {
@@ -64,6 +73,7 @@ impl ClientKey {
             lwe: self.encrypt_torus(torus)?,
             degree,
             noise_level: 1,
+            set: self.params.name,
         })
     }
 
@@ -82,6 +92,7 @@ impl ClientKey {
 
     /// Decrypts message and carry: the value in [0, message_modulus * carry_modulus).
     pub fn decrypt_with_carry(&self, ct: &Ciphertext) -> Result<u64> {
+        self.params.check_set("a block", ct.set)?;
         let (msg, carry, _) = moduli(self.params.encoding)?;
         let p = msg * carry;
         let phase = self.phase(&ct.lwe)?;
@@ -94,15 +105,16 @@ impl ClientKey {
 
     /// Decrypts the message (carries dropped).
     pub fn decrypt(&self, ct: &Ciphertext) -> Result<u64> {
+        let v = self.decrypt_with_carry(ct)?;
         let (msg, _, _) = moduli(self.params.encoding)?;
         // msg is a power of two: a mask, not a division on the secret value.
-        Ok(self.decrypt_with_carry(ct)? & (msg - 1))
+        Ok(v & (msg - 1))
     }
 
     /// The noise of ct's phase around its decrypted value, relative to 2^64.
     pub fn noise(&self, ct: &Ciphertext) -> Result<f64> {
-        let (msg, carry, _) = moduli(self.params.encoding)?;
         let v = self.decrypt_with_carry(ct)?;
+        let (msg, carry, _) = moduli(self.params.encoding)?;
         let phase = self.phase(&ct.lwe)?;
         Ok(crate::keys::centered(
             phase.wrapping_sub(v * delta(msg * carry)),
@@ -113,6 +125,34 @@ impl ClientKey {
 impl ServerKey {
     pub(crate) fn moduli(&self) -> Result<(u64, u64, u64)> {
         moduli(self.params.encoding)
+    }
+
+    /// Refuses blocks of another parameter set: every operation on blocks
+    /// calls it before reading them.
+    pub(crate) fn check_blocks<'a>(
+        &self,
+        blocks: impl IntoIterator<Item = &'a Ciphertext>,
+    ) -> Result<()> {
+        blocks
+            .into_iter()
+            .try_for_each(|b| self.params.check_set("a block", b.set))
+    }
+
+    /// Refuses lookup tables of another parameter set (their test vectors
+    /// follow the set's block space and ring degree).
+    fn check_tables<'a>(&self, sets: impl IntoIterator<Item = &'a str>) -> Result<()> {
+        sets.into_iter()
+            .try_for_each(|set| self.params.check_set("a lookup table", set))
+    }
+
+    /// A block of this key's set.
+    pub(crate) fn block(&self, lwe: LweCiphertext, degree: u64, noise_level: u64) -> Ciphertext {
+        Ciphertext {
+            lwe,
+            degree,
+            noise_level,
+            set: self.params.name,
+        }
     }
 
     /// A block holding 1 when the small-key ciphertext's phase is in
@@ -126,11 +166,7 @@ impl ServerKey {
         let mut lwe = self.sign_bootstrap(small, half)?;
         lwe.neg_assign();
         lwe.add_constant(half);
-        Ok(Ciphertext {
-            lwe,
-            degree: 1,
-            noise_level: 1,
-        })
+        Ok(self.block(lwe, 1, 1))
     }
 
     /// The lookup table of f on the whole block [0, p): f's outputs must be < p.
@@ -147,6 +183,7 @@ impl ServerKey {
         Ok(LookupTable {
             tv: self.test_vector(&torus)?,
             outputs,
+            set: self.params.name,
         })
     }
 
@@ -191,11 +228,10 @@ impl ServerKey {
     /// result has noise level 1 and the largest output of f on the values
     /// the block can hold as its degree.
     pub fn apply_lookup_table(&self, ct: &Ciphertext, lut: &LookupTable) -> Result<Ciphertext> {
-        Ok(Ciphertext {
-            lwe: self.bootstrap(&ct.lwe, &lut.tv)?,
-            degree: lut.degree_on(ct.degree),
-            noise_level: 1,
-        })
+        self.check_blocks([ct])?;
+        self.check_tables([lut.set])?;
+        let lwe = self.bootstrap(&ct.lwe, &lut.tv)?;
+        Ok(self.block(lwe, lut.degree_on(ct.degree), 1))
     }
 
     /// Many LUT applications in parallel (rayon).
@@ -204,17 +240,15 @@ impl ServerKey {
         cts: &[&Ciphertext],
         luts: &[&LookupTable],
     ) -> Result<Vec<Ciphertext>> {
+        self.check_blocks(cts.iter().copied())?;
+        self.check_tables(luts.iter().map(|l| l.set))?;
         let lwes: Vec<&LweCiphertext> = cts.iter().map(|c| &c.lwe).collect();
         let tvs: Vec<&TestVector> = luts.iter().map(|l| &l.tv).collect();
         Ok(self
             .bootstrap_many(&lwes, &tvs)?
             .into_iter()
             .zip(luts.iter().zip(cts))
-            .map(|(lwe, (l, c))| Ciphertext {
-                lwe,
-                degree: l.degree_on(c.degree),
-                noise_level: 1,
-            })
+            .map(|(lwe, (l, c))| self.block(lwe, l.degree_on(c.degree), 1))
             .collect())
     }
 
@@ -225,15 +259,13 @@ impl ServerKey {
         ct: &Ciphertext,
         luts: &[&LookupTable],
     ) -> Result<Vec<Ciphertext>> {
+        self.check_blocks([ct])?;
+        self.check_tables(luts.iter().map(|l| l.set))?;
         let sw = self.switch_in(&ct.lwe)?;
         luts.par_iter()
             .map(|l| {
                 let acc = self.blind_rotate(&sw, &l.tv)?;
-                Ok(Ciphertext {
-                    lwe: self.extract(&acc)?,
-                    degree: l.degree_on(ct.degree),
-                    noise_level: 1,
-                })
+                Ok(self.block(self.extract(&acc)?, l.degree_on(ct.degree), 1))
             })
             .collect()
     }
@@ -262,6 +294,7 @@ impl ServerKey {
             tv: self.test_vector(&torus)?,
             f_outputs: f_outputs.to_vec(),
             g_outputs: g_outputs.to_vec(),
+            set: self.params.name,
         })
     }
 
@@ -273,6 +306,8 @@ impl ServerKey {
         ct: &Ciphertext,
         luts: &TwoLookupTables,
     ) -> Result<(Ciphertext, Ciphertext)> {
+        self.check_blocks([ct])?;
+        self.check_tables([luts.set])?;
         let (msg, carry, _) = self.moduli()?;
         if ct.degree >= msg * carry / 2 {
             return Err(Error::Budget(format!(
@@ -282,11 +317,7 @@ impl ServerKey {
         }
         let acc = self.blind_rotate(&self.switch_in(&ct.lwe)?, &luts.tv)?;
         let out = |index: usize, degree: u64| -> Result<Ciphertext> {
-            Ok(Ciphertext {
-                lwe: self.extract_at(&acc, index)?,
-                degree,
-                noise_level: 1,
-            })
+            Ok(self.block(self.extract_at(&acc, index)?, degree, 1))
         };
         Ok((
             out(0, max_output(&luts.f_outputs, ct.degree))?,
@@ -310,6 +341,7 @@ impl ServerKey {
     /// the input of a bivariate lookup table. An input whose noise level
     /// would push the packing past the set's maximum is bootstrapped first.
     pub fn pack(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
+        self.check_blocks([a, b])?;
         let (msg, _, max_noise) = self.moduli()?;
         if a.degree >= msg || b.degree >= msg {
             return Err(Error::Budget(
@@ -337,14 +369,14 @@ impl ServerKey {
         if m >= p {
             return Err(Error::OutOfRange(format!("constant {m} outside [0, {p})")));
         }
-        Ok(Ciphertext {
-            lwe: LweCiphertext::trivial(self.ctx.k * self.ctx.n, m * delta(p)),
-            degree: m,
-            noise_level: 0,
-        })
+        let lwe = LweCiphertext::trivial(self.ctx.k * self.ctx.n, m * delta(p));
+        Ok(self.block(lwe, m, 0))
     }
 
-    fn check_budget(&self, degree: u64, noise: u64) -> Result<()> {
+    /// Refuses operands of another set, then a result of `degree` and
+    /// `noise` level beyond the set's budgets.
+    fn check_budget(&self, operands: &[&Ciphertext], degree: u64, noise: u64) -> Result<()> {
+        self.check_blocks(operands.iter().copied())?;
         let (msg, carry, max_noise) = self.moduli()?;
         if degree >= msg * carry {
             return Err(Error::Budget(format!(
@@ -363,42 +395,30 @@ impl ServerKey {
     /// a + b without a bootstrap (carries accumulate).
     pub fn unchecked_add(&self, a: &Ciphertext, b: &Ciphertext) -> Result<Ciphertext> {
         let (degree, noise) = (a.degree + b.degree, a.noise_level + b.noise_level);
-        self.check_budget(degree, noise)?;
+        self.check_budget(&[a, b], degree, noise)?;
         let mut lwe = a.lwe.clone();
         lwe.add_assign(&b.lwe)?;
-        Ok(Ciphertext {
-            lwe,
-            degree,
-            noise_level: noise,
-        })
+        Ok(self.block(lwe, degree, noise))
     }
 
     /// a + c for a constant c, without a bootstrap.
     pub fn unchecked_scalar_add(&self, a: &Ciphertext, c: u64) -> Result<Ciphertext> {
         let (msg, carry, _) = self.moduli()?;
         let degree = a.degree.saturating_add(c);
-        self.check_budget(degree, a.noise_level)?;
+        self.check_budget(&[a], degree, a.noise_level)?;
         let mut lwe = a.lwe.clone();
         lwe.add_constant(c * delta(msg * carry));
-        Ok(Ciphertext {
-            lwe,
-            degree,
-            noise_level: a.noise_level,
-        })
+        Ok(self.block(lwe, degree, a.noise_level))
     }
 
     /// a * c for a constant c, without a bootstrap.
     pub fn unchecked_scalar_mul(&self, a: &Ciphertext, c: u64) -> Result<Ciphertext> {
         let degree = a.degree.saturating_mul(c);
         let noise = a.noise_level.saturating_mul(c);
-        self.check_budget(degree, noise)?;
+        self.check_budget(&[a], degree, noise)?;
         let mut lwe = a.lwe.clone();
         lwe.mul_scalar_assign(c as i64);
-        Ok(Ciphertext {
-            lwe,
-            degree,
-            noise_level: noise,
-        })
+        Ok(self.block(lwe, degree, noise))
     }
 
     /// a - b + k * message_modulus-style correction: computes a - b + c where
@@ -410,24 +430,20 @@ impl ServerKey {
         b: &Ciphertext,
         offset: u64,
     ) -> Result<Ciphertext> {
+        let (msg, carry, _) = self.moduli()?;
+        let degree = a.degree.saturating_add(offset);
+        let noise = a.noise_level + b.noise_level;
+        self.check_budget(&[a, b], degree, noise)?;
         if offset < b.degree {
             return Err(Error::OutOfRange(format!(
                 "offset {offset} below the subtrahend's degree {}",
                 b.degree
             )));
         }
-        let (msg, carry, _) = self.moduli()?;
-        let degree = a.degree + offset;
-        let noise = a.noise_level + b.noise_level;
-        self.check_budget(degree, noise)?;
         let mut lwe = a.lwe.clone();
         lwe.sub_assign(&b.lwe)?;
         lwe.add_constant(offset * delta(msg * carry));
-        Ok(Ciphertext {
-            lwe,
-            degree,
-            noise_level: noise,
-        })
+        Ok(self.block(lwe, degree, noise))
     }
 }
 
@@ -438,6 +454,8 @@ pub struct TwoLookupTables {
     /// f(x) and g(x) for every x of the lower half of the block space.
     pub(crate) f_outputs: Vec<u64>,
     pub(crate) g_outputs: Vec<u64>,
+    /// The name of the parameter set of the key that built it.
+    pub(crate) set: &'static str,
 }
 
 /// A lookup table on a whole block, with its outputs in the clear.
@@ -446,6 +464,8 @@ pub struct LookupTable {
     pub(crate) tv: TestVector,
     /// f(x) for every x of the block space.
     pub(crate) outputs: Vec<u64>,
+    /// The name of the parameter set of the key that built it.
+    pub(crate) set: &'static str,
 }
 
 impl LookupTable {

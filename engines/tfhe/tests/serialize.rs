@@ -38,7 +38,7 @@ fn keys_and_booleans_round_trip_and_malformed_bytes_are_rejected() {
         ck.encrypt_bool(true).unwrap(),
         ck.encrypt_bool(false).unwrap(),
     );
-    let a2 = BoolCiphertext::from_bytes(&a.to_bytes(&params), &params).unwrap();
+    let a2 = BoolCiphertext::from_bytes(&a.to_bytes(), &params).unwrap();
     assert_eq!(a2, a);
     let out = sk2.gate(Gate::Nand, &a2, &b).unwrap();
     assert!(ck2.decrypt_bool(&out).unwrap());
@@ -73,10 +73,10 @@ fn keys_and_booleans_round_trip_and_malformed_bytes_are_rejected() {
     rejected(ServerKey::from_bytes(&bad));
     // A boolean loaded as another set, or as a block.
     rejected(BoolCiphertext::from_bytes(
-        &a.to_bytes(&params),
+        &a.to_bytes(),
         &TfheParameters::message_2_carry_2(),
     ));
-    rejected(Ciphertext::from_bytes(&a.to_bytes(&params), &params));
+    rejected(Ciphertext::from_bytes(&a.to_bytes(), &params));
 }
 
 #[test]
@@ -85,7 +85,7 @@ fn blocks_round_trip_and_claims_are_checked() {
     let mut rng = Prng::from_seed([5; 32]);
     let ck = ClientKey::generate_with(&params, &mut rng).unwrap();
     let ct = ck.encrypt(1).unwrap();
-    let bytes = ct.to_bytes(&params);
+    let bytes = ct.to_bytes();
     let back = Ciphertext::from_bytes(&bytes, &params).unwrap();
     assert_eq!(back, ct);
     assert_eq!(ck.decrypt(&back).unwrap(), 1);
@@ -116,11 +116,11 @@ fn radix_integers_round_trip_and_malformed_bytes_are_rejected() {
         let mask = u64::MAX >> (64 - bits);
         let a = ck.encrypt_radix(x, bits).unwrap();
         let b = ck.encrypt_radix(7, bits).unwrap();
-        let a2 = load(&a.to_bytes(params)).unwrap();
-        let b2 = load(&b.to_bytes(params)).unwrap();
+        let a2 = load(&a.to_bytes()).unwrap();
+        let b2 = load(&b.to_bytes()).unwrap();
         assert_eq!((&a2, &b2), (&a, &b));
         let sum = sk.add(&a2, &b2).unwrap();
-        let sum2 = load(&sum.to_bytes(params)).unwrap();
+        let sum2 = load(&sum.to_bytes()).unwrap();
         assert_eq!(sum2, sum);
         assert_eq!(ck.decrypt_radix(&sum2).unwrap(), x.wrapping_add(7) & mask);
         // A loaded result computes on: (x + 7) - 7.
@@ -129,7 +129,7 @@ fn radix_integers_round_trip_and_malformed_bytes_are_rejected() {
     }
 
     let a = ck.encrypt_u8(200).unwrap();
-    let bytes = a.to_bytes(params);
+    let bytes = a.to_bytes();
     let header = 7 + params.name.len();
     // A block: degree, noise level, the LWE dimension (u32) and k N + 1 words.
     let block = 16 + 4 + 8 * 2049;
@@ -154,7 +154,7 @@ fn radix_integers_round_trip_and_malformed_bytes_are_rejected() {
         bad[i] = v;
         rejected(load(&bad));
     }
-    rejected(load(&ck.encrypt(1).unwrap().to_bytes(params)));
+    rejected(load(&ck.encrypt(1).unwrap().to_bytes()));
     rejected(Ciphertext::from_bytes(&bytes, params));
     // Another set's integer (1_1 has the same N k but 8 blocks per u8).
     rejected(RadixCiphertext::from_bytes(
@@ -495,13 +495,13 @@ fn mutated_bytes_never_panic() {
     let glwe = glwe_key.encrypt(&random_messages(&mut rng, n), P).unwrap();
     let inputs = [
         ck.to_bytes().to_vec(),
-        ck.encrypt(1).unwrap().to_bytes(&params),
-        ck.encrypt_u8(0xa5).unwrap().to_bytes(&params),
+        ck.encrypt(1).unwrap().to_bytes(),
+        ck.encrypt_u8(0xa5).unwrap().to_bytes(),
         glwe_key.to_bytes().to_vec(),
         glwe.to_bytes(),
         glwe_key.encrypt_ggsw(1).unwrap().to_bytes(),
-        ck.encrypt_compressed(1).unwrap().to_bytes(&params),
-        ck.encrypt_u8_compressed(0xa5).unwrap().to_bytes(&params),
+        ck.encrypt_compressed(1).unwrap().to_bytes(),
+        ck.encrypt_u8_compressed(0xa5).unwrap().to_bytes(),
         glwe_key
             .encrypt_compressed(&vec![3; n], P)
             .unwrap()
@@ -527,25 +527,17 @@ fn mutated_bytes_never_panic() {
             let _ = Ciphertext::from_bytes(&m, &params);
             let _ = BoolCiphertext::from_bytes(&m, &params);
             if let Ok(x) = RadixCiphertext::from_bytes(&m, &params) {
-                assert_eq!(x.to_bytes(&params), m, "radix encoding is canonical");
+                assert_eq!(x.to_bytes(), m, "radix encoding is canonical");
                 ck.decrypt_radix(&x).unwrap();
             }
             let _ = ServerKey::from_bytes(&m);
             let _ = CompressedBoolCiphertext::from_bytes(&m, &params);
             if let Ok(x) = CompressedCiphertext::from_bytes(&m, &params) {
-                assert_eq!(
-                    x.to_bytes(&params),
-                    m,
-                    "compressed block encoding is canonical"
-                );
+                assert_eq!(x.to_bytes(), m, "compressed block encoding is canonical");
                 ck.decrypt_with_carry(&x.decompress()).unwrap();
             }
             if let Ok(x) = CompressedRadixCiphertext::from_bytes(&m, &params) {
-                assert_eq!(
-                    x.to_bytes(&params),
-                    m,
-                    "compressed radix encoding is canonical"
-                );
+                assert_eq!(x.to_bytes(), m, "compressed radix encoding is canonical");
                 ck.decrypt_radix(&x.decompress()).unwrap();
             }
             if let Ok(key) = GlweSecretKey::from_bytes(&m) {
@@ -583,10 +575,10 @@ fn compressed_values_round_trip_decompress_and_compute() {
     let params = ck.parameters();
     for m in 0..4 {
         let c = ck.encrypt_compressed(m).unwrap();
-        let bytes = c.to_bytes(params);
+        let bytes = c.to_bytes();
         let loaded = CompressedCiphertext::from_bytes(&bytes, params).unwrap();
         assert_eq!(loaded, c);
-        assert_eq!(loaded.to_bytes(params), bytes);
+        assert_eq!(loaded.to_bytes(), bytes);
         let block = loaded.decompress();
         let plain = ck.encrypt(m).unwrap();
         assert_eq!(
@@ -599,9 +591,9 @@ fn compressed_values_round_trip_decompress_and_compute() {
     for (x, y, bits) in [(200u64, 100u64, 8u32), (u64::MAX - 5, 7, 64)] {
         let load = |v: u64| {
             let c = ck.encrypt_radix_compressed(v, bits).unwrap();
-            let bytes = c.to_bytes(params);
+            let bytes = c.to_bytes();
             let loaded = CompressedRadixCiphertext::from_bytes(&bytes, params).unwrap();
-            assert_eq!(loaded.to_bytes(params), bytes);
+            assert_eq!(loaded.to_bytes(), bytes);
             assert_eq!(loaded.bits(), bits);
             loaded.decompress()
         };
@@ -632,16 +624,16 @@ fn compressed_values_round_trip_decompress_and_compute() {
     );
 
     let block = (
-        ck.encrypt_compressed(1).unwrap().to_bytes(params).len(),
-        ck.encrypt(1).unwrap().to_bytes(params).len(),
+        ck.encrypt_compressed(1).unwrap().to_bytes().len(),
+        ck.encrypt(1).unwrap().to_bytes().len(),
     );
     let radix = |bits| {
         (
             ck.encrypt_radix_compressed(1, bits)
                 .unwrap()
-                .to_bytes(params)
+                .to_bytes()
                 .len(),
-            ck.encrypt_radix(1, bits).unwrap().to_bytes(params).len(),
+            ck.encrypt_radix(1, bits).unwrap().to_bytes().len(),
         )
     };
     eprintln!(
@@ -659,9 +651,9 @@ fn compressed_booleans_round_trip_and_decrypt() {
     let ck = ClientKey::generate_with(&params, &mut Prng::from_seed([11; 32])).unwrap();
     for b in [false, true] {
         let c = ck.encrypt_bool_compressed(b).unwrap();
-        let bytes = c.to_bytes(&params);
+        let bytes = c.to_bytes();
         let loaded = CompressedBoolCiphertext::from_bytes(&bytes, &params).unwrap();
-        assert_eq!(loaded.to_bytes(&params), bytes);
+        assert_eq!(loaded.to_bytes(), bytes);
         assert_eq!(ck.decrypt_bool(&loaded.decompress()).unwrap(), b);
         rejected(CompressedBoolCiphertext::from_bytes(
             &bytes[..bytes.len() - 1],
@@ -679,11 +671,8 @@ fn compressed_booleans_round_trip_and_decrypt() {
     eprintln!(
         "{}: compressed / plain boolean bytes: {} / {}",
         params.name,
-        ck.encrypt_bool_compressed(true)
-            .unwrap()
-            .to_bytes(&params)
-            .len(),
-        ck.encrypt_bool(true).unwrap().to_bytes(&params).len()
+        ck.encrypt_bool_compressed(true).unwrap().to_bytes().len(),
+        ck.encrypt_bool(true).unwrap().to_bytes().len()
     );
 }
 
@@ -724,7 +713,7 @@ fn malformed_compressed_bytes_are_rejected() {
     let other = TfheParameters::message_1_carry_1();
     let header = 7 + params.name.len();
 
-    let block = ck.encrypt_compressed(3).unwrap().to_bytes(params);
+    let block = ck.encrypt_compressed(3).unwrap().to_bytes();
     assert_eq!(block.len(), header + 32 + 24);
     let load = |bytes: &[u8]| CompressedCiphertext::from_bytes(bytes, params);
     load(&block).unwrap();
@@ -736,7 +725,7 @@ fn malformed_compressed_bytes_are_rejected() {
     rejected(load(&long));
     rejected(CompressedCiphertext::from_bytes(&block, &other));
     rejected(Ciphertext::from_bytes(&block, params));
-    rejected(load(&ck.encrypt(3).unwrap().to_bytes(params)));
+    rejected(load(&ck.encrypt(3).unwrap().to_bytes()));
     // Kind byte, degree outside the block, noise level 0 or above the maximum.
     let mut bad = block.clone();
     bad[5] = 3;
@@ -747,7 +736,7 @@ fn malformed_compressed_bytes_are_rejected() {
         rejected(load(&bad));
     }
 
-    let radix = ck.encrypt_u8_compressed(200).unwrap().to_bytes(params);
+    let radix = ck.encrypt_u8_compressed(200).unwrap().to_bytes();
     assert_eq!(radix.len(), header + 2 + 32 + 4 * 24);
     let load = |bytes: &[u8]| CompressedRadixCiphertext::from_bytes(bytes, params);
     load(&radix).unwrap();

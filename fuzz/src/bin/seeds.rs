@@ -64,31 +64,16 @@ fn tfhe_seeds(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
     let seeds = [
         tagged(0, &boolean.to_bytes()),
         tagged(0, &shortint.to_bytes()),
-        tagged(2, &block.to_bytes(shortint.parameters())),
-        tagged(3, &bit.to_bytes(boolean.parameters())),
-        tagged(4, &byte.to_bytes(shortint.parameters())),
+        tagged(2, &block.to_bytes()),
+        tagged(3, &bit.to_bytes()),
+        tagged(4, &byte.to_bytes()),
         tagged(5, &boolean.glwe_key().to_bytes()),
         tagged(5, &glwe_key.to_bytes()),
         tagged(6, &glwe.to_bytes()),
         tagged(7, &ggsw.to_bytes()),
-        tagged(
-            8,
-            &shortint
-                .encrypt_compressed(3)?
-                .to_bytes(shortint.parameters()),
-        ),
-        tagged(
-            9,
-            &boolean
-                .encrypt_bool_compressed(true)?
-                .to_bytes(boolean.parameters()),
-        ),
-        tagged(
-            10,
-            &shortint
-                .encrypt_u8_compressed(0xa5)?
-                .to_bytes(shortint.parameters()),
-        ),
+        tagged(8, &shortint.encrypt_compressed(3)?.to_bytes()),
+        tagged(9, &boolean.encrypt_bool_compressed(true)?.to_bytes()),
+        tagged(10, &shortint.encrypt_u8_compressed(0xa5)?.to_bytes()),
         tagged(
             11,
             &glwe_key
