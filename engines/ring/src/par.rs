@@ -10,10 +10,38 @@ use crate::error::Result;
 /// Below this many values (all limbs together) loops run sequentially.
 pub const PARALLEL_MIN_VALUES: usize = 1 << 15;
 
+/// True when the rayon pool has more than one thread (never without feature
+/// `parallel`). Work forked with [`join`] then goes to a second thread only
+/// when one is idle: inside a parallel loop that already occupies every
+/// thread (`bootstrap_many`, the integer operations) nobody steals the
+/// second half and the calling thread runs both.
+pub fn several_threads() -> bool {
+    #[cfg(feature = "parallel")]
+    return rayon::current_num_threads() > 1;
+    #[cfg(not(feature = "parallel"))]
+    false
+}
+
+/// `(a(), b())`: side by side (`rayon::join`) when [`several_threads`],
+/// else in sequence on the calling thread.
+pub(crate) fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    #[cfg(feature = "parallel")]
+    if several_threads() {
+        return rayon::join(a, b);
+    }
+    (a(), b())
+}
+
 /// True when a loop over `len` values should go to the rayon pool.
 #[cfg(feature = "parallel")]
 fn worth_parallel(len: usize, n: usize) -> bool {
-    len >= PARALLEL_MIN_VALUES && len > n && rayon::current_num_threads() > 1
+    len >= PARALLEL_MIN_VALUES && len > n && several_threads()
 }
 
 /// Runs `f(i, limb_i)` for every limb (chunk of n values) of `data`.

@@ -282,7 +282,7 @@ impl ServerKey {
             (two_n - sw.b as usize) % two_n,
             &mut acc[k * n..],
         );
-        self.rotate_by_mask(&sw.a, &mut acc, rayon::current_num_threads() > 1)?;
+        self.rotate_by_mask(&sw.a, &mut acc, triskel_ring::several_threads())?;
         Ok(acc)
     }
 
