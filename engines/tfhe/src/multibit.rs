@@ -175,7 +175,7 @@ fn rotate_pairs(
         let mut product = || {
             g.chunks(per)
                 .take(pairs.len())
-                .try_for_each(|g| add_external_product(ctx, g, acc, &mut scratch))
+                .try_for_each(|g| add_external_product(ctx, g, acc, &mut scratch, parallel))
         };
         let mut prepare = || match batches.get(i + 1) {
             Some(following) => combine_batch(following, &mut monomials, &mut next),
