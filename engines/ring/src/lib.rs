@@ -49,7 +49,7 @@ pub use error::{Error, Result};
 pub use keyswitch::{Decomposition, KeySwitchContext, KeySwitchKey, SecretDistribution, SecretKey};
 pub use lazy::LazyRlwe;
 pub use lwe::{CompressedLweCiphertext, LweCiphertext, LweKeySwitchKey, LweSecretKey, SwitchedLwe};
-pub use par::PARALLEL_MIN_VALUES;
+pub use par::{in_pool, several_threads, PARALLEL_MIN_VALUES};
 pub use params::RlweSet;
 pub use poly::{
     galois_element, galois_permutation, galois_power, power_of_two_steps, Poly, Representation,

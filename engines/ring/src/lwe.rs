@@ -20,6 +20,7 @@
 use zeroize::{Zeroize, Zeroizing};
 
 use crate::error::{invalid, Error, Result};
+use crate::par::{join, several_threads};
 use crate::poly::Poly;
 use crate::sampling::{sample_wide_gaussian, Prng, Seed};
 use crate::serialize::Reader;
@@ -588,13 +589,36 @@ impl LweKeySwitchKey {
         if ct.a.len() != self.input_dimension {
             return Err(dimension_mismatch(self.input_dimension, ct.a.len()));
         }
+        // The switch streams the whole key from memory: with an idle second
+        // thread each half of the input coefficients streams its half of
+        // the key into its own sum. Wrapping u32 sums are exact, so the
+        // result does not depend on the split.
+        let acc = if several_threads() {
+            let mid = self.input_dimension / 2;
+            let (mut low, high) = join(
+                || self.accumulate(&ct.a[..mid], 0),
+                || self.accumulate(&ct.a[mid..], mid),
+            );
+            low.iter_mut()
+                .zip(&high)
+                .for_each(|(x, &y)| *x = x.wrapping_add(y));
+            low
+        } else {
+            self.accumulate(&ct.a, 0)
+        };
+        Ok(widen(acc, ct.b))
+    }
+
+    /// -sum d_ij row_ij (mod 2^32) over the mask words `a` of input
+    /// coefficients first, first + 1, ...: n_out + 1 words.
+    fn accumulate(&self, a: &[u64], first: usize) -> Vec<u32> {
         let width = self.output_dimension + 1;
         let levels = self.levels as usize;
         let mut acc = vec![0u32; width];
         let mut digits = vec![0i64; levels];
-        for (i, &a) in ct.a.iter().enumerate() {
+        let rows = &self.rows[first * levels * width..(first + a.len()) * levels * width];
+        for (&a, block) in a.iter().zip(rows.chunks_exact(levels * width)) {
             decompose_torus(a, self.base_log, self.levels, &mut digits);
-            let block = &self.rows[i * levels * width..(i + 1) * levels * width];
             // A zero digit's row is not read at all (the switch is memory
             // bound; the digits come from the public mask).
             for (row, &d) in block.chunks_exact(width).zip(&digits) {
@@ -603,7 +627,7 @@ impl LweKeySwitchKey {
                 }
             }
         }
-        Ok(widen(acc, ct.b))
+        acc
     }
 
     /// [`switch`](Self::switch) of several ciphertexts in one pass over the
@@ -750,6 +774,38 @@ mod tests {
                     let want = (start[i] as i64 - d * row[i] as i64).rem_euclid(1 << 32);
                     assert_eq!(fast[i] as i64, want, "len {len}, d {d}, word {i}");
                 }
+            }
+        }
+    }
+
+    /// The key switch split over two threads (each half of the input
+    /// coefficients summed apart, then added) gives the one-thread result
+    /// bit for bit, for an even and an odd input dimension, and that result
+    /// decrypts to the message under the output key.
+    #[cfg(feature = "parallel")]
+    #[test]
+    fn two_thread_key_switch_equals_the_sequential_one() {
+        let pool = |threads| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap()
+        };
+        let (one, two) = (pool(1), pool(2));
+        let mut rng = Prng::from_seed([11; 32]);
+        for n_in in [2048, 1001] {
+            let input = LweSecretKey::binary(n_in, &mut rng);
+            let output = LweSecretKey::binary(630, &mut rng);
+            let ksk =
+                LweKeySwitchKey::generate(&input, &output, 3, 5, 2f64.powi(-40), &mut rng).unwrap();
+            for m in [0u64, 1 << 60, 5 << 59, u64::MAX << 61] {
+                let ct = input.encrypt(m, 2f64.powi(-40), &mut rng).unwrap();
+                let sequential = one.install(|| ksk.switch(&ct)).unwrap();
+                let split = two.install(|| ksk.switch(&ct)).unwrap();
+                assert_eq!(split.a, sequential.a, "n_in {n_in}, m {m:#x}");
+                assert_eq!(split.b, sequential.b, "n_in {n_in}, m {m:#x}");
+                let error = output.phase(&split).unwrap().wrapping_sub(m) as i64;
+                assert!(error.unsigned_abs() < 1 << 56, "n_in {n_in}: error {error}");
             }
         }
     }

@@ -10,10 +10,51 @@ use crate::error::Result;
 /// Below this many values (all limbs together) loops run sequentially.
 pub const PARALLEL_MIN_VALUES: usize = 1 << 15;
 
+/// True when the rayon pool has more than one thread (never without feature
+/// `parallel`). Work forked with [`join`] then goes to a second thread only
+/// when one is idle: inside a parallel loop that already occupies every
+/// thread (`bootstrap_many`, the integer operations) nobody steals the
+/// second half and the calling thread runs both.
+pub fn several_threads() -> bool {
+    #[cfg(feature = "parallel")]
+    return rayon::current_num_threads() > 1;
+    #[cfg(not(feature = "parallel"))]
+    false
+}
+
+/// `(a(), b())`: side by side (`rayon::join`) when [`several_threads`],
+/// else in sequence on the calling thread.
+pub(crate) fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    #[cfg(feature = "parallel")]
+    if several_threads() {
+        return rayon::join(a, b);
+    }
+    (a(), b())
+}
+
+/// `f()` on a thread of the rayon pool when [`several_threads`]. Called
+/// from outside the pool (a program's main thread), each `rayon::join` in
+/// `f` is handed to the pool while the caller sleeps until it returns: two
+/// wake-ups per join. Inside the pool a join only pushes its second half
+/// where the other worker steals it.
+pub fn in_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    #[cfg(feature = "parallel")]
+    if several_threads() && rayon::current_thread_index().is_none() {
+        return rayon::scope(|_| f());
+    }
+    f()
+}
+
 /// True when a loop over `len` values should go to the rayon pool.
 #[cfg(feature = "parallel")]
 fn worth_parallel(len: usize, n: usize) -> bool {
-    len >= PARALLEL_MIN_VALUES && len > n && rayon::current_num_threads() > 1
+    len >= PARALLEL_MIN_VALUES && len > n && several_threads()
 }
 
 /// Runs `f(i, limb_i)` for every limb (chunk of n values) of `data`.
@@ -91,4 +132,27 @@ where
         .zip(b.chunks_mut(n))
         .enumerate()
         .try_for_each(|(i, (x, y))| f(&mut t, i, x, y))
+}
+
+#[cfg(all(test, feature = "parallel"))]
+mod tests {
+    use super::*;
+
+    /// From outside any pool (a test thread), `in_pool` runs its closure on
+    /// a worker of the global pool exactly when that pool has several
+    /// threads; inside a worker it stays on that worker.
+    #[test]
+    fn in_pool_runs_on_a_worker_when_the_pool_has_threads() {
+        assert_eq!(rayon::current_thread_index(), None);
+        let entered = in_pool(|| rayon::current_thread_index().is_some());
+        assert_eq!(entered, several_threads());
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let worker = rayon::current_thread_index();
+            assert_eq!(in_pool(rayon::current_thread_index), worker);
+        });
+    }
 }

@@ -1044,22 +1044,40 @@ fn external_product_add(
     out: &mut [u64],
 ) -> Result<()> {
     let (k, n) = (ctx.k, ctx.n);
-    let len = ctx.glwe_len();
     for d in digits.chunks_mut(n) {
         ctx.plan.forward(d)?;
     }
-    let m = &ctx.modulus;
     let rows: Vec<&[u64]> = digits.chunks(n).collect();
-    let mut key_rows: Vec<&[u64]> = Vec::with_capacity(rows.len());
     for c in 0..=k {
-        let o = &mut out[c * n..(c + 1) * n];
-        key_rows.clear();
-        key_rows
-            .extend((0..rows.len()).map(|row| &ggsw[row * len + c * n..row * len + (c + 1) * n]));
-        dot(m, o, &rows, &key_rows)?;
-        ctx.plan.inverse(o)?;
-        add_assign(m, &mut acc[c * n..(c + 1) * n], o)?;
+        add_output(
+            ctx,
+            ggsw,
+            &rows,
+            c,
+            &mut out[c * n..(c + 1) * n],
+            &mut acc[c * n..(c + 1) * n],
+        )?;
     }
+    Ok(())
+}
+
+/// Output polynomial c of an external product: o = INTT(sum over rows of
+/// the NTT-domain digit `rows` times the GGSW rows' column c), then acc_c += o.
+fn add_output(
+    ctx: &GlweContext,
+    ggsw: &[u64],
+    rows: &[&[u64]],
+    c: usize,
+    o: &mut [u64],
+    acc_c: &mut [u64],
+) -> Result<()> {
+    let (n, len) = (ctx.n, ctx.glwe_len());
+    let key_rows: Vec<&[u64]> = (0..rows.len())
+        .map(|row| &ggsw[row * len + c * n..row * len + (c + 1) * n])
+        .collect();
+    dot(&ctx.modulus, o, rows, &key_rows)?;
+    ctx.plan.inverse(o)?;
+    add_assign(&ctx.modulus, acc_c, o)?;
     Ok(())
 }
 
@@ -1086,14 +1104,38 @@ pub(crate) fn cmux_rotate(
 
 /// acc += GGSW (x) acc (the multi-bit step: the GGSW's message is
 /// X^e - 1, so acc becomes X^e acc): decompose acc, then the external product.
+/// With `spread`, the k + 1 input and output polynomials go over the pool:
+/// each input's decomposition and forward NTTs, then each output's `dot`,
+/// inverse NTT and addition, are independent; an idle worker steals them, a
+/// busy one leaves them to the calling thread. The same words either way.
 pub(crate) fn add_external_product(
     ctx: &GlweContext,
     ggsw: &[u64],
     acc: &mut [u64],
     s: &mut Scratch,
+    spread: bool,
 ) -> Result<()> {
-    decompose_glwe(ctx, acc, &mut s.digits);
-    external_product_add(ctx, ggsw, acc, &mut s.digits, &mut s.out)
+    if !spread {
+        decompose_glwe(ctx, acc, &mut s.digits);
+        return external_product_add(ctx, ggsw, acc, &mut s.digits, &mut s.out);
+    }
+    let n = ctx.n;
+    let block = ctx.decomposer.levels() * n;
+    acc.par_chunks(n)
+        .zip(s.digits.par_chunks_mut(block))
+        .try_for_each(|(src, out)| -> Result<()> {
+            ctx.decomposer.decompose(src, out);
+            for d in out.chunks_mut(n) {
+                ctx.plan.forward(d)?;
+            }
+            Ok(())
+        })?;
+    let rows: Vec<&[u64]> = s.digits.chunks(n).collect();
+    s.out
+        .par_chunks_mut(n)
+        .zip(acc.par_chunks_mut(n))
+        .enumerate()
+        .try_for_each(|(c, (o, a))| add_output(ctx, ggsw, &rows, c, o, a))
 }
 
 /// The (k + 1) l digit polynomials of a GLWE (coefficient form) into `digits`.

@@ -282,7 +282,7 @@ impl ServerKey {
             (two_n - sw.b as usize) % two_n,
             &mut acc[k * n..],
         );
-        self.rotate_by_mask(&sw.a, &mut acc, rayon::current_num_threads() > 1)?;
+        self.rotate_by_mask(&sw.a, &mut acc, triskel_ring::several_threads())?;
         Ok(acc)
     }
 
@@ -310,9 +310,13 @@ impl ServerKey {
         if tv.0.len() != self.ctx.n {
             return Err(Error::Mismatch("test vector of another ring degree".into()));
         }
-        let sw = self.switch_in(ct)?;
-        let acc = self.blind_rotate(&sw, tv)?;
-        self.extract(&acc)
+        // One entry into the pool for the key switch's and the rotation's
+        // joins (from a caller outside it; see `triskel_ring::in_pool`).
+        triskel_ring::in_pool(|| {
+            let sw = self.switch_in(ct)?;
+            let acc = self.blind_rotate(&sw, tv)?;
+            self.extract(&acc)
+        })
     }
 
     /// The key switch of a bootstrap alone: a big-key ciphertext to the

@@ -124,6 +124,23 @@ pub(crate) fn blind_rotate(
     acc: &mut [u64],
     parallel: bool,
 ) -> Result<()> {
+    if parallel {
+        // The whole rotation on a pool thread: from outside the pool each
+        // batch's join would be a round trip through the pool.
+        return triskel_ring::in_pool(|| rotate_pairs(ctx, table, bsk, a, acc, true));
+    }
+    rotate_pairs(ctx, table, bsk, a, acc, false)
+}
+
+/// [`blind_rotate`] on the calling thread (its joins included).
+fn rotate_pairs(
+    ctx: &GlweContext,
+    table: &Monomials,
+    bsk: &[u64],
+    a: &[u64],
+    acc: &mut [u64],
+    parallel: bool,
+) -> Result<()> {
     let per = ctx.ggsw_rows() * ctx.glwe_len();
     let two_n = 2 * ctx.n as u64;
     let steps: Vec<(usize, [usize; PATTERNS])> = a
@@ -158,7 +175,7 @@ pub(crate) fn blind_rotate(
         let mut product = || {
             g.chunks(per)
                 .take(pairs.len())
-                .try_for_each(|g| add_external_product(ctx, g, acc, &mut scratch))
+                .try_for_each(|g| add_external_product(ctx, g, acc, &mut scratch, parallel))
         };
         let mut prepare = || match batches.get(i + 1) {
             Some(following) => combine_batch(following, &mut monomials, &mut next),

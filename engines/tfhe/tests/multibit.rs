@@ -94,8 +94,10 @@ fn integer_operations_through_multi_bit_bootstraps() {
 }
 
 /// The same bootstrap in a one-thread and a two-thread rayon pool (the
-/// second combines the next pair's GGSW beside the external product):
-/// identical ciphertexts, which decrypt to the LUT's value.
+/// second combines the next pair's GGSW beside the external product), and
+/// called from outside any pool (the global pool's, entered once for the
+/// rotation when it has several threads): identical ciphertexts, which
+/// decrypt to the LUT's value.
 #[test]
 fn one_and_two_threads_give_the_same_ciphertexts() {
     let (ck, sk) = keys();
@@ -111,6 +113,7 @@ fn one_and_two_threads_give_the_same_ciphertexts() {
         let ct = block(ck, sk, v);
         let (one, two) = (run(1, &ct), run(2, &ct));
         assert_eq!(one, two, "{v}");
+        assert_eq!(one, sk.apply_lookup_table(&ct, &lut).unwrap(), "{v}");
         assert_eq!(ck.decrypt_with_carry(&two).unwrap(), (3 * v + 5) % 16);
     }
 }
