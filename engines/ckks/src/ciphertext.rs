@@ -337,7 +337,9 @@ impl Ciphertext {
     pub fn add_const(&self, c: f64) -> Result<Ciphertext> {
         let v = (c * self.scale).round();
         if !v.is_finite() || v.abs() >= 2f64.powi(120) {
-            return Err(Error::Encoding(format!("constant {c} is too large")));
+            return Err(Error::Encoding(format!(
+                "constant {c:e} is too large (times the scale, at most 2^120)"
+            )));
         }
         // A constant polynomial is the same value in every NTT slot.
         let mut polys = self.polys.clone();

@@ -89,6 +89,10 @@ impl LinearTransform {
         if matrix.iter().flatten().any(|v| !v.is_finite()) {
             return Err(Error::Encoding("matrix entries must be finite".into()));
         }
+        // A zero matrix has no diagonal to apply (`apply` would refuse it).
+        if matrix.iter().flatten().all(|&v| v == 0.0) {
+            return Err(Error::Encoding("the matrix is zero".into()));
+        }
         let entry =
             |j: usize, c: usize| matrix.get(j).and_then(|r| r.get(c)).copied().unwrap_or(0.0);
         // Square diagonal method: u_i[j] = M[j][(j + i) mod dim], i < dim.

@@ -655,6 +655,11 @@ fn linear_transforms_dense_and_banded() {
     assert!(LinearTransform::new(&f.ctx, &[vec![1.0; 65]], 64, 3).is_err());
     assert!(LinearTransform::new(&f.ctx, &dense, 48, 3).is_err());
     assert!(LinearTransform::new(&f.ctx, &dense, 64, 0).is_err());
+    // A zero matrix is refused when built, not when applied.
+    assert!(matches!(
+        LinearTransform::new(&f.ctx, &vec![vec![0.0; 64]; 4], 64, 3),
+        Err(Error::Encoding(m)) if m.contains("zero")
+    ));
     let lt = LinearTransform::new(&f.ctx, &dense, dim, 2).unwrap();
     // Applied below its level: refused.
     assert!(lt.apply(&ct.drop_to_level(1).unwrap(), &f.gk).is_err());
