@@ -2388,6 +2388,39 @@ impl Plan {
                 self.placements[i].engine().name()
             );
         }
+        let unused = self.unused_inputs();
+        if !unused.is_empty() {
+            let _ = writeln!(
+                out,
+                "inputs no output reads: {} (keyed and encrypted all the same)",
+                unused.join(", ")
+            );
+        }
         out
+    }
+
+    /// Names of the inputs from which no output is computed.
+    pub fn unused_inputs(&self) -> Vec<&str> {
+        let nodes = &self.program.nodes;
+        let mut read = vec![false; nodes.len()];
+        for (_, i) in self.program.outputs() {
+            read[i] = true;
+        }
+        // Operands come before their nodes: one backward pass marks them all.
+        for i in (0..nodes.len()).rev() {
+            if read[i] {
+                for a in nodes[i].op.operands() {
+                    read[a as usize] = true;
+                }
+            }
+        }
+        nodes
+            .iter()
+            .zip(&read)
+            .filter_map(|(node, &r)| match &node.op {
+                Op::Input { name, .. } if !r => Some(name.as_str()),
+                _ => None,
+            })
+            .collect()
     }
 }

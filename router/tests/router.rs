@@ -45,6 +45,25 @@ fn signed(p: &mut Program, name: &str, len: usize, bound: u64) -> triskel::Value
 }
 
 #[test]
+fn explain_names_the_inputs_no_output_reads() {
+    let mut p = Program::new();
+    let x = signed(&mut p, "x", 2, 5);
+    let _u = p.input("u", Kind::Real { len: 2 }).unwrap();
+    let w = p.input("w", Kind::Uint { len: 1, bits: 8 }).unwrap();
+    let _dead = p.add_scalar(w, Scalar::Int(1)).unwrap();
+    let y = p.add_scalar(x, Scalar::Int(1)).unwrap();
+    p.output("y", y).unwrap();
+    let plan = plan_of(&p);
+    assert_eq!(plan.unused_inputs(), vec!["u", "w"]);
+    assert!(plan
+        .explain()
+        .contains("inputs no output reads: u, w (keyed and encrypted all the same)"));
+    assert!(plan_of(&mul_chain(Kind::Real { len: 2 }, 1))
+        .unused_inputs()
+        .is_empty());
+}
+
+#[test]
 fn capability_rules_pick_the_engine_and_the_smallest_set_that_fits() {
     let real = Kind::Real { len: 8 };
     let int = Kind::Signed { len: 8, bound: 10 };
