@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use crate::key_id::KeyId;
 use crate::poly::Representation;
 
 /// Everything that can go wrong in the ring layer.
@@ -35,6 +36,16 @@ pub enum Error {
         /// The 128-bit limit for n (0 when n is not tabulated).
         max_log_qp: u32,
     },
+    /// A key or ciphertext belongs to another secret key than the one the
+    /// operation uses (see [`KeyId`]).
+    KeyMismatch {
+        /// What carried the other identity (a ciphertext, a key...).
+        what: String,
+        /// The identity the operation's key has.
+        expected: KeyId,
+        /// The identity `what` carries.
+        found: KeyId,
+    },
 }
 
 /// Result of ring operations.
@@ -65,6 +76,10 @@ impl fmt::Display for Error {
                 f,
                 "parameters are below 128-bit security: log2(QP) = {log_qp} exceeds {max_log_qp} \
                  for n = {n} (ePrint 2024/463 128-bit table); call allow_insecure() to use them anyway"
+            ),
+            Error::KeyMismatch { what, expected, found } => write!(
+                f,
+                "{what} belongs to secret key {found}, not to key {expected} used here"
             ),
         }
     }

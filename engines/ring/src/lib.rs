@@ -28,6 +28,7 @@ mod aligned;
 mod basis;
 mod conversion;
 mod error;
+mod key_id;
 mod keyswitch;
 mod lazy;
 pub mod lwe;
@@ -46,6 +47,7 @@ pub use basis::{
 };
 pub use conversion::{BaseConverter, DivRound};
 pub use error::{Error, Result};
+pub use key_id::KeyId;
 pub use keyswitch::{Decomposition, KeySwitchContext, KeySwitchKey, SecretDistribution, SecretKey};
 pub use lazy::LazyRlwe;
 pub use lwe::{CompressedLweCiphertext, LweCiphertext, LweKeySwitchKey, LweSecretKey, SwitchedLwe};
