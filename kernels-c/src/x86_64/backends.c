@@ -242,13 +242,18 @@ const triskel_backend triskel_avx512_backend = {
 /* The avx2 NTT (kernels-asm/x86_64/avx2.S) runs in double precision for
  * q < 2^50 from these tables (layout fixed: the assembly reads it), and in
  * 32-bit-limb integer arithmetic from the portable tables otherwise (aux
- * stays NULL). Each twiddle w comes with w / q rounded to a double. */
+ * stays NULL). Each twiddle w comes with w / q rounded to a double. The
+ * stage t = 2 reads its twiddles as vectors, one per group g of 8
+ * coefficients: [w[n/4 + 2g], w[n/4 + 2g], w[n/4 + 2g + 1], w[n/4 + 2g + 1]]
+ * (fwd_t2, inv_t2; and their w / q in fwd_t2q, inv_t2q). */
 typedef struct avx2_aux {
     double *fwd_w, *fwd_wq;  /* offsets 0, 8 */
     double *inv_w, *inv_wq;  /* offsets 16, 24 */
     double q, q_inv;         /* offsets 32, 40 */
     double n_inv, n_inv_q;   /* offsets 48, 56 */
     double n_inv_w, n_inv_wq; /* offsets 64, 72 */
+    double *fwd_t2, *fwd_t2q; /* offsets 80, 88 */
+    double *inv_t2, *inv_t2q; /* offsets 96, 104 */
 } avx2_aux;
 
 enum { AVX2_FMA_MAX_BITS = 50 };
@@ -260,8 +265,27 @@ static void avx2_aux_free(triskel_ntt_plan *p) {
     free(aux->fwd_wq);
     free(aux->inv_w);
     free(aux->inv_wq);
+    free(aux->fwd_t2);
+    free(aux->fwd_t2q);
+    free(aux->inv_t2);
+    free(aux->inv_t2q);
     free(aux);
     p->aux = NULL;
+}
+
+/* The t = 2 twiddles of every group of 8 as vectors (from the double
+ * tables w, wq of avx2_tables). */
+static int avx2_t2_tables(const triskel_ntt_plan *p, const double *w, const double *wq,
+                          double **t2_out, double **t2q_out) {
+    const uint64_t half = p->n / 2, quarter = p->n / 4;
+    *t2_out = aligned_alloc(32, half * sizeof(double));
+    *t2q_out = aligned_alloc(32, half * sizeof(double));
+    if (*t2_out == NULL || *t2q_out == NULL) return -1;
+    for (uint64_t i = 0; i < half; i++) {
+        (*t2_out)[i] = w[quarter + i / 2];
+        (*t2q_out)[i] = wq[quarter + i / 2];
+    }
+    return 0;
 }
 
 static int avx2_tables(const triskel_ntt_plan *p, const uint64_t *w, double **w_out,
@@ -284,7 +308,9 @@ static int avx2_aux_init(triskel_ntt_plan *p) {
     if (aux == NULL) return -1;
     p->aux = aux;
     if (avx2_tables(p, p->fwd, &aux->fwd_w, &aux->fwd_wq) != 0 ||
-        avx2_tables(p, p->inv, &aux->inv_w, &aux->inv_wq) != 0) {
+        avx2_tables(p, p->inv, &aux->inv_w, &aux->inv_wq) != 0 ||
+        avx2_t2_tables(p, aux->fwd_w, aux->fwd_wq, &aux->fwd_t2, &aux->fwd_t2q) != 0 ||
+        avx2_t2_tables(p, aux->inv_w, aux->inv_wq, &aux->inv_t2, &aux->inv_t2q) != 0) {
         avx2_aux_free(p);
         return -1;
     }
