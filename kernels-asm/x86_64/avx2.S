@@ -437,8 +437,8 @@ ENDFUNC triskel_avx2_ntt_inverse
  * from the aux tables (a vpermq of each pair cost 4-5 % of the forward).
  *
  * Registers: ymm8 = w, ymm9 = wq, ymm11 = 2^52 (whose bits also convert
- * integers below 2^52 to and from doubles), ymm14 = 1/q, ymm15 = q,
- * ymm4..6 temporaries. */
+ * integers below 2^52 to and from doubles), ymm13 = 2^52 + q, ymm14 = 1/q,
+ * ymm15 = q, ymm7 = q in integer lanes, ymm4..6 temporaries. */
         .section .rodata
         .balign 8
 .Ltwo52:
@@ -451,6 +451,8 @@ ENDFUNC triskel_avx2_ntt_inverse
         vbroadcastsd ymm15, qword ptr [\aux + 32]
         vbroadcastsd ymm14, qword ptr [\aux + 40]
         vbroadcastsd ymm11, qword ptr [rip + .Ltwo52]
+        vaddpd  ymm13, ymm11, ymm15     // 2^52 + q
+        vpbroadcastq ymm7, qword ptr [rdi + 16] // q as integers
 .endm
 
 /* y * w - h*q (h = round(y * wq)) for |y| < 2^52 in two exact parts:
@@ -488,6 +490,28 @@ ENDFUNC triskel_avx2_ntt_inverse
         vaddpd  \x, \x, ymm4
         vaddpd  \x, \x, ymm11
         vpxor   \x, \x, ymm11
+.endm
+
+/* x (an integer, |x| < q) to its residue in [0, q) as integer bits:
+ * x + 2^52 + q (ymm13) is exact, below 2^53, with x + q < 2q in its low
+ * bits; one integer subtraction of q (ymm7) when x + q >= q. Half the
+ * chain of FTO_INT's rounding and sign test. Clobbers ymm4. */
+.macro FSMALL_TO_INT x
+        vaddpd  \x, \x, ymm13
+        vpxor   \x, \x, ymm11
+        SUB_IF_GE \x, ymm7
+.endm
+
+/* dst = src * w mod q in [0, q) as integer bits, for |src| < 2^52: FMUL's
+ * r, |r| < q (the bound on h is strict: y*wq is within 1/4 of y*w/q
+ * strictly), with 2^52 + q added to L beside the chain (L + 2^52 + q and
+ * r + 2^52 + q are integers below 2^53: exact). Clobbers src, ymm4, ymm5. */
+.macro FMUL_TO_INT dst, src, W=ymm8, WQ=ymm9
+        FMUL_PARTS ymm5, \src, \W, \WQ
+        vaddpd  \src, \src, ymm13
+        vaddpd  \dst, ymm5, \src
+        vpxor   \dst, \dst, ymm11
+        SUB_IF_GE \dst, ymm7
 .endm
 
 /* Integers below 2^52 to doubles. */
@@ -615,8 +639,10 @@ triskel_avx2_fma_ntt_forward:
         mov     rax, rsi
 5:      vmovupd ymm0, [rax]
         vmovupd ymm1, [rax + 32]
-        FTO_INT ymm0
-        FTO_INT ymm1
+        FRED    ymm0
+        FRED    ymm1
+        FSMALL_TO_INT ymm0
+        FSMALL_TO_INT ymm1
         vmovdqu [rax], ymm0
         vmovdqu [rax + 32], ymm1
         add     rax, 64
@@ -679,10 +705,8 @@ triskel_avx2_fma_ntt_inverse:
         vmovupd ymm1, [rax + r12]
         vaddpd  ymm2, ymm0, ymm1
         vsubpd  ymm3, ymm0, ymm1
-        FMUL    ymm0, ymm2
-        FMUL    ymm1, ymm3, ymm10, ymm12
-        FTO_INT ymm0
-        FTO_INT ymm1
+        FMUL_TO_INT ymm0, ymm2
+        FMUL_TO_INT ymm1, ymm3, ymm10, ymm12
         vmovdqu [rax], ymm0
         vmovdqu [rax + r12], ymm1
         add     rax, 32
