@@ -421,14 +421,19 @@ ENDFUNC triskel_avx2_ntt_inverse
  * H + L instead of y*w: the NTT loops are bound by their chains' latency as
  * much as by the FP pipes). x is brought to
  * |x| <= q/2 + 1 the same way with 1/q.
- * The forward transform reduces x only in every third stage (and in the
- * t = 2 one): a stage that skips it adds at most q to the largest magnitude,
- * one that reduces leaves at most 3q/2 + 1, so inputs [0, q) give at most
- * 2q, 3q, 3q/2 + 1, 5q/2 + 1, 7q/2 + 1, 3q/2 + 1, ... < 2^52 (q < 2^50),
- * within FMUL's and FRED's ranges, and every sum an exact integer below
- * 2^53. The inverse transform reduces x + y in every second stage: x - y
- * stays within 4q < 2^52 on the way into FMUL (|.| <= q after it), x + y
- * within 2q after a stage that skips. Rounding to
+ * The forward transform reduces x only after fwd_lazy stages that skip it
+ * (and in the t = 2 one), K = floor((2^52 - 1) / q) - 2 (2 for q near 2^50,
+ * 14 for q < 2^48, every stage for 40-bit primes): a stage that skips it
+ * adds at most q to the largest magnitude, one that reduces leaves at most
+ * 3q/2 + 1 <= 2q, and the first stage leaves 2q, so j skipping stages leave
+ * at most (2 + j)q <= (2 + K)q < 2^52: within FMUL's and FRED's ranges, and
+ * every sum an exact integer below 2^53. The inverse transform reduces
+ * x + y after inv_lazy stages that skip it, K = floor(log2((2^52 - 1) / q))
+ * - 1 (1 for q near 2^50): the first pass leaves |.| <= q, a stage that
+ * skips doubles the bound, one that reduces brings it back to q (x - y
+ * through FMUL), so x + y and x - y stay within 2^(K+1) q < 2^52 on the way
+ * into FRED, FMUL and the last stage. The schedule changes no result: every
+ * step is exact. Rounding to
  * the nearest integer is one vroundpd (it was an add and a subtract of
  * 1.5 * 2^52, the same integer: on Zen 3 both use the two FP add pipes).
  * Per 4 butterflies: 2 mul, 2 FMA, 1 round, 3 add/sub (and a third of a
@@ -598,23 +603,22 @@ triskel_avx2_fma_ntt_forward:
         add     rax, 32
         cmp     rax, rbx
         jb      1b
+        // The other stages with t >= 4: x reduced after fwd_lazy stages
+        // that skip it (r13 counts them down).
         mov     r9, 2                   // m
         mov     r10, rcx
         shr     r10, 2                  // t
+        mov     r13, [r8 + 112]         // fwd_lazy
 81:     cmp     r10, 4
         jb      82f
+        test    r13, r13
+        jz      83f
         STAGE   FBF_FWD_LAZY, FTW_BCAST
-        shl     r9, 1
-        shr     r10, 1
-        cmp     r10, 4
-        jb      82f
-        STAGE   FBF_FWD, FTW_BCAST
-        shl     r9, 1
-        shr     r10, 1
-        cmp     r10, 4
-        jb      82f
-        STAGE   FBF_FWD_LAZY, FTW_BCAST
-        shl     r9, 1
+        dec     r13
+        jmp     84f
+83:     STAGE   FBF_FWD, FTW_BCAST
+        mov     r13, [r8 + 112]
+84:     shl     r9, 1
         shr     r10, 1
         jmp     81b
 82:
@@ -676,19 +680,23 @@ triskel_avx2_fma_ntt_inverse:
         FBF_INV ymm2, ymm3
         JOIN_HALVES
         GROUPS_NEXT 1b, 32
-        // The middle stages (t = 4 .. n/4): x + y reduced in every second one.
+        // The middle stages (t = 4 .. n/4): x + y reduced after inv_lazy
+        // stages that skip it (r13 counts them down).
         mov     r9, rcx
         shr     r9, 3                   // m
         mov     r10, 4                  // t
+        mov     r8, [rdi + 120]         // aux
+        mov     r13, [r8 + 120]         // inv_lazy
 83:     cmp     r9, 2
         jb      84f
+        test    r13, r13
+        jz      85f
         STAGE   FBF_INV_LAZY, FTW_BCAST
-        shr     r9, 1
-        shl     r10, 1
-        cmp     r9, 2
-        jb      84f
-        STAGE   FBF_INV, FTW_BCAST
-        shr     r9, 1
+        dec     r13
+        jmp     86f
+85:     STAGE   FBF_INV, FTW_BCAST
+        mov     r13, [r8 + 120]
+86:     shr     r9, 1
         shl     r10, 1
         jmp     83b
 84:

@@ -254,6 +254,10 @@ typedef struct avx2_aux {
     double n_inv_w, n_inv_wq; /* offsets 64, 72 */
     double *fwd_t2, *fwd_t2q; /* offsets 80, 88 */
     double *inv_t2, *inv_t2q; /* offsets 96, 104 */
+    /* Stages in a row that may skip reducing x (forward) or x + y (inverse)
+     * for this q (the bounds are in avx2.S): fewer reductions for smaller
+     * primes. */
+    uint64_t fwd_lazy, inv_lazy; /* offsets 112, 120 */
 } avx2_aux;
 
 enum { AVX2_FMA_MAX_BITS = 50 };
@@ -320,6 +324,12 @@ static int avx2_aux_init(triskel_ntt_plan *p) {
     aux->n_inv_q = (double)p->n_inv / (double)q;
     aux->n_inv_w = (double)p->n_inv_w;
     aux->n_inv_wq = (double)p->n_inv_w / (double)q;
+    /* (2 + K) q < 2^52 forward, 2^(K + 1) q < 2^52 inverse (q < 2^50:
+     * room >= 4, so K >= 2 and K >= 1). */
+    const uint64_t room = (((uint64_t)1 << 52) - 1) / q;
+    aux->fwd_lazy = room - 2;
+    aux->inv_lazy = 0;
+    while (((uint64_t)4 << aux->inv_lazy) <= room) aux->inv_lazy++;
     return 0;
 }
 
