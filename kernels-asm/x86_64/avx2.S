@@ -273,12 +273,13 @@
         lea     rbx, [rsi + rcx * 8]
         mov     rax, rsi
 .endm
-/* Stores ymm0, ymm1 and moves to the next group, back to \loop if any. */
-.macro GROUPS_NEXT loop
+/* Stores ymm0, ymm1 and moves to the next group, back to \loop if any;
+ * the t = 2 twiddles (r8, r11) advance by \t2_step bytes. */
+.macro GROUPS_NEXT loop, t2_step=16
         vmovdqu [rax], ymm0
         vmovdqu [rax + 32], ymm1
-        add     r8, 16
-        add     r11, 16
+        add     r8, \t2_step
+        add     r11, \t2_step
         add     r12, 32
         add     r13, 32
         add     rax, 64
@@ -408,31 +409,41 @@ ENDFUNC triskel_avx2_ntt_inverse
  * kernels-c/src/x86_64/backends.c): coefficients are held as doubles, exact
  * integers of magnitude below 2^51, in the array itself between the first
  * and the last pass. With w (exact) and wq = w/q (rounded) per twiddle:
- *     h = round(y * wq)         (|y| < 2^51: off y*w/q by at most 1/2 + 1/2)
- *     H = fl(h*q), L = h*q - H  (exact, FMA)
- *     r = fma(y, w, -H) - L     (y*w - H = r + L is an integer below 2^52,
- *                               so both steps are exact)
+ *     h = round(y * wq)         (|y| < 2^52: off y*w/q by at most 1/2 + 1/2)
+ *     P = fl(y*w), L = y*w - P  (exact, FMA)
+ *     T = fma(-h, q, P)         (P - h*q = r - L is an integer below 2^51,
+ *     r = T + L                 so both steps are exact)
  * gives r = y*w - h*q exactly, |r| <= q, for every |y| < 2^52: wq is within
  * 2^-54 of w/q (w < q), so y*wq within 1/4 of y*w/q, and the product's
- * rounding (|y*wq| < 2^52) adds at most 1/4 more; h*q < 2^102 leaves
- * |L| <= 2^48, and |r + L| < 2^51 is an integer. x is brought to
+ * rounding (|y*wq| < 2^52) adds at most 1/4 more; y*w < 2^102 leaves
+ * |L| <= 2^48, and |r - L| < 2^51 is an integer. The chain from y to r is
+ * mul, round, FMA, add (13 cycles on Zen 3; it was 16 with h*q split into
+ * H + L instead of y*w: the NTT loops are bound by their chains' latency as
+ * much as by the FP pipes). x is brought to
  * |x| <= q/2 + 1 the same way with 1/q.
- * The forward transform reduces x only in every third stage (and in the
- * t = 2 one): a stage that skips it adds at most q to the largest magnitude,
- * one that reduces leaves at most 3q/2 + 1, so inputs [0, q) give at most
- * 2q, 3q, 3q/2 + 1, 5q/2 + 1, 7q/2 + 1, 3q/2 + 1, ... < 2^52 (q < 2^50),
- * within FMUL's and FRED's ranges, and every sum an exact integer below
- * 2^53. The inverse transform reduces x + y in every second stage: x - y
- * stays within 4q < 2^52 on the way into FMUL (|.| <= q after it), x + y
- * within 2q after a stage that skips. Rounding to
+ * The forward transform reduces x only after fwd_lazy stages that skip it
+ * (and in the t = 2 one), K = floor((2^52 - 1) / q) - 2 (2 for q near 2^50,
+ * 14 for q < 2^48, every stage for 40-bit primes): a stage that skips it
+ * adds at most q to the largest magnitude, one that reduces leaves at most
+ * 3q/2 + 1 <= 2q, and the first stage leaves 2q, so j skipping stages leave
+ * at most (2 + j)q <= (2 + K)q < 2^52: within FMUL's and FRED's ranges, and
+ * every sum an exact integer below 2^53. The inverse transform reduces
+ * x + y after inv_lazy stages that skip it, K = floor(log2((2^52 - 1) / q))
+ * - 1 (1 for q near 2^50): the first pass leaves |.| <= q, a stage that
+ * skips doubles the bound, one that reduces brings it back to q (x - y
+ * through FMUL), so x + y and x - y stay within 2^(K+1) q < 2^52 on the way
+ * into FRED, FMUL and the last stage. The schedule changes no result: every
+ * step is exact. Rounding to
  * the nearest integer is one vroundpd (it was an add and a subtract of
  * 1.5 * 2^52, the same integer: on Zen 3 both use the two FP add pipes).
- * Per 4 butterflies: 3 mul, 3 FMA, 2 round, 3 add/sub, against 7 integer
- * multiplies and 18 other ops in the integer path.
+ * Per 4 butterflies: 2 mul, 2 FMA, 1 round, 3 add/sub (and a third of a
+ * reduction: mul, round, FMA), against 7 integer multiplies and 18 other
+ * ops in the integer path. The stage t = 2 reads its twiddles as vectors
+ * from the aux tables (a vpermq of each pair cost 4-5 % of the forward).
  *
  * Registers: ymm8 = w, ymm9 = wq, ymm11 = 2^52 (whose bits also convert
- * integers below 2^52 to and from doubles), ymm14 = 1/q, ymm15 = q,
- * ymm4..6 temporaries. */
+ * integers below 2^52 to and from doubles), ymm13 = 2^52 + q, ymm14 = 1/q,
+ * ymm15 = q, ymm7 = q in integer lanes, ymm4..6 temporaries. */
         .section .rodata
         .balign 8
 .Ltwo52:
@@ -445,17 +456,27 @@ ENDFUNC triskel_avx2_ntt_inverse
         vbroadcastsd ymm15, qword ptr [\aux + 32]
         vbroadcastsd ymm14, qword ptr [\aux + 40]
         vbroadcastsd ymm11, qword ptr [rip + .Ltwo52]
+        vaddpd  ymm13, ymm11, ymm15     // 2^52 + q
+        vpbroadcastq ymm7, qword ptr [rdi + 16] // q as integers
 .endm
 
-/* dst = src * w mod q, |dst| <= q, for |src| < 2^52 (dst may be src; W and
- * WQ may be memory). Clobbers ymm4, ymm5. */
-.macro FMUL dst, src, W=ymm8, WQ=ymm9
-        vmulpd  ymm4, \src, \WQ
+/* y * w - h*q (h = round(y * wq)) for |y| < 2^52 in two exact parts:
+ * \t = P - h*q and \y = y*w - P (y is overwritten), P = fl(y*w). So the
+ * chain to the sum is mul, round, FMA (10 cycles on Zen 3): the product's
+ * low part L = y*w - P is formed beside it. Clobbers ymm4. */
+.macro FMUL_PARTS t, y, W=ymm8, WQ=ymm9
+        vmulpd  ymm4, \y, \WQ
+        vmulpd  \t, \y, \W             // P
         vroundpd ymm4, ymm4, 8          // h
-        vmulpd  ymm5, ymm4, ymm15       // H
-        vfmsub213pd ymm4, ymm15, ymm5   // L = h*q - H
-        vfmsub231pd ymm5, \src, \W      // y*w - H
-        vsubpd  \dst, ymm5, ymm4
+        vfmsub132pd \y, \t, \W         // L = y*w - P
+        vfnmadd231pd \t, ymm4, ymm15    // T = P - h*q
+.endm
+
+/* dst = src * w mod q, |dst| <= q, for |src| < 2^52 (W and WQ may be
+ * memory). Clobbers src, ymm4, ymm5. */
+.macro FMUL dst, src, W=ymm8, WQ=ymm9
+        FMUL_PARTS ymm5, \src, \W, \WQ
+        vaddpd  \dst, ymm5, \src
 .endm
 
 /* x = x - round(x/q)*q, |x| <= q/2 after. Clobbers ymm4. */
@@ -476,6 +497,28 @@ ENDFUNC triskel_avx2_ntt_inverse
         vpxor   \x, \x, ymm11
 .endm
 
+/* x (an integer, |x| < q) to its residue in [0, q) as integer bits:
+ * x + 2^52 + q (ymm13) is exact, below 2^53, with x + q < 2q in its low
+ * bits; one integer subtraction of q (ymm7) when x + q >= q. Half the
+ * chain of FTO_INT's rounding and sign test. Clobbers ymm4. */
+.macro FSMALL_TO_INT x
+        vaddpd  \x, \x, ymm13
+        vpxor   \x, \x, ymm11
+        SUB_IF_GE \x, ymm7
+.endm
+
+/* dst = src * w mod q in [0, q) as integer bits, for |src| < 2^52: FMUL's
+ * r, |r| < q (the bound on h is strict: y*wq is within 1/4 of y*w/q
+ * strictly), with 2^52 + q added to L beside the chain (L + 2^52 + q and
+ * r + 2^52 + q are integers below 2^53: exact). Clobbers src, ymm4, ymm5. */
+.macro FMUL_TO_INT dst, src, W=ymm8, WQ=ymm9
+        FMUL_PARTS ymm5, \src, \W, \WQ
+        vaddpd  \src, \src, ymm13
+        vaddpd  \dst, ymm5, \src
+        vpxor   \dst, \dst, ymm11
+        SUB_IF_GE \dst, ymm7
+.endm
+
 /* Integers below 2^52 to doubles. */
 .macro FROM_INT x, two52=ymm11
         vpor    \x, \x, \two52
@@ -483,42 +526,49 @@ ENDFUNC triskel_avx2_ntt_inverse
 .endm
 
 /* Cooley-Tukey: v = y*w, x reduced; x = x + v, y = x - v (|.| <= 3q/2 + 1). */
-.macro FBF_FWD x, y
-        FMUL    ymm6, \y
+.macro FBF_FWD x, y, W=ymm8, WQ=ymm9
         FRED    \x
-        vsubpd  \y, \x, ymm6
-        vaddpd  \x, \x, ymm6
+        FBF_FWD_LAZY \x, \y, \W, \WQ
 .endm
 
 /* The same without reducing x (|x| + q after). */
-.macro FBF_FWD_LAZY x, y
-        FMUL    ymm6, \y
-        vsubpd  \y, \x, ymm6
-        vaddpd  \x, \x, ymm6
+.macro FBF_FWD_LAZY x, y, W=ymm8, WQ=ymm9
+        FMUL_PARTS ymm5, \y, \W, \WQ
+        vaddpd  ymm5, ymm5, \y
+        vsubpd  \y, \x, ymm5
+        vaddpd  \x, \x, ymm5
 .endm
 
 /* Gentleman-Sande: x = x + y reduced, y = (x - y) * w. */
-.macro FBF_INV x, y
+.macro FBF_INV x, y, W=ymm8, WQ=ymm9
         vsubpd  ymm6, \x, \y
         vaddpd  \x, \x, \y
         FRED    \x
-        FMUL    \y, ymm6
+        FMUL    \y, ymm6, \W, \WQ
 .endm
 
 /* The same without reducing x + y (2 max(|x|, |y|) after). */
-.macro FBF_INV_LAZY x, y
+.macro FBF_INV_LAZY x, y, W=ymm8, WQ=ymm9
         vsubpd  ymm6, \x, \y
         vaddpd  \x, \x, \y
-        FMUL    \y, ymm6
+        FMUL    \y, ymm6, \W, \WQ
 .endm
 
 .macro FTW_BCAST w, wq
         vbroadcastsd ymm8, qword ptr [\w]
         vbroadcastsd ymm9, qword ptr [\wq]
 .endm
+/* The t = 2 twiddles as vectors (r8, r11 in the aux tables *_t2, *_t2q):
+ * FMA_GROUPS_BEGIN before the loop, 32 bytes per group. */
+.macro FMA_GROUPS_BEGIN t2_offset
+        GROUPS_BEGIN
+        mov     r11, [rdi + 120]        // aux
+        mov     r8, [r11 + \t2_offset]
+        mov     r11, [r11 + \t2_offset + 8]
+.endm
 .macro FTW_T2
-        vpermq  ymm8, [r8], 0x50
-        vpermq  ymm9, [r11], 0x50
+        vmovupd ymm8, [r8]
+        vmovupd ymm9, [r11]
 .endm
 .macro FTW_T1
         vmovupd ymm8, [r12]
@@ -534,7 +584,11 @@ triskel_avx2_fma_ntt_forward:
         mov     rcx, [rdi]              // n
         mov     rdx, [r8]               // w
         mov     r14, [r8 + 8]           // w/q
-        // The first stage (t = n/2, twiddle w[1]) from integers, not reduced.
+        // The stages t = n/2 .. 4 (log n - 2 of them) in pairs, from
+        // integers in the first pass; for an odd log n the first stage
+        // (t = n/2, twiddle w[1]) alone first. Stage s (from 0) reduces x
+        // when s = 2 mod 3, so the pairs (s, s + 1) cycle through lazy-lazy
+        // (s = 0 mod 3), reduce-lazy (2) and lazy-reduce (1).
         FTW_BCAST rdx+8, r14+8
         lea     r12, [rcx * 4]          // n/2 in bytes
         mov     rax, rsi
@@ -549,24 +603,22 @@ triskel_avx2_fma_ntt_forward:
         add     rax, 32
         cmp     rax, rbx
         jb      1b
-        // The other stages with t >= 4: x reduced in every third one.
+        // The other stages with t >= 4: x reduced after fwd_lazy stages
+        // that skip it (r13 counts them down).
         mov     r9, 2                   // m
         mov     r10, rcx
         shr     r10, 2                  // t
+        mov     r13, [r8 + 112]         // fwd_lazy
 81:     cmp     r10, 4
         jb      82f
+        test    r13, r13
+        jz      83f
         STAGE   FBF_FWD_LAZY, FTW_BCAST
-        shl     r9, 1
-        shr     r10, 1
-        cmp     r10, 4
-        jb      82f
-        STAGE   FBF_FWD, FTW_BCAST
-        shl     r9, 1
-        shr     r10, 1
-        cmp     r10, 4
-        jb      82f
-        STAGE   FBF_FWD_LAZY, FTW_BCAST
-        shl     r9, 1
+        dec     r13
+        jmp     84f
+83:     STAGE   FBF_FWD, FTW_BCAST
+        mov     r13, [r8 + 112]
+84:     shl     r9, 1
         shr     r10, 1
         jmp     81b
 82:
@@ -574,7 +626,9 @@ triskel_avx2_fma_ntt_forward:
         // reduction to [0, q) and back to integers in a pass of its own: in
         // the same loop the dependency chain of one group (about 80 cycles)
         // filled Zen 3's FP scheduler, and groups hardly overlapped.
-        GROUPS_BEGIN
+        mov     r9, rcx
+        shr     r9, 2                   // n/4
+        FMA_GROUPS_BEGIN 80
 4:      vmovupd ymm0, [rax]
         vmovupd ymm1, [rax + 32]
         SPLIT_HALVES
@@ -585,12 +639,14 @@ triskel_avx2_fma_ntt_forward:
         FBF_FWD_LAZY ymm0, ymm1
         JOIN_PAIRS
         JOIN_HALVES
-        GROUPS_NEXT 4b
+        GROUPS_NEXT 4b, 32
         mov     rax, rsi
 5:      vmovupd ymm0, [rax]
         vmovupd ymm1, [rax + 32]
-        FTO_INT ymm0
-        FTO_INT ymm1
+        FRED    ymm0
+        FRED    ymm1
+        FSMALL_TO_INT ymm0
+        FSMALL_TO_INT ymm1
         vmovdqu [rax], ymm0
         vmovdqu [rax + 32], ymm1
         add     rax, 64
@@ -610,7 +666,7 @@ triskel_avx2_fma_ntt_inverse:
         // t = 1 and t = 2 in registers, from integers.
         mov     r9, rcx
         shr     r9, 2
-        GROUPS_BEGIN
+        FMA_GROUPS_BEGIN 96
 1:      vmovdqu ymm0, [rax]
         vmovdqu ymm1, [rax + 32]
         FROM_INT ymm0
@@ -623,20 +679,24 @@ triskel_avx2_fma_ntt_inverse:
         FTW_T2
         FBF_INV ymm2, ymm3
         JOIN_HALVES
-        GROUPS_NEXT 1b
-        // The middle stages (t = 4 .. n/4): x + y reduced in every second one.
+        GROUPS_NEXT 1b, 32
+        // The middle stages (t = 4 .. n/4): x + y reduced after inv_lazy
+        // stages that skip it (r13 counts them down).
         mov     r9, rcx
         shr     r9, 3                   // m
         mov     r10, 4                  // t
+        mov     r8, [rdi + 120]         // aux
+        mov     r13, [r8 + 120]         // inv_lazy
 83:     cmp     r9, 2
         jb      84f
+        test    r13, r13
+        jz      85f
         STAGE   FBF_INV_LAZY, FTW_BCAST
-        shr     r9, 1
-        shl     r10, 1
-        cmp     r9, 2
-        jb      84f
-        STAGE   FBF_INV, FTW_BCAST
-        shr     r9, 1
+        dec     r13
+        jmp     86f
+85:     STAGE   FBF_INV, FTW_BCAST
+        mov     r13, [r8 + 120]
+86:     shr     r9, 1
         shl     r10, 1
         jmp     83b
 84:
@@ -653,10 +713,8 @@ triskel_avx2_fma_ntt_inverse:
         vmovupd ymm1, [rax + r12]
         vaddpd  ymm2, ymm0, ymm1
         vsubpd  ymm3, ymm0, ymm1
-        FMUL    ymm0, ymm2
-        FMUL    ymm1, ymm3, ymm10, ymm12
-        FTO_INT ymm0
-        FTO_INT ymm1
+        FMUL_TO_INT ymm0, ymm2
+        FMUL_TO_INT ymm1, ymm3, ymm10, ymm12
         vmovdqu [rax], ymm0
         vmovdqu [rax + r12], ymm1
         add     rax, 32

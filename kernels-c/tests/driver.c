@@ -544,7 +544,7 @@ static int listed(const char *list, const char *name) {
 }
 
 int main(void) {
-    static const int bits[] = {20, 30, 31, 50, 51, 60, 62};
+    static const int bits[] = {20, 30, 31, 40, 49, 50, 51, 60, 62};
 #if defined(__aarch64__)
     /* ci/aarch64.sh checks that each SVE vector length it asks for was run. */
     if (runnable(TRISKEL_BACKEND_SVE))

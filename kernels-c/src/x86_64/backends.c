@@ -242,13 +242,22 @@ const triskel_backend triskel_avx512_backend = {
 /* The avx2 NTT (kernels-asm/x86_64/avx2.S) runs in double precision for
  * q < 2^50 from these tables (layout fixed: the assembly reads it), and in
  * 32-bit-limb integer arithmetic from the portable tables otherwise (aux
- * stays NULL). Each twiddle w comes with w / q rounded to a double. */
+ * stays NULL). Each twiddle w comes with w / q rounded to a double. The
+ * stage t = 2 reads its twiddles as vectors, one per group g of 8
+ * coefficients: [w[n/4 + 2g], w[n/4 + 2g], w[n/4 + 2g + 1], w[n/4 + 2g + 1]]
+ * (fwd_t2, inv_t2; and their w / q in fwd_t2q, inv_t2q). */
 typedef struct avx2_aux {
     double *fwd_w, *fwd_wq;  /* offsets 0, 8 */
     double *inv_w, *inv_wq;  /* offsets 16, 24 */
     double q, q_inv;         /* offsets 32, 40 */
     double n_inv, n_inv_q;   /* offsets 48, 56 */
     double n_inv_w, n_inv_wq; /* offsets 64, 72 */
+    double *fwd_t2, *fwd_t2q; /* offsets 80, 88 */
+    double *inv_t2, *inv_t2q; /* offsets 96, 104 */
+    /* Stages in a row that may skip reducing x (forward) or x + y (inverse)
+     * for this q (the bounds are in avx2.S): fewer reductions for smaller
+     * primes. */
+    uint64_t fwd_lazy, inv_lazy; /* offsets 112, 120 */
 } avx2_aux;
 
 enum { AVX2_FMA_MAX_BITS = 50 };
@@ -260,8 +269,27 @@ static void avx2_aux_free(triskel_ntt_plan *p) {
     free(aux->fwd_wq);
     free(aux->inv_w);
     free(aux->inv_wq);
+    free(aux->fwd_t2);
+    free(aux->fwd_t2q);
+    free(aux->inv_t2);
+    free(aux->inv_t2q);
     free(aux);
     p->aux = NULL;
+}
+
+/* The t = 2 twiddles of every group of 8 as vectors (from the double
+ * tables w, wq of avx2_tables). */
+static int avx2_t2_tables(const triskel_ntt_plan *p, const double *w, const double *wq,
+                          double **t2_out, double **t2q_out) {
+    const uint64_t half = p->n / 2, quarter = p->n / 4;
+    *t2_out = aligned_alloc(32, half * sizeof(double));
+    *t2q_out = aligned_alloc(32, half * sizeof(double));
+    if (*t2_out == NULL || *t2q_out == NULL) return -1;
+    for (uint64_t i = 0; i < half; i++) {
+        (*t2_out)[i] = w[quarter + i / 2];
+        (*t2q_out)[i] = wq[quarter + i / 2];
+    }
+    return 0;
 }
 
 static int avx2_tables(const triskel_ntt_plan *p, const uint64_t *w, double **w_out,
@@ -284,7 +312,9 @@ static int avx2_aux_init(triskel_ntt_plan *p) {
     if (aux == NULL) return -1;
     p->aux = aux;
     if (avx2_tables(p, p->fwd, &aux->fwd_w, &aux->fwd_wq) != 0 ||
-        avx2_tables(p, p->inv, &aux->inv_w, &aux->inv_wq) != 0) {
+        avx2_tables(p, p->inv, &aux->inv_w, &aux->inv_wq) != 0 ||
+        avx2_t2_tables(p, aux->fwd_w, aux->fwd_wq, &aux->fwd_t2, &aux->fwd_t2q) != 0 ||
+        avx2_t2_tables(p, aux->inv_w, aux->inv_wq, &aux->inv_t2, &aux->inv_t2q) != 0) {
         avx2_aux_free(p);
         return -1;
     }
@@ -294,6 +324,12 @@ static int avx2_aux_init(triskel_ntt_plan *p) {
     aux->n_inv_q = (double)p->n_inv / (double)q;
     aux->n_inv_w = (double)p->n_inv_w;
     aux->n_inv_wq = (double)p->n_inv_w / (double)q;
+    /* (2 + K) q < 2^52 forward, 2^(K + 1) q < 2^52 inverse (q < 2^50:
+     * room >= 4, so K >= 2 and K >= 1). */
+    const uint64_t room = (((uint64_t)1 << 52) - 1) / q;
+    aux->fwd_lazy = room - 2;
+    aux->inv_lazy = 0;
+    while (((uint64_t)4 << aux->inv_lazy) <= room) aux->inv_lazy++;
     return 0;
 }
 
