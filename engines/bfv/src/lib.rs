@@ -42,3 +42,4 @@ pub use encoding::Plaintext;
 pub use error::{Error, Result};
 pub use keys::{GaloisKeys, PublicKey, RelinKey, SecretKey};
 pub use params::{max_log_qp_128, BfvParameters, DEFAULT_PLAIN_MODULUS, HE_STANDARD_128};
+pub use serial::FORMAT_VERSION;

@@ -77,8 +77,8 @@ fn malformed<T>(msg: impl Into<String>) -> Result<T> {
 /// always fully checked, 128-bit security included.
 fn read_object(bytes: &[u8], kind: Kind) -> Result<(Reader<'_>, CkksParameters)> {
     let mut version = FORMAT_VERSION;
-    if let Some(v) = stored_version(bytes, MAGIC)
-        .filter(|v| (OLDEST_PARAMS_VERSION..FORMAT_VERSION).contains(v))
+    if let Some(v) =
+        stored_version(bytes, MAGIC).filter(|v| (OLDEST_PARAMS_VERSION..FORMAT_VERSION).contains(v))
     {
         if kind != Kind::Params {
             return malformed(predates_key_ids(&format!("CKKS object of version {v}")));

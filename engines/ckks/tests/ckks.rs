@@ -1136,13 +1136,18 @@ fn values_and_keys_of_another_secret_key_are_refused() {
     let other_gk = other.galois_keys(&[1, 2, 4, 8, 16, 32], true).unwrap();
     let a = values(40, 64);
     let ca = encrypt(f, &a);
-    let foreign = other.encrypt(&Plaintext::from_real(ctx, &a).unwrap()).unwrap();
+    let foreign = other
+        .encrypt(&Plaintext::from_real(ctx, &a).unwrap())
+        .unwrap();
     let foreign_pk = other
         .public_key()
         .unwrap()
         .encrypt(&Plaintext::from_real(ctx, &a).unwrap())
         .unwrap();
-    assert_eq!((foreign.key_id(), foreign_pk.key_id()), (other.id(), other.id()));
+    assert_eq!(
+        (foreign.key_id(), foreign_pk.key_id()),
+        (other.id(), other.id())
+    );
     let product = ca.mul(&ca).unwrap();
     let dense: Vec<Vec<f64>> = (0..4).map(|r| values(50 + r, 64)).collect();
     let square: Vec<Vec<f64>> = (0..64).map(|r| values(60 + r, 64)).collect();
@@ -1155,18 +1160,33 @@ fn values_and_keys_of_another_secret_key_are_refused() {
     let cases: Vec<(&str, Result<(), Error>)> = vec![
         ("decrypt", f.sk.decrypt(&foreign).map(drop)),
         ("decrypt public", f.sk.decrypt(&foreign_pk).map(drop)),
-        ("decrypt_flooded", other.decrypt_flooded(&ca, &flooding).map(drop)),
-        ("noise_bound_log2", other.noise_bound_log2(&ca, &expected).map(drop)),
+        (
+            "decrypt_flooded",
+            other.decrypt_flooded(&ca, &flooding).map(drop),
+        ),
+        (
+            "noise_bound_log2",
+            other.noise_bound_log2(&ca, &expected).map(drop),
+        ),
         ("add", ca.add(&foreign).map(drop)),
         ("sub", foreign.sub(&ca).map(drop)),
         ("mul", ca.mul(&foreign).map(drop)),
-        ("mul_relin_rescale", ca.mul_relin_rescale(&foreign, &f.rk).map(drop)),
-        ("mul_relin_rescale key", ca.mul_relin_rescale(&ca, &other_rk).map(drop)),
+        (
+            "mul_relin_rescale",
+            ca.mul_relin_rescale(&foreign, &f.rk).map(drop),
+        ),
+        (
+            "mul_relin_rescale key",
+            ca.mul_relin_rescale(&ca, &other_rk).map(drop),
+        ),
         ("relinearize", product.relinearize(&other_rk).map(drop)),
         ("rotate", ca.rotate(1, &other_gk).map(drop)),
         ("rotate by powers", ca.rotate(3, &other_gk).map(drop)),
         ("conjugate", ca.conjugate(&other_gk).map(drop)),
-        ("rotate_hoisted", ca.rotate_hoisted(&[1, 2], &other_gk).map(drop)),
+        (
+            "rotate_hoisted",
+            ca.rotate_hoisted(&[1, 2], &other_gk).map(drop),
+        ),
         ("slot_sum", ca.slot_sum(64, &other_gk).map(drop)),
         ("linear hybrid", hybrid.apply(&ca, &other_gk).map(drop)),
         ("linear bsgs", bsgs.apply(&ca, &other_gk).map(drop)),
