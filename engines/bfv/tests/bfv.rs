@@ -968,7 +968,7 @@ fn values_and_keys_of_another_secret_key_are_refused() {
     ];
     cases.push((
         "decrypt_scores",
-        decrypt_scores(&mother, &[probe.clone()], 1).map(drop),
+        decrypt_scores(&mother, std::slice::from_ref(&probe), 1).map(drop),
     ));
     for keys in &mixed {
         cases.push((
