@@ -245,6 +245,8 @@ pub fn compute_scores(
     keys: &MatchKeys,
     privacy: MatchPrivacy,
 ) -> Result<Vec<Ciphertext>> {
+    keys.galois.check(probe)?;
+    keys.public.check(probe)?;
     templates
         .groups
         .iter()
@@ -383,6 +385,7 @@ pub fn compute_scores_coefficients(
     templates: &[Plaintext],
     public: &PublicKey,
 ) -> Result<Vec<Ciphertext>> {
+    public.check(probe)?;
     templates
         .iter()
         .map(|group| probe.mul_plain(group)?.rerandomize(public))

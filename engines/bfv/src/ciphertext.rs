@@ -16,7 +16,7 @@
 
 use std::sync::Arc;
 
-use triskel_ring::{LazyRlwe, LweCiphertext, Poly, Representation, Seed};
+use triskel_ring::{KeyId, LazyRlwe, LweCiphertext, Poly, Representation, Seed};
 
 use crate::context::BfvContext;
 use crate::encoding::Plaintext;
@@ -34,10 +34,14 @@ const FLOOD_TAIL: f64 = 10.0;
 /// The weakest statistical security [`Ciphertext::flood`] accepts, in bits.
 pub const MIN_FLOODING_SECURITY: u32 = 40;
 
-/// A BFV ciphertext (see the module documentation).
+/// A BFV ciphertext (see the module documentation), with the identity of
+/// the secret key it is encrypted under: operations refuse to combine it
+/// with a ciphertext or key of another secret key
+/// ([`triskel_ring::Error::KeyMismatch`]), and results carry it on.
 #[derive(Clone, Debug)]
 pub struct Ciphertext {
     pub(crate) ctx: Arc<BfvContext>,
+    pub(crate) key_id: KeyId,
     pub(crate) polys: Vec<Poly>,
     pub(crate) level: usize,
     pub(crate) noise_log2: f64,
@@ -68,6 +72,7 @@ pub(crate) fn mod_switched_noise_log2(noise_log2: f64, q_last: u64, n: usize) ->
 impl Ciphertext {
     pub(crate) fn new(
         ctx: &Arc<BfvContext>,
+        key_id: KeyId,
         polys: Vec<Poly>,
         level: usize,
         noise_log2: f64,
@@ -75,6 +80,7 @@ impl Ciphertext {
     ) -> Ciphertext {
         Ciphertext {
             ctx: ctx.clone(),
+            key_id,
             polys,
             level,
             noise_log2,
@@ -93,6 +99,7 @@ impl Ciphertext {
     fn derived(&self, polys: Vec<Poly>, noise_log2: f64) -> Ciphertext {
         Ciphertext {
             ctx: self.ctx.clone(),
+            key_id: self.key_id,
             polys,
             level: self.level,
             noise_log2,
@@ -121,6 +128,11 @@ impl Ciphertext {
         &self.ctx
     }
 
+    /// The identity of the secret key this ciphertext is under.
+    pub fn key_id(&self) -> KeyId {
+        self.key_id
+    }
+
     /// log2 of the estimated standard deviation of the noise coefficients
     /// (the module documentation says how it is propagated).
     pub fn noise_estimate_log2(&self) -> f64 {
@@ -135,8 +147,11 @@ impl Ciphertext {
         log2_q - (self.ctx.plain_modulus() as f64).log2() - 1.0 - TAIL.log2() - self.noise_log2
     }
 
+    /// Ok when `other` belongs to this ciphertext's parameter set, secret
+    /// key and level: checked before any work by operations on two.
     fn check_pair(&self, other: &Ciphertext) -> Result<()> {
         check_same_context(&self.ctx, &other.ctx)?;
+        self.key_id.check("second operand", other.key_id)?;
         if self.level != other.level {
             return Err(Error::LevelMismatch {
                 left: self.level,
@@ -351,7 +366,7 @@ impl Ciphertext {
     /// Turns (c0, c1, c2) into (c0, c1) + switch(c2 : s^2 -> s).
     /// Noise: e plus the key-switching bound.
     pub fn relinearize(&self, rk: &RelinKey) -> Result<Ciphertext> {
-        check_same_context(&self.ctx, &rk.ctx)?;
+        rk.check(self)?;
         self.expect_size(3)?;
         let (mut u0, mut u1) = self.ctx.key_switch().switch(&rk.key, &self.polys[2])?;
         u0.add_assign(&self.polys[0])?;
@@ -382,7 +397,7 @@ impl Ciphertext {
 
     /// Applies X -> X^g for every g of `elements` in turn, with lazy ModDown.
     fn apply_galois(&self, elements: &[usize], keys: &GaloisKeys) -> Result<Ciphertext> {
-        check_same_context(&self.ctx, &keys.ctx)?;
+        keys.check(self)?;
         self.expect_size(2)?;
         let mut lazy = LazyCiphertext::new(self)?;
         for &g in elements {
@@ -396,6 +411,7 @@ impl Ciphertext {
     /// otherwise a sequence of power-of-two rotations whose keys exist
     /// (with lazy ModDown: one more ModDown in all, not one per rotation).
     pub fn rotate_rows(&self, steps: i64, keys: &GaloisKeys) -> Result<Ciphertext> {
+        keys.check(self)?;
         let elements = self.rotation_elements(steps, keys);
         if elements.is_empty() {
             return Ok(self.clone());
@@ -410,7 +426,7 @@ impl Ciphertext {
     /// once at the end, so r rotations cost r + 1 ModDowns instead of 2r.
     /// Noise: as for the loop.
     pub fn rotation_tree_sum(&self, steps: &[i64], keys: &GaloisKeys) -> Result<Ciphertext> {
-        check_same_context(&self.ctx, &keys.ctx)?;
+        keys.check(self)?;
         self.expect_size(2)?;
         let mut lazy = LazyCiphertext::new(self)?;
         for &s in steps {
@@ -431,7 +447,7 @@ impl Ciphertext {
     /// done on its own and the results added (an overestimate: the ModDown
     /// rounding is paid once).
     pub fn sum_of_rotations(&self, steps: &[i64], keys: &GaloisKeys) -> Result<Ciphertext> {
-        check_same_context(&self.ctx, &keys.ctx)?;
+        keys.check(self)?;
         self.expect_size(2)?;
         if steps.is_empty() {
             return Err(Error::InvalidParameters(
@@ -492,7 +508,7 @@ impl Ciphertext {
     /// result's randomness (its c1 in particular) no longer depends on how
     /// it was computed. Its noise still does; see [`flood`](Self::flood).
     pub fn rerandomize(&self, pk: &PublicKey) -> Result<Ciphertext> {
-        check_same_context(&self.ctx, &pk.ctx)?;
+        pk.check(self)?;
         self.expect_size(2)?;
         self.add(&pk.encrypt_zero(self.level, None)?)
     }
@@ -507,7 +523,7 @@ impl Ciphertext {
     /// computation with noise below E: it hides how the result was computed.
     /// Costs about f bits of noise budget; an error when they are not there.
     pub fn flood(&self, pk: &PublicKey, statistical_security: u32) -> Result<Ciphertext> {
-        check_same_context(&self.ctx, &pk.ctx)?;
+        pk.check(self)?;
         self.expect_size(2)?;
         if !(MIN_FLOODING_SECURITY..=128).contains(&statistical_security) {
             return Err(Error::InvalidParameters(format!(

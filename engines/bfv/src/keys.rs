@@ -22,8 +22,8 @@ use std::sync::Arc;
 use num_bigint::BigUint;
 use triskel_kernels as kernels;
 use triskel_ring::{
-    power_of_two_steps, KeySwitchKey, LweCiphertext, LweSecretKey, Poly, Prng, Representation,
-    RlwePublicKey, RlweSecret, SecretKey as RingSecret,
+    power_of_two_steps, KeyId, KeySwitchKey, LweCiphertext, LweSecretKey, Poly, Prng,
+    Representation, RlwePublicKey, RlweSecret, SecretKey as RingSecret,
 };
 use zeroize::Zeroizing;
 
@@ -59,10 +59,12 @@ pub struct RelinKey {
     pub(crate) key: KeySwitchKey,
 }
 
-/// Galois keys s(X^g) -> s for a set of Galois elements g.
+/// Galois keys s(X^g) -> s for a set of Galois elements g, with the
+/// identity of s (which every key of the set carries, and an empty set too).
 #[derive(Clone, Debug)]
 pub struct GaloisKeys {
     pub(crate) ctx: Arc<BfvContext>,
+    pub(crate) id: KeyId,
     pub(crate) keys: BTreeMap<usize, KeySwitchKey>,
 }
 
@@ -73,6 +75,13 @@ pub(crate) fn check_same_context(a: &Arc<BfvContext>, b: &Arc<BfvContext>) -> Re
     } else {
         Err(Error::ParameterMismatch)
     }
+}
+
+/// Ok when `ct` belongs to the parameter set `ctx` and to the secret key
+/// `id` (that of the key an operation uses); checked before any work.
+fn check_ciphertext(ctx: &Arc<BfvContext>, id: KeyId, ct: &Ciphertext) -> Result<()> {
+    check_same_context(ctx, &ct.ctx)?;
+    Ok(id.check("ciphertext", ct.key_id)?)
 }
 
 /// D(m) = round(Q_l m / t) at a level, in coefficient form.
@@ -144,6 +153,7 @@ impl SecretKey {
         }
         Ok(GaloisKeys {
             ctx: self.ctx.clone(),
+            id: self.secret.id(),
             keys: self.secret.galois_keys(self.ctx.key_switch(), &elements)?,
         })
     }
@@ -164,12 +174,24 @@ impl SecretKey {
             .secret
             .encrypt(body, self.ctx.noise(), &mut Prng::from_os()?)?;
         let noise = symmetric_fresh_noise_log2(self.ctx.noise().variance().sqrt());
-        Ciphertext::new(&self.ctx, polys, level, noise, Some(seed)).checked("encrypt")
+        Ciphertext::new(&self.ctx, self.secret.id(), polys, level, noise, Some(seed))
+            .checked("encrypt")
+    }
+
+    /// Ok when `ct` is under this key (parameter set and identity).
+    pub(crate) fn check(&self, ct: &Ciphertext) -> Result<()> {
+        check_ciphertext(&self.ctx, self.secret.id(), ct)
+    }
+
+    /// The identity of this key, carried by every key and ciphertext made
+    /// with it.
+    pub fn id(&self) -> KeyId {
+        self.secret.id()
     }
 
     /// x = c0 + c1 s (+ c2 s^2) in coefficient form.
     fn phase(&self, ct: &Ciphertext) -> Result<Zeroizing<Poly>> {
-        check_same_context(&self.ctx, &ct.ctx)?;
+        self.check(ct)?;
         let mut x = self.secret.phase(&ct.polys)?;
         x.to_coefficient()?;
         Ok(x)
@@ -317,12 +339,34 @@ impl PublicKey {
             // Uniform on [-B, B]: standard deviation B / sqrt(3).
             noise = crate::ciphertext::add_std(noise, f as f64 - 0.5 * 3f64.log2());
         }
-        Ciphertext::new(ctx, polys.into(), level, noise, None).checked("encrypt")
+        Ciphertext::new(ctx, self.key.id(), polys.into(), level, noise, None).checked("encrypt")
     }
 
     /// The parameters this key belongs to.
     pub fn context(&self) -> &Arc<BfvContext> {
         &self.ctx
+    }
+
+    /// The identity of the secret key it encrypts under.
+    pub fn id(&self) -> KeyId {
+        self.key.id()
+    }
+
+    /// Ok when `ct` is under this key's secret (parameter set and identity).
+    pub(crate) fn check(&self, ct: &Ciphertext) -> Result<()> {
+        check_ciphertext(&self.ctx, self.key.id(), ct)
+    }
+}
+
+impl RelinKey {
+    /// The identity of the secret key it belongs to.
+    pub fn id(&self) -> KeyId {
+        self.key.id()
+    }
+
+    /// Ok when `ct` is under this key's secret (parameter set and identity).
+    pub(crate) fn check(&self, ct: &Ciphertext) -> Result<()> {
+        check_ciphertext(&self.ctx, self.key.id(), ct)
     }
 }
 
@@ -330,5 +374,16 @@ impl GaloisKeys {
     /// The Galois elements covered.
     pub fn elements(&self) -> Vec<usize> {
         self.keys.keys().copied().collect()
+    }
+
+    /// The identity of the secret key they belong to.
+    pub fn id(&self) -> KeyId {
+        self.id
+    }
+
+    /// Ok when `ct` is under these keys' secret (parameter set and
+    /// identity).
+    pub(crate) fn check(&self, ct: &Ciphertext) -> Result<()> {
+        check_ciphertext(&self.ctx, self.id, ct)
     }
 }

@@ -26,6 +26,16 @@
 //! - [`Ciphertext`]: add, sub, negate, plaintext add/multiply, multiply
 //!   (HPS) and relinearize, square, row rotations and the row swap, modulus
 //!   switching; each carries a noise estimate and refuses to exhaust it.
+//! - Key identities: every secret key has a [`triskel_ring::KeyId`] (16
+//!   random bytes from its generator), carried by its public,
+//!   relinearization and Galois keys and by every ciphertext under it
+//!   (results carry their operands'). Decryption, the noise budget, add /
+//!   sub / mul, relinearization, rotations, hoisted and tree sums,
+//!   re-randomization, flooding and the biometric match refuse a value or key
+//!   of another secret key with `Error::Ring(KeyMismatch)` before any work.
+//!   Plaintexts (and the match's encoded templates) carry no identity. Not
+//!   authentication: bytes can carry any identity. Sample extraction's LWE
+//!   ciphertexts and [`SecretKey::decrypt_lwe`] are the LWE layer's.
 
 pub mod biometric;
 mod ciphertext;
@@ -42,3 +52,4 @@ pub use encoding::Plaintext;
 pub use error::{Error, Result};
 pub use keys::{GaloisKeys, PublicKey, RelinKey, SecretKey};
 pub use params::{max_log_qp_128, BfvParameters, DEFAULT_PLAIN_MODULUS, HE_STANDARD_128};
+pub use serial::FORMAT_VERSION;

@@ -3,19 +3,28 @@
 //! Layout (little-endian):
 //!
 //! ```text
-//! object     = "TRKB" | version: u8 (= 2) | kind: u8 | params | body
+//! object     = "TRKB" | version: u8 (= 3) | kind: u8 | params | body
 //! kind       = 1 parameters, 2 secret key, 3 public key, 4 relinearization key,
 //!              5 Galois keys, 6 ciphertext
 //! params     = name_len: u16 | name | n: u32 | kq: u8 | kq x bits: u8
 //!              | kp: u8 | kp x bits: u8 | t: u64 | dnum: u32
-//! secret     = n x i8 (coefficients in {-1, 0, 1})
-//! public     = seed: 32 bytes | b (ring poly body; a comes from the seed)
-//! relin      = len: u32 | ring key-switching key bytes (seed-compressed)
-//! galois     = count: u32 | count x (g: u32 | len: u32 | ring key bytes),
-//!              g strictly increasing (one encoding per set of keys)
-//! ciphertext = level: u8 | size: u8 | noise_log2: f64 | seeded: u8
+//! id         = 16 bytes: the KeyId of the secret key (triskel_ring::KeyId)
+//! secret     = id | n x i8 (coefficients in {-1, 0, 1})
+//! public     = id | seed: 32 bytes | b (ring poly body; a comes from the seed)
+//! relin      = len: u32 | ring key-switching key bytes (seed-compressed,
+//!              with the id)
+//! galois     = id | count: u32 | count x (g: u32 | len: u32 | ring key bytes),
+//!              g strictly increasing (one encoding per set of keys), every
+//!              key of the set's id
+//! ciphertext = id | level: u8 | size: u8 | noise_log2: f64 | seeded: u8
 //!              | seeded ? (seed: 32 bytes | c0) : size x poly
 //! ```
+//!
+//! Version 3 added the identities of keys and ciphertexts: parameters of
+//! version 2 still load; its keys and ciphertexts are refused with an error
+//! saying that they predate key identities (generate the keys again,
+//! re-encrypt). Identities are not authentication: bytes can carry any
+//! identity.
 //!
 //! Every object repeats its parameter set; loading one into a context with
 //! other parameters is [`Error::ParameterMismatch`]. Loading checks lengths,
@@ -30,8 +39,9 @@
 use std::sync::Arc;
 
 use triskel_ring::{
-    read_components, read_galois_keys, write_components, write_galois_keys, KeySwitchKey,
-    ObjectKind as Kind, Reader, RlwePublicKey, RlweSet, SecretKey as RingSecret,
+    predates_key_ids, read_components, read_galois_keys, stored_version, write_components,
+    write_galois_keys, KeyId, KeySwitchKey, ObjectKind as Kind, Reader, RlwePublicKey, RlweSet,
+    SecretKey as RingSecret,
 };
 
 use crate::ciphertext::Ciphertext;
@@ -42,7 +52,10 @@ use crate::params::BfvParameters;
 
 const MAGIC: &[u8; 4] = b"TRKB";
 /// The format version written by this build.
-pub const FORMAT_VERSION: u8 = 2;
+pub const FORMAT_VERSION: u8 = 3;
+
+/// The last version without key identities: its parameters still load.
+const NO_KEY_ID_VERSION: u8 = 2;
 
 fn malformed<T>(msg: impl Into<String>) -> Result<T> {
     Err(Error::Malformed(msg.into()))
@@ -88,11 +101,21 @@ fn begin(kind: Kind, params: &BfvParameters) -> Vec<u8> {
     out
 }
 
-/// Reads the header of an object of `kind` and its parameter set
-/// (unchecked, not insecure).
+/// Reads the header of an object of `kind` (this version, or version 2 for
+/// parameters: module documentation) and its parameter set (unchecked, not
+/// insecure).
 fn read_object(bytes: &[u8], kind: Kind) -> Result<(Reader<'_>, BfvParameters)> {
+    let mut version = FORMAT_VERSION;
+    if stored_version(bytes, MAGIC) == Some(NO_KEY_ID_VERSION) {
+        if kind != Kind::Params {
+            return malformed(predates_key_ids(&format!(
+                "BFV object of version {NO_KEY_ID_VERSION}"
+            )));
+        }
+        version = NO_KEY_ID_VERSION;
+    }
     let mut r = Reader::new(bytes);
-    triskel_ring::read_header(&mut r, MAGIC, FORMAT_VERSION, kind as u8)?;
+    triskel_ring::read_header(&mut r, MAGIC, version, kind as u8)?;
     let (set, plain_modulus) = RlweSet::read(&mut r, |r| r.u64())?;
     Ok((r, BfvParameters { set, plain_modulus }))
 }
@@ -167,17 +190,18 @@ impl GaloisKeys {
     /// Versioned, seed-compressed bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = begin(Kind::Galois, self.ctx.params());
-        write_galois_keys(&mut out, &self.keys);
+        write_galois_keys(&mut out, self.id, &self.keys);
         out
     }
 
     /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`.
     pub fn from_bytes(bytes: &[u8], ctx: &Arc<BfvContext>) -> Result<GaloisKeys> {
         let mut r = open(bytes, Kind::Galois, ctx)?;
-        let keys = read_galois_keys(&mut r, ctx.key_switch())?;
+        let (id, keys) = read_galois_keys(&mut r, ctx.key_switch())?;
         r.finish()?;
         Ok(GaloisKeys {
             ctx: ctx.clone(),
+            id,
             keys,
         })
     }
@@ -188,6 +212,7 @@ impl Ciphertext {
     /// instead of c1 (half the size).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = begin(Kind::Ciphertext, self.ctx.params());
+        self.key_id.write(&mut out);
         out.push(self.level as u8);
         out.push(self.polys.len() as u8);
         out.extend_from_slice(&self.noise_log2.to_le_bytes());
@@ -198,6 +223,7 @@ impl Ciphertext {
     /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`.
     pub fn from_bytes(bytes: &[u8], ctx: &Arc<BfvContext>) -> Result<Ciphertext> {
         let mut r = open(bytes, Kind::Ciphertext, ctx)?;
+        let key_id = KeyId::read(&mut r)?;
         let level = r.u8()? as usize;
         if level > ctx.max_level() {
             return malformed(format!(
@@ -219,6 +245,6 @@ impl Ciphertext {
         let seed_allowed = level == ctx.max_level();
         let (polys, seed) = read_components(&mut r, basis, size, seed_allowed)?;
         r.finish()?;
-        Ciphertext::new(ctx, polys, level, noise_log2, seed).checked("load")
+        Ciphertext::new(ctx, key_id, polys, level, noise_log2, seed).checked("load")
     }
 }

@@ -367,6 +367,37 @@ fn serialization_round_trips_and_rejects_corruption() {
             .to_slots()
             .unwrap();
     assert_eq!(rotated[0], v[1]);
+    // Every key and ciphertext keeps its secret key's identity.
+    let id = f.sk.id();
+    assert_eq!((sk.id(), pk.id(), rk.id(), gk.id()), (id, id, id, id));
+    for bytes in [&sym_bytes, &pub_bytes] {
+        assert_eq!(Ciphertext::from_bytes(bytes, &f.ctx).unwrap().key_id(), id);
+    }
+    assert_eq!(sq.key_id(), id);
+    // Version 2 predates key identities: its parameters still load, its
+    // keys and ciphertexts are refused, saying why.
+    let v2 = |mut b: Vec<u8>| {
+        assert_eq!(b[4], triskel_bfv::FORMAT_VERSION);
+        b[4] = 2;
+        b
+    };
+    assert_eq!(
+        BfvParameters::from_bytes(&v2(f.ctx.params().to_bytes())).unwrap(),
+        *f.ctx.params()
+    );
+    let refusals = [
+        Ciphertext::from_bytes(&v2(pub_bytes.clone()), &f.ctx).map(drop),
+        SecretKey::from_bytes(&v2(f.sk.to_bytes().to_vec()), &f.ctx).map(drop),
+        PublicKey::from_bytes(&v2(f.pk.to_bytes()), &f.ctx).map(drop),
+        RelinKey::from_bytes(&v2(f.rk.to_bytes()), &f.ctx).map(drop),
+        GaloisKeys::from_bytes(&v2(gk.to_bytes()), &f.ctx).map(drop),
+    ];
+    for refused in refusals {
+        match refused {
+            Err(Error::Malformed(m)) => assert!(m.contains("predates key identities"), "{m}"),
+            other => panic!("a version-2 object loaded: {other:?}"),
+        }
+    }
 
     // Truncations, a trailing byte, bad headers and out-of-range residues.
     for cut in [0, 3, 5, 6, 20, pub_bytes.len() / 2, pub_bytes.len() - 1] {
@@ -681,11 +712,11 @@ fn sets_whose_fresh_encryptions_would_not_decrypt_are_refused() {
 }
 
 /// The byte offset of a ciphertext's noise estimate: after the header and
-/// parameters (which the parameter bytes give) and level + size.
+/// parameters (which the parameter bytes give), the key id and level + size.
 fn noise_offset(ct_bytes: &[u8], params: &BfvParameters) -> usize {
     let params_len = params.to_bytes().len();
     assert_eq!(ct_bytes[..4], params.to_bytes()[..4]);
-    params_len + 2
+    params_len + 16 + 2
 }
 
 /// A loaded ciphertext's noise estimate is never below a fresh
@@ -733,7 +764,7 @@ fn galois_keys_load_only_in_canonical_order() {
         bytes
     );
     // Split the entries (g: u32 | len: u32 | blob) and write them reversed.
-    let head = f.ctx.params().to_bytes().len();
+    let head = f.ctx.params().to_bytes().len() + 16;
     let count = u32::from_le_bytes(bytes[head..head + 4].try_into().unwrap()) as usize;
     assert_eq!(count, 2);
     let mut entries = Vec::new();
@@ -866,4 +897,96 @@ fn a_set_of_31_bit_primes_computes_exactly() {
         BfvParameters::n4096().for_this_machine().unwrap(),
         BfvParameters::n4096()
     );
+}
+
+/// A second key of the same parameter set: every entry that combines a
+/// ciphertext with a key or with another ciphertext refuses the other key's
+/// with `KeyMismatch`, before any work.
+#[test]
+fn values_and_keys_of_another_secret_key_are_refused() {
+    use biometric::*;
+    let f = fixture();
+    let other = SecretKey::generate(&f.ctx).unwrap();
+    assert_ne!(other.id(), f.sk.id());
+    let (other_pk, other_rk) = (other.public_key().unwrap(), other.relin_key().unwrap());
+    let other_gk = other.galois_keys(&[1, 2], true).unwrap();
+    let pt = Plaintext::from_slots(&f.ctx, &[1, 2, 3]).unwrap();
+    let ct = f.pk.encrypt(&pt).unwrap();
+    let foreign = other.encrypt(&pt).unwrap();
+    let foreign_pk = other_pk.encrypt(&pt).unwrap();
+    assert_eq!(
+        (foreign.key_id(), foreign_pk.key_id()),
+        (other.id(), other.id())
+    );
+    let product = ct.mul(&ct).unwrap();
+    // The slot match needs its own parameters (a larger t).
+    let mctx = BfvContext::new(match_parameters().unwrap()).unwrap();
+    let (msk, mother) = (
+        SecretKey::generate(&mctx).unwrap(),
+        SecretKey::generate(&mctx).unwrap(),
+    );
+    let (mkeys, mother_keys) = (match_keys(&msk).unwrap(), match_keys(&mother).unwrap());
+    let probe = msk
+        .encrypt(&Plaintext::from_slots(&mctx, &[1]).unwrap())
+        .unwrap();
+    let none = encode_templates(&mctx, &[]).unwrap();
+    let mixed = [
+        MatchKeys {
+            galois: mother_keys.galois.clone(),
+            public: mkeys.public.clone(),
+        },
+        MatchKeys {
+            galois: mkeys.galois.clone(),
+            public: mother_keys.public.clone(),
+        },
+    ];
+    let mut cases: Vec<(&str, Result<()>)> = vec![
+        ("decrypt", f.sk.decrypt(&foreign).map(drop)),
+        ("decrypt public", f.sk.decrypt(&foreign_pk).map(drop)),
+        ("noise_budget", f.sk.noise_budget(&foreign).map(drop)),
+        ("add", ct.add(&foreign).map(drop)),
+        ("sub", foreign.sub(&ct).map(drop)),
+        ("mul", ct.mul(&foreign).map(drop)),
+        ("relinearize", product.relinearize(&other_rk).map(drop)),
+        ("rotate_rows", ct.rotate_rows(1, &other_gk).map(drop)),
+        ("rotate_rows by 0", ct.rotate_rows(0, &other_gk).map(drop)),
+        ("rotate_columns", ct.rotate_columns(&other_gk).map(drop)),
+        (
+            "rotation_tree_sum",
+            ct.rotation_tree_sum(&[2, 1], &other_gk).map(drop),
+        ),
+        (
+            "sum_of_rotations",
+            ct.sum_of_rotations(&[0, 1], &other_gk).map(drop),
+        ),
+        ("rerandomize", ct.rerandomize(&other_pk).map(drop)),
+        ("flood", ct.flood(&other_pk, 40).map(drop)),
+        (
+            "compute_scores_coefficients",
+            compute_scores_coefficients(&ct, &[], &other_pk).map(drop),
+        ),
+    ];
+    cases.push((
+        "decrypt_scores",
+        decrypt_scores(&mother, std::slice::from_ref(&probe), 1).map(drop),
+    ));
+    for keys in &mixed {
+        cases.push((
+            "compute_scores",
+            compute_scores(&probe, &none, keys, MatchPrivacy::Masked).map(drop),
+        ));
+    }
+    for (name, got) in cases {
+        assert!(
+            matches!(
+                got,
+                Err(Error::Ring(triskel_ring::Error::KeyMismatch { .. }))
+            ),
+            "{name}: {got:?}"
+        );
+    }
+    // The same entries with the matching keys work.
+    assert!(other.decrypt(&foreign).is_ok());
+    assert!(foreign.rotate_rows(1, &other_gk).is_ok());
+    assert!(compute_scores(&probe, &none, &mkeys, MatchPrivacy::Masked).is_ok());
 }

@@ -26,7 +26,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use triskel_ring::{LazyRlwe, LweCiphertext, Poly, Seed};
+use triskel_ring::{KeyId, LazyRlwe, LweCiphertext, Poly, Seed};
 
 use crate::context::CkksContext;
 use crate::error::{Error, Result};
@@ -41,10 +41,14 @@ use crate::plaintext::{check_scale, reduce_i128, Plaintext};
 /// Largest relative difference of two scales treated as equal.
 const SCALE_TOLERANCE: f64 = 1.0 / (1u64 << 30) as f64;
 
-/// A CKKS ciphertext (see the module documentation).
+/// A CKKS ciphertext (see the module documentation), with the identity of
+/// the secret key it is encrypted under: operations refuse to combine it
+/// with a ciphertext or key of another secret key
+/// ([`triskel_ring::Error::KeyMismatch`]), and results carry it on.
 #[derive(Clone, Debug)]
 pub struct Ciphertext {
     pub(crate) ctx: Arc<CkksContext>,
+    pub(crate) key_id: KeyId,
     pub(crate) polys: Vec<Poly>,
     pub(crate) level: usize,
     pub(crate) scale: f64,
@@ -61,6 +65,7 @@ fn same_scale(a: f64, b: f64) -> bool {
 impl Ciphertext {
     pub(crate) fn new(
         ctx: &Arc<CkksContext>,
+        key_id: KeyId,
         polys: Vec<Poly>,
         level: usize,
         scale: f64,
@@ -69,6 +74,7 @@ impl Ciphertext {
     ) -> Ciphertext {
         Ciphertext {
             ctx: ctx.clone(),
+            key_id,
             polys,
             level,
             scale,
@@ -87,7 +93,15 @@ impl Ciphertext {
     ) -> Result<Ciphertext> {
         check_scale(&self.ctx, level, scale)?;
         let noise = noise.check(scale, self.ctx.level(level)?.log2_q)?;
-        Ok(Ciphertext::new(&self.ctx, polys, level, scale, noise, None))
+        Ok(Ciphertext::new(
+            &self.ctx,
+            self.key_id,
+            polys,
+            level,
+            scale,
+            noise,
+            None,
+        ))
     }
 
     /// log2 of the estimated bound on the error of every slot, in scaled
@@ -147,6 +161,18 @@ impl Ciphertext {
         &self.ctx
     }
 
+    /// The identity of the secret key this ciphertext is under.
+    pub fn key_id(&self) -> KeyId {
+        self.key_id
+    }
+
+    /// Ok when `other` belongs to this ciphertext's parameter set and
+    /// secret key: checked before any work by operations on two.
+    fn check_pair(&self, other: &Ciphertext) -> Result<()> {
+        check_same_context(&self.ctx, &other.ctx)?;
+        Ok(self.key_id.check("second operand", other.key_id)?)
+    }
+
     pub(crate) fn expect_size(&self, expected: usize) -> Result<()> {
         if self.polys.len() != expected {
             return Err(Error::CiphertextSize {
@@ -175,7 +201,13 @@ impl Ciphertext {
             .map(|p| p.restrict(basis))
             .collect::<std::result::Result<Vec<_>, _>>()?;
         Ok(Ciphertext::new(
-            &self.ctx, polys, level, self.scale, self.noise, None,
+            &self.ctx,
+            self.key_id,
+            polys,
+            level,
+            self.scale,
+            self.noise,
+            None,
         ))
     }
 
@@ -216,7 +248,7 @@ impl Ciphertext {
     /// first as a new ciphertext (the result to be), the second copied only
     /// when it had to be adjusted.
     fn matched<'a>(&self, other: &'a Ciphertext) -> Result<(Ciphertext, Cow<'a, Ciphertext>)> {
-        check_same_context(&self.ctx, &other.ctx)?;
+        self.check_pair(other)?;
         if self.level > other.level {
             Ok((self.adjust(other.level, other.scale)?, Cow::Borrowed(other)))
         } else if other.level > self.level {
@@ -412,7 +444,7 @@ impl Ciphertext {
     fn tensor(&self, other: &Ciphertext) -> Result<(usize, [Poly; 3])> {
         self.expect_size(2)?;
         other.expect_size(2)?;
-        check_same_context(&self.ctx, &other.ctx)?;
+        self.check_pair(other)?;
         let level = self.level.min(other.level);
         let a = self.at_level(level)?;
         if std::ptr::eq(self, other) {
@@ -438,7 +470,7 @@ impl Ciphertext {
 
     /// Back to 2 components with the relinearization key.
     pub fn relinearize(&self, rk: &RelinKey) -> Result<Ciphertext> {
-        check_same_context(&self.ctx, &rk.ctx)?;
+        rk.check(self)?;
         self.expect_size(3)?;
         let (u0, u1) = self.ctx.key_switch().switch(&rk.key, &self.polys[2])?;
         let polys = vec![self.polys[0].add(&u0)?, self.polys[1].add(&u1)?];
@@ -486,10 +518,10 @@ impl Ciphertext {
     /// q_l are one in-place division by q_l P of (P d0 + u0', P d1 + u1') in
     /// Q_l P, which saves the transforms of a separate ModDown.
     pub fn mul_relin_rescale(&self, other: &Ciphertext, rk: &RelinKey) -> Result<Ciphertext> {
-        check_same_context(&self.ctx, &rk.ctx)?;
+        rk.check(self)?;
         self.expect_size(2)?;
         other.expect_size(2)?;
-        check_same_context(&self.ctx, &other.ctx)?;
+        self.check_pair(other)?;
         let level = self.level.min(other.level);
         let lv = self.ctx.level(level)?;
         let div = lv.mod_down_rescale.as_ref().ok_or(Error::LowestLevel)?;
@@ -544,7 +576,7 @@ impl Ciphertext {
     /// decomposition of the step over the keys present (composed with lazy
     /// ModDown); an error names the first missing key.
     pub fn rotate(&self, step: i64, keys: &GaloisKeys) -> Result<Ciphertext> {
-        check_same_context(&self.ctx, &keys.ctx)?;
+        keys.check(self)?;
         match self.rotation_elements(step, keys)?[..] {
             [] => Ok(self.clone()),
             [g] => self.apply_galois(g, keys),
@@ -604,7 +636,7 @@ impl Ciphertext {
         last: Option<i64>,
         keys: &GaloisKeys,
     ) -> Result<Ciphertext> {
-        check_same_context(&self.ctx, &keys.ctx)?;
+        keys.check(self)?;
         self.expect_size(2)?;
         let mut acc = LazyRlwe::new(&self.polys[0], &self.polys[1])?;
         let mut noise = self.noise;
@@ -648,7 +680,7 @@ impl Ciphertext {
 
     /// Conjugates every slot.
     pub fn conjugate(&self, keys: &GaloisKeys) -> Result<Ciphertext> {
-        check_same_context(&self.ctx, &keys.ctx)?;
+        keys.check(self)?;
         self.apply_galois(conjugation_element(&self.ctx), keys)
     }
 
@@ -656,7 +688,7 @@ impl Ciphertext {
     /// costs an inner product and a ModDown only. Every step needs its own
     /// key (no power-of-two fallback); step 0 returns a copy.
     pub fn rotate_hoisted(&self, steps: &[i64], keys: &GaloisKeys) -> Result<Vec<Ciphertext>> {
-        check_same_context(&self.ctx, &keys.ctx)?;
+        keys.check(self)?;
         self.expect_size(2)?;
         let ks = self.ctx.key_switch();
         let slots = self.ctx.slots() as i64;

@@ -53,7 +53,7 @@ use zeroize::Zeroizing;
 use crate::ciphertext::Ciphertext;
 use crate::encoder::Complex;
 use crate::error::{Error, Result};
-use crate::keys::{check_same_context, SecretKey};
+use crate::keys::SecretKey;
 use crate::noise::{Noise, TAIL};
 use crate::plaintext::{check_scale, poly_from_i128, Plaintext};
 
@@ -188,7 +188,8 @@ impl SecretKey {
     /// value per slot (all n/2 of them). For a trial run: see the module
     /// documentation for why under a separate key pair.
     pub fn noise_bound_log2(&self, ct: &Ciphertext, expected: &[Complex]) -> Result<f64> {
-        check_same_context(&self.ctx, &ct.ctx)?;
+        // The phase checks the ciphertext's key first.
+        let mut error = self.phase(ct)?;
         if expected.len() != self.ctx.slots() {
             return Err(Error::Encoding(format!(
                 "{} expected values for {} slots: give one per slot",
@@ -199,7 +200,6 @@ impl SecretKey {
         check_scale(&self.ctx, ct.level, ct.scale)?;
         let level = self.ctx.level(ct.level)?;
         let encoded = poly_from_i128(&level.basis, &self.ctx.encoder.encode(expected, ct.scale)?)?;
-        let mut error = self.phase(ct)?;
         error.sub_assign(&encoded)?;
         error.to_coefficient()?;
         let coeffs = level.centered_coefficients(&error)?;
@@ -225,7 +225,7 @@ impl SecretKey {
     /// (about 2^-14 with N = 8192, s = 30, B = 2^6 and scale 2^50; useless at
     /// scale 2^40), which the returned plaintext's noise bound includes.
     pub fn decrypt_flooded(&self, ct: &Ciphertext, flooding: &Flooding) -> Result<Plaintext> {
-        check_same_context(&self.ctx, &ct.ctx)?;
+        self.check(ct)?;
         let n = self.ctx.n();
         let sigma = flooding.sigma(n)?;
         if sigma > WIDE_GAUSSIAN_MAX_SIGMA {

@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use triskel_ring::{
-    galois_element, power_of_two_steps, KeySwitchKey, LweSecretKey, Poly, Prng, RlwePublicKey,
-    RlweSecret, SecretKey as RingSecret,
+    galois_element, power_of_two_steps, KeyId, KeySwitchKey, LweSecretKey, Poly, Prng,
+    RlwePublicKey, RlweSecret, SecretKey as RingSecret,
 };
 use zeroize::Zeroizing;
 
@@ -56,10 +56,12 @@ pub struct RelinKey {
 }
 
 /// Galois keys s(X^g) -> s for a set of Galois elements g (rotations and
-/// conjugation).
+/// conjugation), with the identity of s (which every key of the set
+/// carries, and an empty set too).
 #[derive(Clone, Debug)]
 pub struct GaloisKeys {
     pub(crate) ctx: Arc<CkksContext>,
+    pub(crate) id: KeyId,
     pub(crate) keys: BTreeMap<usize, KeySwitchKey>,
 }
 
@@ -70,6 +72,13 @@ pub(crate) fn check_same_context(a: &Arc<CkksContext>, b: &Arc<CkksContext>) -> 
     } else {
         Err(Error::ParameterMismatch)
     }
+}
+
+/// Ok when `ct` belongs to the parameter set `ctx` and to the secret key
+/// `id` (that of the keys an operation uses); checked before any work.
+pub(crate) fn check_ciphertext(ctx: &Arc<CkksContext>, id: KeyId, ct: &Ciphertext) -> Result<()> {
+    check_same_context(ctx, &ct.ctx)?;
+    Ok(id.check("ciphertext", ct.key_id)?)
 }
 
 /// The Galois element of a left rotation by `step` slots (5^step mod 2n).
@@ -134,6 +143,7 @@ impl SecretKey {
         }
         Ok(GaloisKeys {
             ctx: self.ctx.clone(),
+            id: self.secret.id(),
             keys: self.secret.galois_keys(self.ctx.key_switch(), &elements)?,
         })
     }
@@ -158,6 +168,7 @@ impl SecretKey {
             .check(pt.scale, self.ctx.level(pt.level)?.log2_q)?;
         Ok(Ciphertext::new(
             &self.ctx,
+            self.secret.id(),
             polys,
             pt.level,
             pt.scale,
@@ -168,8 +179,19 @@ impl SecretKey {
 
     /// c0 + c1 s (+ c2 s^2) at the ciphertext's level, NTT form.
     pub(crate) fn phase(&self, ct: &Ciphertext) -> Result<Zeroizing<Poly>> {
-        check_same_context(&self.ctx, &ct.ctx)?;
+        self.check(ct)?;
         Ok(self.secret.phase(&ct.polys)?)
+    }
+
+    /// Ok when `ct` is under this key (parameter set and identity).
+    pub(crate) fn check(&self, ct: &Ciphertext) -> Result<()> {
+        check_ciphertext(&self.ctx, self.secret.id(), ct)
+    }
+
+    /// The identity of this key, carried by every key and ciphertext made
+    /// with it.
+    pub fn id(&self) -> KeyId {
+        self.secret.id()
     }
 
     /// Decrypts to a plaintext at the ciphertext's level and scale: the
@@ -227,6 +249,7 @@ impl PublicKey {
             .check(pt.scale, ctx.level(pt.level)?.log2_q)?;
         Ok(Ciphertext::new(
             ctx,
+            self.key.id(),
             polys.into(),
             pt.level,
             pt.scale,
@@ -239,12 +262,40 @@ impl PublicKey {
     pub fn context(&self) -> &Arc<CkksContext> {
         &self.ctx
     }
+
+    /// The identity of the secret key it encrypts under.
+    pub fn id(&self) -> KeyId {
+        self.key.id()
+    }
+}
+
+impl RelinKey {
+    /// The identity of the secret key it belongs to.
+    pub fn id(&self) -> KeyId {
+        self.key.id()
+    }
+
+    /// Ok when `ct` is under this key's secret (parameter set and identity).
+    pub(crate) fn check(&self, ct: &Ciphertext) -> Result<()> {
+        check_ciphertext(&self.ctx, self.key.id(), ct)
+    }
 }
 
 impl GaloisKeys {
     /// The Galois elements covered.
     pub fn elements(&self) -> Vec<usize> {
         self.keys.keys().copied().collect()
+    }
+
+    /// The identity of the secret key they belong to.
+    pub fn id(&self) -> KeyId {
+        self.id
+    }
+
+    /// Ok when `ct` is under these keys' secret (parameter set and
+    /// identity).
+    pub(crate) fn check(&self, ct: &Ciphertext) -> Result<()> {
+        check_ciphertext(&self.ctx, self.id, ct)
     }
 
     pub(crate) fn get(&self, g: usize) -> Option<&KeySwitchKey> {

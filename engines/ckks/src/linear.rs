@@ -33,7 +33,7 @@ use triskel_ring::{LazyRlwe, Poly, Representation};
 use crate::ciphertext::Ciphertext;
 use crate::context::CkksContext;
 use crate::error::{Error, Result};
-use crate::keys::{check_same_context, rotation_element, GaloisKeys};
+use crate::keys::{rotation_element, GaloisKeys};
 use crate::noise::{digit_error, lazy_finish_error, rounding_error, Noise};
 use crate::plaintext::{encode_real_in, Plaintext};
 
@@ -206,6 +206,7 @@ impl LinearTransform {
 
     /// M x for a ciphertext packing x periodically (module documentation).
     pub fn apply(&self, ct: &Ciphertext, keys: &GaloisKeys) -> Result<Ciphertext> {
+        keys.check(ct)?;
         let ct = &ct.drop_to_level(self.level)?;
         if self.fold.is_some() {
             return self
@@ -224,7 +225,6 @@ impl LinearTransform {
     /// `LazyRlwe`). Noise: as the operations one by one, with a rounding
     /// per ModDown.
     fn bsgs_products(&self, ct: &Ciphertext, keys: &GaloisKeys) -> Result<Ciphertext> {
-        check_same_context(&ct.ctx, &keys.ctx)?;
         ct.expect_size(2)?;
         let ctx = &ct.ctx;
         let ks = ctx.key_switch();
@@ -403,6 +403,7 @@ impl RotationSum {
 
     /// sum_k u_k rot(ct, k), rescaled (type documentation).
     pub fn apply(&self, ct: &Ciphertext, keys: &GaloisKeys) -> Result<Ciphertext> {
+        keys.check(ct)?;
         let ct = &ct.drop_to_level(self.level)?;
         hoisted_products(ct, self.level, &self.diagonals, &self.extended, keys)
     }
@@ -449,7 +450,6 @@ fn hoisted_products(
     extended: &BTreeMap<usize, Poly>,
     keys: &GaloisKeys,
 ) -> Result<Ciphertext> {
-    check_same_context(&ct.ctx, &keys.ctx)?;
     ct.expect_size(2)?;
     let ctx = &ct.ctx;
     let ks = ctx.key_switch();

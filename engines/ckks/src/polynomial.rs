@@ -165,6 +165,7 @@ impl ChebyshevPolynomial {
     /// p(x) on every slot of `ct` (module documentation): the result is
     /// [`depth`](Self::depth) levels below `ct`, at `ct`'s scale.
     pub fn evaluate(&self, ct: &Ciphertext, rk: &RelinKey) -> Result<Ciphertext> {
+        rk.check(ct)?;
         if ct.level() < self.depth() {
             return Err(Error::NotEnoughLevels {
                 needed: self.depth(),

@@ -3,28 +3,33 @@
 //! Layout (little-endian):
 //!
 //! ```text
-//! object     = "TRKC" | version: u8 (= 4) | kind: u8 | params | body
+//! object     = "TRKC" | version: u8 (= 5) | kind: u8 | params | body
 //! kind       = 1 parameters, 2 secret key, 3 public key, 4 relinearization key,
 //!              5 Galois keys, 6 ciphertext
 //! params     = name_len: u16 | name | n: u32 | kq: u8 | kq x bits: u8
 //!              | kp: u8 | kp x bits: u8 | log_scale: u8 | dnum: u32
-//! secret     = n x i8 (coefficients in {-1, 0, 1})
-//! public     = seed: 32 bytes | b (ring poly body modulo Q P; a comes
+//! id         = 16 bytes: the KeyId of the secret key (triskel_ring::KeyId)
+//! secret     = id | n x i8 (coefficients in {-1, 0, 1})
+//! public     = id | seed: 32 bytes | b (ring poly body modulo Q P; a comes
 //!              from the seed; version 3 stored b modulo Q)
-//! relin      = len: u32 | ring key-switching key bytes (seed-compressed)
-//! galois     = count: u32 | count x (g: u32 | len: u32 | ring key bytes),
-//!              g strictly increasing (one encoding per set of keys)
-//! ciphertext = level: u8 | size: u8 | scale: f64 | error: f64 | message: f64
+//! relin      = len: u32 | ring key-switching key bytes (seed-compressed,
+//!              with the id)
+//! galois     = id | count: u32 | count x (g: u32 | len: u32 | ring key bytes),
+//!              g strictly increasing (one encoding per set of keys), every
+//!              key of the set's id
+//! ciphertext = id | level: u8 | size: u8 | scale: f64 | error: f64 | message: f64
 //!              | seeded: u8   (message: the bound derived from the bounds
 //!              the encryptor declared, never from the values; version 2
 //!              stored a power of two of the values' magnitude)
 //!              | seeded ? (seed: 32 bytes | c0) : size x poly
 //! ```
 //!
-//! Version 4 changed only the public key (modulo Q P, for encryption
-//! modulo Q_l P): every other object of version 3 still loads, and a
-//! version-3 public key is refused with an error that says so (a new one
-//! must be generated). Older versions are refused.
+//! Version 5 added the identities of keys and ciphertexts (version 4 had
+//! changed the public key to modulo Q P): parameters of versions 3 and 4
+//! still load; their keys and ciphertexts are refused with an error saying
+//! that they predate key identities (generate the keys again, re-encrypt).
+//! Older versions are refused. Identities are not authentication: bytes
+//! can carry any identity.
 //!
 //! Loaded bytes are evidence, never instructions: the parameter set is
 //! always validated against the 128-bit table (there is no flag to waive it,
@@ -43,9 +48,9 @@
 use std::sync::Arc;
 
 use triskel_ring::{
-    read_components, read_galois_keys, read_header, write_components, write_galois_keys,
-    write_header, KeySwitchKey, ObjectKind as Kind, Reader, RlwePublicKey, RlweSet,
-    SecretKey as RingSecret,
+    predates_key_ids, read_components, read_galois_keys, read_header, stored_version,
+    write_components, write_galois_keys, write_header, KeyId, KeySwitchKey, ObjectKind as Kind,
+    Reader, RlwePublicKey, RlweSet, SecretKey as RingSecret,
 };
 
 use crate::ciphertext::Ciphertext;
@@ -58,29 +63,27 @@ use crate::plaintext::check_scale;
 
 const MAGIC: &[u8; 4] = b"TRKC";
 /// The format version written by this build.
-pub const FORMAT_VERSION: u8 = 4;
+pub const FORMAT_VERSION: u8 = 5;
 
-/// The last version whose public keys were modulo Q; its other objects
-/// are laid out as in this version's.
-const PUBLIC_KEY_MOD_Q_VERSION: u8 = 3;
+/// The oldest version whose parameters still load (module documentation).
+const OLDEST_PARAMS_VERSION: u8 = 3;
 
 fn malformed<T>(msg: impl Into<String>) -> Result<T> {
     Err(Error::Malformed(msg.into()))
 }
 
-/// Reads the header of an object of `kind` (this version, or version 3 for
-/// anything but a public key: module documentation) and its parameter set,
+/// Reads the header of an object of `kind` (this version, or versions 3
+/// and 4 for parameters: module documentation) and its parameter set,
 /// always fully checked, 128-bit security included.
 fn read_object(bytes: &[u8], kind: Kind) -> Result<(Reader<'_>, CkksParameters)> {
     let mut version = FORMAT_VERSION;
-    if bytes.get(..4) == Some(MAGIC) && bytes.get(4) == Some(&PUBLIC_KEY_MOD_Q_VERSION) {
-        if kind == Kind::Public {
-            return malformed(
-                "public key of format version 3 (modulo Q): this version encrypts \
-                 modulo Q P and needs a public key modulo Q P; generate a new one",
-            );
+    if let Some(v) =
+        stored_version(bytes, MAGIC).filter(|v| (OLDEST_PARAMS_VERSION..FORMAT_VERSION).contains(v))
+    {
+        if kind != Kind::Params {
+            return malformed(predates_key_ids(&format!("CKKS object of version {v}")));
         }
-        version = PUBLIC_KEY_MOD_Q_VERSION;
+        version = v;
     }
     let mut r = Reader::new(bytes);
     read_header(&mut r, MAGIC, version, kind as u8)?;
@@ -187,7 +190,7 @@ impl GaloisKeys {
     /// Versioned, seed-compressed bytes of every key.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = begin(Kind::Galois, self.ctx.params());
-        write_galois_keys(&mut out, &self.keys);
+        write_galois_keys(&mut out, self.id, &self.keys);
         out
     }
 
@@ -195,10 +198,11 @@ impl GaloisKeys {
     /// must be odd, in 3..2n and increasing (one encoding per set of keys).
     pub fn from_bytes(bytes: &[u8], ctx: &Arc<CkksContext>) -> Result<GaloisKeys> {
         let mut r = open(bytes, ctx, Kind::Galois)?;
-        let keys = read_galois_keys(&mut r, ctx.key_switch())?;
+        let (id, keys) = read_galois_keys(&mut r, ctx.key_switch())?;
         r.finish()?;
         Ok(GaloisKeys {
             ctx: ctx.clone(),
+            id,
             keys,
         })
     }
@@ -209,6 +213,7 @@ impl Ciphertext {
     /// instead of c1 (half the size).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = begin(Kind::Ciphertext, self.ctx.params());
+        self.key_id.write(&mut out);
         out.push(self.level as u8);
         out.push(self.polys.len() as u8);
         out.extend_from_slice(&self.scale.to_le_bytes());
@@ -222,6 +227,7 @@ impl Ciphertext {
     /// level, size and scale (module documentation).
     pub fn from_bytes(bytes: &[u8], ctx: &Arc<CkksContext>) -> Result<Ciphertext> {
         let mut r = open(bytes, ctx, Kind::Ciphertext)?;
+        let key_id = KeyId::read(&mut r)?;
         let level = r.u8()? as usize;
         if level > ctx.max_level() {
             return malformed(format!("level {level} above {}", ctx.max_level()));
@@ -244,6 +250,8 @@ impl Ciphertext {
         let basis = &ctx.level(level)?.basis;
         let (polys, seed) = read_components(&mut r, basis, size, true)?;
         r.finish()?;
-        Ok(Ciphertext::new(ctx, polys, level, scale, noise, seed))
+        Ok(Ciphertext::new(
+            ctx, key_id, polys, level, scale, noise, seed,
+        ))
     }
 }

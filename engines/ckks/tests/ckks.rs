@@ -455,26 +455,37 @@ fn serialization_round_trips_and_rejects_corruption() {
         .unwrap();
     let want: Vec<f64> = (0..31).map(|i| a[i + 1] * a[i + 1]).collect();
     assert!(max_err(&sk.decrypt_real(&r).unwrap(), &want) < FRESH_BOUND);
-    // Format version 3 differed only in the public key (modulo Q): its
-    // other objects still load, its public keys are refused, saying why.
-    let v3 = |mut b: Vec<u8>| {
-        assert_eq!(b[4], triskel_ckks::FORMAT_VERSION);
-        b[4] = 3;
-        b
-    };
-    let old = Ciphertext::from_bytes(&v3(public.to_bytes()), ctx).unwrap();
-    assert_eq!(
-        f.sk.decrypt_real(&old).unwrap(),
-        f.sk.decrypt_real(&public).unwrap()
-    );
-    assert!(RelinKey::from_bytes(&v3(f.rk.to_bytes()), ctx).is_ok());
-    assert_eq!(
-        CkksParameters::from_bytes(&v3(ctx.params().to_bytes())).unwrap(),
-        *ctx.params()
-    );
-    match PublicKey::from_bytes(&v3(f.pk.to_bytes()), ctx) {
-        Err(Error::Malformed(m)) => assert!(m.contains("version 3"), "{m}"),
-        other => panic!("a version-3 public key loaded: {other:?}"),
+    // Every key and ciphertext keeps its secret key's identity.
+    let id = f.sk.id();
+    assert_eq!(sk.id(), id);
+    assert_eq!((pk.id(), rk.id(), gk.id()), (id, id, id));
+    assert_eq!(Ciphertext::from_bytes(&bytes, ctx).unwrap().key_id(), id);
+    assert_eq!(r.key_id(), id);
+    // Versions 3 and 4 predate key identities: their parameters still
+    // load, their keys and ciphertexts are refused, saying why.
+    for version in [3, 4] {
+        let old = |mut b: Vec<u8>| {
+            assert_eq!(b[4], triskel_ckks::FORMAT_VERSION);
+            b[4] = version;
+            b
+        };
+        assert_eq!(
+            CkksParameters::from_bytes(&old(ctx.params().to_bytes())).unwrap(),
+            *ctx.params()
+        );
+        let refusals = [
+            Ciphertext::from_bytes(&old(public.to_bytes()), ctx).map(drop),
+            SecretKey::from_bytes(&old(f.sk.to_bytes().to_vec()), ctx).map(drop),
+            PublicKey::from_bytes(&old(f.pk.to_bytes()), ctx).map(drop),
+            RelinKey::from_bytes(&old(f.rk.to_bytes()), ctx).map(drop),
+            GaloisKeys::from_bytes(&old(f.gk.to_bytes()), ctx).map(drop),
+        ];
+        for refused in refusals {
+            match refused {
+                Err(Error::Malformed(m)) => assert!(m.contains("predates key identities"), "{m}"),
+                other => panic!("a version-{version} object loaded: {other:?}"),
+            }
+        }
     }
     let mut v2 = public.to_bytes();
     v2[4] = 2;
@@ -1108,4 +1119,92 @@ fn n65536_encrypts_decrypts_and_rescales() {
     let want: Vec<f64> = a.iter().map(|x| 0.5 * x).collect();
     let err = max_err(&sk.decrypt_real(&half).unwrap(), &want);
     assert!(err < FRESH_BOUND, "error {err}");
+}
+
+/// A second key of the same parameter set: every entry that combines a
+/// ciphertext with a key or with another ciphertext refuses the other key's
+/// with `KeyMismatch`, before any work (a flooded decryption is not
+/// counted).
+#[test]
+fn values_and_keys_of_another_secret_key_are_refused() {
+    use triskel_ckks::{Flooding, LinearTransform, RotationSum};
+    let f = fixture();
+    let ctx = &f.ctx;
+    let other = SecretKey::generate(ctx).unwrap();
+    assert_ne!(other.id(), f.sk.id());
+    let other_rk = other.relin_key().unwrap();
+    let other_gk = other.galois_keys(&[1, 2, 4, 8, 16, 32], true).unwrap();
+    let a = values(40, 64);
+    let ca = encrypt(f, &a);
+    let foreign = other
+        .encrypt(&Plaintext::from_real(ctx, &a).unwrap())
+        .unwrap();
+    let foreign_pk = other
+        .public_key()
+        .unwrap()
+        .encrypt(&Plaintext::from_real(ctx, &a).unwrap())
+        .unwrap();
+    assert_eq!(
+        (foreign.key_id(), foreign_pk.key_id()),
+        (other.id(), other.id())
+    );
+    let product = ca.mul(&ca).unwrap();
+    let dense: Vec<Vec<f64>> = (0..4).map(|r| values(50 + r, 64)).collect();
+    let square: Vec<Vec<f64>> = (0..64).map(|r| values(60 + r, 64)).collect();
+    let hybrid = LinearTransform::new(ctx, &dense, 64, ca.level()).unwrap();
+    let bsgs = LinearTransform::new(ctx, &square, 64, ca.level()).unwrap();
+    let sum = RotationSum::new(ctx, &[(0, a.clone()), (1, a.clone())], ca.level()).unwrap();
+    let line = ChebyshevPolynomial::new(vec![0.25, 0.5], -2.0, 2.0).unwrap();
+    let flooding = Flooding::new(8.0);
+    let expected = vec![Complex::new(0.0, 0.0); ctx.slots()];
+    let cases: Vec<(&str, Result<(), Error>)> = vec![
+        ("decrypt", f.sk.decrypt(&foreign).map(drop)),
+        ("decrypt public", f.sk.decrypt(&foreign_pk).map(drop)),
+        (
+            "decrypt_flooded",
+            other.decrypt_flooded(&ca, &flooding).map(drop),
+        ),
+        (
+            "noise_bound_log2",
+            other.noise_bound_log2(&ca, &expected).map(drop),
+        ),
+        ("add", ca.add(&foreign).map(drop)),
+        ("sub", foreign.sub(&ca).map(drop)),
+        ("mul", ca.mul(&foreign).map(drop)),
+        (
+            "mul_relin_rescale",
+            ca.mul_relin_rescale(&foreign, &f.rk).map(drop),
+        ),
+        (
+            "mul_relin_rescale key",
+            ca.mul_relin_rescale(&ca, &other_rk).map(drop),
+        ),
+        ("relinearize", product.relinearize(&other_rk).map(drop)),
+        ("rotate", ca.rotate(1, &other_gk).map(drop)),
+        ("rotate by powers", ca.rotate(3, &other_gk).map(drop)),
+        ("conjugate", ca.conjugate(&other_gk).map(drop)),
+        (
+            "rotate_hoisted",
+            ca.rotate_hoisted(&[1, 2], &other_gk).map(drop),
+        ),
+        ("slot_sum", ca.slot_sum(64, &other_gk).map(drop)),
+        ("linear hybrid", hybrid.apply(&ca, &other_gk).map(drop)),
+        ("linear bsgs", bsgs.apply(&ca, &other_gk).map(drop)),
+        ("rotation sum", sum.apply(&ca, &other_gk).map(drop)),
+        ("polynomial", line.evaluate(&ca, &other_rk).map(drop)),
+    ];
+    for (name, got) in cases {
+        assert!(
+            matches!(
+                got,
+                Err(Error::Ring(triskel_ring::Error::KeyMismatch { .. }))
+            ),
+            "{name}: {got:?}"
+        );
+    }
+    assert_eq!(other.flooded_decryptions(), 0);
+    // The same entries with the matching keys work.
+    assert!(other.decrypt(&foreign).is_ok());
+    assert!(ca.rotate(3, &f.gk).is_ok());
+    assert!(line.evaluate(&ca, &f.rk).is_ok());
 }

@@ -34,6 +34,7 @@ use zeroize::{Zeroize, ZeroizeOnDrop, Zeroizing};
 use crate::basis::{digit_ranges, RnsBasis};
 use crate::conversion::{BaseConverter, DivRound};
 use crate::error::{invalid, Error, Result};
+use crate::key_id::KeyId;
 use crate::par;
 use crate::poly::{cached_galois_permutation, same_basis, Poly, Representation};
 use crate::sampling::{
@@ -51,11 +52,14 @@ pub enum SecretDistribution {
 }
 
 /// A secret polynomial s with small integer coefficients, kept as integers so
-/// it can be reduced to any basis (CRT-consistent). Zeroized on drop; `Debug`
-/// prints only its size.
+/// it can be reduced to any basis (CRT-consistent), and its public identity
+/// ([`KeyId`]), which every key derived from it carries. The coefficients
+/// are zeroized on drop; `Debug` prints only the size.
 #[derive(Clone, Zeroize, ZeroizeOnDrop)]
 pub struct SecretKey {
     coeffs: Vec<i64>,
+    #[zeroize(skip)]
+    id: KeyId,
 }
 
 impl std::fmt::Debug for SecretKey {
@@ -65,19 +69,21 @@ impl std::fmt::Debug for SecretKey {
 }
 
 impl SecretKey {
-    /// Samples a secret of degree n.
+    /// Samples a secret of degree n, then its identity, from `rng`.
     pub fn generate(n: usize, dist: SecretDistribution, rng: &mut Prng) -> Result<SecretKey> {
         let coeffs = match dist {
             SecretDistribution::Ternary => sample_ternary(n, rng),
             SecretDistribution::TernaryHammingWeight(h) => sample_ternary_hw(n, h, rng)?,
         };
-        Ok(SecretKey { coeffs })
+        let id = KeyId::sample(rng);
+        Ok(SecretKey { coeffs, id })
     }
 
-    /// Wraps given coefficients (each |s_i| <= 2^20).
-    pub fn from_coeffs(coeffs: Vec<i64>) -> Result<SecretKey> {
+    /// Wraps given coefficients (each |s_i| <= 2^20) with the identity they
+    /// were stored with.
+    pub fn from_coeffs(coeffs: Vec<i64>, id: KeyId) -> Result<SecretKey> {
         // Wrapped first, so that a refused key is wiped when it drops.
-        let key = SecretKey { coeffs };
+        let key = SecretKey { coeffs, id };
         if key.coeffs.iter().any(|c| c.unsigned_abs() > 1 << 20) {
             return invalid("secret coefficients must be small (|s_i| <= 2^20)");
         }
@@ -87,6 +93,12 @@ impl SecretKey {
     /// Ring degree n.
     pub fn n(&self) -> usize {
         self.coeffs.len()
+    }
+
+    /// The identity of this key, carried by the keys and ciphertexts made
+    /// with it.
+    pub fn id(&self) -> KeyId {
+        self.id
     }
 
     /// The integer coefficients.
@@ -681,9 +693,12 @@ fn level_tables(
 
 /// A hybrid key-switching key s' -> s: per digit j, (b_j, a_j) in R_{QP}, NTT
 /// form (module documentation). The a_j are regenerated from `seed`
-/// (stream j), so only the b_j and the seed are serialized.
+/// (stream j), so only the b_j and the seed are serialized. It carries the
+/// identity of s, the key its results are under; the engine that uses it
+/// checks that identity against the ciphertext's.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KeySwitchKey {
+    pub(crate) id: KeyId,
     pub(crate) seed: Seed,
     pub(crate) b: Vec<Poly>,
     pub(crate) a: Vec<Poly>,
@@ -737,7 +752,12 @@ impl KeySwitchKey {
             }
             b.push(bj);
         }
-        Ok(KeySwitchKey { seed, b, a })
+        Ok(KeySwitchKey {
+            id: to.id,
+            seed,
+            b,
+            a,
+        })
     }
 
     /// The relinearization key: s' = s^2 -> s.
@@ -780,6 +800,11 @@ impl KeySwitchKey {
             }
         }
         Ok(keys)
+    }
+
+    /// The identity of the secret key s this key switches to.
+    pub fn id(&self) -> KeyId {
+        self.id
     }
 
     /// The seed of the uniform halves.

@@ -20,6 +20,7 @@ use zeroize::Zeroizing;
 
 use crate::basis::RnsBasis;
 use crate::error::Result;
+use crate::key_id::KeyId;
 use crate::keyswitch::{KeySwitchContext, KeySwitchKey, SecretDistribution, SecretKey};
 use crate::lwe::LweSecretKey;
 use crate::poly::{same_basis, Poly, Representation};
@@ -39,10 +40,12 @@ impl std::fmt::Debug for RlweSecret {
     }
 }
 
-/// An RLWE public key (b, a) = (e - a s, a) in NTT form; a is regenerated
-/// from the seed, so the bytes hold the seed and b only.
+/// An RLWE public key (b, a) = (e - a s, a) in NTT form, with the identity
+/// of s; a is regenerated from the seed, so the bytes hold the identity, the
+/// seed and b only.
 #[derive(Clone, Debug)]
 pub struct RlwePublicKey {
+    id: KeyId,
     seed: Seed,
     b: Poly,
     a: Poly,
@@ -61,8 +64,14 @@ fn at_basis<'a>(
     Ok(slot.insert(poly.restrict(basis)?))
 }
 
-/// (e - a s, a) over the basis of `s` (NTT form), a from a fresh seed.
-fn public_key_for(s: &Poly, noise: NoiseDistribution, rng: &mut Prng) -> Result<RlwePublicKey> {
+/// (e - a s, a) over the basis of `s` (NTT form), a from a fresh seed; `id`
+/// is s's identity.
+fn public_key_for(
+    s: &Poly,
+    id: KeyId,
+    noise: NoiseDistribution,
+    rng: &mut Prng,
+) -> Result<RlwePublicKey> {
     let seed = rng.gen_seed();
     let basis = s.basis().clone();
     let a = sample_uniform(&basis, Representation::Ntt, &mut Prng::from_seed(seed));
@@ -72,7 +81,7 @@ fn public_key_for(s: &Poly, noise: NoiseDistribution, rng: &mut Prng) -> Result<
     b.neg_assign()?;
     b.mul_acc(&a, s)?;
     b.neg_assign()?;
-    Ok(RlwePublicKey { seed, b, a })
+    Ok(RlwePublicKey { id, seed, b, a })
 }
 
 /// x (in Q P, NTT form) at Q_l P: its first limbs and the limbs of P,
@@ -136,6 +145,11 @@ impl RlweSecret {
         &self.secret
     }
 
+    /// The secret's identity.
+    pub fn id(&self) -> KeyId {
+        self.secret.id()
+    }
+
     /// s at `basis` (a prefix of the full basis), NTT form.
     pub fn at(&self, basis: &Arc<RnsBasis>) -> Result<Zeroizing<Poly>> {
         Ok(Zeroizing::new(self.s_ntt.restrict(basis)?))
@@ -143,7 +157,7 @@ impl RlweSecret {
 
     /// A public key over the full basis with error from `noise`.
     pub fn public_key(&self, noise: NoiseDistribution, rng: &mut Prng) -> Result<RlwePublicKey> {
-        public_key_for(&self.s_ntt, noise, rng)
+        public_key_for(&self.s_ntt, self.id(), noise, rng)
     }
 
     /// A public key modulo Q P, the basis of `ks`'s keys, for
@@ -155,7 +169,7 @@ impl RlweSecret {
         rng: &mut Prng,
     ) -> Result<RlwePublicKey> {
         let s = self.secret.to_poly(ks.qp(), Representation::Ntt)?;
-        public_key_for(&s, noise, rng)
+        public_key_for(&s, self.id(), noise, rng)
     }
 
     /// Symmetric encryption of `body` (coefficient or NTT form, in the basis
@@ -207,6 +221,11 @@ impl RlweSecret {
 }
 
 impl RlwePublicKey {
+    /// The identity of the secret key s.
+    pub fn id(&self) -> KeyId {
+        self.id
+    }
+
     /// The seed of a.
     pub fn seed(&self) -> &Seed {
         &self.seed
@@ -278,8 +297,9 @@ impl RlwePublicKey {
         Ok([body, ks.mod_down_owned(c1)?])
     }
 
-    /// Bytes: seed (32) | b (ring polynomial body).
+    /// Bytes: id (16) | seed (32) | b (ring polynomial body).
     pub fn write(&self, out: &mut Vec<u8>) {
+        self.id.write(out);
         out.extend_from_slice(&self.seed);
         self.b.write_body(out);
     }
@@ -287,10 +307,11 @@ impl RlwePublicKey {
     /// Reads [`write`](Self::write) output over `basis` (b must be in NTT
     /// form and reduced), regenerating a from the seed.
     pub fn read(r: &mut Reader<'_>, basis: &Arc<RnsBasis>) -> Result<RlwePublicKey> {
+        let id = KeyId::read(r)?;
         let seed = r.seed()?;
         let b = Poly::read_ntt_body(r, basis)?;
         let a = sample_uniform(basis, Representation::Ntt, &mut Prng::from_seed(seed));
-        Ok(RlwePublicKey { seed, b, a })
+        Ok(RlwePublicKey { id, seed, b, a })
     }
 }
 

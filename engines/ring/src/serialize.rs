@@ -3,11 +3,16 @@
 //! Layout (little-endian):
 //!
 //! ```text
-//! header  = "TRKR" | version: u8 (= 1) | kind: u8 (1 = polynomial, 2 = key-switching key)
+//! header  = "TRKR" | version: u8 (= 2) | kind: u8 (1 = polynomial, 2 = key-switching key)
 //! poly    = n: u32 | representation: u8 (0 = coefficient, 1 = NTT) | k: u32
 //!           | primes: k x u64 | residues: k x n x u64 (limb-major)
-//! key     = digits: u32 | seed: 32 bytes | digits x poly (the b_j; the a_j come from the seed)
+//! key     = id: 16 bytes (the target secret's KeyId) | digits: u32 | seed: 32 bytes
+//!           | digits x poly (the b_j; the a_j come from the seed)
 //! ```
+//!
+//! Version 2 added the key's identity: a version-1 polynomial still loads,
+//! a version-1 key is refused with an error saying that it predates key
+//! identities (generate it again).
 //!
 //! Loading checks the header, that the basis is the expected one, every residue
 //! is reduced, and no byte is left over; anything else is an [`Error`], never
@@ -18,13 +23,16 @@ use std::sync::Arc;
 
 use crate::basis::RnsBasis;
 use crate::error::{Error, Result};
+use crate::key_id::KeyId;
 use crate::keyswitch::{key_uniform_part, KeySwitchContext, KeySwitchKey, SecretKey};
 use crate::poly::{Poly, Representation};
 use crate::sampling::Seed;
 
 const MAGIC: &[u8; 4] = b"TRKR";
 /// The serialization format version written by this build.
-pub const FORMAT_VERSION: u8 = 1;
+pub const FORMAT_VERSION: u8 = 2;
+/// The last version without key identities (module documentation).
+const NO_KEY_ID_VERSION: u8 = 1;
 const KIND_POLY: u8 = 1;
 const KIND_KEY: u8 = 2;
 
@@ -101,8 +109,38 @@ fn write_ring_header(out: &mut Vec<u8>, kind: u8) {
     write_header(out, MAGIC, FORMAT_VERSION, kind);
 }
 
+/// Reads the header of this version, or of version 1 for a polynomial
+/// (whose layout did not change).
 fn read_ring_header(r: &mut Reader<'_>, kind: u8) -> Result<()> {
-    read_header(r, MAGIC, FORMAT_VERSION, kind)
+    let old = stored_version(r.bytes, MAGIC) == Some(NO_KEY_ID_VERSION);
+    if old && kind == KIND_KEY {
+        return malformed(predates_key_ids("key-switching key"));
+    }
+    let version = if old {
+        NO_KEY_ID_VERSION
+    } else {
+        FORMAT_VERSION
+    };
+    read_header(r, MAGIC, version, kind)
+}
+
+/// The version byte of an object of format `magic` (None when `bytes` do
+/// not start with the magic): lets a loader accept or refuse objects of an
+/// older version by kind.
+pub fn stored_version(bytes: &[u8], magic: &[u8; 4]) -> Option<u8> {
+    match bytes.get(..5) {
+        Some(head) if head[..4] == magic[..] => Some(head[4]),
+        _ => None,
+    }
+}
+
+/// The message refusing `what` stored by a format version older than key
+/// identities.
+pub fn predates_key_ids(what: &str) -> String {
+    format!(
+        "{what} of a format version that predates key identities: \
+         generate the key again or re-encrypt the value"
+    )
 }
 
 /// Appends an object header: a 4-byte magic naming the format (one per
@@ -168,21 +206,24 @@ impl Reader<'_> {
 }
 
 impl SecretKey {
-    /// Appends the coefficients as one signed byte each (a ternary secret).
+    /// Appends the identity (16 bytes) and the coefficients as one signed
+    /// byte each (a ternary secret).
     pub fn write_ternary(&self, out: &mut Vec<u8>) {
+        self.id().write(out);
         out.extend(self.coeffs().iter().map(|&c| c as i8 as u8));
     }
 
-    /// Reads n coefficients of [`write_ternary`](Self::write_ternary); each
-    /// must be -1, 0 or 1.
+    /// Reads the identity and n coefficients of
+    /// [`write_ternary`](Self::write_ternary); each must be -1, 0 or 1.
     pub fn read_ternary(r: &mut Reader<'_>, n: usize) -> Result<SecretKey> {
+        let id = KeyId::read(r)?;
         let raw = r.take(n)?;
         if let Some(&b) = raw.iter().find(|&&b| !(-1..=1).contains(&(b as i8))) {
             return malformed(format!("secret coefficient {} is not ternary", b as i8));
         }
         // Checked first, then collected at its exact size: no reallocation
         // leaves a copy of the key behind.
-        SecretKey::from_coeffs(raw.iter().map(|&b| b as i8 as i64).collect())
+        SecretKey::from_coeffs(raw.iter().map(|&b| b as i8 as i64).collect(), id)
     }
 }
 
@@ -264,10 +305,12 @@ impl Poly {
 }
 
 impl KeySwitchKey {
-    /// Versioned, seed-compressed bytes: the b_j and the seed of the a_j.
+    /// Versioned, seed-compressed bytes: the identity, the b_j and the seed
+    /// of the a_j.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
         write_ring_header(&mut out, KIND_KEY);
+        self.id.write(&mut out);
         out.extend_from_slice(&(self.b.len() as u32).to_le_bytes());
         out.extend_from_slice(&self.seed);
         for b in &self.b {
@@ -281,6 +324,7 @@ impl KeySwitchKey {
     pub fn from_bytes(bytes: &[u8], ctx: &KeySwitchContext) -> Result<KeySwitchKey> {
         let mut r = Reader::new(bytes);
         read_ring_header(&mut r, KIND_KEY)?;
+        let id = KeyId::read(&mut r)?;
         let digits = r.u32()? as usize;
         if digits != ctx.digits().len() {
             return malformed(format!(
@@ -294,6 +338,7 @@ impl KeySwitchKey {
             .collect::<Result<Vec<_>>>()?;
         r.finish()?;
         Ok(KeySwitchKey {
+            id,
             seed,
             b,
             a: key_uniform_part(ctx, seed),
@@ -314,9 +359,11 @@ impl KeySwitchKey {
     }
 }
 
-/// Appends Galois keys: `count: u32 | count x (g: u32 | key blob)`, g
-/// increasing.
-pub fn write_galois_keys(out: &mut Vec<u8>, keys: &BTreeMap<usize, KeySwitchKey>) {
+/// Appends Galois keys of the secret key `id`: `id: 16 bytes | count: u32
+/// | count x (g: u32 | key blob)`, g increasing. The set's identity is
+/// stored even when it holds no key, and every key carries it.
+pub fn write_galois_keys(out: &mut Vec<u8>, id: KeyId, keys: &BTreeMap<usize, KeySwitchKey>) {
+    id.write(out);
     out.extend_from_slice(&(keys.len() as u32).to_le_bytes());
     for (&g, key) in keys {
         out.extend_from_slice(&(g as u32).to_le_bytes());
@@ -324,12 +371,14 @@ pub fn write_galois_keys(out: &mut Vec<u8>, keys: &BTreeMap<usize, KeySwitchKey>
     }
 }
 
-/// Reads [`write_galois_keys`] output for `ctx`: every g odd, in 3..2n and
-/// above the previous one, so that a set of keys has one encoding.
+/// Reads [`write_galois_keys`] output for `ctx`: the set's identity and its
+/// keys, every g odd, in 3..2n and above the previous one, so that a set of
+/// keys has one encoding, and every key of the set's identity.
 pub fn read_galois_keys(
     r: &mut Reader<'_>,
     ctx: &KeySwitchContext,
-) -> Result<BTreeMap<usize, KeySwitchKey>> {
+) -> Result<(KeyId, BTreeMap<usize, KeySwitchKey>)> {
+    let id = KeyId::read(r)?;
     let count = r.u32()? as usize;
     let two_n = 2 * ctx.q().n();
     let mut keys = BTreeMap::new();
@@ -341,7 +390,14 @@ pub fn read_galois_keys(
                 "Galois element {g} is not odd, in 3..{two_n} and above the previous one"
             ));
         }
-        keys.insert(g, KeySwitchKey::read_blob(r, ctx)?);
+        let key = KeySwitchKey::read_blob(r, ctx)?;
+        if key.id != id {
+            return malformed(format!(
+                "Galois key for element {g} belongs to secret key {}, the set to {id}",
+                key.id
+            ));
+        }
+        keys.insert(g, key);
     }
-    Ok(keys)
+    Ok((id, keys))
 }

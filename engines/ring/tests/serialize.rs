@@ -37,6 +37,10 @@ fn poly_round_trip_and_rejections() {
             Poly::from_bytes(&version, &basis),
             Err(Error::UnsupportedVersion(99))
         );
+        // Version 1 (before key identities) laid polynomials out the same.
+        let mut v1 = bytes.clone();
+        v1[4] = 1;
+        assert_eq!(Poly::from_bytes(&v1, &basis).unwrap(), p);
         let mut tag = bytes.clone();
         tag[10] = 7;
         assert!(Poly::from_bytes(&tag, &basis).is_err());
@@ -57,7 +61,16 @@ fn key_round_trip_is_seed_compressed() {
     let bytes = key.to_bytes();
     // Only the b half plus a seed: about half of the full key.
     assert!(bytes.len() < 3 * 4 * N * 8 + 200);
-    assert_eq!(KeySwitchKey::from_bytes(&bytes, &ctx).unwrap(), key);
+    let loaded = KeySwitchKey::from_bytes(&bytes, &ctx).unwrap();
+    assert_eq!(loaded, key);
+    assert_eq!(loaded.id(), sk.id());
+    // A key of version 1 has no identity: refused, saying why.
+    let mut v1 = bytes.clone();
+    v1[4] = 1;
+    match KeySwitchKey::from_bytes(&v1, &ctx) {
+        Err(Error::Malformed(m)) => assert!(m.contains("predates key identities"), "{m}"),
+        other => panic!("version-1 key: {other:?}"),
+    }
     assert!(KeySwitchKey::from_bytes(&bytes[..bytes.len() - 1], &ctx).is_err());
     let other = KeySwitchContext::new(&q, &p, 1, NoiseDistribution::default()).unwrap();
     assert!(KeySwitchKey::from_bytes(&bytes, &other).is_err());
@@ -79,17 +92,27 @@ fn galois_key_sets_refuse_elements_outside_the_group() {
     let keys = KeySwitchKey::galois_set(&ctx, &sk, &[5, 1, 3, 5], &mut rng).unwrap();
     assert_eq!(keys.keys().copied().collect::<Vec<_>>(), [3, 5]);
     let mut bytes = Vec::new();
-    write_galois_keys(&mut bytes, &keys);
+    write_galois_keys(&mut bytes, sk.id(), &keys);
     let read = |bytes: &[u8]| {
         let mut r = Reader::new(bytes);
         let keys = read_galois_keys(&mut r, &ctx)?;
         r.finish().map(|()| keys)
     };
-    assert_eq!(read(&bytes).unwrap(), keys);
-    // The first entry (count: u32 | g: u32 | ...) with another element.
+    assert_eq!(read(&bytes).unwrap(), (sk.id(), keys.clone()));
+    // The first entry (id: 16 bytes | count: u32 | g: u32 | ...) with
+    // another element.
     for g in [1, 4, 2 * N as u32 + 1] {
         let mut bad = bytes.clone();
-        bad[4..8].copy_from_slice(&g.to_le_bytes());
+        bad[20..24].copy_from_slice(&g.to_le_bytes());
         assert!(matches!(read(&bad), Err(Error::Malformed(_))), "g = {g}");
     }
+    // A set whose identity is not that of its keys.
+    let other = SecretKey::generate(N, SecretDistribution::Ternary, &mut rng).unwrap();
+    let mut bad = bytes.clone();
+    bad[..16].copy_from_slice(&other.id().to_bytes());
+    assert!(matches!(read(&bad), Err(Error::Malformed(_))));
+    // An empty set keeps its identity.
+    let mut empty = Vec::new();
+    write_galois_keys(&mut empty, other.id(), &Default::default());
+    assert_eq!(read(&empty).unwrap(), (other.id(), Default::default()));
 }
