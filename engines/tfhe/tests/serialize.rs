@@ -3,7 +3,7 @@
 
 mod common;
 use common::keys_2_2;
-use triskel_ring::Prng;
+use triskel_ring::{KeyId, Prng};
 use triskel_tfhe::{
     BoolCiphertext, Ciphertext, ClientKey, CompressedBoolCiphertext, CompressedCiphertext,
     CompressedGgswCiphertext, CompressedGlweCiphertext, CompressedRadixCiphertext, Error, Gate,
@@ -68,7 +68,7 @@ fn keys_and_booleans_round_trip_and_malformed_bytes_are_rejected() {
     rejected(ClientKey::from_bytes(&bad));
     // A bootstrapping key residue >= q.
     let mut bad = sk_bytes.clone();
-    let header = 7 + params.name.len() + 32;
+    let header = 7 + params.name.len() + KeyId::LEN + 32;
     bad[header..header + 8].copy_from_slice(&u64::MAX.to_le_bytes());
     rejected(ServerKey::from_bytes(&bad));
     // A boolean loaded as another set, or as a block.
@@ -89,7 +89,7 @@ fn blocks_round_trip_and_claims_are_checked() {
     let back = Ciphertext::from_bytes(&bytes, &params).unwrap();
     assert_eq!(back, ct);
     assert_eq!(ck.decrypt(&back).unwrap(), 1);
-    let header = 7 + params.name.len();
+    let header = 7 + params.name.len() + KeyId::LEN;
     // Degree outside the block; noise level below a fresh one or above the maximum.
     for (offset, value) in [(0, 4u64), (8, 0), (8, 4)] {
         let mut bad = bytes.clone();
@@ -130,7 +130,7 @@ fn radix_integers_round_trip_and_malformed_bytes_are_rejected() {
 
     let a = ck.encrypt_u8(200).unwrap();
     let bytes = a.to_bytes();
-    let header = 7 + params.name.len();
+    let header = 7 + params.name.len() + KeyId::LEN;
     // A block: degree, noise level, the LWE dimension (u32) and k N + 1 words.
     let block = 16 + 4 + 8 * 2049;
     assert_eq!(bytes.len(), header + 2 + 4 * block);
@@ -219,7 +219,7 @@ fn glwe_objects_round_trip_and_still_compute() {
     ] {
         let (k, n) = (params.glwe_dimension, params.polynomial_size);
         let levels = params.pbs_levels as usize;
-        let header = 7 + params.name.len();
+        let header = 7 + params.name.len() + KeyId::LEN;
         let key = GlweSecretKey::generate(&params).unwrap();
         let key_bytes = key.to_bytes();
         assert_eq!(key_bytes.len(), header + 8 + k * n);
@@ -279,7 +279,7 @@ fn compressed_glwe_objects_round_trip_and_still_compute() {
     ] {
         let (k, n) = (params.glwe_dimension, params.polynomial_size);
         let rows = (k + 1) * params.pbs_levels as usize;
-        let header = 7 + params.name.len();
+        let header = 7 + params.name.len() + KeyId::LEN;
         let key = GlweSecretKey::generate(&params).unwrap();
         let (m0, m1) = (random_messages(&mut rng, n), random_messages(&mut rng, n));
         let glwe = |m: &[u64]| {
@@ -326,7 +326,7 @@ fn malformed_compressed_glwe_objects_are_rejected() {
     let params = TfheParameters::message_2_carry_2();
     let key = GlweSecretKey::generate(&params).unwrap();
     let n = params.polynomial_size;
-    let header = 7 + params.name.len();
+    let header = 7 + params.name.len() + KeyId::LEN;
     let q = key.modulus().to_le_bytes();
     let glwe = key.encrypt_compressed(&vec![1; n], P).unwrap().to_bytes();
     let ggsw = key.encrypt_ggsw_compressed(1).unwrap().to_bytes();
@@ -387,7 +387,7 @@ fn malformed_glwe_objects_are_rejected() {
     let key = GlweSecretKey::generate(&params).unwrap();
     let n = params.polynomial_size;
     let q = key.modulus();
-    let header = 7 + params.name.len();
+    let header = 7 + params.name.len() + KeyId::LEN;
     let key_bytes = key.to_bytes().to_vec();
     let glwe = key.encrypt(&vec![3; n], P).unwrap().to_bytes();
     let ggsw = key.encrypt_ggsw(1).unwrap().to_bytes();
@@ -415,7 +415,7 @@ fn malformed_glwe_objects_are_rejected() {
         rejected(load_ggsw(&long));
         // Version; k = 2 or N = 1024, with the set's body, twice it or half.
         let mut bad = bytes.clone();
-        bad[4] = 2;
+        bad[4] = 3;
         rejected(load_key(&bad));
         rejected(load_glwe(&bad));
         rejected(load_ggsw(&bad));
@@ -711,7 +711,7 @@ fn malformed_compressed_bytes_are_rejected() {
     let (ck, _) = keys_2_2();
     let params = ck.parameters();
     let other = TfheParameters::message_1_carry_1();
-    let header = 7 + params.name.len();
+    let header = 7 + params.name.len() + KeyId::LEN;
 
     let block = ck.encrypt_compressed(3).unwrap().to_bytes();
     assert_eq!(block.len(), header + 32 + 24);
