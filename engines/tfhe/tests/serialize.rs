@@ -16,6 +16,21 @@ fn rejected<T>(r: Result<T, Error>) {
     assert!(r.is_err(), "malformed bytes accepted");
 }
 
+/// A loaded value used with a key of identity `key`: refused as another
+/// key's exactly when (a mutation made) its identity `found` differs, else
+/// it must succeed.
+#[track_caller]
+fn used<T>(key: KeyId, found: KeyId, r: Result<T, Error>) {
+    if found == key {
+        assert!(r.is_ok(), "a loaded value of the key's identity is used");
+    } else {
+        assert!(
+            matches!(r, Err(Error::Ring(triskel_ring::Error::KeyMismatch { .. }))),
+            "a loaded value of another identity is refused"
+        );
+    }
+}
+
 #[test]
 fn keys_and_booleans_round_trip_and_malformed_bytes_are_rejected() {
     let params = TfheParameters::boolean();
@@ -149,7 +164,7 @@ fn radix_integers_round_trip_and_malformed_bytes_are_rejected() {
     long.push(0);
     rejected(load(&long));
     // Version, kind; a block or a boolean is not an integer and back.
-    for (i, v) in [(4usize, 2u8), (5, 3)] {
+    for (i, v) in [(4usize, 3u8), (5, 3)] {
         let mut bad = bytes.clone();
         bad[i] = v;
         rejected(load(&bad));
@@ -528,37 +543,43 @@ fn mutated_bytes_never_panic() {
             let _ = BoolCiphertext::from_bytes(&m, &params);
             if let Ok(x) = RadixCiphertext::from_bytes(&m, &params) {
                 assert_eq!(x.to_bytes(), m, "radix encoding is canonical");
-                ck.decrypt_radix(&x).unwrap();
+                used(ck.key_id(), x.key_id(), ck.decrypt_radix(&x));
             }
             let _ = ServerKey::from_bytes(&m);
             let _ = CompressedBoolCiphertext::from_bytes(&m, &params);
             if let Ok(x) = CompressedCiphertext::from_bytes(&m, &params) {
                 assert_eq!(x.to_bytes(), m, "compressed block encoding is canonical");
-                ck.decrypt_with_carry(&x.decompress()).unwrap();
+                used(
+                    ck.key_id(),
+                    x.key_id(),
+                    ck.decrypt_with_carry(&x.decompress()),
+                );
             }
             if let Ok(x) = CompressedRadixCiphertext::from_bytes(&m, &params) {
                 assert_eq!(x.to_bytes(), m, "compressed radix encoding is canonical");
-                ck.decrypt_radix(&x.decompress()).unwrap();
+                used(ck.key_id(), x.key_id(), ck.decrypt_radix(&x.decompress()));
             }
             if let Ok(key) = GlweSecretKey::from_bytes(&m) {
                 assert_eq!(key.to_bytes()[..], m, "GLWE key encoding is canonical");
-                key.phase(&glwe).unwrap();
+                used(key.key_id(), glwe.key_id(), key.phase(&glwe));
             }
             if let Ok(ct) = GlweCiphertext::from_bytes(&m, &params) {
                 assert_eq!(ct.to_bytes(), m, "GLWE encoding is canonical");
-                glwe_key.decrypt(&ct, P).unwrap();
+                used(glwe_key.key_id(), ct.key_id(), glwe_key.decrypt(&ct, P));
             }
             if let Ok(ggsw) = GgswCiphertext::from_bytes(&m, &params) {
                 assert_eq!(ggsw.to_bytes(), m, "GGSW encoding is canonical");
-                ggsw.external_product(&glwe).unwrap();
+                used(ggsw.key_id(), glwe.key_id(), ggsw.external_product(&glwe));
             }
             if let Ok(ct) = CompressedGlweCiphertext::from_bytes(&m, &params) {
                 assert_eq!(ct.to_bytes(), m, "compressed GLWE encoding is canonical");
-                glwe_key.decrypt(&ct.decompress().unwrap(), P).unwrap();
+                let r = glwe_key.decrypt(&ct.decompress().unwrap(), P);
+                used(glwe_key.key_id(), ct.key_id(), r);
             }
             if let Ok(ggsw) = CompressedGgswCiphertext::from_bytes(&m, &params) {
                 assert_eq!(ggsw.to_bytes(), m, "compressed GGSW encoding is canonical");
-                ggsw.decompress().unwrap().external_product(&glwe).unwrap();
+                let r = ggsw.decompress().unwrap().external_product(&glwe);
+                used(ggsw.key_id(), glwe.key_id(), r);
             }
         }
     }
