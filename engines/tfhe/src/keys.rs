@@ -28,6 +28,14 @@ pub(crate) struct Owner {
 }
 
 impl Owner {
+    /// The owner of the keys of `params` of identity `key`.
+    fn of(params: &TfheParameters, key: KeyId) -> Owner {
+        Owner {
+            set: params.name,
+            key,
+        }
+    }
+
     /// Refuses `what`, owned by `found`, unless it is this owner's: another
     /// set is [`Error::Mismatch`] naming both sets, another key of the same
     /// set [`triskel_ring::Error::KeyMismatch`] naming both identities. Every
@@ -132,10 +140,7 @@ impl ClientKey {
     }
 
     pub(crate) fn owner(&self) -> Owner {
-        Owner {
-            set: self.params.name,
-            key: self.id,
-        }
+        Owner::of(&self.params, self.id)
     }
 
     /// The big LWE key (the GLWE key's coefficients), under which
@@ -279,10 +284,7 @@ impl ServerKey {
     }
 
     pub(crate) fn owner(&self) -> Owner {
-        Owner {
-            set: self.params.name,
-            key: self.id,
-        }
+        Owner::of(&self.params, self.id)
     }
 
     /// Bytes of the bootstrapping and key-switching keys as held in memory
