@@ -7,37 +7,40 @@
 //! exactly its bytes and is used: a client or GLWE key encrypts and decrypts,
 //! a block, boolean, integer or GLWE (a compressed one decompressed) decrypts
 //! under the fixture's key, a GGSW's (decompressed) external product of a
-//! fixture GLWE decrypts.
-
-use std::sync::OnceLock;
+//! fixture GLWE decrypts. Values carry a key identity: one other than the
+//! fixture key's (bytes can name any) must be refused with `KeyMismatch`,
+//! the fixture key's must be used without error.
 
 use libfuzzer_sys::fuzz_target;
+use triskel_ring::KeyId;
 use triskel_tfhe::{
     BoolCiphertext, Ciphertext, ClientKey, CompressedBoolCiphertext, CompressedCiphertext,
-    CompressedGgswCiphertext, CompressedGlweCiphertext, CompressedRadixCiphertext, GgswCiphertext,
-    GlweCiphertext, GlweSecretKey, RadixCiphertext, ServerKey, TfheParameters,
+    CompressedGgswCiphertext, CompressedGlweCiphertext, CompressedRadixCiphertext, Error,
+    GgswCiphertext, GlweCiphertext, GlweSecretKey, RadixCiphertext, ServerKey,
 };
 
 /// Message modulus of the GLWE checks.
 const P: u64 = 16;
 
-/// Client keys of the boolean and 2_2 sets (server keys are not needed to
-/// decrypt, and would cost seconds per process).
-fn keys() -> &'static (ClientKey, ClientKey) {
-    static KEYS: OnceLock<(ClientKey, ClientKey)> = OnceLock::new();
-    KEYS.get_or_init(|| {
-        (
-            ClientKey::generate(&TfheParameters::boolean()).expect("boolean key"),
-            ClientKey::generate(&TfheParameters::message_2_carry_2()).expect("2_2 key"),
-        )
-    })
+/// The use `r` of a loaded value of identity `found` with a fixture key of
+/// identity `key`: refused as another key's exactly when the identities
+/// differ, else it must succeed.
+fn used<T>(key: KeyId, found: KeyId, r: triskel_tfhe::Result<T>, what: &str) -> Option<T> {
+    if found != key {
+        assert!(
+            matches!(r, Err(Error::Ring(triskel_ring::Error::KeyMismatch { .. }))),
+            "{what} of another key identity is refused"
+        );
+        return None;
+    }
+    Some(r.expect(what))
 }
 
 fuzz_target!(|data: &[u8]| {
     let Some((&which, bytes)) = data.split_first() else {
         return;
     };
-    let (boolean, shortint) = keys();
+    let (boolean, shortint) = triskel_fuzz::tfhe_keys();
     match which % 13 {
         0 => {
             if let Ok(ck) = ClientKey::from_bytes(bytes) {
@@ -60,27 +63,35 @@ fuzz_target!(|data: &[u8]| {
             let params = shortint.parameters();
             if let Ok(ct) = Ciphertext::from_bytes(bytes, params) {
                 assert_eq!(ct.to_bytes(), bytes, "block encoding is canonical");
-                let _ = shortint.decrypt(&ct);
+                let r = shortint.decrypt(&ct);
+                used(shortint.key_id(), ct.key_id(), r, "a loaded block decrypts");
             }
         }
         3 => {
             let params = boolean.parameters();
             if let Ok(ct) = BoolCiphertext::from_bytes(bytes, params) {
                 assert_eq!(ct.to_bytes(), bytes, "boolean encoding is canonical");
-                let _ = boolean.decrypt_bool(&ct);
+                let r = boolean.decrypt_bool(&ct);
+                used(
+                    boolean.key_id(),
+                    ct.key_id(),
+                    r,
+                    "a loaded boolean decrypts",
+                );
             }
         }
         4 => {
             let params = shortint.parameters();
             if let Ok(ct) = RadixCiphertext::from_bytes(bytes, params) {
                 assert_eq!(ct.to_bytes(), bytes, "integer encoding is canonical");
-                let v = shortint
-                    .decrypt_radix(&ct)
-                    .expect("a loaded integer decrypts");
-                assert!(
-                    ct.bits() == 64 || v >> ct.bits() == 0,
-                    "value fits its width"
-                );
+                let id = shortint.key_id();
+                let r = shortint.decrypt_radix(&ct);
+                if let Some(v) = used(id, ct.key_id(), r, "a loaded integer decrypts") {
+                    assert!(
+                        ct.bits() == 64 || v >> ct.bits() == 0,
+                        "value fits its width"
+                    );
+                }
             }
         }
         5 => {
@@ -95,10 +106,8 @@ fuzz_target!(|data: &[u8]| {
             let params = shortint.parameters();
             if let Ok(ct) = GlweCiphertext::from_bytes(bytes, params) {
                 assert_eq!(ct.to_bytes(), bytes, "GLWE encoding is canonical");
-                shortint
-                    .glwe_key()
-                    .decrypt(&ct, P)
-                    .expect("a loaded GLWE decrypts");
+                let r = shortint.glwe_key().decrypt(&ct, P);
+                used(shortint.key_id(), ct.key_id(), r, "a loaded GLWE decrypts");
             }
         }
         7 => {
@@ -116,9 +125,9 @@ fuzz_target!(|data: &[u8]| {
                     bytes,
                     "compressed block encoding is canonical"
                 );
-                shortint
-                    .decrypt(&ct.decompress())
-                    .expect("a loaded compressed block decrypts");
+                let r = shortint.decrypt(&ct.decompress());
+                let what = "a loaded compressed block decrypts";
+                used(shortint.key_id(), ct.key_id(), r, what);
             }
         }
         9 => {
@@ -129,9 +138,9 @@ fuzz_target!(|data: &[u8]| {
                     bytes,
                     "compressed boolean encoding is canonical"
                 );
-                boolean
-                    .decrypt_bool(&ct.decompress())
-                    .expect("a loaded compressed boolean decrypts");
+                let r = boolean.decrypt_bool(&ct.decompress());
+                let what = "a loaded compressed boolean decrypts";
+                used(boolean.key_id(), ct.key_id(), r, what);
             }
         }
         10 => {
@@ -142,13 +151,14 @@ fuzz_target!(|data: &[u8]| {
                     bytes,
                     "compressed integer encoding is canonical"
                 );
-                let v = shortint
-                    .decrypt_radix(&ct.decompress())
-                    .expect("a loaded compressed integer decrypts");
-                assert!(
-                    ct.bits() == 64 || v >> ct.bits() == 0,
-                    "value fits its width"
-                );
+                let r = shortint.decrypt_radix(&ct.decompress());
+                let what = "a loaded compressed integer decrypts";
+                if let Some(v) = used(shortint.key_id(), ct.key_id(), r, what) {
+                    assert!(
+                        ct.bits() == 64 || v >> ct.bits() == 0,
+                        "value fits its width"
+                    );
+                }
             }
         }
         11 => {
@@ -162,7 +172,8 @@ fuzz_target!(|data: &[u8]| {
                 let ct = ct
                     .decompress()
                     .expect("a loaded compressed GLWE decompresses");
-                shortint.glwe_key().decrypt(&ct, P).expect("and decrypts");
+                let r = shortint.glwe_key().decrypt(&ct, P);
+                used(shortint.key_id(), ct.key_id(), r, "and decrypts");
             }
         }
         _ => {
@@ -188,8 +199,8 @@ fn check_ggsw(shortint: &ClientKey, ggsw: &GgswCiphertext) {
     let ct = key
         .encrypt(&vec![1; key.polynomial_size()], P)
         .expect("fixture GLWE");
-    let product = ggsw
-        .external_product(&ct)
-        .expect("a loaded GGSW multiplies");
-    key.decrypt(&product, P).expect("the product decrypts");
+    let r = ggsw.external_product(&ct);
+    if let Some(product) = used(ggsw.key_id(), key.key_id(), r, "a loaded GGSW multiplies") {
+        key.decrypt(&product, P).expect("the product decrypts");
+    }
 }

@@ -84,6 +84,24 @@ pub fn ring() -> &'static Ring {
     })
 }
 
+/// The TFHE client keys of `tfhe_objects` and of its seeds, boolean and
+/// 2_2, from fixed seeds: values carry their key's identity, so seeded
+/// values reach the target's decryption only under the keys they were made
+/// with. (Server keys are not needed to decrypt, and cost seconds.)
+pub fn tfhe_keys() -> &'static (triskel_tfhe::ClientKey, triskel_tfhe::ClientKey) {
+    use triskel_tfhe::{ClientKey, TfheParameters};
+    static KEYS: OnceLock<(ClientKey, ClientKey)> = OnceLock::new();
+    KEYS.get_or_init(|| {
+        let key = |params, seed| {
+            ClientKey::generate_with(&params, &mut Prng::from_seed([seed; 32])).expect("TFHE key")
+        };
+        (
+            key(TfheParameters::boolean(), 1),
+            key(TfheParameters::message_2_carry_2(), 2),
+        )
+    })
+}
+
 /// An attestation identity, a single record and a batch of three results.
 pub struct Attest {
     pub identity: Identity,

@@ -137,7 +137,7 @@
 use rayon::prelude::*;
 use triskel_bfv as bfv;
 use triskel_ckks as ckks;
-use triskel_ring::{LweCiphertext, LweSecretKey, Poly, Prng, Reader, RnsBasis};
+use triskel_ring::{KeyId, LweCiphertext, LweSecretKey, Poly, Prng, Reader, RnsBasis};
 use triskel_tfhe as tfhe;
 
 use crate::ring_switch::{self, RingSwitchKey};
@@ -151,10 +151,10 @@ pub type EncryptedBit = tfhe::Ciphertext;
 pub const WINDOW_BITS: u32 = 4;
 /// Largest BFV/CKKS ring degree a transition key is made or loaded for.
 pub const MAX_TRANSITION_DIMENSION: usize = 8192;
-/// The serialization format version written by this build (2: a ring
-/// switching key; version 1 held an LWE key switch from the source
-/// dimension, which this build no longer reads).
-pub const FORMAT_VERSION: u8 = 2;
+/// The serialization format version written by this build (3: the TFHE
+/// client key's identity; version 2 had none, version 1 held an LWE key
+/// switch from the source dimension: this build reads neither).
+pub const FORMAT_VERSION: u8 = 3;
 const MAGIC: &[u8; 4] = b"TKTR";
 const KIND_BFV_TO_TFHE: u8 = 1;
 const KIND_CKKS_TO_TFHE: u8 = 2;
@@ -227,7 +227,7 @@ impl std::fmt::Display for Error {
             Error::Malformed(m) => write!(f, "malformed transition key: {m}"),
             Error::UnsupportedVersion(v) => write!(
                 f,
-                "transition key format version {v}: this build reads version {FORMAT_VERSION} only (version 1 keys, LWE key switches from the source dimension, must be generated again by the key holder)"
+                "transition key format version {v}: this build reads version {FORMAT_VERSION} only (older keys, without key identities, must be generated again by the key holder)"
             ),
             Error::Unsupported { transition } => write!(
                 f,
@@ -285,6 +285,9 @@ impl Source {
 pub struct TransitionKey {
     source: Source,
     tfhe: tfhe::TfheParameters,
+    /// The identity of the TFHE client key it delivers to: only that key's
+    /// server key takes its values.
+    tfhe_key: KeyId,
     ring: RingSwitchKey,
 }
 
@@ -368,6 +371,7 @@ impl TransitionKey {
         Ok(TransitionKey {
             source,
             tfhe: params.clone(),
+            tfhe_key: tfhe_key.key_id(),
             ring,
         })
     }
@@ -395,9 +399,15 @@ impl TransitionKey {
         &self.tfhe
     }
 
+    /// The identity of the TFHE client key it delivers to.
+    pub fn tfhe_key_id(&self) -> KeyId {
+        self.tfhe_key
+    }
+
     /// `"TKTR" | version: u8 | kind: u8 (1 = from BFV, 2 = from CKKS) |
     /// source parameters (u32 length + their engine's own versioned bytes) |
-    /// TFHE set name (u8 length + UTF-8) | ring switching key body (seed,
+    /// TFHE set name (u8 length + UTF-8) | TFHE key identity (16 bytes) |
+    /// ring switching key body (seed,
     /// then its rows' bodies, [`crate::ring_switch`])`.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
@@ -412,6 +422,7 @@ impl TransitionKey {
         out.extend_from_slice(&params);
         out.push(self.tfhe.name.len() as u8);
         out.extend_from_slice(self.tfhe.name.as_bytes());
+        self.tfhe_key.write(&mut out);
         self.ring.write_body(&mut out);
         out
     }
@@ -426,6 +437,13 @@ impl TransitionKey {
             return Err(Error::Malformed("bad magic: not a transition key".into()));
         }
         let version = r.u8()?;
+        if version == 2 {
+            return Err(Error::Malformed(
+                "a transition key of format version 2 predates key identities: the key holder \
+                 must generate it again"
+                    .into(),
+            ));
+        }
         if version != FORMAT_VERSION {
             return Err(Error::UnsupportedVersion(version));
         }
@@ -442,6 +460,7 @@ impl TransitionKey {
             .map_err(|_| Error::Malformed("TFHE set name".into()))?;
         let tfhe_params = tfhe::TfheParameters::by_name(name)?;
         tfhe_params.check()?;
+        let tfhe_key = KeyId::read(&mut r)?;
         // The sizes are capped before a context (every prime and its NTT
         // plan) is built for the source set; the build runs its checks.
         check_sizes(&source, &tfhe_params)?;
@@ -455,6 +474,7 @@ impl TransitionKey {
         Ok(TransitionKey {
             source,
             tfhe: tfhe_params,
+            tfhe_key,
             ring,
         })
     }
@@ -829,6 +849,9 @@ fn check_keys(source: &Source, key: &TransitionKey, server: &tfhe::ServerKey) ->
             key.tfhe.name
         )));
     }
+    // The ring switch lands under the big key of one TFHE client key: its
+    // readings decrypt under no other key's server key.
+    key.tfhe_key.check("a TFHE server key", server.key_id())?;
     Ok(())
 }
 

@@ -282,6 +282,18 @@ fn bad_inputs_are_refused() {
         transition::bfv_scores_above(&ct, &[0], 0, 0, &f.key, &small_server),
         Err(Error::Mismatch(_))
     ));
+    // Another TFHE client key of the same set: the transition key delivers
+    // under its own TFHE key, so another key's server key is refused.
+    let twin = ClientKey::generate(f.tfhe_key.parameters()).unwrap();
+    let twin_server = twin.server_key().unwrap();
+    match transition::bfv_scores_above(&ct, &[0], 0, 0, &f.key, &twin_server) {
+        Err(Error::Tfhe(tfhe::Error::Ring(triskel_ring::Error::KeyMismatch {
+            expected,
+            found,
+            ..
+        }))) => assert_eq!((expected, found), (f.tfhe_key.key_id(), twin.key_id())),
+        other => panic!("another TFHE key's server key: {other:?}"),
+    }
     // TFHE -> BFV / CKKS has no homomorphic path: an error that names it.
     let err = transition::check_direction(Engine::Tfhe, Engine::Bfv).unwrap_err();
     assert!(err.to_string().contains("TFHE -> BFV"), "{err}");
@@ -298,6 +310,7 @@ fn transition_keys_serialize_and_loading_validates() {
     let loaded = TransitionKey::from_bytes(&bytes).unwrap();
     assert_eq!(loaded.to_bytes(), bytes);
     assert_eq!(loaded.source(), f.key.source());
+    assert_eq!(loaded.tfhe_key_id(), f.tfhe_key.key_id());
     // The loaded key decides like the original.
     let ct = f
         .bfv_key
@@ -328,6 +341,13 @@ fn transition_keys_serialize_and_loading_validates() {
     bad[4] = 1;
     assert_eq!(reject(&bad), Error::UnsupportedVersion(1));
     assert!(reject(&bad).to_string().contains("generated again"));
+    // Version 2 (no key identities) is refused with the reason.
+    bad[4] = 2;
+    let e = reject(&bad);
+    assert!(
+        matches!(&e, Error::Malformed(m) if m.contains("predates key identities")),
+        "{e}"
+    );
     let mut bad = bytes.clone();
     bad[5] = 3;
     assert!(matches!(reject(&bad), Error::Malformed(_)));
@@ -355,7 +375,7 @@ fn transition_keys_serialize_and_loading_validates() {
     assert!(TransitionKey::from_bytes(&bad).is_err());
     // Mutations of the header and the key's shape (not its seed, which
     // would load: a valid key of other masks) never panic.
-    let header = 10 + params_len + 1 + bytes[10 + params_len] as usize + 16;
+    let header = 10 + params_len + 1 + bytes[10 + params_len] as usize + 16 + 16;
     let mut state = 17u64;
     for _ in 0..300 {
         state = state

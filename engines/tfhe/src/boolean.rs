@@ -1,13 +1,13 @@
 //! Boolean gates: true = +1/8, false = -1/8 on the torus. Every binary gate
 //! is one key switch + bootstrap of a linear combination of its inputs with
 //! the sign test vector (+1/8 on [0, 1/2), -1/8 on [1/2, 1)); NOT is free.
-//! A boolean carries the name of its parameter set: keys of another set
-//! refuse it.
+//! A boolean carries the name of its parameter set and the identity of its
+//! client key: keys of another set or another client refuse it.
 
 use triskel_ring::LweCiphertext;
 
 use crate::error::{Error, Result};
-use crate::keys::{ClientKey, ServerKey};
+use crate::keys::{ClientKey, Owner, ServerKey};
 use crate::params::{Encoding, TfheParameters};
 
 /// 1/8 of the torus.
@@ -17,14 +17,20 @@ const EIGHTH: u64 = 1 << 61;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BoolCiphertext {
     pub(crate) lwe: LweCiphertext,
-    /// The name of the parameter set of the keys it was made with.
-    pub(crate) set: &'static str,
+    /// The parameter set and client key it was made with.
+    pub(crate) owner: Owner,
 }
 
 impl BoolCiphertext {
     /// The name of its parameter set: only keys of that set take it.
     pub fn set_name(&self) -> &'static str {
-        self.set
+        self.owner.set
+    }
+
+    /// The identity of its client key: only that key and its server key
+    /// take it.
+    pub fn key_id(&self) -> triskel_ring::KeyId {
+        self.owner.key
     }
 }
 
@@ -72,10 +78,11 @@ impl Gate {
     }
 }
 
-/// Refuses booleans of another set, then integer parameters.
-fn check_booleans(params: &TfheParameters, cts: &[&BoolCiphertext]) -> Result<()> {
+/// Refuses booleans of another set or client key than `owner`'s, then
+/// integer parameters.
+fn check_booleans(params: &TfheParameters, owner: Owner, cts: &[&BoolCiphertext]) -> Result<()> {
     cts.iter()
-        .try_for_each(|c| params.check_set("a boolean", c.set))?;
+        .try_for_each(|c| owner.check("a boolean", c.owner))?;
     if params.encoding != Encoding::Boolean {
         return Err(Error::Mismatch(
             "integer parameters used for boolean gates".into(),
@@ -89,13 +96,13 @@ impl ClientKey {
     pub fn encrypt_bool(&self, b: bool) -> Result<BoolCiphertext> {
         Ok(BoolCiphertext {
             lwe: self.encrypt_torus(self.encode_bool(b)?)?,
-            set: self.params.name,
+            owner: self.owner(),
         })
     }
 
     /// The torus value of a boolean: +1/8 or -1/8.
     pub(crate) fn encode_bool(&self, b: bool) -> Result<u64> {
-        check_booleans(&self.params, &[])?;
+        check_booleans(&self.params, self.owner(), &[])?;
         // Chosen by a mask, not a branch on the secret bit.
         let mask = (b as u64).wrapping_neg();
         Ok((EIGHTH & mask) | (EIGHTH.wrapping_neg() & !mask))
@@ -103,7 +110,7 @@ impl ClientKey {
 
     /// Decrypts a boolean: true when the phase is in [0, 1/2).
     pub fn decrypt_bool(&self, ct: &BoolCiphertext) -> Result<bool> {
-        check_booleans(&self.params, &[ct])?;
+        check_booleans(&self.params, self.owner(), &[ct])?;
         Ok(self.phase(&ct.lwe)? >> 63 == 0)
     }
 }
@@ -111,12 +118,12 @@ impl ClientKey {
 impl ServerKey {
     /// NOT a: negation, no bootstrap.
     pub fn not(&self, a: &BoolCiphertext) -> Result<BoolCiphertext> {
-        check_booleans(&self.params, &[a])?;
+        check_booleans(&self.params, self.owner(), &[a])?;
         let mut lwe = a.lwe.clone();
         lwe.neg_assign();
         Ok(BoolCiphertext {
             lwe,
-            set: self.params.name,
+            owner: self.owner(),
         })
     }
 
@@ -127,7 +134,7 @@ impl ServerKey {
         a: &BoolCiphertext,
         b: &BoolCiphertext,
     ) -> Result<BoolCiphertext> {
-        check_booleans(&self.params, &[a, b])?;
+        check_booleans(&self.params, self.owner(), &[a, b])?;
         let (coef, constant) = gate.combination();
         let mut lwe = a.lwe.clone();
         lwe.add_assign(&b.lwe)?;
@@ -136,7 +143,7 @@ impl ServerKey {
         let tv = self.constant_test_vector(EIGHTH);
         Ok(BoolCiphertext {
             lwe: self.bootstrap(&lwe, &tv)?,
-            set: self.params.name,
+            owner: self.owner(),
         })
     }
 

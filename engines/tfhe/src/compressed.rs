@@ -6,15 +6,15 @@
 //! comes from the OS CSPRNG, never from the seed.
 //!
 //! On the wire (`to_bytes`, kinds 10-12 of `src/serialize.rs`) a 2_2 block
-//! shrinks from 16 447 to 91 bytes and a FheUint64 (32 blocks) from 525 221
-//! to 837: see the crate README's "Keys and sizes".
+//! shrinks from 16 463 to 107 bytes and a FheUint64 (32 blocks) from 525 237
+//! to 853: see the crate README's "Keys and sizes".
 
 use triskel_ring::{CompressedLweCiphertext, Prng, Seed};
 
 use crate::boolean::BoolCiphertext;
 use crate::error::Result;
 use crate::integer::RadixCiphertext;
-use crate::keys::ClientKey;
+use crate::keys::{ClientKey, Owner};
 use crate::shortint::Ciphertext;
 
 /// A fresh block as seed + body: degree and noise level as
@@ -24,17 +24,17 @@ pub struct CompressedCiphertext {
     pub(crate) lwe: CompressedLweCiphertext,
     pub(crate) degree: u64,
     pub(crate) noise_level: u64,
-    /// The name of the parameter set of the key it was made with (the
-    /// decompressed block keeps it).
-    pub(crate) set: &'static str,
+    /// The parameter set and client key it was made with (the decompressed
+    /// block keeps them).
+    pub(crate) owner: Owner,
 }
 
 /// A fresh boolean as seed + body (the mask stream 0 of a fresh seed).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CompressedBoolCiphertext {
     pub(crate) lwe: CompressedLweCiphertext,
-    /// The name of the parameter set of the key it was made with.
-    pub(crate) set: &'static str,
+    /// The parameter set and client key it was made with.
+    pub(crate) owner: Owner,
 }
 
 /// A fresh radix integer as one seed + a body per block: block i's mask is
@@ -54,23 +54,33 @@ pub(crate) fn fresh_seed() -> Result<Seed> {
 }
 
 impl CompressedCiphertext {
+    /// The identity of its client key (the decompressed block's).
+    pub fn key_id(&self) -> triskel_ring::KeyId {
+        self.owner.key
+    }
+
     /// The block with its mask regenerated: what [`ClientKey::encrypt`] gives.
     pub fn decompress(&self) -> Ciphertext {
         Ciphertext {
             lwe: self.lwe.decompress(),
             degree: self.degree,
             noise_level: self.noise_level,
-            set: self.set,
+            owner: self.owner,
         }
     }
 }
 
 impl CompressedBoolCiphertext {
+    /// The identity of its client key (the decompressed boolean's).
+    pub fn key_id(&self) -> triskel_ring::KeyId {
+        self.owner.key
+    }
+
     /// The boolean with its mask regenerated: what [`ClientKey::encrypt_bool`] gives.
     pub fn decompress(&self) -> BoolCiphertext {
         BoolCiphertext {
             lwe: self.lwe.decompress(),
-            set: self.set,
+            owner: self.owner,
         }
     }
 }
@@ -81,10 +91,15 @@ impl CompressedRadixCiphertext {
         self.bits
     }
 
-    /// The name of its parameter set (its blocks').
-    pub(crate) fn set_name(&self) -> &'static str {
+    /// Its parameter set and client key (its blocks').
+    pub(crate) fn owner(&self) -> Owner {
         // Every constructor checks the width's block count, at least 1.
-        self.blocks.first().map_or("", |b| b.set)
+        self.blocks[0].owner
+    }
+
+    /// The identity of its client key (the decompressed integer's).
+    pub fn key_id(&self) -> triskel_ring::KeyId {
+        self.owner().key
     }
 
     /// The integer with every block's mask regenerated: what
@@ -118,7 +133,7 @@ impl ClientKey {
             lwe: self.encrypt_torus_compressed(torus, seed, stream)?,
             degree,
             noise_level: 1,
-            set: self.params.name,
+            owner: self.owner(),
         })
     }
 
@@ -127,7 +142,7 @@ impl ClientKey {
         let m = self.encode_bool(b)?;
         Ok(CompressedBoolCiphertext {
             lwe: self.encrypt_torus_compressed(m, fresh_seed()?, 0)?,
-            set: self.params.name,
+            owner: self.owner(),
         })
     }
 

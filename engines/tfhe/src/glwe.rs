@@ -13,7 +13,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use triskel_kernels::{add_assign, dot, mul_acc, ntt_primes, sub, Modulus, NttPlan};
 use triskel_ring::sampling::sample_wide_gaussian;
-use triskel_ring::{LweCiphertext, LweSecretKey, Prng, Seed};
+use triskel_ring::{KeyId, LweCiphertext, LweSecretKey, Prng, Seed};
 use zeroize::Zeroizing;
 
 use crate::compressed::fresh_seed;
@@ -320,10 +320,17 @@ impl GlweContext {
     }
 }
 
-/// The shape accessors (k, N, q) of a type holding `ctx: Arc<GlweContext>`.
+/// The shape accessors (k, N, q) and the key identity of a type holding
+/// `ctx: Arc<GlweContext>` and `key: KeyId`.
 macro_rules! shape_accessors {
     ($($ty:ty),*) => {$(
         impl $ty {
+            /// The identity of the secret key it is under (for a key, its
+            /// own): operations combine only objects of one identity.
+            pub fn key_id(&self) -> KeyId {
+                self.key
+            }
+
             /// k, the number of mask polynomials (of each row for a GGSW).
             pub fn glwe_dimension(&self) -> usize {
                 self.ctx.k
@@ -361,6 +368,13 @@ fn check_plaintext(ctx: &GlweContext, plaintext: &[u64]) -> Result<()> {
     Ok(())
 }
 
+/// Errors unless the GLWE ciphertext `found` has the ring of `ctx` and the
+/// key identity `key` (every entry combining GLWE objects calls it first).
+fn check_operand(ctx: &GlweContext, key: KeyId, found: &GlweCiphertext) -> Result<()> {
+    check_same_ring(ctx, &found.ctx)?;
+    Ok(key.check("a GLWE ciphertext", found.key)?)
+}
+
 /// Errors unless two operands share k, N and q.
 fn check_same_ring(a: &GlweContext, b: &GlweContext) -> Result<()> {
     if (a.k, a.n, a.q()) != (b.k, b.n, b.q()) {
@@ -382,6 +396,8 @@ fn check_same_ring(a: &GlweContext, b: &GlweContext) -> Result<()> {
 /// form mod q. Both are zeroized on drop; never printed.
 pub struct GlweSecretKey {
     pub(crate) ctx: Arc<GlweContext>,
+    /// Its identity (a client key's GLWE key has the client key's).
+    pub(crate) key: KeyId,
     ntt: Zeroizing<Vec<u64>>,
     lwe: LweSecretKey,
 }
@@ -413,17 +429,21 @@ fn constant_time_quotient(x: u128, p: u64) -> u64 {
 impl GlweSecretKey {
     /// A fresh key of the shape of `params` (k, N, its prime q, its
     /// bootstrapping decomposition and fresh GLWE noise; the set is checked),
-    /// coefficients uniform in {0, 1} from the OS CSPRNG.
+    /// coefficients uniform in {0, 1} and a new identity from the OS CSPRNG.
     pub fn generate(params: &TfheParameters) -> Result<GlweSecretKey> {
         let ctx = crate::keys::context(params)?;
         let mut rng = Prng::from_os()?;
         let lwe = LweSecretKey::binary(ctx.k * ctx.n, &mut rng);
-        GlweSecretKey::from_lwe_key(ctx, lwe)
+        GlweSecretKey::from_lwe_key(ctx, lwe, KeyId::sample(&mut rng))
     }
 
-    /// The GLWE key whose coefficients (two's complement, k N of them) are
-    /// those of `lwe`.
-    pub(crate) fn from_lwe_key(ctx: Arc<GlweContext>, lwe: LweSecretKey) -> Result<GlweSecretKey> {
+    /// The GLWE key of identity `key` whose coefficients (two's complement,
+    /// k N of them) are those of `lwe`.
+    pub(crate) fn from_lwe_key(
+        ctx: Arc<GlweContext>,
+        lwe: LweSecretKey,
+        key: KeyId,
+    ) -> Result<GlweSecretKey> {
         if lwe.dimension() != ctx.k * ctx.n {
             return Err(Error::Mismatch(format!(
                 "an LWE key of dimension {} for a GLWE key of k N = {}",
@@ -440,7 +460,7 @@ impl GlweSecretKey {
         for p in ntt.chunks_mut(ctx.n) {
             ctx.plan.forward(p)?;
         }
-        Ok(GlweSecretKey { ctx, ntt, lwe })
+        Ok(GlweSecretKey { ctx, key, ntt, lwe })
     }
 
     /// The decomposition of the GGSWs this key encrypts.
@@ -472,6 +492,7 @@ impl GlweSecretKey {
         let body = ct.data[ct.ctx.k * ct.ctx.n..].to_vec();
         Ok(CompressedGlweCiphertext {
             ctx: ct.ctx,
+            key: self.key,
             seed,
             body,
         })
@@ -499,6 +520,7 @@ impl GlweSecretKey {
         }
         Ok(GlweCiphertext {
             ctx: ctx.clone(),
+            key: self.key,
             data,
         })
     }
@@ -537,7 +559,7 @@ impl GlweSecretKey {
     /// The phase B - sum_i A_i S_i = M + E (N coefficients in [0, q));
     /// secret (message and noise): zeroized when dropped.
     pub fn phase(&self, ct: &GlweCiphertext) -> Result<Zeroizing<Vec<u64>>> {
-        check_same_ring(&self.ctx, &ct.ctx)?;
+        check_operand(&self.ctx, self.key, ct)?;
         self.phase_of(&ct.data)
     }
 
@@ -577,6 +599,7 @@ impl GlweSecretKey {
             .collect();
         Ok(CompressedGgswCiphertext {
             ctx: ggsw.ctx,
+            key: self.key,
             seed,
             bodies,
         })
@@ -600,6 +623,7 @@ impl GlweSecretKey {
             seed,
             GgswCiphertext {
                 ctx: ctx.clone(),
+                key: self.key,
                 data,
             },
         ))
@@ -692,6 +716,8 @@ impl GlweSecretKey {
 #[derive(Clone)]
 pub struct GlweCiphertext {
     pub(crate) ctx: Arc<GlweContext>,
+    /// The identity of the key it is under.
+    pub(crate) key: KeyId,
     pub(crate) data: Vec<u64>,
 }
 
@@ -706,15 +732,22 @@ impl std::fmt::Debug for GlweCiphertext {
 }
 
 impl GlweCiphertext {
-    /// The trivial GLWE (0, .., 0, M) of `params`' shape: no key, no noise,
-    /// phase M under every key, so it hides nothing (for public constants
-    /// such as test vectors).
-    pub fn trivial(params: &TfheParameters, plaintext: &[u64]) -> Result<GlweCiphertext> {
+    /// The trivial GLWE (0, .., 0, M) of `params`' shape: no noise, phase M
+    /// under every key, so it hides nothing (for public constants such as
+    /// test vectors). It is made for the key `key` it will be combined with
+    /// (e.g. a GGSW's [`key_id`](Self::key_id)) and carries that identity:
+    /// a constant belongs to whichever key uses it, and naming that key
+    /// keeps every result's identity its key's (no identity matches all).
+    pub fn trivial(
+        params: &TfheParameters,
+        key: KeyId,
+        plaintext: &[u64],
+    ) -> Result<GlweCiphertext> {
         let ctx = crate::keys::context(params)?;
         check_plaintext(&ctx, plaintext)?;
         let mut data = vec![0u64; ctx.glwe_len()];
         data[ctx.k * ctx.n..].copy_from_slice(plaintext);
-        Ok(GlweCiphertext { ctx, data })
+        Ok(GlweCiphertext { ctx, key, data })
     }
 
     /// A_1..A_k then B, N coefficients each.
@@ -733,28 +766,31 @@ impl GlweCiphertext {
         }
         GlweCiphertext {
             ctx: self.ctx.clone(),
+            key: self.key,
             data,
         }
     }
 
-    /// c + d (same k, N, q): the phases add, (M_c + M_d) + (E_c + E_d).
+    /// c + d (same k, N, q and key): the phases add, (M_c + M_d) + (E_c + E_d).
     pub fn add(&self, other: &GlweCiphertext) -> Result<GlweCiphertext> {
-        check_same_ring(&self.ctx, &other.ctx)?;
+        check_operand(&self.ctx, self.key, other)?;
         let mut data = self.data.clone();
         add_assign(&self.ctx.modulus, &mut data, &other.data)?;
         Ok(GlweCiphertext {
             ctx: self.ctx.clone(),
+            key: self.key,
             data,
         })
     }
 
-    /// c - d (same k, N, q): the phases subtract, (M_c - M_d) + (E_c - E_d).
+    /// c - d (same k, N, q and key): the phases subtract, (M_c - M_d) + (E_c - E_d).
     pub fn sub(&self, other: &GlweCiphertext) -> Result<GlweCiphertext> {
-        check_same_ring(&self.ctx, &other.ctx)?;
+        check_operand(&self.ctx, self.key, other)?;
         let mut data = vec![0u64; self.data.len()];
         sub(&self.ctx.modulus, &mut data, &self.data, &other.data)?;
         Ok(GlweCiphertext {
             ctx: self.ctx.clone(),
+            key: self.key,
             data,
         })
     }
@@ -773,6 +809,7 @@ impl GlweCiphertext {
 #[derive(Clone)]
 pub struct CompressedGlweCiphertext {
     pub(crate) ctx: Arc<GlweContext>,
+    pub(crate) key: KeyId,
     pub(crate) seed: Seed,
     pub(crate) body: Vec<u64>,
 }
@@ -791,6 +828,7 @@ impl CompressedGlweCiphertext {
         body.copy_from_slice(&self.body);
         Ok(GlweCiphertext {
             ctx: ctx.clone(),
+            key: self.key,
             data,
         })
     }
@@ -802,6 +840,7 @@ impl CompressedGlweCiphertext {
 #[derive(Clone)]
 pub struct CompressedGgswCiphertext {
     pub(crate) ctx: Arc<GlweContext>,
+    pub(crate) key: KeyId,
     pub(crate) seed: Seed,
     pub(crate) bodies: Vec<u64>,
 }
@@ -823,6 +862,7 @@ impl CompressedGgswCiphertext {
         }
         Ok(GgswCiphertext {
             ctx: ctx.clone(),
+            key: self.key,
             data,
         })
     }
@@ -833,6 +873,8 @@ impl CompressedGgswCiphertext {
 #[derive(Clone)]
 pub struct GgswCiphertext {
     pub(crate) ctx: Arc<GlweContext>,
+    /// The identity of the key it is under.
+    pub(crate) key: KeyId,
     pub(crate) data: Vec<u64>,
 }
 
@@ -859,7 +901,7 @@ impl GgswCiphertext {
     /// m phase(c) plus the digits times the rows' noise plus m times the
     /// decomposition's error on the key.
     pub fn external_product(&self, c: &GlweCiphertext) -> Result<GlweCiphertext> {
-        check_same_ring(&self.ctx, &c.ctx)?;
+        check_operand(&self.ctx, self.key, c)?;
         let ctx = &self.ctx;
         let mut s = Scratch::new(ctx);
         decompose_glwe(ctx, &c.data, &mut s.digits);
@@ -867,6 +909,7 @@ impl GgswCiphertext {
         external_product_add(ctx, &self.data, &mut out, &mut s.digits, &mut s.out)?;
         Ok(GlweCiphertext {
             ctx: ctx.clone(),
+            key: self.key,
             data: out,
         })
     }
@@ -874,8 +917,8 @@ impl GgswCiphertext {
     /// CMux(b; c0, c1) = c0 + GGSW(b) (x) (c1 - c0) for this GGSW of a bit
     /// b: c0 when b = 0, c1 when b = 1 (plus the external product's noise).
     pub fn cmux(&self, c0: &GlweCiphertext, c1: &GlweCiphertext) -> Result<GlweCiphertext> {
-        check_same_ring(&self.ctx, &c0.ctx)?;
-        check_same_ring(&self.ctx, &c1.ctx)?;
+        check_operand(&self.ctx, self.key, c0)?;
+        check_operand(&self.ctx, self.key, c1)?;
         let ctx = &self.ctx;
         let mut s = Scratch::new(ctx);
         let mut diff = vec![0u64; ctx.glwe_len()];
@@ -885,6 +928,7 @@ impl GgswCiphertext {
         external_product_add(ctx, &self.data, &mut out, &mut s.digits, &mut s.out)?;
         Ok(GlweCiphertext {
             ctx: ctx.clone(),
+            key: self.key,
             data: out,
         })
     }
@@ -894,7 +938,7 @@ impl GgswCiphertext {
     /// decomposition in one pass. The same result, bit for bit, as
     /// `cmux(acc, &acc.mul_monomial(e))`.
     pub fn cmux_rotate_assign(&self, acc: &mut GlweCiphertext, e: u64) -> Result<()> {
-        check_same_ring(&self.ctx, &acc.ctx)?;
+        check_operand(&self.ctx, self.key, acc)?;
         let shift = (e % (2 * self.ctx.n as u64)) as usize;
         let mut s = Scratch::new(&self.ctx);
         cmux_rotate(&self.ctx, &self.data, shift, &mut acc.data, &mut s)

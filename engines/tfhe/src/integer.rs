@@ -2,7 +2,8 @@
 //! blocks of log2(message_modulus) bits each (2_2 blocks: 2 bits, 4 blocks
 //! per u8, 32 per u64). Every operation returns clean blocks (carries
 //! propagated, degree < message_modulus), so results compose. Every entry
-//! checks its integers with [`check_radix`]: blocks of the key's set, as
+//! checks its integers with [`check_radix`]: blocks of the key's set and
+//! client key, as
 //! many as the set's blocks of that width.
 //!
 //! Carry propagation: on few threads carries ripple block to block, each
@@ -18,7 +19,7 @@ use rayon::prelude::*;
 use triskel_ring::LweCiphertext;
 
 use crate::error::{Error, Result};
-use crate::keys::{ClientKey, ServerKey};
+use crate::keys::{ClientKey, Owner, ServerKey};
 use crate::params::TfheParameters;
 use crate::shortint::{moduli, Ciphertext, LookupTable};
 
@@ -44,7 +45,13 @@ impl RadixCiphertext {
     /// take it.
     pub fn set_name(&self) -> &'static str {
         // Every constructor checks the width's block count, at least 1.
-        self.blocks.first().map_or("", |b| b.set)
+        self.blocks[0].owner.set
+    }
+
+    /// The identity of its client key (its blocks'): only that key and its
+    /// server key take it.
+    pub fn key_id(&self) -> triskel_ring::KeyId {
+        self.blocks[0].owner.key
     }
 }
 
@@ -58,12 +65,16 @@ pub(crate) fn block_shape(msg: u64) -> Result<u32> {
     Ok(msg.trailing_zeros())
 }
 
-/// Refuses an integer of another set (each block's set) or whose block
-/// count is not the one `params` gives its width.
-pub(crate) fn check_radix(params: &TfheParameters, ct: &RadixCiphertext) -> Result<()> {
+/// Refuses an integer of another set or client key than `owner`'s (each
+/// block's) or whose block count is not the one `params` gives its width.
+pub(crate) fn check_radix(
+    params: &TfheParameters,
+    owner: Owner,
+    ct: &RadixCiphertext,
+) -> Result<()> {
     let what = format!("a {}-bit integer", ct.bits);
     for block in &ct.blocks {
-        params.check_set(&what, block.set)?;
+        owner.check(&what, block.owner)?;
     }
     let (msg, _, _) = moduli(params.encoding)?;
     let count = check_width(ct.bits, block_shape(msg)?)?;
@@ -124,7 +135,7 @@ impl ClientKey {
 
     /// Decrypts a radix integer.
     pub fn decrypt_radix(&self, ct: &RadixCiphertext) -> Result<u64> {
-        check_radix(&self.params, ct)?;
+        check_radix(&self.params, self.owner(), ct)?;
         let (msg, _, _) = moduli(self.params.encoding)?;
         let b = block_shape(msg)?;
         let mut v = 0u64;
@@ -295,8 +306,8 @@ impl ServerKey {
     /// Refuses two integers unless both are of this key's set and shape
     /// ([`check_radix`]) and of one width.
     fn same_width(&self, a: &RadixCiphertext, b: &RadixCiphertext) -> Result<()> {
-        check_radix(&self.params, a)?;
-        check_radix(&self.params, b)?;
+        check_radix(&self.params, self.owner(), a)?;
+        check_radix(&self.params, self.owner(), b)?;
         if a.bits != b.bits {
             return Err(Error::Mismatch(format!(
                 "{}-bit and {}-bit integers",
@@ -492,7 +503,7 @@ impl ServerKey {
 
     /// -a mod 2^bits.
     pub fn neg(&self, a: &RadixCiphertext) -> Result<RadixCiphertext> {
-        check_radix(&self.params, a)?;
+        check_radix(&self.params, self.owner(), a)?;
         let mut blocks = self.complement_blocks(a)?;
         blocks[0] = self.unchecked_scalar_add(&blocks[0], 1)?;
         Ok(RadixCiphertext {
@@ -503,7 +514,7 @@ impl ServerKey {
 
     /// NOT a (bitwise), free of bootstraps.
     pub fn bitnot(&self, a: &RadixCiphertext) -> Result<RadixCiphertext> {
-        check_radix(&self.params, a)?;
+        check_radix(&self.params, self.owner(), a)?;
         Ok(RadixCiphertext {
             blocks: self.complement_blocks(a)?,
             bits: a.bits,
@@ -520,7 +531,7 @@ impl ServerKey {
 
     /// a + c mod 2^bits.
     pub fn scalar_add(&self, a: &RadixCiphertext, c: u64) -> Result<RadixCiphertext> {
-        check_radix(&self.params, a)?;
+        check_radix(&self.params, self.owner(), a)?;
         let digits = self.scalar_digits(c, a.bits, a.blocks.len())?;
         let sum = a
             .blocks
@@ -686,7 +697,7 @@ impl ServerKey {
 
     /// a * c mod 2^bits for a constant c.
     pub fn scalar_mul(&self, a: &RadixCiphertext, c: u64) -> Result<RadixCiphertext> {
-        check_radix(&self.params, a)?;
+        check_radix(&self.params, self.owner(), a)?;
         let n = a.blocks.len();
         let values = self.scalar_digits(c, a.bits, n)?;
         let digits = vec![None; n];
@@ -906,7 +917,7 @@ impl ServerKey {
         left: bool,
         rotate: bool,
     ) -> Result<RadixCiphertext> {
-        check_radix(&self.params, a)?;
+        check_radix(&self.params, self.owner(), a)?;
         let (msg, b) = self.msg()?;
         let n = a.blocks.len();
         let amount = amount % a.bits;

@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 use triskel_ring::{
-    CompressedLweCiphertext, LweCiphertext, LweKeySwitchKey, LweSecretKey, Prng, Seed, SwitchedLwe,
+    CompressedLweCiphertext, KeyId, LweCiphertext, LweKeySwitchKey, LweSecretKey, Prng, Seed,
+    SwitchedLwe,
 };
 
 use crate::error::{Error, Result};
@@ -17,11 +18,41 @@ use crate::params::TfheParameters;
 
 const TWO_POW_64: f64 = 18446744073709551616.0;
 
+/// Whose a key or value is: the name of its parameter set and the identity
+/// of the client key it belongs to. Keys and values of one set share their
+/// shape, so only the identity tells two clients' values apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Owner {
+    pub(crate) set: &'static str,
+    pub(crate) key: KeyId,
+}
+
+impl Owner {
+    /// The owner of the keys of `params` of identity `key`.
+    fn of(params: &TfheParameters, key: KeyId) -> Owner {
+        Owner {
+            set: params.name,
+            key,
+        }
+    }
+
+    /// Refuses `what`, owned by `found`, unless it is this owner's: another
+    /// set is [`Error::Mismatch`] naming both sets, another key of the same
+    /// set [`triskel_ring::Error::KeyMismatch`] naming both identities. Every
+    /// entry taking a value calls it before any work.
+    pub(crate) fn check(self, what: &str, found: Owner) -> Result<()> {
+        crate::params::check_set(what, found.set, self.set)?;
+        Ok(self.key.check(what, found.key)?)
+    }
+}
+
 /// The secret keys: the small LWE key (dimension n) and the GLWE key whose
 /// coefficients (its LWE view) are the big LWE key that ciphertexts rest
 /// under. Never printed.
 pub struct ClientKey {
     pub(crate) params: TfheParameters,
+    /// Drawn from the key's generator; carried by its server key and values.
+    pub(crate) id: KeyId,
     pub(crate) ctx: Arc<GlweContext>,
     pub(crate) small: LweSecretKey,
     pub(crate) glwe: GlweSecretKey,
@@ -39,6 +70,8 @@ impl std::fmt::Debug for ClientKey {
 /// key-switching key from the big to the small key.
 pub struct ServerKey {
     pub(crate) params: TfheParameters,
+    /// The identity of the client key it was made from.
+    pub(crate) id: KeyId,
     pub(crate) ctx: Arc<GlweContext>,
     pub(crate) bsk_seed: Seed,
     pub(crate) bsk: Vec<u64>,
@@ -82,9 +115,13 @@ impl ClientKey {
         let ctx = context(params)?;
         let small = LweSecretKey::binary(params.lwe_dimension, rng);
         let big = LweSecretKey::binary(params.glwe_dimension * params.polynomial_size, rng);
-        let glwe = GlweSecretKey::from_lwe_key(ctx.clone(), big)?;
+        // Drawn after the secrets, so a seeded generator gives the keys it gave
+        // before identities existed.
+        let id = KeyId::sample(rng);
+        let glwe = GlweSecretKey::from_lwe_key(ctx.clone(), big, id)?;
         Ok(ClientKey {
             params: params.clone(),
+            id,
             ctx,
             small,
             glwe,
@@ -94,6 +131,16 @@ impl ClientKey {
     /// The parameter set.
     pub fn parameters(&self) -> &TfheParameters {
         &self.params
+    }
+
+    /// The identity of the key, carried by its server key and every value
+    /// encrypted under it.
+    pub fn key_id(&self) -> KeyId {
+        self.id
+    }
+
+    pub(crate) fn owner(&self) -> Owner {
+        Owner::of(&self.params, self.id)
     }
 
     /// The big LWE key (the GLWE key's coefficients), under which
@@ -136,6 +183,7 @@ impl ClientKey {
         )?;
         Ok(ServerKey::new(
             p.clone(),
+            self.id,
             self.ctx.clone(),
             bsk_seed,
             bsk,
@@ -206,6 +254,7 @@ impl ServerKey {
     /// `bootstrapping_ggsws()` GGSWs).
     pub(crate) fn new(
         params: TfheParameters,
+        id: KeyId,
         ctx: Arc<GlweContext>,
         bsk_seed: Seed,
         bsk: Vec<u64>,
@@ -214,6 +263,7 @@ impl ServerKey {
         let monomials = (params.grouping == 2).then(|| Monomials::new(&ctx));
         ServerKey {
             params,
+            id,
             ctx,
             bsk_seed,
             bsk,
@@ -225,6 +275,16 @@ impl ServerKey {
     /// The parameter set.
     pub fn parameters(&self) -> &TfheParameters {
         &self.params
+    }
+
+    /// The identity of the client key it was made from: it takes only
+    /// values carrying it.
+    pub fn key_id(&self) -> KeyId {
+        self.id
+    }
+
+    pub(crate) fn owner(&self) -> Owner {
+        Owner::of(&self.params, self.id)
     }
 
     /// Bytes of the bootstrapping and key-switching keys as held in memory

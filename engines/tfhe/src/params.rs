@@ -346,20 +346,10 @@ impl TfheParameters {
             .ok_or_else(|| Error::InvalidParameters(format!("no parameter set named {name:?}")))
     }
 
-    /// Refuses `what` (e.g. "a block"), made for the set named `set`, when
-    /// it is not this set: sets of equal LWE dimension (1_1 and 2_2, a set
-    /// and its multi-bit or `_2M64` variant) would otherwise decrypt and
-    /// compute garbage. Sets are told apart by name, the identity the
-    /// serialized header carries; two sets are never compatible, as their
-    /// keys are different secrets.
+    /// Refuses `what` (e.g. "a lookup table"), made for the set named
+    /// `set`, when it is not this set ([`check_set`]).
     pub(crate) fn check_set(&self, what: &str, set: &str) -> Result<()> {
-        if set != self.name {
-            return Err(Error::Mismatch(format!(
-                "{what} of the parameter set {set} given to keys of {}",
-                self.name
-            )));
-        }
-        Ok(())
+        check_set(what, set, self.name)
     }
 
     /// Checks shape, security scaling and failure probability (at most the
@@ -551,4 +541,19 @@ pub fn log2_gaussian_tail(z: f64) -> f64 {
         -x2 - (x * std::f64::consts::PI.sqrt()).ln() + series.ln()
     };
     ln_erfc / std::f64::consts::LN_2
+}
+
+/// Refuses `what` (e.g. "a block"), made for the set named `found`, when it
+/// is not the set `expected`: sets of equal LWE dimension (1_1 and 2_2, a
+/// set and its multi-bit or `_2M64` variant) would otherwise decrypt and
+/// compute garbage. Sets are told apart by name, the identity the
+/// serialized header carries; two sets are never compatible, as their keys
+/// are different secrets.
+pub(crate) fn check_set(what: &str, found: &str, expected: &str) -> Result<()> {
+    if found != expected {
+        return Err(Error::Mismatch(format!(
+            "{what} of the parameter set {found} given to keys of {expected}"
+        )));
+    }
+    Ok(())
 }

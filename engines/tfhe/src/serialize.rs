@@ -1,7 +1,8 @@
 //! Versioned binary format of keys and ciphertexts.
 //!
 //! ```text
-//! header = "TRKT" | version: u8 (= 1) | kind: u8 | name length: u8 | parameter set name
+//! header = "TRKT" | version: u8 (= 2) | kind: u8 | name length: u8 | parameter set name
+//!          | key identity: 16 bytes (the client key's, `triskel_ring::KeyId`)
 //! client = small key: n bytes (0/1) | big key: k N bytes (0/1)
 //! server = seed: 32 bytes | bodies: G (k+1) l N x u64 (NTT form, < q) | LWE key-switching key
 //!          (kind 2: G = n GGSWs; kind 6, multi-bit sets: G = 3 n / 2, three per pair of bits)
@@ -29,6 +30,11 @@
 //! of its seed, a compressed GGSW row i's stream i (k N residues below q in
 //! the NTT domain, as the bootstrapping key's).
 //!
+//! Every object carries the identity of the client (or GLWE) key it is, or
+//! is under, in its header; a loaded value carries it and keys of another
+//! identity refuse it. Version 1 had no identities: its bytes are refused
+//! with an error saying so (generate the keys and encrypt the values again).
+//!
 //! Parameters are found by name among the named sets and checked, never taken
 //! from the bytes; the bootstrapping key's masks are regenerated from the seed.
 //! Loading checks every length and range (key bits, residues < q, degree,
@@ -49,7 +55,9 @@
 
 use std::sync::Arc;
 
-use triskel_ring::{CompressedLweCiphertext, LweCiphertext, LweKeySwitchKey, LweSecretKey, Reader};
+use triskel_ring::{
+    CompressedLweCiphertext, KeyId, LweCiphertext, LweKeySwitchKey, LweSecretKey, Reader,
+};
 use zeroize::Zeroizing;
 
 use crate::boolean::BoolCiphertext;
@@ -62,13 +70,15 @@ use crate::glwe::{
     GlweContext, GlweSecretKey,
 };
 use crate::integer::{block_shape, check_width, RadixCiphertext};
-use crate::keys::{context, ClientKey, ServerKey};
+use crate::keys::{context, ClientKey, Owner, ServerKey};
 use crate::params::TfheParameters;
 use crate::shortint::{moduli, Ciphertext};
 
 const MAGIC: &[u8; 4] = b"TRKT";
 /// The format version written by this build.
-pub const FORMAT_VERSION: u8 = 1;
+pub const FORMAT_VERSION: u8 = 2;
+/// The last version without key identities (refused with a message).
+const VERSION_BEFORE_KEY_IDS: u8 = 1;
 const KIND_CLIENT: u8 = 1;
 const KIND_SERVER: u8 = 2;
 const KIND_BLOCK: u8 = 3;
@@ -99,23 +109,34 @@ fn malformed<T>(msg: impl Into<String>) -> Result<T> {
 
 /// Bytes of the header of a set named `name`.
 fn header_len(name: &str) -> usize {
-    7 + name.len()
+    7 + name.len() + KeyId::LEN
 }
 
-fn write_header(out: &mut Vec<u8>, kind: u8, set_name: &str) {
+fn write_header(out: &mut Vec<u8>, kind: u8, set_name: &str, key: KeyId) {
     out.extend_from_slice(MAGIC);
     out.push(FORMAT_VERSION);
     out.push(kind);
     out.push(set_name.len() as u8);
     out.extend_from_slice(set_name.as_bytes());
+    key.write(out);
 }
 
 /// Reads the header; `kind` gives the kind byte expected of the named set.
-fn read_header(r: &mut Reader<'_>, kind: impl Fn(&TfheParameters) -> u8) -> Result<TfheParameters> {
+/// Returns the set and the key identity.
+fn read_header(
+    r: &mut Reader<'_>,
+    kind: impl Fn(&TfheParameters) -> u8,
+) -> Result<(TfheParameters, KeyId)> {
     if r.take(4)? != MAGIC {
         return malformed("bad magic: not triskel TFHE data");
     }
     let version = r.u8()?;
+    if version == VERSION_BEFORE_KEY_IDS {
+        return malformed(
+            "TFHE data of format version 1 predates key identities: generate the keys \
+             again and encrypt the values again under them",
+        );
+    }
     if version != FORMAT_VERSION {
         return Err(Error::UnsupportedVersion(version));
     }
@@ -131,7 +152,18 @@ fn read_header(r: &mut Reader<'_>, kind: impl Fn(&TfheParameters) -> u8) -> Resu
         ));
     }
     params.check()?;
-    Ok(params)
+    Ok((params, KeyId::read(r)?))
+}
+
+/// Reads the header of a value of the set `expected`: the set and key
+/// identity the loaded value carries.
+fn read_value_header(r: &mut Reader<'_>, kind: u8, expected: &TfheParameters) -> Result<Owner> {
+    let (params, key) = read_header(r, |_| kind)?;
+    expect_params(&params, expected)?;
+    Ok(Owner {
+        set: expected.name,
+        key,
+    })
 }
 
 fn expect_params(params: &TfheParameters, expected: &TfheParameters) -> Result<()> {
@@ -160,7 +192,7 @@ impl ClientKey {
         let len =
             header_len(self.params.name) + self.small.dimension() + self.big_key().dimension();
         let mut out = Zeroizing::new(Vec::with_capacity(len));
-        write_header(&mut out, KIND_CLIENT, self.params.name);
+        write_header(&mut out, KIND_CLIENT, self.params.name, self.id);
         out.extend(self.small.coefficients().iter().map(|&c| c as u8));
         out.extend(self.big_key().coefficients().iter().map(|&c| c as u8));
         out
@@ -169,7 +201,7 @@ impl ClientKey {
     /// Loads [`ClientKey::to_bytes`] output.
     pub fn from_bytes(bytes: &[u8]) -> Result<ClientKey> {
         let mut r = Reader::new(bytes);
-        let params = read_header(&mut r, |_| KIND_CLIENT)?;
+        let (params, id) = read_header(&mut r, |_| KIND_CLIENT)?;
         let small = Zeroizing::new(read_bits(&mut r, params.lwe_dimension)?);
         let big = Zeroizing::new(read_bits(
             &mut r,
@@ -178,10 +210,11 @@ impl ClientKey {
         r.finish()?;
         let ctx = context(&params)?;
         let big = LweSecretKey::from_coefficients(&big);
-        let glwe = GlweSecretKey::from_lwe_key(ctx.clone(), big)?;
+        let glwe = GlweSecretKey::from_lwe_key(ctx.clone(), big, id)?;
         Ok(ClientKey {
             small: LweSecretKey::from_coefficients(&small),
             params,
+            id,
             ctx,
             glwe,
         })
@@ -193,7 +226,12 @@ impl ServerKey {
     /// seed, the key-switching key's bodies and seed.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        write_header(&mut out, server_kind(&self.params), self.params.name);
+        write_header(
+            &mut out,
+            server_kind(&self.params),
+            self.params.name,
+            self.id,
+        );
         out.extend_from_slice(&self.bsk_seed);
         let (k, n) = (self.ctx.k, self.ctx.n);
         out.reserve(self.bsk.len() / (k + 1) * 8);
@@ -217,7 +255,7 @@ impl ServerKey {
     /// Loads [`ServerKey::to_bytes`] output, regenerating every mask.
     pub fn from_bytes(bytes: &[u8]) -> Result<ServerKey> {
         let mut r = Reader::new(bytes);
-        let params = read_header(&mut r, server_kind)?;
+        let (params, id) = read_header(&mut r, server_kind)?;
         let ctx = context(&params)?;
         let mut bsk_seed = [0u8; 32];
         bsk_seed.copy_from_slice(r.take(32)?);
@@ -248,7 +286,7 @@ impl ServerKey {
             params.lwe_dimension,
         )?;
         r.finish()?;
-        Ok(ServerKey::new(params, ctx, bsk_seed, bsk, ksk))
+        Ok(ServerKey::new(params, id, ctx, bsk_seed, bsk, ksk))
     }
 }
 
@@ -256,18 +294,19 @@ impl Ciphertext {
     /// Versioned bytes of the block, naming its set.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        write_header(&mut out, KIND_BLOCK, self.set);
+        write_header(&mut out, KIND_BLOCK, self.owner.set, self.owner.key);
         self.write_body(&mut out);
         out
     }
 
     /// Loads a block of the parameter set `params` (bytes naming another
-    /// set are refused; the block carries `params`' name): the degree must
-    /// fit the block and the noise level is at least a fresh encryption's.
+    /// set are refused; the block carries `params`' name and the key
+    /// identity of the bytes): the degree must fit the block and the noise
+    /// level is at least a fresh encryption's.
     pub fn from_bytes(bytes: &[u8], params: &TfheParameters) -> Result<Ciphertext> {
         let mut r = Reader::new(bytes);
-        expect_params(&read_header(&mut r, |_| KIND_BLOCK)?, params)?;
-        let ct = Ciphertext::read_body(&mut r, params)?;
+        let owner = read_value_header(&mut r, KIND_BLOCK, params)?;
+        let ct = Ciphertext::read_body(&mut r, params, owner)?;
         r.finish()?;
         Ok(ct)
     }
@@ -277,14 +316,14 @@ impl Ciphertext {
         self.lwe.write_body(out);
     }
 
-    fn read_body(r: &mut Reader<'_>, params: &TfheParameters) -> Result<Ciphertext> {
+    fn read_body(r: &mut Reader<'_>, params: &TfheParameters, owner: Owner) -> Result<Ciphertext> {
         let (degree, noise_level) = read_metadata(r, params)?;
         let lwe = LweCiphertext::read_body(r, params.glwe_dimension * params.polynomial_size)?;
         Ok(Ciphertext {
             lwe,
             degree,
             noise_level,
-            set: params.name,
+            owner,
         })
     }
 }
@@ -342,7 +381,9 @@ impl RadixCiphertext {
     /// blocks.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        write_header(&mut out, KIND_RADIX, self.set_name());
+        // Every block has the integer's owner (constructors check it).
+        let owner = self.blocks[0].owner;
+        write_header(&mut out, KIND_RADIX, owner.set, owner.key);
         out.push(self.bits as u8);
         out.push(self.blocks.len() as u8);
         for block in &self.blocks {
@@ -357,11 +398,11 @@ impl RadixCiphertext {
     /// the message modulus), as every operation's result is.
     pub fn from_bytes(bytes: &[u8], params: &TfheParameters) -> Result<RadixCiphertext> {
         let mut r = Reader::new(bytes);
-        expect_params(&read_header(&mut r, |_| KIND_RADIX)?, params)?;
+        let owner = read_value_header(&mut r, KIND_RADIX, params)?;
         let (bits, count, msg) = read_radix_shape(&mut r, params)?;
         let mut blocks = Vec::with_capacity(count);
         for _ in 0..count {
-            let block = Ciphertext::read_body(&mut r, params)?;
+            let block = Ciphertext::read_body(&mut r, params, owner)?;
             check_clean(block.degree, msg)?;
             blocks.push(block);
         }
@@ -374,7 +415,7 @@ impl BoolCiphertext {
     /// Versioned bytes of the boolean, naming its set.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        write_header(&mut out, KIND_BOOL, self.set);
+        write_header(&mut out, KIND_BOOL, self.owner.set, self.owner.key);
         self.lwe.write_body(&mut out);
         out
     }
@@ -382,13 +423,10 @@ impl BoolCiphertext {
     /// Loads a boolean of the parameter set `params`.
     pub fn from_bytes(bytes: &[u8], params: &TfheParameters) -> Result<BoolCiphertext> {
         let mut r = Reader::new(bytes);
-        expect_params(&read_header(&mut r, |_| KIND_BOOL)?, params)?;
+        let owner = read_value_header(&mut r, KIND_BOOL, params)?;
         let lwe = LweCiphertext::read_body(&mut r, params.glwe_dimension * params.polynomial_size)?;
         r.finish()?;
-        Ok(BoolCiphertext {
-            lwe,
-            set: params.name,
-        })
+        Ok(BoolCiphertext { lwe, owner })
     }
 }
 
@@ -413,7 +451,12 @@ impl CompressedCiphertext {
     /// seed, degree, noise level, body).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        write_header(&mut out, KIND_COMPRESSED_BLOCK, self.set);
+        write_header(
+            &mut out,
+            KIND_COMPRESSED_BLOCK,
+            self.owner.set,
+            self.owner.key,
+        );
         out.extend_from_slice(&self.lwe.seed);
         write_metadata(&mut out, self.degree, self.noise_level);
         out.extend_from_slice(&self.lwe.b.to_le_bytes());
@@ -424,7 +467,7 @@ impl CompressedCiphertext {
     /// [`Ciphertext::from_bytes`] checks a block.
     pub fn from_bytes(bytes: &[u8], params: &TfheParameters) -> Result<CompressedCiphertext> {
         let mut r = Reader::new(bytes);
-        expect_params(&read_header(&mut r, |_| KIND_COMPRESSED_BLOCK)?, params)?;
+        let owner = read_value_header(&mut r, KIND_COMPRESSED_BLOCK, params)?;
         let seed = r.seed()?;
         let (degree, noise_level) = read_metadata(&mut r, params)?;
         let lwe = read_compressed_lwe(&mut r, params, seed, 0)?;
@@ -433,7 +476,7 @@ impl CompressedCiphertext {
             lwe,
             degree,
             noise_level,
-            set: params.name,
+            owner,
         })
     }
 }
@@ -443,7 +486,12 @@ impl CompressedBoolCiphertext {
     /// seed, body).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        write_header(&mut out, KIND_COMPRESSED_BOOL, self.set);
+        write_header(
+            &mut out,
+            KIND_COMPRESSED_BOOL,
+            self.owner.set,
+            self.owner.key,
+        );
         out.extend_from_slice(&self.lwe.seed);
         out.extend_from_slice(&self.lwe.b.to_le_bytes());
         out
@@ -452,14 +500,11 @@ impl CompressedBoolCiphertext {
     /// Loads a compressed boolean of the parameter set `params`.
     pub fn from_bytes(bytes: &[u8], params: &TfheParameters) -> Result<CompressedBoolCiphertext> {
         let mut r = Reader::new(bytes);
-        expect_params(&read_header(&mut r, |_| KIND_COMPRESSED_BOOL)?, params)?;
+        let owner = read_value_header(&mut r, KIND_COMPRESSED_BOOL, params)?;
         let seed = r.seed()?;
         let lwe = read_compressed_lwe(&mut r, params, seed, 0)?;
         r.finish()?;
-        Ok(CompressedBoolCiphertext {
-            lwe,
-            set: params.name,
-        })
+        Ok(CompressedBoolCiphertext { lwe, owner })
     }
 }
 
@@ -468,7 +513,8 @@ impl CompressedRadixCiphertext {
     /// width, block count, seed, each block's degree, noise level and body).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        write_header(&mut out, KIND_COMPRESSED_RADIX, self.set_name());
+        let owner = self.owner();
+        write_header(&mut out, KIND_COMPRESSED_RADIX, owner.set, owner.key);
         out.push(self.bits as u8);
         out.push(self.blocks.len() as u8);
         out.extend_from_slice(&self.seed);
@@ -484,7 +530,7 @@ impl CompressedRadixCiphertext {
     /// before any block is read, clean blocks).
     pub fn from_bytes(bytes: &[u8], params: &TfheParameters) -> Result<CompressedRadixCiphertext> {
         let mut r = Reader::new(bytes);
-        expect_params(&read_header(&mut r, |_| KIND_COMPRESSED_RADIX)?, params)?;
+        let owner = read_value_header(&mut r, KIND_COMPRESSED_RADIX, params)?;
         let (bits, count, msg) = read_radix_shape(&mut r, params)?;
         let seed = r.seed()?;
         let mut blocks = Vec::with_capacity(count);
@@ -495,7 +541,7 @@ impl CompressedRadixCiphertext {
                 lwe: read_compressed_lwe(&mut r, params, seed, i as u64)?,
                 degree,
                 noise_level,
-                set: params.name,
+                owner,
             });
         }
         r.finish()?;
@@ -510,9 +556,12 @@ fn write_shape(out: &mut Vec<u8>, ctx: &GlweContext) {
 }
 
 /// Reads the header and shape of a GLWE object of kind `kind`: the set's
-/// context, its shape checked against the set's.
-fn read_glwe_header(r: &mut Reader<'_>, kind: u8) -> Result<(TfheParameters, Arc<GlweContext>)> {
-    let params = read_header(r, |_| kind)?;
+/// context, its shape checked against the set's, and the key identity.
+fn read_glwe_header(
+    r: &mut Reader<'_>,
+    kind: u8,
+) -> Result<(TfheParameters, Arc<GlweContext>, KeyId)> {
+    let (params, key) = read_header(r, |_| kind)?;
     let (k, n) = (r.u32()? as usize, r.u32()? as usize);
     if (k, n) != (params.glwe_dimension, params.polynomial_size) {
         return malformed(format!(
@@ -521,7 +570,7 @@ fn read_glwe_header(r: &mut Reader<'_>, kind: u8) -> Result<(TfheParameters, Arc
         ));
     }
     let ctx = context(&params)?;
-    Ok((params, ctx))
+    Ok((params, ctx, key))
 }
 
 /// Appends residues as little-endian u64 words.
@@ -554,7 +603,7 @@ impl GlweSecretKey {
         // Sized once: no reallocation leaves a copy of the key behind.
         let len = header_len(ctx.set_name) + 8 + ctx.k * ctx.n;
         let mut out = Zeroizing::new(Vec::with_capacity(len));
-        write_header(&mut out, KIND_GLWE_KEY, ctx.set_name);
+        write_header(&mut out, KIND_GLWE_KEY, ctx.set_name, self.key);
         write_shape(&mut out, ctx);
         out.extend(self.lwe_key().coefficients().iter().map(|&c| c as u8));
         out
@@ -565,10 +614,10 @@ impl GlweSecretKey {
     /// Every copy of the coefficients is wiped, on errors too.
     pub fn from_bytes(bytes: &[u8]) -> Result<GlweSecretKey> {
         let mut r = Reader::new(bytes);
-        let (_, ctx) = read_glwe_header(&mut r, KIND_GLWE_KEY)?;
+        let (_, ctx, key) = read_glwe_header(&mut r, KIND_GLWE_KEY)?;
         let bits = Zeroizing::new(read_bits(&mut r, ctx.k * ctx.n)?);
         r.finish()?;
-        GlweSecretKey::from_lwe_key(ctx, LweSecretKey::from_coefficients(&bits))
+        GlweSecretKey::from_lwe_key(ctx, LweSecretKey::from_coefficients(&bits), key)
     }
 }
 
@@ -577,7 +626,7 @@ impl GlweCiphertext {
     /// it was made for.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(header_len(self.ctx.set_name) + 8 + self.data.len() * 8);
-        write_header(&mut out, KIND_GLWE, self.ctx.set_name);
+        write_header(&mut out, KIND_GLWE, self.ctx.set_name, self.key);
         write_shape(&mut out, &self.ctx);
         write_words(&mut out, &self.data);
         out
@@ -587,11 +636,11 @@ impl GlweCiphertext {
     /// (k + 1) N residues below q, nothing after.
     pub fn from_bytes(bytes: &[u8], params: &TfheParameters) -> Result<GlweCiphertext> {
         let mut r = Reader::new(bytes);
-        let (set, ctx) = read_glwe_header(&mut r, KIND_GLWE)?;
+        let (set, ctx, key) = read_glwe_header(&mut r, KIND_GLWE)?;
         expect_params(&set, params)?;
         let data = read_residues(&mut r, ctx.glwe_len(), ctx.q())?;
         r.finish()?;
-        Ok(GlweCiphertext { ctx, data })
+        Ok(GlweCiphertext { ctx, key, data })
     }
 }
 
@@ -601,7 +650,7 @@ impl GgswCiphertext {
     pub fn to_bytes(&self) -> Vec<u8> {
         let ctx = &self.ctx;
         let mut out = Vec::with_capacity(header_len(ctx.set_name) + 16 + self.data.len() * 8);
-        write_header(&mut out, KIND_GGSW, ctx.set_name);
+        write_header(&mut out, KIND_GGSW, ctx.set_name, self.key);
         write_ggsw_shape(&mut out, ctx);
         write_words(&mut out, &self.data);
         out
@@ -612,10 +661,10 @@ impl GgswCiphertext {
     /// (k + 1) N NTT-domain residues below q, nothing after.
     pub fn from_bytes(bytes: &[u8], params: &TfheParameters) -> Result<GgswCiphertext> {
         let mut r = Reader::new(bytes);
-        let ctx = read_ggsw_header(&mut r, KIND_GGSW, params)?;
+        let (ctx, key) = read_ggsw_header(&mut r, KIND_GGSW, params)?;
         let data = read_residues(&mut r, ctx.ggsw_rows() * ctx.glwe_len(), ctx.q())?;
         r.finish()?;
-        Ok(GgswCiphertext { ctx, data })
+        Ok(GgswCiphertext { ctx, key, data })
     }
 }
 
@@ -632,8 +681,8 @@ fn read_ggsw_header(
     r: &mut Reader<'_>,
     kind: u8,
     params: &TfheParameters,
-) -> Result<Arc<GlweContext>> {
-    let (set, ctx) = read_glwe_header(r, kind)?;
+) -> Result<(Arc<GlweContext>, KeyId)> {
+    let (set, ctx, key) = read_glwe_header(r, kind)?;
     expect_params(&set, params)?;
     let (base_log, levels) = (r.u32()?, r.u32()?);
     if (base_log, levels) != (set.pbs_base_log, set.pbs_levels) {
@@ -643,7 +692,7 @@ fn read_ggsw_header(
             set.name, set.pbs_base_log, set.pbs_levels
         ));
     }
-    Ok(ctx)
+    Ok((ctx, key))
 }
 
 impl CompressedGlweCiphertext {
@@ -652,7 +701,7 @@ impl CompressedGlweCiphertext {
     pub fn to_bytes(&self) -> Vec<u8> {
         let ctx = &self.ctx;
         let mut out = Vec::with_capacity(header_len(ctx.set_name) + 40 + self.body.len() * 8);
-        write_header(&mut out, KIND_COMPRESSED_GLWE, ctx.set_name);
+        write_header(&mut out, KIND_COMPRESSED_GLWE, ctx.set_name, self.key);
         write_shape(&mut out, ctx);
         out.extend_from_slice(&self.seed);
         write_words(&mut out, &self.body);
@@ -663,12 +712,17 @@ impl CompressedGlweCiphertext {
     /// seed, N residues below q, nothing after.
     pub fn from_bytes(bytes: &[u8], params: &TfheParameters) -> Result<CompressedGlweCiphertext> {
         let mut r = Reader::new(bytes);
-        let (set, ctx) = read_glwe_header(&mut r, KIND_COMPRESSED_GLWE)?;
+        let (set, ctx, key) = read_glwe_header(&mut r, KIND_COMPRESSED_GLWE)?;
         expect_params(&set, params)?;
         let seed = r.seed()?;
         let body = read_residues(&mut r, ctx.n, ctx.q())?;
         r.finish()?;
-        Ok(CompressedGlweCiphertext { ctx, seed, body })
+        Ok(CompressedGlweCiphertext {
+            ctx,
+            key,
+            seed,
+            body,
+        })
     }
 }
 
@@ -678,7 +732,7 @@ impl CompressedGgswCiphertext {
     pub fn to_bytes(&self) -> Vec<u8> {
         let ctx = &self.ctx;
         let mut out = Vec::with_capacity(header_len(ctx.set_name) + 48 + self.bodies.len() * 8);
-        write_header(&mut out, KIND_COMPRESSED_GGSW, ctx.set_name);
+        write_header(&mut out, KIND_COMPRESSED_GGSW, ctx.set_name, self.key);
         write_ggsw_shape(&mut out, ctx);
         out.extend_from_slice(&self.seed);
         write_words(&mut out, &self.bodies);
@@ -690,10 +744,15 @@ impl CompressedGgswCiphertext {
     /// NTT-domain residues below q, nothing after.
     pub fn from_bytes(bytes: &[u8], params: &TfheParameters) -> Result<CompressedGgswCiphertext> {
         let mut r = Reader::new(bytes);
-        let ctx = read_ggsw_header(&mut r, KIND_COMPRESSED_GGSW, params)?;
+        let (ctx, key) = read_ggsw_header(&mut r, KIND_COMPRESSED_GGSW, params)?;
         let seed = r.seed()?;
         let bodies = read_residues(&mut r, ctx.ggsw_rows() * ctx.n, ctx.q())?;
         r.finish()?;
-        Ok(CompressedGgswCiphertext { ctx, seed, bodies })
+        Ok(CompressedGgswCiphertext {
+            ctx,
+            key,
+            seed,
+            bodies,
+        })
     }
 }

@@ -3,15 +3,18 @@
 //! carry_modulus. Each ciphertext tracks its degree (largest value it can
 //! hold) and noise level (sum of |coefficients| of bootstrapped outputs it is
 //! a combination of); operations that would exceed either return
-//! [`Error::Budget`] instead of decrypting wrongly. Each ciphertext and
-//! lookup table also carries the name of its parameter set: keys of another
-//! set refuse it ([`Error::Mismatch`]).
+//! [`Error::Budget`] instead of decrypting wrongly. Each ciphertext carries
+//! the name of its parameter set and the identity of its client key: keys of
+//! another set refuse it ([`Error::Mismatch`]), keys of another client of the
+//! same set too ([`triskel_ring::Error::KeyMismatch`]). A lookup table is
+//! public (a function's outputs, no key in it): it carries only its set,
+//! whose block space and ring degree it follows.
 
 use rayon::prelude::*;
 use triskel_ring::LweCiphertext;
 
 use crate::error::{Error, Result};
-use crate::keys::{ClientKey, ServerKey, TestVector};
+use crate::keys::{ClientKey, Owner, ServerKey, TestVector};
 use crate::params::Encoding;
 
 /// An encrypted block.
@@ -20,8 +23,8 @@ pub struct Ciphertext {
     pub(crate) lwe: LweCiphertext,
     pub(crate) degree: u64,
     pub(crate) noise_level: u64,
-    /// The name of the parameter set of the keys it was made with.
-    pub(crate) set: &'static str,
+    /// The parameter set and client key it was made with.
+    pub(crate) owner: Owner,
 }
 
 /// (message_modulus, carry_modulus, max_noise_level) of an integer set.
@@ -61,7 +64,13 @@ impl Ciphertext {
 
     /// The name of its parameter set: only keys of that set take it.
     pub fn set_name(&self) -> &'static str {
-        self.set
+        self.owner.set
+    }
+
+    /// The identity of its client key: only that key and its server key
+    /// take it.
+    pub fn key_id(&self) -> triskel_ring::KeyId {
+        self.owner.key
     }
 }
 
@@ -73,7 +82,7 @@ impl ClientKey {
             lwe: self.encrypt_torus(torus)?,
             degree,
             noise_level: 1,
-            set: self.params.name,
+            owner: self.owner(),
         })
     }
 
@@ -92,7 +101,7 @@ impl ClientKey {
 
     /// Decrypts message and carry: the value in [0, message_modulus * carry_modulus).
     pub fn decrypt_with_carry(&self, ct: &Ciphertext) -> Result<u64> {
-        self.params.check_set("a block", ct.set)?;
+        self.owner().check("a block", ct.owner)?;
         let (msg, carry, _) = moduli(self.params.encoding)?;
         let p = msg * carry;
         let phase = self.phase(&ct.lwe)?;
@@ -127,38 +136,42 @@ impl ServerKey {
         moduli(self.params.encoding)
     }
 
-    /// Refuses blocks of another parameter set: every operation on blocks
-    /// calls it before reading them.
+    /// Refuses blocks of another parameter set or client key: every
+    /// operation on blocks calls it before reading them.
     pub(crate) fn check_blocks<'a>(
         &self,
         blocks: impl IntoIterator<Item = &'a Ciphertext>,
     ) -> Result<()> {
         blocks
             .into_iter()
-            .try_for_each(|b| self.params.check_set("a block", b.set))
+            .try_for_each(|b| self.owner().check("a block", b.owner))
     }
 
     /// Refuses lookup tables of another parameter set (their test vectors
-    /// follow the set's block space and ring degree).
+    /// follow the set's block space and ring degree; a table holds no key,
+    /// so any key of the set takes it).
     fn check_tables<'a>(&self, sets: impl IntoIterator<Item = &'a str>) -> Result<()> {
         sets.into_iter()
             .try_for_each(|set| self.params.check_set("a lookup table", set))
     }
 
-    /// A block of this key's set.
+    /// A block of this key's set and client key.
     pub(crate) fn block(&self, lwe: LweCiphertext, degree: u64, noise_level: u64) -> Ciphertext {
         Ciphertext {
             lwe,
             degree,
             noise_level,
-            set: self.params.name,
+            owner: self.owner(),
         }
     }
 
     /// A block holding 1 when the small-key ciphertext's phase is in
     /// [1/2, 1) and 0 in [0, 1/2) (one [`sign_bootstrap`](Self::sign_bootstrap)):
     /// the top bit of a torus value, e.g. a comparison read from another
-    /// engine's coefficients.
+    /// engine's coefficients. The input, a bare LWE ciphertext, carries no
+    /// identity (only its dimension is checked): the caller vouches that it
+    /// is under this key's small key (the router checks its transition key's
+    /// TFHE identity against this key's); the block carries this key's.
     pub fn sign_block(&self, small: &LweCiphertext) -> Result<Ciphertext> {
         let (msg, carry, _) = self.moduli()?;
         let half = delta(msg * carry) / 2;
@@ -362,7 +375,10 @@ impl ServerKey {
         self.unchecked_add(&self.unchecked_scalar_mul(&a, msg)?, &b)
     }
 
-    /// A noiseless encryption of the constant m < p (degree m).
+    /// A noiseless encryption of the constant m < p (degree m). Made without
+    /// a secret, it carries this server key's identity: it hides nothing, so
+    /// the identity only says which keys it is combined with, and it
+    /// decrypts under this key's client key like any of its blocks.
     pub fn trivial(&self, m: u64) -> Result<Ciphertext> {
         let (msg, carry, _) = self.moduli()?;
         let p = msg * carry;

@@ -52,9 +52,9 @@ fn a_trivial_ciphertext_has_its_plaintext_as_phase() {
     {
         let n = key.polynomial_size();
         let plaintext: Vec<u64> = (0..n as u64).map(|i| i * 7919 % key.modulus()).collect();
-        let ct = GlweCiphertext::trivial(&params, &plaintext).unwrap();
+        let ct = GlweCiphertext::trivial(&params, key.key_id(), &plaintext).unwrap();
         assert_eq!(*key.phase(&ct).unwrap(), plaintext);
-        let short = GlweCiphertext::trivial(&params, &plaintext[1..]);
+        let short = GlweCiphertext::trivial(&params, key.key_id(), &plaintext[1..]);
         assert!(matches!(short, Err(Error::OutOfRange(_))));
     }
 }

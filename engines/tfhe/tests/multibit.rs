@@ -5,7 +5,7 @@
 
 use std::sync::OnceLock;
 
-use triskel_ring::Prng;
+use triskel_ring::{KeyId, Prng};
 use triskel_tfhe::{Ciphertext, ClientKey, Comparison, Gate, ServerKey, TfheParameters};
 
 fn keys() -> &'static (ClientKey, ServerKey) {
@@ -179,7 +179,8 @@ fn multi_bit_server_key_round_trips_and_bad_bytes_are_rejected() {
     long.push(0);
     assert!(ServerKey::from_bytes(&long).is_err());
     // Header, seed, then (k + 1) l = 2 bodies of N = 2048 words per GGSW.
-    let bsk_end = 7 + params.name.len() + 32 + params.bootstrapping_ggsws() * 2 * 2048 * 8;
+    let bsk_end =
+        7 + params.name.len() + KeyId::LEN + 32 + params.bootstrapping_ggsws() * 2 * 2048 * 8;
     let mut bad = bytes.clone();
     bad[bsk_end - 8..bsk_end].copy_from_slice(&u64::MAX.to_le_bytes());
     assert!(ServerKey::from_bytes(&bad).is_err());

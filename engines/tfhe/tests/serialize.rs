@@ -3,7 +3,7 @@
 
 mod common;
 use common::keys_2_2;
-use triskel_ring::Prng;
+use triskel_ring::{KeyId, Prng};
 use triskel_tfhe::{
     BoolCiphertext, Ciphertext, ClientKey, CompressedBoolCiphertext, CompressedCiphertext,
     CompressedGgswCiphertext, CompressedGlweCiphertext, CompressedRadixCiphertext, Error, Gate,
@@ -14,6 +14,21 @@ use triskel_tfhe::{
 #[track_caller]
 fn rejected<T>(r: Result<T, Error>) {
     assert!(r.is_err(), "malformed bytes accepted");
+}
+
+/// A loaded value used with a key of identity `key`: refused as another
+/// key's exactly when (a mutation made) its identity `found` differs, else
+/// it must succeed.
+#[track_caller]
+fn used<T>(key: KeyId, found: KeyId, r: Result<T, Error>) {
+    if found == key {
+        assert!(r.is_ok(), "a loaded value of the key's identity is used");
+    } else {
+        assert!(
+            matches!(r, Err(Error::Ring(triskel_ring::Error::KeyMismatch { .. }))),
+            "a loaded value of another identity is refused"
+        );
+    }
 }
 
 #[test]
@@ -68,7 +83,7 @@ fn keys_and_booleans_round_trip_and_malformed_bytes_are_rejected() {
     rejected(ClientKey::from_bytes(&bad));
     // A bootstrapping key residue >= q.
     let mut bad = sk_bytes.clone();
-    let header = 7 + params.name.len() + 32;
+    let header = 7 + params.name.len() + KeyId::LEN + 32;
     bad[header..header + 8].copy_from_slice(&u64::MAX.to_le_bytes());
     rejected(ServerKey::from_bytes(&bad));
     // A boolean loaded as another set, or as a block.
@@ -89,7 +104,7 @@ fn blocks_round_trip_and_claims_are_checked() {
     let back = Ciphertext::from_bytes(&bytes, &params).unwrap();
     assert_eq!(back, ct);
     assert_eq!(ck.decrypt(&back).unwrap(), 1);
-    let header = 7 + params.name.len();
+    let header = 7 + params.name.len() + KeyId::LEN;
     // Degree outside the block; noise level below a fresh one or above the maximum.
     for (offset, value) in [(0, 4u64), (8, 0), (8, 4)] {
         let mut bad = bytes.clone();
@@ -130,7 +145,7 @@ fn radix_integers_round_trip_and_malformed_bytes_are_rejected() {
 
     let a = ck.encrypt_u8(200).unwrap();
     let bytes = a.to_bytes();
-    let header = 7 + params.name.len();
+    let header = 7 + params.name.len() + KeyId::LEN;
     // A block: degree, noise level, the LWE dimension (u32) and k N + 1 words.
     let block = 16 + 4 + 8 * 2049;
     assert_eq!(bytes.len(), header + 2 + 4 * block);
@@ -149,7 +164,7 @@ fn radix_integers_round_trip_and_malformed_bytes_are_rejected() {
     long.push(0);
     rejected(load(&long));
     // Version, kind; a block or a boolean is not an integer and back.
-    for (i, v) in [(4usize, 2u8), (5, 3)] {
+    for (i, v) in [(4usize, 3u8), (5, 3)] {
         let mut bad = bytes.clone();
         bad[i] = v;
         rejected(load(&bad));
@@ -219,7 +234,7 @@ fn glwe_objects_round_trip_and_still_compute() {
     ] {
         let (k, n) = (params.glwe_dimension, params.polynomial_size);
         let levels = params.pbs_levels as usize;
-        let header = 7 + params.name.len();
+        let header = 7 + params.name.len() + KeyId::LEN;
         let key = GlweSecretKey::generate(&params).unwrap();
         let key_bytes = key.to_bytes();
         assert_eq!(key_bytes.len(), header + 8 + k * n);
@@ -279,7 +294,7 @@ fn compressed_glwe_objects_round_trip_and_still_compute() {
     ] {
         let (k, n) = (params.glwe_dimension, params.polynomial_size);
         let rows = (k + 1) * params.pbs_levels as usize;
-        let header = 7 + params.name.len();
+        let header = 7 + params.name.len() + KeyId::LEN;
         let key = GlweSecretKey::generate(&params).unwrap();
         let (m0, m1) = (random_messages(&mut rng, n), random_messages(&mut rng, n));
         let glwe = |m: &[u64]| {
@@ -326,7 +341,7 @@ fn malformed_compressed_glwe_objects_are_rejected() {
     let params = TfheParameters::message_2_carry_2();
     let key = GlweSecretKey::generate(&params).unwrap();
     let n = params.polynomial_size;
-    let header = 7 + params.name.len();
+    let header = 7 + params.name.len() + KeyId::LEN;
     let q = key.modulus().to_le_bytes();
     let glwe = key.encrypt_compressed(&vec![1; n], P).unwrap().to_bytes();
     let ggsw = key.encrypt_ggsw_compressed(1).unwrap().to_bytes();
@@ -387,7 +402,7 @@ fn malformed_glwe_objects_are_rejected() {
     let key = GlweSecretKey::generate(&params).unwrap();
     let n = params.polynomial_size;
     let q = key.modulus();
-    let header = 7 + params.name.len();
+    let header = 7 + params.name.len() + KeyId::LEN;
     let key_bytes = key.to_bytes().to_vec();
     let glwe = key.encrypt(&vec![3; n], P).unwrap().to_bytes();
     let ggsw = key.encrypt_ggsw(1).unwrap().to_bytes();
@@ -415,7 +430,7 @@ fn malformed_glwe_objects_are_rejected() {
         rejected(load_ggsw(&long));
         // Version; k = 2 or N = 1024, with the set's body, twice it or half.
         let mut bad = bytes.clone();
-        bad[4] = 2;
+        bad[4] = 3;
         rejected(load_key(&bad));
         rejected(load_glwe(&bad));
         rejected(load_ggsw(&bad));
@@ -528,37 +543,43 @@ fn mutated_bytes_never_panic() {
             let _ = BoolCiphertext::from_bytes(&m, &params);
             if let Ok(x) = RadixCiphertext::from_bytes(&m, &params) {
                 assert_eq!(x.to_bytes(), m, "radix encoding is canonical");
-                ck.decrypt_radix(&x).unwrap();
+                used(ck.key_id(), x.key_id(), ck.decrypt_radix(&x));
             }
             let _ = ServerKey::from_bytes(&m);
             let _ = CompressedBoolCiphertext::from_bytes(&m, &params);
             if let Ok(x) = CompressedCiphertext::from_bytes(&m, &params) {
                 assert_eq!(x.to_bytes(), m, "compressed block encoding is canonical");
-                ck.decrypt_with_carry(&x.decompress()).unwrap();
+                used(
+                    ck.key_id(),
+                    x.key_id(),
+                    ck.decrypt_with_carry(&x.decompress()),
+                );
             }
             if let Ok(x) = CompressedRadixCiphertext::from_bytes(&m, &params) {
                 assert_eq!(x.to_bytes(), m, "compressed radix encoding is canonical");
-                ck.decrypt_radix(&x.decompress()).unwrap();
+                used(ck.key_id(), x.key_id(), ck.decrypt_radix(&x.decompress()));
             }
             if let Ok(key) = GlweSecretKey::from_bytes(&m) {
                 assert_eq!(key.to_bytes()[..], m, "GLWE key encoding is canonical");
-                key.phase(&glwe).unwrap();
+                used(key.key_id(), glwe.key_id(), key.phase(&glwe));
             }
             if let Ok(ct) = GlweCiphertext::from_bytes(&m, &params) {
                 assert_eq!(ct.to_bytes(), m, "GLWE encoding is canonical");
-                glwe_key.decrypt(&ct, P).unwrap();
+                used(glwe_key.key_id(), ct.key_id(), glwe_key.decrypt(&ct, P));
             }
             if let Ok(ggsw) = GgswCiphertext::from_bytes(&m, &params) {
                 assert_eq!(ggsw.to_bytes(), m, "GGSW encoding is canonical");
-                ggsw.external_product(&glwe).unwrap();
+                used(ggsw.key_id(), glwe.key_id(), ggsw.external_product(&glwe));
             }
             if let Ok(ct) = CompressedGlweCiphertext::from_bytes(&m, &params) {
                 assert_eq!(ct.to_bytes(), m, "compressed GLWE encoding is canonical");
-                glwe_key.decrypt(&ct.decompress().unwrap(), P).unwrap();
+                let r = glwe_key.decrypt(&ct.decompress().unwrap(), P);
+                used(glwe_key.key_id(), ct.key_id(), r);
             }
             if let Ok(ggsw) = CompressedGgswCiphertext::from_bytes(&m, &params) {
                 assert_eq!(ggsw.to_bytes(), m, "compressed GGSW encoding is canonical");
-                ggsw.decompress().unwrap().external_product(&glwe).unwrap();
+                let r = ggsw.decompress().unwrap().external_product(&glwe);
+                used(ggsw.key_id(), glwe.key_id(), r);
             }
         }
     }
@@ -711,7 +732,7 @@ fn malformed_compressed_bytes_are_rejected() {
     let (ck, _) = keys_2_2();
     let params = ck.parameters();
     let other = TfheParameters::message_1_carry_1();
-    let header = 7 + params.name.len();
+    let header = 7 + params.name.len() + KeyId::LEN;
 
     let block = ck.encrypt_compressed(3).unwrap().to_bytes();
     assert_eq!(block.len(), header + 32 + 24);

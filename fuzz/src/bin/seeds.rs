@@ -52,9 +52,7 @@ fn ckks_seeds(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
 /// compressed block, boolean, u8, GLWE and GGSW).
 /// Server keys (tens of MiB) are left out.
 fn tfhe_seeds(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
-    use triskel_tfhe::{ClientKey, TfheParameters};
-    let boolean = ClientKey::generate(&TfheParameters::boolean())?;
-    let shortint = ClientKey::generate(&TfheParameters::message_2_carry_2())?;
+    let (boolean, shortint) = triskel_fuzz::tfhe_keys();
     let block = shortint.encrypt(3)?;
     let bit = boolean.encrypt_bool(true)?;
     let byte = shortint.encrypt_u8(0xa5)?;
@@ -189,8 +187,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // body changed, and the key cut short.
     let mutations: Vec<Vec<u8>> = (0u8..3)
         .flat_map(|which| {
-            [(0u32, vec![]), (200_000, vec![0xff; 8]), (0x8000_0000 | 100, vec![])]
-                .map(|(offset, patch)| [&[which][..], &offset.to_le_bytes(), &patch].concat())
+            [
+                (0u32, vec![]),
+                (200_000, vec![0xff; 8]),
+                (0x8000_0000 | 100, vec![]),
+            ]
+            .map(|(offset, patch)| [&[which][..], &offset.to_le_bytes(), &patch].concat())
         })
         .collect();
     write(
