@@ -100,7 +100,9 @@ impl fmt::Display for Error {
                     "expected a {expected:?} record, found a {found:?} record"
                 )
             }
-            Error::SuiteMismatch => f.write_str("receipt and bundle name different suites"),
+            Error::SuiteMismatch => {
+                f.write_str("receipt, bundle and public identity do not name the same suite")
+            },
             Error::WrongIndex { expected, found } => write!(
                 f,
                 "inclusion proof is for result #{found} of the batch, not #{expected}"

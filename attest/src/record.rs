@@ -424,6 +424,11 @@ pub(crate) fn check(
     if bundle.key_id != *public.key_id() {
         return Err(Error::WrongIdentity);
     }
+    // The key's suite decides how the third signature is checked, so a record naming
+    // another suite would be reported under a name its signature does not have.
+    if bundle.suite != public.suite() {
+        return Err(Error::SuiteMismatch);
+    }
     if subject.is_some_and(|s| *s != bundle.subject) {
         return Err(Error::WrongResult);
     }
@@ -467,7 +472,7 @@ pub fn attest(identity: &Identity, result: &[u8], route: &Route, context: &[u8])
 /// Records of both suites verify; [`Verified::suite`] says which one a record used.
 /// Checks run in this order, and the first failure is returned:
 /// 1. the bundle digest matches the receipt ([`Error::BundleDigestMismatch`]);
-/// 2. receipt and bundle name the same suite ([`Error::SuiteMismatch`]);
+/// 2. receipt, bundle and public identity name the same suite ([`Error::SuiteMismatch`]);
 /// 3. the record is a single-result record ([`Error::WrongKind`]);
 /// 4. the bundle names `public` as signer ([`Error::WrongIdentity`]);
 /// 5. result, route and context digests match the bundle's ([`Error::WrongResult`],

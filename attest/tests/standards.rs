@@ -103,6 +103,32 @@ fn old_suite_1_records_still_verify() {
     assert!(verified.check(1, b"batch result 2", &proof).is_err());
 }
 
+/// A suite-1 key's record relabelled suite 2 (FIPS 205) would have its third signature
+/// checked as SPHINCS+ round 3.1 yet be reported as FIPS 205: refused before any signature.
+#[test]
+fn a_record_naming_another_suite_than_its_key_is_refused() {
+    let (public, record) = suite_1_record();
+    let mut bundle = record.bundle.to_bytes();
+    assert_eq!(bundle[5], 1, "the bundle's suite byte");
+    bundle[5] = 2;
+    let bundle = Bundle::from_bytes(&bundle).expect("bundle");
+    let receipt = Receipt {
+        suite: Suite::Fips205,
+        bundle_digest: bundle.digest(),
+        ..record.receipt
+    };
+    let relabelled = Record { receipt, bundle };
+    let r = Route::new("bfv", "bfv-n8192-128");
+    let got = verify(
+        &public,
+        b"suite 1 result",
+        &r,
+        b"suite 1 context",
+        &relabelled,
+    );
+    assert!(matches!(got, Err(Error::SuiteMismatch)), "{got:?}");
+}
+
 #[test]
 fn suite_1_identities_still_sign_for_comparison() {
     let identity = Identity::generate_suite(Suite::Sphincs31).expect("generate");

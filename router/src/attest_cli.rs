@@ -204,6 +204,9 @@ fn inspect(receipt: &Path, bundle: &Path, public: Option<&Path>) -> Result<Value
     {
         return Err(Error::WrongIdentity);
     }
+    if public.as_ref().is_some_and(|p| p.suite() != bundle.suite()) {
+        return Err(Error::SuiteMismatch);
+    }
     let suite = receipt.suite;
     let message = hex(&signed_message(&receipt.commitment));
     let keys = public.as_ref().map(|p| p.public_keys());
