@@ -230,9 +230,25 @@ pub struct RecordFiles<'a> {
     pub bundle: &'a Path,
 }
 
+/// The largest result file [`sign`] and [`verify`] read: results are held in memory
+/// whole, so a bigger file (or an endless one such as `/dev/zero`) is refused instead of
+/// taking all the machine's memory.
+pub const MAX_RESULT_BYTES: u64 = 1 << 30;
+
 impl RecordFiles<'_> {
     fn read_result(&self) -> Result<Vec<u8>> {
-        fs::read(self.result).map_err(io_error(self.result))
+        let file = fs::File::open(self.result).map_err(io_error(self.result))?;
+        let mut bytes = Vec::new();
+        file.take(MAX_RESULT_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(io_error(self.result))?;
+        if bytes.len() as u64 > MAX_RESULT_BYTES {
+            return Err(Error::malformed(
+                "result",
+                format!("longer than {MAX_RESULT_BYTES} bytes"),
+            ));
+        }
+        Ok(bytes)
     }
 }
 

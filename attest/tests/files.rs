@@ -192,6 +192,29 @@ fn failed_commands_leave_no_files() {
 }
 
 #[cfg(unix)]
+/// A result longer than `MAX_RESULT_BYTES` (here an endless one) is refused after at most
+/// that many bytes, and nothing is written.
+#[cfg(unix)]
+#[test]
+fn endless_result_files_are_refused() {
+    let dir = scratch("endless");
+    let (sk, pk) = (dir.join("id.key"), dir.join("id.pub"));
+    files::keygen(&sk, &pk).expect("keygen");
+    let receipt = dir.join("out.receipt");
+    let bundle = dir.join("out.bundle");
+    let paths = RecordFiles {
+        result: Path::new("/dev/zero"),
+        receipt: &receipt,
+        bundle: &bundle,
+    };
+    let got = files::sign(&sk, false, paths, &route(), b"c");
+    assert!(
+        matches!(got, Err(Error::Malformed { item: "result", .. })),
+        "{got:?}"
+    );
+    assert_eq!(listing(&dir), ["id.key", "id.pub"]);
+}
+
 #[test]
 fn secret_files_open_to_others_are_refused() {
     use std::os::unix::fs::PermissionsExt;
