@@ -151,10 +151,11 @@ pub type EncryptedBit = tfhe::Ciphertext;
 pub const WINDOW_BITS: u32 = 4;
 /// Largest BFV/CKKS ring degree a transition key is made or loaded for.
 pub const MAX_TRANSITION_DIMENSION: usize = 8192;
-/// The serialization format version written by this build (3: the TFHE
-/// client key's identity; version 2 had none, version 1 held an LWE key
-/// switch from the source dimension: this build reads neither).
-pub const FORMAT_VERSION: u8 = 3;
+/// The serialization format version written by this build (4: the source
+/// and TFHE keys' identities; version 3 had only the TFHE one, version 2
+/// none, version 1 held an LWE key switch from the source dimension: this
+/// build reads none of them).
+pub const FORMAT_VERSION: u8 = 4;
 const MAGIC: &[u8; 4] = b"TKTR";
 const KIND_BFV_TO_TFHE: u8 = 1;
 const KIND_CKKS_TO_TFHE: u8 = 2;
@@ -288,6 +289,8 @@ pub struct TransitionKey {
     /// The identity of the TFHE client key it delivers to: only that key's
     /// server key takes its values.
     tfhe_key: KeyId,
+    /// The identity of the BFV or CKKS secret key whose phases it reads.
+    source_key: KeyId,
     ring: RingSwitchKey,
 }
 
@@ -339,7 +342,7 @@ impl TransitionKey {
     pub fn generate(bfv_key: &bfv::SecretKey, tfhe_key: &tfhe::ClientKey) -> Result<TransitionKey> {
         let source = Source::Bfv(bfv_key.context().params().clone());
         let q = bfv_key.context().q_primes()[0];
-        Self::from_lwe_key(source, q, &bfv_key.lwe_key(), tfhe_key)
+        Self::from_lwe_key(source, q, bfv_key.id(), &bfv_key.lwe_key(), tfhe_key)
     }
 
     /// Made by the key holder from the CKKS secret key and the TFHE client key.
@@ -349,12 +352,13 @@ impl TransitionKey {
     ) -> Result<TransitionKey> {
         let source = Source::Ckks(ckks_key.context().params().clone());
         let q = ckks_key.context().q_primes()[0];
-        Self::from_lwe_key(source, q, &ckks_key.lwe_key(), tfhe_key)
+        Self::from_lwe_key(source, q, ckks_key.id(), &ckks_key.lwe_key(), tfhe_key)
     }
 
     fn from_lwe_key(
         source: Source,
         q: u64,
+        source_key: KeyId,
         lwe_key: &LweSecretKey,
         tfhe_key: &tfhe::ClientKey,
     ) -> Result<TransitionKey> {
@@ -372,6 +376,7 @@ impl TransitionKey {
             source,
             tfhe: params.clone(),
             tfhe_key: tfhe_key.key_id(),
+            source_key,
             ring,
         })
     }
@@ -404,9 +409,15 @@ impl TransitionKey {
         self.tfhe_key
     }
 
+    /// The identity of the BFV or CKKS secret key whose ciphertexts it takes.
+    pub fn source_key_id(&self) -> KeyId {
+        self.source_key
+    }
+
     /// `"TKTR" | version: u8 | kind: u8 (1 = from BFV, 2 = from CKKS) |
     /// source parameters (u32 length + their engine's own versioned bytes) |
     /// TFHE set name (u8 length + UTF-8) | TFHE key identity (16 bytes) |
+    /// source key identity (16 bytes) |
     /// ring switching key body (seed,
     /// then its rows' bodies, [`crate::ring_switch`])`.
     pub fn to_bytes(&self) -> Vec<u8> {
@@ -423,6 +434,7 @@ impl TransitionKey {
         out.push(self.tfhe.name.len() as u8);
         out.extend_from_slice(self.tfhe.name.as_bytes());
         self.tfhe_key.write(&mut out);
+        self.source_key.write(&mut out);
         self.ring.write_body(&mut out);
         out
     }
@@ -437,12 +449,11 @@ impl TransitionKey {
             return Err(Error::Malformed("bad magic: not a transition key".into()));
         }
         let version = r.u8()?;
-        if version == 2 {
-            return Err(Error::Malformed(
-                "a transition key of format version 2 predates key identities: the key holder \
-                 must generate it again"
-                    .into(),
-            ));
+        if version == 2 || version == 3 {
+            return Err(Error::Malformed(format!(
+                "a transition key of format version {version} predates key identities: the key \
+                 holder must generate it again"
+            )));
         }
         if version != FORMAT_VERSION {
             return Err(Error::UnsupportedVersion(version));
@@ -461,6 +472,7 @@ impl TransitionKey {
         let tfhe_params = tfhe::TfheParameters::by_name(name)?;
         tfhe_params.check()?;
         let tfhe_key = KeyId::read(&mut r)?;
+        let source_key = KeyId::read(&mut r)?;
         // The sizes are capped before a context (every prime and its NTT
         // plan) is built for the source set; the build runs its checks.
         check_sizes(&source, &tfhe_params)?;
@@ -475,6 +487,7 @@ impl TransitionKey {
             source,
             tfhe: tfhe_params,
             tfhe_key,
+            source_key,
             ring,
         })
     }
@@ -834,7 +847,12 @@ fn top_bits(
         .ok_or_else(|| Error::OutOfRange("no window to read".into()))
 }
 
-fn check_keys(source: &Source, key: &TransitionKey, server: &tfhe::ServerKey) -> Result<()> {
+fn check_keys(
+    source: &Source,
+    source_key: KeyId,
+    key: &TransitionKey,
+    server: &tfhe::ServerKey,
+) -> Result<()> {
     if source != &key.source {
         return Err(Error::Mismatch(format!(
             "ciphertext of {}, transition key for {}",
@@ -852,6 +870,8 @@ fn check_keys(source: &Source, key: &TransitionKey, server: &tfhe::ServerKey) ->
     // The ring switch lands under the big key of one TFHE client key: its
     // readings decrypt under no other key's server key.
     key.tfhe_key.check("a TFHE server key", server.key_id())?;
+    // Its switching key reads the phase under one source secret key only.
+    key.source_key.check("the ciphertext", source_key)?;
     Ok(())
 }
 
@@ -959,7 +979,12 @@ fn bfv_source(
     key: &TransitionKey,
     server: &tfhe::ServerKey,
 ) -> Result<(bfv::Ciphertext, u32)> {
-    check_keys(&Source::Bfv(ct.context().params().clone()), key, server)?;
+    check_keys(
+        &Source::Bfv(ct.context().params().clone()),
+        ct.key_id(),
+        key,
+        server,
+    )?;
     let t = ct.context().plain_modulus();
     if !t.is_power_of_two() {
         return Err(Error::OutOfRange(format!(
@@ -1126,7 +1151,12 @@ pub fn ckks_coefficients_above(
     key: &TransitionKey,
     server: &tfhe::ServerKey,
 ) -> Result<(Vec<EncryptedBit>, CkksReading)> {
-    check_keys(&Source::Ckks(ct.context().params().clone()), key, server)?;
+    check_keys(
+        &Source::Ckks(ct.context().params().clone()),
+        ct.key_id(),
+        key,
+        server,
+    )?;
     let q = ct.context().q_primes()[0];
     let reading = ckks_reading(
         key.source.n(),

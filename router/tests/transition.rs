@@ -294,6 +294,21 @@ fn bad_inputs_are_refused() {
         }))) => assert_eq!((expected, found), (f.tfhe_key.key_id(), twin.key_id())),
         other => panic!("another TFHE key's server key: {other:?}"),
     }
+    // Another BFV secret key of the same set: the key reads only its own
+    // secret's phases.
+    let twin_bfv = bfv::SecretKey::generate(&f.ctx).unwrap();
+    let twin_ct = twin_bfv
+        .encrypt(&Plaintext::from_coeffs(&f.ctx, &[1]).unwrap())
+        .unwrap();
+    assert_eq!(f.key.source_key_id(), f.bfv_key.id());
+    match transition::bfv_scores_above(&twin_ct, &[0], 0, 0, &f.key, &f.server) {
+        Err(Error::Tfhe(tfhe::Error::Ring(triskel_ring::Error::KeyMismatch {
+            expected,
+            found,
+            ..
+        }))) => assert_eq!((expected, found), (f.bfv_key.id(), twin_bfv.id())),
+        other => panic!("another BFV key's ciphertext: {other:?}"),
+    }
     // TFHE -> BFV / CKKS has no homomorphic path: an error that names it.
     let err = transition::check_direction(Engine::Tfhe, Engine::Bfv).unwrap_err();
     assert!(err.to_string().contains("TFHE -> BFV"), "{err}");
@@ -311,6 +326,7 @@ fn transition_keys_serialize_and_loading_validates() {
     assert_eq!(loaded.to_bytes(), bytes);
     assert_eq!(loaded.source(), f.key.source());
     assert_eq!(loaded.tfhe_key_id(), f.tfhe_key.key_id());
+    assert_eq!(loaded.source_key_id(), f.bfv_key.id());
     // The loaded key decides like the original.
     let ct = f
         .bfv_key
@@ -341,13 +357,16 @@ fn transition_keys_serialize_and_loading_validates() {
     bad[4] = 1;
     assert_eq!(reject(&bad), Error::UnsupportedVersion(1));
     assert!(reject(&bad).to_string().contains("generated again"));
-    // Version 2 (no key identities) is refused with the reason.
-    bad[4] = 2;
-    let e = reject(&bad);
-    assert!(
-        matches!(&e, Error::Malformed(m) if m.contains("predates key identities")),
-        "{e}"
-    );
+    // Versions 2 (no key identities) and 3 (the TFHE one only) are refused
+    // with the reason.
+    for version in [2, 3] {
+        bad[4] = version;
+        let e = reject(&bad);
+        assert!(
+            matches!(&e, Error::Malformed(m) if m.contains("predates key identities")),
+            "{e}"
+        );
+    }
     let mut bad = bytes.clone();
     bad[5] = 3;
     assert!(matches!(reject(&bad), Error::Malformed(_)));
@@ -375,7 +394,7 @@ fn transition_keys_serialize_and_loading_validates() {
     assert!(TransitionKey::from_bytes(&bad).is_err());
     // Mutations of the header and the key's shape (not its seed, which
     // would load: a valid key of other masks) never panic.
-    let header = 10 + params_len + 1 + bytes[10 + params_len] as usize + 16 + 16;
+    let header = 10 + params_len + 1 + bytes[10 + params_len] as usize + 16 + 16 + 16;
     let mut state = 17u64;
     for _ in 0..300 {
         state = state
@@ -427,6 +446,24 @@ fn ckks_threshold_decisions() {
         ckks::Plaintext::from_coefficients(&ctx, &values, 0, ctx.default_scale(), bound).unwrap();
     let ct = sk.encrypt(&pt).unwrap();
     let indices: Vec<usize> = (0..values.len()).collect();
+    // Another CKKS secret key's ciphertext of the same set is refused.
+    let twin_ct = ckks::SecretKey::generate(&ctx)
+        .unwrap()
+        .encrypt(&pt)
+        .unwrap();
+    assert!(matches!(
+        transition::ckks_coefficients_above(
+            &twin_ct,
+            &indices,
+            threshold,
+            eps / 2.0,
+            &key,
+            &f.server
+        ),
+        Err(Error::Tfhe(tfhe::Error::Ring(
+            triskel_ring::Error::KeyMismatch { .. }
+        )))
+    ));
     let (bits, reading) =
         transition::ckks_coefficients_above(&ct, &indices, threshold, eps / 2.0, &key, &f.server)
             .unwrap();
