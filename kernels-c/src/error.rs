@@ -92,10 +92,19 @@ impl fmt::Display for Error {
             Error::BackendUnavailable { backend, reason } => {
                 write!(f, "kernel backend {backend} cannot run here: {reason}")
             }
-            Error::NotEnoughPrimes { bits, n, count } => write!(
-                f,
-                "fewer than {count} primes of {bits} bits are congruent to 1 modulo 2*{n}"
-            ),
+            Error::NotEnoughPrimes { bits, n, count } => {
+                write!(
+                    f,
+                    "fewer than {count} primes of {bits} bits are congruent to 1 modulo 2*{n}"
+                )?;
+                // ntt_primes needs 2^bits > 4n, and bits <= MAX_MODULUS_BITS.
+                let least = n.trailing_zeros() + 3;
+                if n.is_power_of_two() && (*bits < least || *bits > crate::MAX_MODULUS_BITS) {
+                    let most = crate::MAX_MODULUS_BITS;
+                    write!(f, " (NTT primes for n = {n} have {least} to {most} bits)")?;
+                }
+                Ok(())
+            }
             Error::OutOfMemory => write!(f, "out of memory while building an NTT plan"),
             Error::InvalidArgument(what) => f.write_str(what),
         }

@@ -47,7 +47,7 @@ fn bench_kernels_json_has_the_documented_shape() {
 #[test]
 fn bad_input_is_a_clear_error() {
     type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
-    let cases: [Case; 8] = [
+    let cases: [Case; 10] = [
         (&["bench", "kernels", "--n", "1000"], &[], "power of two"),
         (
             &["bench", "kernels", "--backend", "sse9"],
@@ -63,6 +63,23 @@ fn bad_input_is_a_clear_error() {
             &["bench", "kernels", "--bits", "70"],
             &[],
             "primes of 70 bits",
+        ),
+        (
+            &["bench", "kernels", "--bits", "0"],
+            &[],
+            "NTT primes for n = 4096 have 15 to",
+        ),
+        (
+            &[
+                "bench",
+                "workloads",
+                "--only",
+                "ckks.rotate",
+                "--threads",
+                "100000",
+            ],
+            &[],
+            "--threads 100000: at most",
         ),
         (
             &["bench", "workloads", "--only", "nope"],
@@ -255,8 +272,10 @@ fn explain_plans_ckks_at_the_scale_asked() {
     assert!(out.contains("ckks-n32768-s50"), "{out}");
     // The other demos have no CKKS part: their plans are unchanged.
     assert!(out.contains("bfv-n4096") && out.contains("TFHE_MESSAGE_2_CARRY_2"));
-    let (ok, _, err) = triskel(&["explain", "--ckks-scale-log2", "51"], &env);
+    let (ok, out, err) = triskel(&["explain", "--ckks-scale-log2", "51"], &env);
     assert!(!ok);
+    // Refused before any plan is printed.
+    assert!(!out.contains("nodes"), "{out}");
     assert!(
         err.contains("2^51") && err.contains("largest is 2^50"),
         "{err}"

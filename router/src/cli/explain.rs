@@ -20,13 +20,19 @@ pub fn run(ckks_scale_log2: Option<u32>) -> CliResult {
         costs.cpu
     );
     let session = Session::with_costs(costs);
+    let options = PlanOptions {
+        ckks_scale_log2,
+        ..Default::default()
+    };
+    // Every program is planned before anything is printed, so that a refused option
+    // prints only the refusal.
+    let mut plans = Vec::new();
     for demo in programs::all()? {
-        println!("\n{}: {} nodes", demo.name, demo.program.nodes().len());
-        let options = PlanOptions {
-            ckks_scale_log2,
-            ..Default::default()
-        };
         let plan = session.plan_with(&demo.program, options)?;
+        plans.push((demo, plan));
+    }
+    for (demo, plan) in plans {
+        println!("\n{}: {} nodes", demo.name, demo.program.nodes().len());
         print!("{}", plan.explain());
     }
     Ok(())

@@ -248,6 +248,12 @@ pub fn bench(only: Option<&str>, json: bool, threads: usize, spread: bool) -> Cl
     if threads == 0 {
         return Err("--threads must be at least 1".into());
     }
+    // K concurrent runs each hold their own keys (up to hundreds of MB), and far more
+    // threads than CPUs measure only the scheduler.
+    let most = 4 * std::thread::available_parallelism().map_or(1, |n| n.get());
+    if threads > most {
+        return Err(format!("--threads {threads}: at most {most} here (4 per CPU)").into());
+    }
     if spread && threads == 1 {
         return Err("--spread spreads one run over --threads K: give K > 1".into());
     }
