@@ -270,4 +270,15 @@ LAZY_SUM_FUNCS triskel_ifma
 
 LIFT_FUNC triskel_ifma_lift
 
+/* LIFT_BLOCK when q_0 <= 2p (the C wrapper checks): y < 2p, so y mod p is
+ * one conditional subtraction (2 vector ops instead of 6). */
+.macro LIFT_BLOCK_SUB
+        vmovdqu64 zmm0{k1}{z}, [rsi + r10]
+        vpsubq  zmm1, zmm0, zmm30
+        vpminuq zmm1, zmm1, zmm0
+        LIFT_CORRECT
+.endm
+
+LIFT_FUNC triskel_ifma_lift_sub, LIFT_BLOCK_SUB
+
         .section .note.GNU-stack, "", @progbits

@@ -163,6 +163,9 @@ static void x86_automorphism_coeff(uint64_t *out, const uint64_t *a, uint64_t g,
 
 void triskel_ifma_lift(uint64_t *out, const uint64_t *y, size_t len,
                        const triskel_convert_table *t, const triskel_modulus *m);
+/* The lift for q_0 <= 2p: y mod p by one conditional subtraction. */
+void triskel_ifma_lift_sub(uint64_t *out, const uint64_t *y, size_t len,
+                           const triskel_convert_table *t, const triskel_modulus *m);
 /* AVX-512F lazy sums for primes up to 62 bits (avx512.S). */
 void triskel_avx512_dot(uint64_t *out, const uint64_t *const *a, const uint64_t *const *b,
                         size_t count, size_t len, const triskel_modulus *m);
@@ -196,7 +199,9 @@ static void ifma_base_convert(uint64_t *out, const uint64_t *const *y, size_t le
                               const triskel_convert_table *t, const triskel_modulus *m) {
     int small = 1;
     for (uint64_t i = 0; i < t->count; i++) small &= (t->src_q[i] >> 50) == 0;
-    if (is_lift(t, m))
+    if (is_lift(t, m) && small && t->src_q[0] <= 2 * m->q)
+        triskel_ifma_lift_sub(out, y[0], len, t, m);
+    else if (is_lift(t, m))
         (small ? triskel_ifma_lift : triskel_avx512_lift)(out, y[0], len, t, m);
     else if (small)
         triskel_ifma_base_convert_raw(out, y, len, t, m);
