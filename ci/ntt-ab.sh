@@ -14,7 +14,8 @@
 # rounds: the fastest of them is the least disturbed).
 # KS=1 also times, the same way, the key-switching kernels of a CKKS key
 # switch: dot with 3 terms, base_convert from 3 primes (fast) and the
-# single-prime lift (exact) from a prime of 50 and of 40 bits.
+# single-prime lift (exact) from a prime of 50 and of 40 bits, and the
+# NTT-domain automorphism X -> X^5.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 base=${1:?usage: ci/ntt-ab.sh BASE_REV [BACKEND [BITS [N...]]]}
@@ -58,6 +59,7 @@ cat >"$dir/ab.c" <<'C'
     int P##triskel_is_prime(uint64_t);                                                            \
     uint64_t P##triskel_min_root_2n(uint64_t, uint64_t);                                          \
     int P##triskel_modulus_init(triskel_modulus *, uint64_t);                                     \
+    int P##triskel_galois_permutation(uint32_t *, uint64_t, uint64_t);                            \
     triskel_ntt_plan *P##triskel_ntt_plan_new(const triskel_backend *, uint64_t, uint64_t, uint64_t);
 SIDE(old_)
 SIDE(new_)
@@ -91,8 +93,10 @@ static void ks(const triskel_backend *be[2], uint64_t q, int bits, uint64_t n, i
     double inv_q[3];
     uint64_t qhat[3], one = 1 % q, vq[4] = {0, 0, 0, 0};
     for (int j = 0; j < 3; j++) inv_q[j] = 1.0 / (double)src[j], qhat[j] = (src[j] >> 3) % q;
-    const char *what[4] = {"dot(3)", "convert(3)", "lift50", "lift40"};
-    for (int op = 0; op < 4; op++) {
+    uint32_t *perm = malloc(n * sizeof *perm);
+    new_triskel_galois_permutation(perm, n, 5);
+    const char *what[5] = {"dot(3)", "convert(3)", "lift50", "lift40", "auto_ntt"};
+    for (int op = 0; op < 5; op++) {
         uint64_t lift_src = src[op == 2 ? 0 : 1];
         vq[1] = lift_src % q;
         triskel_convert_table t3 = {3, src, inv_q, qhat, NULL}, t1 = {1, &lift_src, inv_q, &one, vq};
@@ -104,6 +108,7 @@ static void ks(const triskel_backend *be[2], uint64_t q, int bits, uint64_t n, i
                 for (long k = 0; k < reps; k++) {
                     if (op == 0) be[v]->dot(out[v], (const uint64_t *const *)in, (const uint64_t *const *)in + 3, 3, n, &m);
                     else if (op == 1) be[v]->base_convert(out[v], ys, n, &t3, &m);
+                    else if (op == 4) be[v]->automorphism_ntt(out[v], in[0], perm, n);
                     else be[v]->base_convert(out[v], lift_y, n, &t1, &m);
                 }
                 double dt = (now() - t0) / reps;
