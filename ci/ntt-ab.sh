@@ -15,7 +15,7 @@
 # KS=1 also times, the same way, the key-switching kernels of a CKKS key
 # switch: dot with 3 terms, base_convert from 3 primes (fast) and the
 # single-prime lift (exact) from a prime of 50 and of 40 bits, and the
-# NTT-domain automorphism X -> X^5.
+# NTT-domain automorphism X -> X^5, and the exact conversion from 2 primes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 base=${1:?usage: ci/ntt-ab.sh BASE_REV [BACKEND [BITS [N...]]]}
@@ -100,11 +100,14 @@ static void ks(const triskel_backend *be[2], uint64_t q, int bits, uint64_t n, i
     enum { SETS = 64 };
     uint64_t *cold = aligned_alloc(64, SETS * 3 * n * 8);
     for (uint64_t i = 0; i < SETS * 3 * n; i++) cold[i] = (i * 0x9e3779b97f4a7c15u) % q;
-    const char *what[6] = {"dot(3)", "convert(3)", "lift50", "lift40", "auto_ntt", "dot(3)cold"};
-    for (int op = 0; op < 6; op++) {
+    /* The exact conversion from 2 primes (the division by q_l P): v Q mod p. */
+    uint64_t vq2[3] = {0, (unsigned __int128)src[0] * src[1] % q, 2 * ((unsigned __int128)src[0] * src[1] % q) % q};
+    const char *what[7] = {"dot(3)", "convert(3)", "lift50", "lift40", "auto_ntt", "dot(3)cold", "exact(2)"};
+    for (int op = 0; op < 7; op++) {
         uint64_t lift_src = src[op == 2 ? 0 : 1];
         vq[1] = lift_src % q;
-        triskel_convert_table t3 = {3, src, inv_q, qhat, NULL}, t1 = {1, &lift_src, inv_q, &one, vq};
+        triskel_convert_table t3 = {3, src, inv_q, qhat, NULL}, t1 = {1, &lift_src, inv_q, &one, vq},
+                              t2 = {2, src, inv_q, qhat, vq2};
         const uint64_t *ys[3] = {in[3], in[4], in[5]}, *lift_y[1] = {op == 2 ? in[3] : in[4]};
         double best[2] = {1e300, 1e300};
         long k_set = 0;
@@ -115,6 +118,7 @@ static void ks(const triskel_backend *be[2], uint64_t q, int bits, uint64_t n, i
                     if (op == 0) be[v]->dot(out[v], (const uint64_t *const *)in, (const uint64_t *const *)in + 3, 3, n, &m);
                     else if (op == 1) be[v]->base_convert(out[v], ys, n, &t3, &m);
                     else if (op == 4) be[v]->automorphism_ntt(out[v], in[0], perm, n);
+                    else if (op == 6) be[v]->base_convert(out[v], ys, n, &t2, &m);
                     else if (op == 5) {
                         const uint64_t *k = cold + (uint64_t)(k_set++ % SETS) * 3 * n;
                         const uint64_t *keys[3] = {k, k + n, k + 2 * n};
