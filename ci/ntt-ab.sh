@@ -12,6 +12,10 @@
 #   BITS: prime sizes, e.g. "40 50" (default); N: sizes (default 2048 8192 16384)
 # ROUNDS (default 40) rounds per size, each of about 0.3 ms per side (short
 # rounds: the fastest of them is the least disturbed).
+# KS=1 also times, the same way, the key-switching kernels of a CKKS key
+# switch: dot with 3 terms, base_convert from 3 primes (fast) and the
+# single-prime lift (exact) from a prime of 50 and of 40 bits, and the
+# NTT-domain automorphism X -> X^5, and the exact conversion from 2 primes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 base=${1:?usage: ci/ntt-ab.sh BASE_REV [BACKEND [BITS [N...]]]}
@@ -54,6 +58,8 @@ cat >"$dir/ab.c" <<'C'
     const triskel_backend *P##triskel_backend_get(uint32_t);                                      \
     int P##triskel_is_prime(uint64_t);                                                            \
     uint64_t P##triskel_min_root_2n(uint64_t, uint64_t);                                          \
+    int P##triskel_modulus_init(triskel_modulus *, uint64_t);                                     \
+    int P##triskel_galois_permutation(uint32_t *, uint64_t, uint64_t);                            \
     triskel_ntt_plan *P##triskel_ntt_plan_new(const triskel_backend *, uint64_t, uint64_t, uint64_t);
 SIDE(old_)
 SIDE(new_)
@@ -64,6 +70,72 @@ static double now(void) {
 }
 static void run(const triskel_backend *be, const triskel_ntt_plan *p, int inverse, uint64_t *a) {
     (inverse ? be->ntt_inverse : be->ntt_forward)(p, a);
+}
+static uint64_t prime_below(int bits) {
+    const uint64_t step = (uint64_t)1 << 18;
+    uint64_t q = ((uint64_t)1 << bits) - step + 1;
+    while (!new_triskel_is_prime(q)) q -= step;
+    return q;
+}
+/* The key-switching ops (dot of 3 terms, base_convert from 3 primes, the
+ * lift from one prime of 50 and of 40 bits) modulo q, old against new as
+ * for the transforms. */
+static void ks(const triskel_backend *be[2], uint64_t q, int bits, uint64_t n, int rounds, long reps) {
+    triskel_modulus m;
+    new_triskel_modulus_init(&m, q);
+    uint64_t src[3] = {prime_below(50) - ((uint64_t)1 << 19), prime_below(41), prime_below(39)};
+    while (!new_triskel_is_prime(src[0])) src[0] -= (uint64_t)1 << 18;
+    uint64_t *in[6], *out[2] = {aligned_alloc(64, n * 8), aligned_alloc(64, n * 8)};
+    for (int j = 0; j < 6; j++) {
+        in[j] = aligned_alloc(64, n * 8);
+        for (uint64_t i = 0; i < n; i++) in[j][i] = (i * 0x9e3779b97f4a7c15u + j) % (j < 3 ? q : src[j - 3]);
+    }
+    double inv_q[3];
+    uint64_t qhat[3], one = 1 % q, vq[4] = {0, 0, 0, 0};
+    for (int j = 0; j < 3; j++) inv_q[j] = 1.0 / (double)src[j], qhat[j] = (src[j] >> 3) % q;
+    uint32_t *perm = malloc(n * sizeof *perm);
+    new_triskel_galois_permutation(perm, n, 5);
+    /* Keys out of the caches, as in a key switch: 64 sets of 3 limbs (12 MB
+     * at n = 8192), a new set per call. */
+    enum { SETS = 64 };
+    uint64_t *cold = aligned_alloc(64, SETS * 3 * n * 8);
+    for (uint64_t i = 0; i < SETS * 3 * n; i++) cold[i] = (i * 0x9e3779b97f4a7c15u) % q;
+    /* The exact conversion from 2 primes (the division by q_l P): v Q mod p. */
+    uint64_t vq2[3] = {0, (unsigned __int128)src[0] * src[1] % q, 2 * ((unsigned __int128)src[0] * src[1] % q) % q};
+    const char *what[7] = {"dot(3)", "convert(3)", "lift50", "lift40", "auto_ntt", "dot(3)cold", "exact(2)"};
+    for (int op = 0; op < 7; op++) {
+        uint64_t lift_src = src[op == 2 ? 0 : 1];
+        vq[1] = lift_src % q;
+        triskel_convert_table t3 = {3, src, inv_q, qhat, NULL}, t1 = {1, &lift_src, inv_q, &one, vq},
+                              t2 = {2, src, inv_q, qhat, vq2};
+        const uint64_t *ys[3] = {in[3], in[4], in[5]}, *lift_y[1] = {op == 2 ? in[3] : in[4]};
+        double best[2] = {1e300, 1e300};
+        long k_set = 0;
+        for (int r = 0; r <= rounds; r++)
+            for (int v = 0; v < 2; v++) {
+                double t0 = now();
+                for (long k = 0; k < reps; k++) {
+                    if (op == 0) be[v]->dot(out[v], (const uint64_t *const *)in, (const uint64_t *const *)in + 3, 3, n, &m);
+                    else if (op == 1) be[v]->base_convert(out[v], ys, n, &t3, &m);
+                    else if (op == 4) be[v]->automorphism_ntt(out[v], in[0], perm, n);
+                    else if (op == 6) be[v]->base_convert(out[v], ys, n, &t2, &m);
+                    else if (op == 5) {
+                        const uint64_t *k = cold + (uint64_t)(k_set++ % SETS) * 3 * n;
+                        const uint64_t *keys[3] = {k, k + n, k + 2 * n};
+                        be[v]->dot(out[v], (const uint64_t *const *)in, keys, 3, n, &m);
+                    }
+                    else be[v]->base_convert(out[v], lift_y, n, &t1, &m);
+                }
+                double dt = (now() - t0) / reps;
+                if (r > 0 && dt < best[v]) best[v] = dt;
+                if (r == 0 && v == 1 && op != 5 && memcmp(out[0], out[1], n * 8) != 0) {
+                    fprintf(stderr, "%s outputs differ\n", what[op]);
+                    exit(1);
+                }
+            }
+        printf("%s %2d-bit n=%6lu %-10s old %9.0f ns  new %9.0f ns  new/old %.3f\n", be[1]->name, bits,
+               (unsigned long)n, what[op], best[0], best[1], best[1] / best[0]);
+    }
 }
 int main(int argc, char **argv) {
     const char *name = argv[1];
@@ -99,10 +171,11 @@ int main(int argc, char **argv) {
                (unsigned long)n, inverse ? "inverse" : "forward", best[0], best[1],
                best[1] / best[0]);
     }
+    if (argc > 5 && atoi(argv[5])) ks(be, q, bits, n, rounds, reps);
     return 0;
 }
 C
 "$CC" -O2 -std=c11 -Ikernels-c/include "$dir/ab.c" "$dir/old_.o" "$dir/new_.o" -o "$dir/ab"
 for b in $bits; do
-    for n in $sizes; do "$dir/ab" "$backend" "$b" "${ROUNDS:-40}" "$n"; done
+    for n in $sizes; do "$dir/ab" "$backend" "$b" "${ROUNDS:-40}" "$n" "${KS:-0}"; done
 done

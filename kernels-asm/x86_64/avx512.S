@@ -306,29 +306,40 @@ LIFT_FUNC triskel_avx512_lift
 LAZY_SUM_FUNCS triskel_avx512
 
 /* void triskel_x86_automorphism_ntt(u64 *out rdi, const u64 *a rsi,
- *     const u32 *perm rdx, size_t n rcx): out[j] = a[perm[j]], eight
- * values per gather (AVX-512F only, so the avx512 and avx512ifma backends
- * share it). perm[j] < n <= 2^31, so the sign-extended dword indices are
- * the indices. */
+ *     const u32 *perm rdx, size_t n rcx): out[j] = a[perm[j]] (AVX-512F/DQ
+ * only, so the avx512 and avx512ifma backends share it). perm[j] < n <= 2^31.
+ * In the bit-reversed NTT order of the ABI, X -> X^g maps each aligned block
+ * of 8 slots onto one aligned block of 8 (the low three index bits are the
+ * top three exponent bits, which g only permutes), so when the 8 indices of
+ * an output block share one source block the values come from one load and
+ * one vpermq (the index's low three bits); otherwise (any other
+ * permutation) from a gather. */
 FUNC triskel_x86_automorphism_ntt
         xor     eax, eax
         mov     r8, rcx
-        and     r8, -16
+        and     r8, -8
         jz      2f
-1:      vmovdqu32 ymm0, [rdx + rax*4]
-        vmovdqu32 ymm1, [rdx + rax*4 + 32]
-        kxnorb  k1, k1, k1
-        kxnorb  k2, k2, k2
-        vpxorq  zmm2, zmm2, zmm2
-        vpxorq  zmm3, zmm3, zmm3
-        vpgatherdq zmm2{k1}, qword ptr [rsi + ymm0*8]
-        vpgatherdq zmm3{k2}, qword ptr [rsi + ymm1*8]
+        mov     r10, -8
+        vpbroadcastq zmm5, r10
+1:      vpmovzxdq zmm0, ymmword ptr [rdx + rax*4]
+        vpbroadcastq zmm1, xmm0
+        vpxorq  zmm1, zmm1, zmm0
+        vptestmq k1, zmm1, zmm5         // lanes outside lane 0's source block
+        kortestb k1, k1
+        jnz     5f
+        vmovq   r9, xmm0
+        and     r9, -8
+        vpermq  zmm2, zmm0, [rsi + r9*8]
         vmovdqu64 [rdi + rax*8], zmm2
-        vmovdqu64 [rdi + rax*8 + 64], zmm3
-        add     rax, 16
+6:      add     rax, 8
         cmp     rax, r8
         jb      1b
         GATHER_TAIL_RET
+5:      kxnorb  k2, k2, k2
+        vpxorq  zmm2, zmm2, zmm2
+        vpgatherqq zmm2{k2}, qword ptr [rsi + zmm0*8]
+        vmovdqu64 [rdi + rax*8], zmm2
+        jmp     6b
 ENDFUNC triskel_x86_automorphism_ntt
 
 /* void triskel_x86_automorphism_coeff_raw(u64 *out rdi, const u64 *a rsi,

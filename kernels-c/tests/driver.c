@@ -403,6 +403,17 @@ static void check_keyswitch_ops_against_portable(const triskel_backend *be, uint
                 pb->automorphism_ntt(x, buf, perm, len);
                 be->automorphism_ntt(y, buf, perm, len);
                 check(memcmp(x, y, len * 8) == 0, be->name, "automorphism_ntt", len, q);
+                /* Any permutation, not only a Galois one: two entries swapped
+                 * across blocks of 8, then a stride that splits every block. */
+                uint32_t t = perm[3];
+                perm[3] = perm[len - 5], perm[len - 5] = t;
+                pb->automorphism_ntt(x, buf, perm, len);
+                be->automorphism_ntt(y, buf, perm, len);
+                check(memcmp(x, y, len * 8) == 0, be->name, "automorphism_ntt (swapped)", len, q);
+                for (uint64_t j = 0; j < len; j++) perm[j] = (uint32_t)((j * (g + 2)) % len);
+                pb->automorphism_ntt(x, buf, perm, len);
+                be->automorphism_ntt(y, buf, perm, len);
+                check(memcmp(x, y, len * 8) == 0, be->name, "automorphism_ntt (strided)", len, q);
             }
         }
     }

@@ -163,6 +163,9 @@ static void x86_automorphism_coeff(uint64_t *out, const uint64_t *a, uint64_t g,
 
 void triskel_ifma_lift(uint64_t *out, const uint64_t *y, size_t len,
                        const triskel_convert_table *t, const triskel_modulus *m);
+/* The lift for q_0 <= 2p: y mod p by one conditional subtraction. */
+void triskel_ifma_lift_sub(uint64_t *out, const uint64_t *y, size_t len,
+                           const triskel_convert_table *t, const triskel_modulus *m);
 /* AVX-512F lazy sums for primes up to 62 bits (avx512.S). */
 void triskel_avx512_dot(uint64_t *out, const uint64_t *const *a, const uint64_t *const *b,
                         size_t count, size_t len, const triskel_modulus *m);
@@ -170,6 +173,18 @@ void triskel_avx512_base_convert_raw(uint64_t *out, const uint64_t *const *y, si
                                      const triskel_convert_table *t, const triskel_modulus *m);
 void triskel_avx512_lift(uint64_t *out, const uint64_t *y, size_t len,
                          const triskel_convert_table *t, const triskel_modulus *m);
+
+void triskel_ifma_ntt_forward_lazy(const triskel_ntt_plan *p, uint64_t *a);
+
+/* The forward transform without reductions between stages when its values,
+ * which grow by 2q per stage from [0, q), stay below 2^52 (the IFMA input
+ * width): (1 + 2 log n) q < 2^52, every prime of up to 46 bits. */
+static void ifma_ntt_forward(const triskel_ntt_plan *p, uint64_t *a) {
+    if (p->modulus.q < ((uint64_t)1 << 52) / (2 * p->log_n + 1))
+        triskel_ifma_ntt_forward_lazy(p, a);
+    else
+        triskel_ifma_ntt_forward(p, a);
+}
 
 /* One source prime with Q/q_0 = 1 (every real basis): a reduction and the
  * sign's correction, without the general kernel's floating-point sum. */
@@ -184,7 +199,9 @@ static void ifma_base_convert(uint64_t *out, const uint64_t *const *y, size_t le
                               const triskel_convert_table *t, const triskel_modulus *m) {
     int small = 1;
     for (uint64_t i = 0; i < t->count; i++) small &= (t->src_q[i] >> 50) == 0;
-    if (is_lift(t, m))
+    if (is_lift(t, m) && small && t->src_q[0] <= 2 * m->q)
+        triskel_ifma_lift_sub(out, y[0], len, t, m);
+    else if (is_lift(t, m))
         (small ? triskel_ifma_lift : triskel_avx512_lift)(out, y[0], len, t, m);
     else if (small)
         triskel_ifma_base_convert_raw(out, y, len, t, m);
@@ -206,7 +223,7 @@ const triskel_backend triskel_avx512ifma_backend = {
     .max_modulus_bits = 50,
     .plan_aux_init = ifma_aux_init,
     .plan_aux_free = x86_aux_free,
-    .ntt_forward = triskel_ifma_ntt_forward,
+    .ntt_forward = ifma_ntt_forward,
     .ntt_inverse = triskel_ifma_ntt_inverse,
     .add = triskel_ifma_add,
     .sub = triskel_ifma_sub,
