@@ -920,7 +920,11 @@ fn values_and_keys_of_another_secret_key_are_refused() {
     );
     let product = ct.mul(&ct).unwrap();
     // Extracted coefficients carry their ciphertext's key identity.
-    let foreign_lwes = foreign.mod_switch_to_next().unwrap().sample_extract(&[0, 1]).unwrap();
+    let foreign_lwes = foreign
+        .mod_switch_to_next()
+        .unwrap()
+        .sample_extract(&[0, 1])
+        .unwrap();
     assert!(foreign_lwes.iter().all(|c| c.key_id == other.id()));
     // The slot match needs its own parameters (a larger t).
     let mctx = BfvContext::new(match_parameters().unwrap()).unwrap();

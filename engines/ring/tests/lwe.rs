@@ -140,7 +140,9 @@ fn key_switching_keeps_the_phase_and_round_trips() {
     assert!(bytes[48..].chunks_exact(8).any(|w| w[4..] != [0; 4]));
     assert!(LweKeySwitchKey::generate(&big, &small, 11, 3, 2f64.powi(-35), &mut r).is_err());
     let (dims, ids) = ((1024, 300), (big.id(), small.id()));
-    let read = |b: &[u8], base_log| LweKeySwitchKey::read_body(&mut Reader::new(b), base_log, 4, dims, ids);
+    let read = |b: &[u8], base_log| {
+        LweKeySwitchKey::read_body(&mut Reader::new(b), base_log, 4, dims, ids)
+    };
     let back = read(&bytes, 4).unwrap();
     assert_eq!((back.input_id(), back.output_id()), ids);
     assert_eq!(back.switch(&ct).unwrap(), out);
@@ -196,7 +198,10 @@ fn another_key_of_the_same_dimension_is_refused() {
     let small = binary(200, &mut r);
     assert_ne!(big.id(), twin.id());
     let twin_same_bits = LweSecretKey::from_coefficients(
-        &big.coefficients().iter().map(|&c| c as i64).collect::<Vec<_>>(),
+        &big.coefficients()
+            .iter()
+            .map(|&c| c as i64)
+            .collect::<Vec<_>>(),
         twin.id(),
     );
     let ct = big.encrypt(1 << 62, 2f64.powi(-40), &mut r).unwrap();
