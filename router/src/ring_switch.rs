@@ -33,7 +33,7 @@ use std::sync::Arc;
 use triskel_ring::sampling::sample_uniform;
 use triskel_ring::sampling::sample_wide_gaussian;
 use triskel_ring::{
-    LweCiphertext, LweSecretKey, Poly, Prng, Reader, Representation, RnsBasis, Seed,
+    KeyId, LweCiphertext, LweSecretKey, Poly, Prng, Reader, Representation, RnsBasis, Seed,
 };
 use zeroize::Zeroizing;
 
@@ -54,10 +54,12 @@ pub fn noise_variance(n: usize, q: u64, sigma: f64) -> f64 {
 }
 
 /// The ring switching key (public): rows (b_i, a_i) in NTT form, the masks
-/// a_i regenerated from a seed.
+/// a_i regenerated from a seed; its LWE outputs carry the identity of the
+/// key they are under, `to`'s.
 pub(crate) struct RingSwitchKey {
     basis: Arc<RnsBasis>,
     stride: usize,
+    to_id: KeyId,
     seed: Seed,
     masks: Vec<Poly>,
     bodies: Vec<Poly>,
@@ -137,13 +139,14 @@ impl RingSwitchKey {
         Ok(RingSwitchKey {
             basis: basis.clone(),
             stride,
+            to_id: to.id(),
             seed,
             masks,
             bodies,
         })
     }
 
-    /// LWE ciphertexts under `to` (dimension N / stride) of the coefficients
+    /// LWE ciphertexts under `to` (dimension N / stride, its identity) of the coefficients
     /// `indices` of `scale` (c0 + c1 s), for an RLWE ciphertext (c0, c1)
     /// over the key's prime (either representation). Scaling before the
     /// switch keeps its noise from being scaled.
@@ -181,13 +184,15 @@ impl RingSwitchKey {
             acc0.mul_acc(&d, &self.bodies[i])?;
             acc1.mul_acc(&d, &self.masks[i])?;
         }
-        Ok(LweCiphertext::sample_extract_rlwe(&acc0, &acc1, indices)?
-            .into_iter()
-            .map(|lwe| LweCiphertext {
-                a: lwe.a.iter().step_by(self.stride).copied().collect(),
-                b: lwe.b,
-            })
-            .collect())
+        Ok(
+            LweCiphertext::sample_extract_rlwe(&acc0, &acc1, indices, self.to_id)?
+                .into_iter()
+                .map(|lwe| LweCiphertext {
+                    a: lwe.a.iter().step_by(self.stride).copied().collect(),
+                    ..lwe
+                })
+                .collect(),
+        )
     }
 
     /// Appends the body: seed (32 bytes) | the rows' bodies (ring's `poly`
@@ -200,12 +205,14 @@ impl RingSwitchKey {
     }
 
     /// Reads [`write_body`](Self::write_body) output for a source ring
-    /// `basis` (one prime) and an output dimension: the rows' shape and
-    /// ranges are checked (ring's `poly` reader).
+    /// `basis` (one prime) and an output key of dimension `out_dimension`
+    /// and identity `to_id` (stored by the transition key): the rows' shape
+    /// and ranges are checked (ring's `poly` reader).
     pub(crate) fn read_body(
         r: &mut Reader<'_>,
         basis: &Arc<RnsBasis>,
         out_dimension: usize,
+        to_id: KeyId,
     ) -> triskel_ring::Result<RingSwitchKey> {
         let stride = check_shape(basis, out_dimension)?;
         let seed = r.seed()?;
@@ -216,6 +223,7 @@ impl RingSwitchKey {
         Ok(RingSwitchKey {
             basis: basis.clone(),
             stride,
+            to_id,
             seed,
             masks,
             bodies,
@@ -264,15 +272,19 @@ mod tests {
     use triskel_ring::sampling::sample_ternary;
 
     /// An RLWE ciphertext of m under a ternary key, switched: the LWE
-    /// ciphertexts decrypt under the big key to scale m_j within the key's
-    /// noise (deviation 2^-21 of the torus here, bound 2^-16).
+    /// ciphertexts carry the big key's identity and decrypt under it to
+    /// scale m_j within the key's noise (deviation 2^-21 of the torus here,
+    /// bound 2^-16). A loaded key's outputs carry the identity it is read
+    /// with.
     #[test]
     fn switched_coefficients_decrypt_under_the_big_key() {
         let mut rng = Prng::from_seed([7; 32]);
         let basis = RnsBasis::generate(4096, 62, 1).unwrap();
         let q = basis.modulus(0).value();
-        let from = LweSecretKey::from_coefficients(&sample_ternary(4096, &mut rng));
-        let to = LweSecretKey::binary(2048, &mut rng);
+        let from_id = KeyId::sample(&mut rng);
+        let from = LweSecretKey::from_coefficients(&sample_ternary(4096, &mut rng), from_id);
+        let to_id = KeyId::sample(&mut rng);
+        let to = LweSecretKey::binary(2048, to_id, &mut rng);
         let key = RingSwitchKey::generate(&basis, &from, &to, 2f64.powi(-47), &mut rng).unwrap();
         let m: Vec<u64> = (0..4096u64).map(|j| j * (q / 4096) + j % 7).collect();
         let mut s = Poly::from_signed(
@@ -295,12 +307,24 @@ mod tests {
             let lwes = key.extract(&c0, &c1, scale, &indices).unwrap();
             for (lwe, &j) in lwes.iter().zip(&indices) {
                 assert_eq!(lwe.dimension(), 2048);
+                assert_eq!(lwe.key_id, to_id, "under the output key's identity");
                 let want =
                     ((((m[j] as u128 * scale as u128) % q as u128) << 64) / q as u128) as u64;
                 let error = to.phase(lwe).unwrap().wrapping_sub(want) as i64;
                 assert!(error.unsigned_abs() < 1 << 48, "coefficient {j}: {error}");
             }
         }
+        let mut bytes = Vec::new();
+        key.write_body(&mut bytes);
+        let other = KeyId::sample(&mut rng);
+        let loaded =
+            RingSwitchKey::read_body(&mut Reader::new(&bytes), &basis, 2048, other).unwrap();
+        let lwes = loaded.extract(&c0, &c1, 1, &indices).unwrap();
+        assert!(lwes.iter().all(|lwe| lwe.key_id == other));
+        assert!(matches!(
+            to.phase(&lwes[0]),
+            Err(triskel_ring::Error::KeyMismatch { .. })
+        ));
     }
 
     #[test]

@@ -342,7 +342,7 @@ impl TransitionKey {
     pub fn generate(bfv_key: &bfv::SecretKey, tfhe_key: &tfhe::ClientKey) -> Result<TransitionKey> {
         let source = Source::Bfv(bfv_key.context().params().clone());
         let q = bfv_key.context().q_primes()[0];
-        Self::from_lwe_key(source, q, bfv_key.id(), &bfv_key.lwe_key(), tfhe_key)
+        Self::from_lwe_key(source, q, &bfv_key.lwe_key(), tfhe_key)
     }
 
     /// Made by the key holder from the CKKS secret key and the TFHE client key.
@@ -352,13 +352,12 @@ impl TransitionKey {
     ) -> Result<TransitionKey> {
         let source = Source::Ckks(ckks_key.context().params().clone());
         let q = ckks_key.context().q_primes()[0];
-        Self::from_lwe_key(source, q, ckks_key.id(), &ckks_key.lwe_key(), tfhe_key)
+        Self::from_lwe_key(source, q, &ckks_key.lwe_key(), tfhe_key)
     }
 
     fn from_lwe_key(
         source: Source,
         q: u64,
-        source_key: KeyId,
         lwe_key: &LweSecretKey,
         tfhe_key: &tfhe::ClientKey,
     ) -> Result<TransitionKey> {
@@ -376,14 +375,14 @@ impl TransitionKey {
             source,
             tfhe: params.clone(),
             tfhe_key: tfhe_key.key_id(),
-            source_key,
+            source_key: lwe_key.id(),
             ring,
         })
     }
 
-    /// LWE ciphertexts under the TFHE big key of the coefficients `indices`
-    /// of `scale` times the phase of a source ciphertext (c0, c1) at its
-    /// last prime.
+    /// LWE ciphertexts under the TFHE big key (carrying its identity) of the
+    /// coefficients `indices` of `scale` times the phase of a source
+    /// ciphertext (c0, c1) at its last prime.
     pub(crate) fn extract(
         &self,
         c0: &Poly,
@@ -481,7 +480,7 @@ impl TransitionKey {
             Source::Ckks(p) => ckks::CkksContext::new(p.clone())?.q_primes()[0],
         };
         let basis = last_prime_basis(source.n(), q)?;
-        let ring = RingSwitchKey::read_body(&mut r, &basis, tfhe_params.polynomial_size)?;
+        let ring = RingSwitchKey::read_body(&mut r, &basis, tfhe_params.polynomial_size, tfhe_key)?;
         r.finish()?;
         Ok(TransitionKey {
             source,

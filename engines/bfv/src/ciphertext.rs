@@ -564,6 +564,7 @@ impl Ciphertext {
             &self.polys[0],
             &self.polys[1],
             indices,
+            self.key_id,
         )?)
     }
 

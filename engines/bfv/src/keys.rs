@@ -279,7 +279,8 @@ impl SecretKey {
 
     /// Decrypts an LWE ciphertext from [`Ciphertext::sample_extract`]:
     /// round(t phase / 2^64) mod t, by a 128-bit product (no division on the
-    /// secret phase).
+    /// secret phase). One extracted under another secret key is refused
+    /// with `Error::Ring(KeyMismatch)`.
     pub fn decrypt_lwe(&self, ct: &LweCiphertext) -> Result<u64> {
         let phase = self.lwe_key().phase(ct)?;
         let t = self.ctx.plain_modulus() as u128;

@@ -35,7 +35,9 @@
 //!   of another secret key with `Error::Ring(KeyMismatch)` before any work.
 //!   Plaintexts (and the match's encoded templates) carry no identity. Not
 //!   authentication: bytes can carry any identity. Sample extraction's LWE
-//!   ciphertexts and [`SecretKey::decrypt_lwe`] are the LWE layer's.
+//!   ciphertexts carry their ciphertext's identity, and
+//!   [`SecretKey::decrypt_lwe`] (through the LWE key's phase) refuses another
+//!   key's the same way.
 
 pub mod biometric;
 mod ciphertext;

@@ -919,6 +919,13 @@ fn values_and_keys_of_another_secret_key_are_refused() {
         (other.id(), other.id())
     );
     let product = ct.mul(&ct).unwrap();
+    // Extracted coefficients carry their ciphertext's key identity.
+    let foreign_lwes = foreign
+        .mod_switch_to_next()
+        .unwrap()
+        .sample_extract(&[0, 1])
+        .unwrap();
+    assert!(foreign_lwes.iter().all(|c| c.key_id == other.id()));
     // The slot match needs its own parameters (a larger t).
     let mctx = BfvContext::new(match_parameters().unwrap()).unwrap();
     let (msk, mother) = (
@@ -961,6 +968,11 @@ fn values_and_keys_of_another_secret_key_are_refused() {
         ),
         ("rerandomize", ct.rerandomize(&other_pk).map(drop)),
         ("flood", ct.flood(&other_pk, 40).map(drop)),
+        ("decrypt_lwe", f.sk.decrypt_lwe(&foreign_lwes[0]).map(drop)),
+        (
+            "decrypt_extracted_scores",
+            decrypt_extracted_scores(&f.sk, &foreign_lwes).map(drop),
+        ),
         (
             "compute_scores_coefficients",
             compute_scores_coefficients(&ct, &[], &other_pk).map(drop),
@@ -987,6 +999,7 @@ fn values_and_keys_of_another_secret_key_are_refused() {
     }
     // The same entries with the matching keys work.
     assert!(other.decrypt(&foreign).is_ok());
+    assert!(other.decrypt_lwe(&foreign_lwes[0]).is_ok());
     assert!(foreign.rotate_rows(1, &other_gk).is_ok());
     assert!(compute_scores(&probe, &none, &mkeys, MatchPrivacy::Masked).is_ok());
 }

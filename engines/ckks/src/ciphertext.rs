@@ -493,6 +493,7 @@ impl Ciphertext {
             &low.polys[0],
             &low.polys[1],
             indices,
+            self.key_id,
         )?)
     }
 

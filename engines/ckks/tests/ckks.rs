@@ -1148,6 +1148,15 @@ fn values_and_keys_of_another_secret_key_are_refused() {
         (foreign.key_id(), foreign_pk.key_id()),
         (other.id(), other.id())
     );
+    // Extracted coefficients carry their ciphertext's key identity: only
+    // that key's LWE view decrypts them.
+    let lwes = foreign.sample_extract(&[0, 5]).unwrap();
+    assert!(lwes.iter().all(|c| c.key_id == other.id()));
+    assert!(matches!(
+        f.sk.lwe_key().phase(&lwes[1]),
+        Err(triskel_ring::Error::KeyMismatch { .. })
+    ));
+    assert!(other.lwe_key().phase(&lwes[1]).is_ok());
     let product = ca.mul(&ca).unwrap();
     let dense: Vec<Vec<f64>> = (0..4).map(|r| values(50 + r, 64)).collect();
     let square: Vec<Vec<f64>> = (0..64).map(|r| values(60 + r, 64)).collect();

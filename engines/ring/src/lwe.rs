@@ -16,10 +16,20 @@
 //!
 //! Arithmetic modulo 2^64 is plain wrapping u64 arithmetic: no reduction in
 //! the key-switching loop.
+//!
+//! Every key and ciphertext carries the [`KeyId`] of the secret it is under
+//! (a key extracted from a BFV/CKKS secret or a TFHE GLWE key carries that
+//! key's identity), and a key-switching key the identities of both its keys.
+//! Every operation that meets a ciphertext with a key, or two ciphertexts,
+//! refuses another key's value with [`Error::KeyMismatch`] before any work;
+//! key switching produces a value under the output key's identity. Written
+//! bodies hold no identity: the container that writes them holds it once and
+//! passes it back when reading.
 
 use zeroize::{Zeroize, Zeroizing};
 
 use crate::error::{invalid, Error, Result};
+use crate::key_id::KeyId;
 use crate::par::{join, several_threads};
 use crate::poly::Poly;
 use crate::sampling::{sample_wide_gaussian, Prng, Seed};
@@ -32,6 +42,7 @@ const TWO_POW_64: f64 = 18446744073709551616.0;
 /// (so that wrapping arithmetic computes <a, s> mod 2^64). Never printed.
 pub struct LweSecretKey {
     s: Zeroizing<Vec<u64>>,
+    id: KeyId,
 }
 
 impl std::fmt::Debug for LweSecretKey {
@@ -44,13 +55,15 @@ impl Clone for LweSecretKey {
     fn clone(&self) -> Self {
         LweSecretKey {
             s: Zeroizing::new(self.s.to_vec()),
+            id: self.id,
         }
     }
 }
 
 impl LweSecretKey {
-    /// A key of `n` coefficients uniform in {0, 1}.
-    pub fn binary(n: usize, rng: &mut Prng) -> LweSecretKey {
+    /// A key of `n` coefficients uniform in {0, 1}, of identity `id` (the
+    /// key it belongs to: drawn with [`KeyId::sample`] for a key of its own).
+    pub fn binary(n: usize, id: KeyId, rng: &mut Prng) -> LweSecretKey {
         let mut s = Zeroizing::new(vec![0u64; n]);
         let mut word = 0u64;
         for (i, v) in s.iter_mut().enumerate() {
@@ -61,16 +74,23 @@ impl LweSecretKey {
             word >>= 1;
         }
         word.zeroize();
-        LweSecretKey { s }
+        LweSecretKey { s, id }
     }
 
     /// A key with the given small coefficients, e.g. the concatenated
     /// coefficients of the polynomials of a GLWE or RLWE secret key (the key
-    /// of [`LweCiphertext::sample_extract`]'s output).
-    pub fn from_coefficients(coeffs: &[i64]) -> LweSecretKey {
+    /// of [`LweCiphertext::sample_extract`]'s output), of identity `id`
+    /// (that key's).
+    pub fn from_coefficients(coeffs: &[i64], id: KeyId) -> LweSecretKey {
         LweSecretKey {
             s: Zeroizing::new(coeffs.iter().map(|&c| c as u64).collect()),
+            id,
         }
+    }
+
+    /// The identity of the key, carried by its ciphertexts.
+    pub fn id(&self) -> KeyId {
+        self.id
     }
 
     /// Number of coefficients.
@@ -115,6 +135,7 @@ impl LweSecretKey {
             stream,
             dimension: ct.a.len(),
             b: ct.b,
+            key_id: self.id,
         })
     }
 
@@ -128,11 +149,17 @@ impl LweSecretKey {
     ) -> Result<LweCiphertext> {
         let e = sample_wide_gaussian(1, sigma * TWO_POW_64, noise)?;
         let b = dot(&a, &self.s).wrapping_add(m).wrapping_add(e[0] as u64);
-        Ok(LweCiphertext { a, b })
+        Ok(LweCiphertext {
+            a,
+            b,
+            key_id: self.id,
+        })
     }
 
-    /// The phase b - <a, s> mod 2^64: message plus noise.
+    /// The phase b - <a, s> mod 2^64: message plus noise (a ciphertext of
+    /// another key is refused).
     pub fn phase(&self, ct: &LweCiphertext) -> Result<u64> {
+        self.id.check("an LWE ciphertext to decrypt", ct.key_id)?;
         if ct.a.len() != self.s.len() {
             return Err(dimension_mismatch(self.s.len(), ct.a.len()));
         }
@@ -150,13 +177,16 @@ fn dimension_mismatch(expected: usize, got: usize) -> Error {
     Error::InvalidParameter(format!("LWE dimension {got} where {expected} is expected"))
 }
 
-/// An LWE ciphertext modulo 2^64: mask `a` and body `b`, phase b - <a, s>.
+/// An LWE ciphertext modulo 2^64: mask `a` and body `b`, phase b - <a, s>,
+/// under the key of identity `key_id`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LweCiphertext {
     /// The mask, one word per key coefficient.
     pub a: Vec<u64>,
     /// The body.
     pub b: u64,
+    /// The identity of the key it is under.
+    pub key_id: KeyId,
 }
 
 /// The mask of a seed-compressed LWE ciphertext: `n` words of stream `stream`
@@ -180,6 +210,8 @@ pub struct CompressedLweCiphertext {
     pub dimension: usize,
     /// The body.
     pub b: u64,
+    /// The identity of the key it is under.
+    pub key_id: KeyId,
 }
 
 impl CompressedLweCiphertext {
@@ -188,6 +220,7 @@ impl CompressedLweCiphertext {
         LweCiphertext {
             a: seeded_mask(self.seed, self.stream, self.dimension),
             b: self.b,
+            key_id: self.key_id,
         }
     }
 }
@@ -204,11 +237,14 @@ pub struct SwitchedLwe {
 }
 
 impl LweCiphertext {
-    /// The noiseless encryption (0, m) of torus value m, of dimension n.
-    pub fn trivial(n: usize, m: u64) -> LweCiphertext {
+    /// The noiseless encryption (0, m) of torus value m, of dimension n,
+    /// for the key of identity `key_id` (it decrypts under any key, but
+    /// combines only with that key's values).
+    pub fn trivial(n: usize, m: u64, key_id: KeyId) -> LweCiphertext {
         LweCiphertext {
             a: vec![0; n],
             b: m,
+            key_id,
         }
     }
 
@@ -218,6 +254,7 @@ impl LweCiphertext {
     }
 
     fn check_same(&self, other: &LweCiphertext) -> Result<()> {
+        self.key_id.check("an LWE ciphertext", other.key_id)?;
         if self.a.len() != other.a.len() {
             return Err(dimension_mismatch(self.a.len(), other.a.len()));
         }
@@ -268,7 +305,8 @@ impl LweCiphertext {
     /// (masks A_1..A_k, body B) modulo the odd modulus q, in coefficient form,
     /// whose phase is B - sum A_i S_i in Z_q[X]/(X^N + 1), as an LWE
     /// ciphertext modulo 2^64 under the key made of the concatenated
-    /// coefficients of S_1..S_k. Each value v is scaled to round(v 2^64 / q):
+    /// coefficients of S_1..S_k, whose identity `key_id` (the GLWE key's)
+    /// the result carries. Each value v is scaled to round(v 2^64 / q):
     /// the phase is scaled with it (plus at most 1/2 per term of rounding).
     ///
     /// An RLWE ciphertext (c0, c1) with phase c0 + c1 s passes mask -c1.
@@ -277,6 +315,7 @@ impl LweCiphertext {
         body: &[u64],
         q: u64,
         index: usize,
+        key_id: KeyId,
     ) -> Result<LweCiphertext> {
         let n = body.len();
         if q < 3 || q % 2 == 0 || n == 0 || index >= n {
@@ -309,17 +348,20 @@ impl LweCiphertext {
         Ok(LweCiphertext {
             a,
             b: scale(body[index]),
+            key_id,
         })
     }
 
     /// Sample extraction of an RLWE ciphertext (c0, c1) with phase
     /// c0 + c1 s over one prime (BFV or CKKS at their last level, in either
     /// representation): coefficients `indices` as LWE ciphertexts under the
-    /// coefficients of s (see [`LweCiphertext::sample_extract`]).
+    /// coefficients of s, of identity `key_id` (the ciphertext's key's; see
+    /// [`LweCiphertext::sample_extract`]).
     pub fn sample_extract_rlwe(
         c0: &Poly,
         c1: &Poly,
         indices: &[usize],
+        key_id: KeyId,
     ) -> Result<Vec<LweCiphertext>> {
         if c0.basis().len() != 1 || c1.basis().primes() != c0.basis().primes() {
             return invalid("sample extraction needs both polynomials over the same single prime");
@@ -336,7 +378,7 @@ impl LweCiphertext {
         mask.to_coefficient()?;
         indices
             .iter()
-            .map(|&i| Self::sample_extract(&[mask.limb(0)], body.limb(0), q, i))
+            .map(|&i| Self::sample_extract(&[mask.limb(0)], body.limb(0), q, i, key_id))
             .collect()
     }
 
@@ -375,7 +417,8 @@ impl LweCiphertext {
         Ok(SwitchedLwe { log_modulus, a, b })
     }
 
-    /// Appends the serialized body: n: u32 | a: n x u64 | b: u64.
+    /// Appends the serialized body: n: u32 | a: n x u64 | b: u64 (not the
+    /// key identity: the container holds it).
     pub fn write_body(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&(self.a.len() as u32).to_le_bytes());
         for v in &self.a {
@@ -384,8 +427,9 @@ impl LweCiphertext {
         out.extend_from_slice(&self.b.to_le_bytes());
     }
 
-    /// Reads a body written by [`LweCiphertext::write_body`] of dimension `n`.
-    pub fn read_body(r: &mut Reader<'_>, n: usize) -> Result<LweCiphertext> {
+    /// Reads a body written by [`LweCiphertext::write_body`] of dimension `n`,
+    /// under the key of identity `key_id` (stored by the container).
+    pub fn read_body(r: &mut Reader<'_>, n: usize, key_id: KeyId) -> Result<LweCiphertext> {
         let got = r.u32()? as usize;
         if got != n {
             return Err(Error::Malformed(format!(
@@ -397,7 +441,11 @@ impl LweCiphertext {
             .chunks_exact(8)
             .map(|c| u64::from_le_bytes(c.try_into().expect("8-byte chunk")))
             .collect();
-        Ok(LweCiphertext { a, b: r.u64()? })
+        Ok(LweCiphertext {
+            a,
+            b: r.u64()?,
+            key_id,
+        })
     }
 }
 
@@ -467,18 +515,21 @@ unsafe fn sub_scaled_avx2(acc: &mut [u32], row: &[u32], d: u32) {
 
 /// The switched ciphertext from the top halves of -sum d row (the
 /// accumulator) and the input body, whose low bits the key never touches.
-fn widen(mut acc: Vec<u32>, b: u64) -> LweCiphertext {
+fn widen(mut acc: Vec<u32>, b: u64, key_id: KeyId) -> LweCiphertext {
     let body = acc.pop().unwrap_or(0);
     LweCiphertext {
         a: acc.into_iter().map(|w| (w as u64) << 32).collect(),
         b: b.wrapping_add((body as u64) << 32),
+        key_id,
     }
 }
 
 /// An LWE key-switching key from an input key of dimension n_in to an output
 /// key of dimension n_out: for each input coefficient i and level j, an
 /// encryption of s_in[i] 2^(64 - base_log (j + 1)) under s_out. The masks come
-/// from `seed` (serialized keys store only the bodies).
+/// from `seed` (serialized keys store only the bodies). It carries the
+/// identities of both keys: it takes only ciphertexts of the input key and
+/// gives ciphertexts of the output key.
 ///
 /// Every word is kept as its top 32 bits, rounded: the decomposition uses at
 /// most 32 bits, so each gadget multiple of a key bit is a multiple of 2^32,
@@ -491,6 +542,8 @@ pub struct LweKeySwitchKey {
     levels: u32,
     input_dimension: usize,
     output_dimension: usize,
+    input_id: KeyId,
+    output_id: KeyId,
     seed: Seed,
     /// (n_in x levels) rows of n_out mask words then the body, top halves.
     rows: Vec<u32>,
@@ -558,9 +611,21 @@ impl LweKeySwitchKey {
             levels,
             input_dimension: n_in,
             output_dimension: n_out,
+            input_id: input.id,
+            output_id: output.id,
             seed,
             rows,
         })
+    }
+
+    /// The identity of the input key, whose ciphertexts it takes.
+    pub fn input_id(&self) -> KeyId {
+        self.input_id
+    }
+
+    /// The identity of the output key, whose ciphertexts it gives.
+    pub fn output_id(&self) -> KeyId {
+        self.output_id
     }
 
     /// The input key's dimension.
@@ -584,11 +649,10 @@ impl LweKeySwitchKey {
     }
 
     /// Switches `ct` (under the input key) to the output key: the phase is
-    /// kept up to the decomposition's rounding and the key's noise.
+    /// kept up to the decomposition's rounding and the key's noise. A
+    /// ciphertext of another key is refused.
     pub fn switch(&self, ct: &LweCiphertext) -> Result<LweCiphertext> {
-        if ct.a.len() != self.input_dimension {
-            return Err(dimension_mismatch(self.input_dimension, ct.a.len()));
-        }
+        self.check_input(ct)?;
         // The switch streams the whole key from memory: with an idle second
         // thread each half of the input coefficients streams its half of
         // the key into its own sum. Wrapping u32 sums are exact, so the
@@ -606,7 +670,17 @@ impl LweKeySwitchKey {
         } else {
             self.accumulate(&ct.a, 0)
         };
-        Ok(widen(acc, ct.b))
+        Ok(widen(acc, ct.b, self.output_id))
+    }
+
+    /// Refuses a ciphertext of another key or dimension than the input key's.
+    fn check_input(&self, ct: &LweCiphertext) -> Result<()> {
+        self.input_id
+            .check("an LWE ciphertext to key-switch", ct.key_id)?;
+        if ct.a.len() != self.input_dimension {
+            return Err(dimension_mismatch(self.input_dimension, ct.a.len()));
+        }
+        Ok(())
     }
 
     /// -sum d_ij row_ij (mod 2^32) over the mask words `a` of input
@@ -636,9 +710,7 @@ impl LweKeySwitchKey {
     /// words) is far larger than the caches, so a single switch streams it
     /// from memory; a few ciphertexts together share that traffic.
     pub fn switch_many(&self, cts: &[&LweCiphertext]) -> Result<Vec<LweCiphertext>> {
-        if let Some(ct) = cts.iter().find(|c| c.a.len() != self.input_dimension) {
-            return Err(dimension_mismatch(self.input_dimension, ct.a.len()));
-        }
+        cts.iter().try_for_each(|ct| self.check_input(ct))?;
         if let [ct] = cts {
             return Ok(vec![self.switch(ct)?]);
         }
@@ -660,7 +732,7 @@ impl LweKeySwitchKey {
         Ok(accs
             .into_iter()
             .zip(cts)
-            .map(|(acc, ct)| widen(acc, ct.b))
+            .map(|(acc, ct)| widen(acc, ct.b, self.output_id))
             .collect())
     }
 
@@ -686,13 +758,14 @@ impl LweKeySwitchKey {
     /// have exactly the expected shape and bodies that are multiples of 2^32
     /// (so that a loaded key re-encodes to its bytes; keys written before the
     /// 32-bit storage are refused and must be generated again); the masks
-    /// are regenerated from the seed.
+    /// are regenerated from the seed. The body holds no identities: `ids`
+    /// (input, output), stored by the container, are the loaded key's.
     pub fn read_body(
         r: &mut Reader<'_>,
         base_log: u32,
         levels: u32,
-        n_in: usize,
-        n_out: usize,
+        (n_in, n_out): (usize, usize),
+        (input_id, output_id): (KeyId, KeyId),
     ) -> Result<LweKeySwitchKey> {
         let got = [r.u32()?, r.u32()?, r.u32()?, r.u32()?];
         if got != [base_log, levels, n_in as u32, n_out as u32] {
@@ -724,6 +797,8 @@ impl LweKeySwitchKey {
             levels,
             input_dimension: n_in,
             output_dimension: n_out,
+            input_id,
+            output_id,
             seed,
             rows,
         })
@@ -794,8 +869,8 @@ mod tests {
         let (one, two) = (pool(1), pool(2));
         let mut rng = Prng::from_seed([11; 32]);
         for n_in in [2048, 1001] {
-            let input = LweSecretKey::binary(n_in, &mut rng);
-            let output = LweSecretKey::binary(630, &mut rng);
+            let input = LweSecretKey::binary(n_in, KeyId::sample(&mut rng), &mut rng);
+            let output = LweSecretKey::binary(630, KeyId::sample(&mut rng), &mut rng);
             let ksk =
                 LweKeySwitchKey::generate(&input, &output, 3, 5, 2f64.powi(-40), &mut rng).unwrap();
             for m in [0u64, 1 << 60, 5 << 59, u64::MAX << 61] {
@@ -818,7 +893,7 @@ mod tests {
     #[test]
     fn compressed_encryption_takes_its_mask_from_the_seed_and_its_noise_elsewhere() {
         let mut rng = Prng::from_seed([9; 32]);
-        let key = LweSecretKey::binary(630, &mut rng);
+        let key = LweSecretKey::binary(630, KeyId::sample(&mut rng), &mut rng);
         let (seed, m, sigma) = ([5; 32], 3u64 << 61, 2f64.powi(-30));
         let mut noise = Prng::from_seed([1; 32]);
         let ct = key

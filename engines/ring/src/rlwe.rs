@@ -134,10 +134,11 @@ impl RlweSecret {
         KeySwitchKey::galois_set(ks, &self.secret, elements, &mut Prng::from_os()?)
     }
 
-    /// The coefficients as an LWE key (dimension n): the key of a sample
-    /// extracted from a ciphertext under this secret. Secret.
+    /// The coefficients as an LWE key (dimension n) of this secret's
+    /// identity: the key of a sample extracted from a ciphertext under this
+    /// secret. Secret.
     pub fn lwe_key(&self) -> LweSecretKey {
-        LweSecretKey::from_coefficients(self.secret.coeffs())
+        LweSecretKey::from_coefficients(self.secret.coeffs(), self.id())
     }
 
     /// The ring secret (its coefficients).

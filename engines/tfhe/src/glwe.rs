@@ -433,17 +433,14 @@ impl GlweSecretKey {
     pub fn generate(params: &TfheParameters) -> Result<GlweSecretKey> {
         let ctx = crate::keys::context(params)?;
         let mut rng = Prng::from_os()?;
-        let lwe = LweSecretKey::binary(ctx.k * ctx.n, &mut rng);
-        GlweSecretKey::from_lwe_key(ctx, lwe, KeyId::sample(&mut rng))
+        let id = KeyId::sample(&mut rng);
+        let lwe = LweSecretKey::binary(ctx.k * ctx.n, id, &mut rng);
+        GlweSecretKey::from_lwe_key(ctx, lwe)
     }
 
-    /// The GLWE key of identity `key` whose coefficients (two's complement,
-    /// k N of them) are those of `lwe`.
-    pub(crate) fn from_lwe_key(
-        ctx: Arc<GlweContext>,
-        lwe: LweSecretKey,
-        key: KeyId,
-    ) -> Result<GlweSecretKey> {
+    /// The GLWE key whose coefficients (two's complement, k N of them) and
+    /// identity are those of `lwe`.
+    pub(crate) fn from_lwe_key(ctx: Arc<GlweContext>, lwe: LweSecretKey) -> Result<GlweSecretKey> {
         if lwe.dimension() != ctx.k * ctx.n {
             return Err(Error::Mismatch(format!(
                 "an LWE key of dimension {} for a GLWE key of k N = {}",
@@ -460,7 +457,12 @@ impl GlweSecretKey {
         for p in ntt.chunks_mut(ctx.n) {
             ctx.plan.forward(p)?;
         }
-        Ok(GlweSecretKey { ctx, key, ntt, lwe })
+        Ok(GlweSecretKey {
+            ctx,
+            key: lwe.id(),
+            ntt,
+            lwe,
+        })
     }
 
     /// The decomposition of the GGSWs this key encrypts.
@@ -469,7 +471,8 @@ impl GlweSecretKey {
     }
 
     /// The key's LWE view: the coefficients of S_1..S_k concatenated
-    /// (dimension k N), the key of [`GlweCiphertext::sample_extract`]'s output.
+    /// (dimension k N) of this key's identity, the key of
+    /// [`GlweCiphertext::sample_extract`]'s output.
     pub fn lwe_key(&self) -> &LweSecretKey {
         &self.lwe
     }
@@ -796,10 +799,11 @@ impl GlweCiphertext {
     }
 
     /// Sample extraction of coefficient `index`: an LWE ciphertext modulo
-    /// 2^64 of dimension k N under [`GlweSecretKey::lwe_key`], of phase
-    /// round(phase_index 2^64 / q) up to k N / 2 units of rounding.
+    /// 2^64 of dimension k N under [`GlweSecretKey::lwe_key`] (it carries
+    /// this ciphertext's key identity), of phase round(phase_index 2^64 / q)
+    /// up to k N / 2 units of rounding.
     pub fn sample_extract(&self, index: usize) -> Result<LweCiphertext> {
-        sample_extract(&self.ctx, &self.data, index)
+        sample_extract(&self.ctx, &self.data, index, self.key)
     }
 }
 
@@ -946,11 +950,13 @@ impl GgswCiphertext {
 }
 
 /// Sample extraction of coefficient `index` of the GLWE `glwe` (coefficient
-/// form, (k + 1) N words): see [`GlweCiphertext::sample_extract`].
+/// form, (k + 1) N words) under the key of identity `key`: see
+/// [`GlweCiphertext::sample_extract`].
 pub(crate) fn sample_extract(
     ctx: &GlweContext,
     glwe: &[u64],
     index: usize,
+    key: KeyId,
 ) -> Result<LweCiphertext> {
     let (k, n) = (ctx.k, ctx.n);
     if glwe.len() != ctx.glwe_len() {
@@ -962,6 +968,7 @@ pub(crate) fn sample_extract(
         &glwe[k * n..],
         ctx.q(),
         index,
+        key,
     )?)
 }
 

@@ -209,10 +209,10 @@ impl ClientKey {
         )?);
         r.finish()?;
         let ctx = context(&params)?;
-        let big = LweSecretKey::from_coefficients(&big);
-        let glwe = GlweSecretKey::from_lwe_key(ctx.clone(), big, id)?;
+        let big = LweSecretKey::from_coefficients(&big, id);
+        let glwe = GlweSecretKey::from_lwe_key(ctx.clone(), big)?;
         Ok(ClientKey {
-            small: LweSecretKey::from_coefficients(&small),
+            small: LweSecretKey::from_coefficients(&small, id),
             params,
             id,
             ctx,
@@ -282,8 +282,8 @@ impl ServerKey {
             &mut r,
             params.ks_base_log,
             params.ks_levels,
-            k * n,
-            params.lwe_dimension,
+            (k * n, params.lwe_dimension),
+            (id, id),
         )?;
         r.finish()?;
         Ok(ServerKey::new(params, id, ctx, bsk_seed, bsk, ksk))
@@ -318,7 +318,8 @@ impl Ciphertext {
 
     fn read_body(r: &mut Reader<'_>, params: &TfheParameters, owner: Owner) -> Result<Ciphertext> {
         let (degree, noise_level) = read_metadata(r, params)?;
-        let lwe = LweCiphertext::read_body(r, params.glwe_dimension * params.polynomial_size)?;
+        let n = params.glwe_dimension * params.polynomial_size;
+        let lwe = LweCiphertext::read_body(r, n, owner.key)?;
         Ok(Ciphertext {
             lwe,
             degree,
@@ -424,17 +425,20 @@ impl BoolCiphertext {
     pub fn from_bytes(bytes: &[u8], params: &TfheParameters) -> Result<BoolCiphertext> {
         let mut r = Reader::new(bytes);
         let owner = read_value_header(&mut r, KIND_BOOL, params)?;
-        let lwe = LweCiphertext::read_body(&mut r, params.glwe_dimension * params.polynomial_size)?;
+        let n = params.glwe_dimension * params.polynomial_size;
+        let lwe = LweCiphertext::read_body(&mut r, n, owner.key)?;
         r.finish()?;
         Ok(BoolCiphertext { lwe, owner })
     }
 }
 
 /// The compressed LWE ciphertext of stream `stream` under `seed` whose body
-/// comes next, of the dimension of the set's big key.
+/// comes next, of the dimension of the set's big key and the identity of
+/// `owner`'s key.
 fn read_compressed_lwe(
     r: &mut Reader<'_>,
     params: &TfheParameters,
+    owner: Owner,
     seed: triskel_ring::Seed,
     stream: u64,
 ) -> Result<CompressedLweCiphertext> {
@@ -443,6 +447,7 @@ fn read_compressed_lwe(
         stream,
         dimension: params.glwe_dimension * params.polynomial_size,
         b: r.u64()?,
+        key_id: owner.key,
     })
 }
 
@@ -470,7 +475,7 @@ impl CompressedCiphertext {
         let owner = read_value_header(&mut r, KIND_COMPRESSED_BLOCK, params)?;
         let seed = r.seed()?;
         let (degree, noise_level) = read_metadata(&mut r, params)?;
-        let lwe = read_compressed_lwe(&mut r, params, seed, 0)?;
+        let lwe = read_compressed_lwe(&mut r, params, owner, seed, 0)?;
         r.finish()?;
         Ok(CompressedCiphertext {
             lwe,
@@ -502,7 +507,7 @@ impl CompressedBoolCiphertext {
         let mut r = Reader::new(bytes);
         let owner = read_value_header(&mut r, KIND_COMPRESSED_BOOL, params)?;
         let seed = r.seed()?;
-        let lwe = read_compressed_lwe(&mut r, params, seed, 0)?;
+        let lwe = read_compressed_lwe(&mut r, params, owner, seed, 0)?;
         r.finish()?;
         Ok(CompressedBoolCiphertext { lwe, owner })
     }
@@ -538,7 +543,7 @@ impl CompressedRadixCiphertext {
             let (degree, noise_level) = read_metadata(&mut r, params)?;
             check_clean(degree, msg)?;
             blocks.push(CompressedCiphertext {
-                lwe: read_compressed_lwe(&mut r, params, seed, i as u64)?,
+                lwe: read_compressed_lwe(&mut r, params, owner, seed, i as u64)?,
                 degree,
                 noise_level,
                 owner,
@@ -617,7 +622,7 @@ impl GlweSecretKey {
         let (_, ctx, key) = read_glwe_header(&mut r, KIND_GLWE_KEY)?;
         let bits = Zeroizing::new(read_bits(&mut r, ctx.k * ctx.n)?);
         r.finish()?;
-        GlweSecretKey::from_lwe_key(ctx, LweSecretKey::from_coefficients(&bits), key)
+        GlweSecretKey::from_lwe_key(ctx, LweSecretKey::from_coefficients(&bits, key))
     }
 }
 

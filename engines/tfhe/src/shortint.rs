@@ -168,10 +168,11 @@ impl ServerKey {
     /// A block holding 1 when the small-key ciphertext's phase is in
     /// [1/2, 1) and 0 in [0, 1/2) (one [`sign_bootstrap`](Self::sign_bootstrap)):
     /// the top bit of a torus value, e.g. a comparison read from another
-    /// engine's coefficients. The input, a bare LWE ciphertext, carries no
-    /// identity (only its dimension is checked): the caller vouches that it
-    /// is under this key's small key (the router checks its transition key's
-    /// TFHE identity against this key's); the block carries this key's.
+    /// engine's coefficients. The input must carry this key's identity (a
+    /// ciphertext of another key is refused with
+    /// [`triskel_ring::Error::KeyMismatch`]), as the output of
+    /// [`key_switch`](Self::key_switch) or of a key-switching key from
+    /// [`ClientKey::key_switching_key_from`] does; the block carries it too.
     pub fn sign_block(&self, small: &LweCiphertext) -> Result<Ciphertext> {
         let (msg, carry, _) = self.moduli()?;
         let half = delta(msg * carry) / 2;
@@ -385,7 +386,7 @@ impl ServerKey {
         if m >= p {
             return Err(Error::OutOfRange(format!("constant {m} outside [0, {p})")));
         }
-        let lwe = LweCiphertext::trivial(self.ctx.k * self.ctx.n, m * delta(p));
+        let lwe = LweCiphertext::trivial(self.ctx.k * self.ctx.n, m * delta(p), self.id);
         Ok(self.block(lwe, m, 0))
     }
 

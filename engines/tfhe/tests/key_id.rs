@@ -228,6 +228,78 @@ fn glwe_objects_of_another_key_are_refused() {
     refused(GLWE, g2.external_product(&trivial), id2, id);
 }
 
+/// `r` is a ring `KeyMismatch` of the check `what` (an entry of
+/// `triskel_ring` itself: LWE keys and key-switching keys).
+#[track_caller]
+fn refused_by_ring<T>(what: &str, r: triskel_ring::Result<T>, expected: KeyId, found: KeyId) {
+    refused(what, r.map_err(Error::Ring), expected, found);
+}
+
+const SWITCH: &str = "an LWE ciphertext to key-switch";
+const SMALL: &str = "a small-key ciphertext";
+
+/// Raw LWE values (a block's LWE ciphertext, a key switch's output, a GLWE
+/// sample extraction, a foreign key's ciphertext) carry their key's
+/// identity: the twin key's are refused by the key switches (one and many),
+/// the sign bootstrap and block, decryption under the big key, and a
+/// key-switching key from a foreign key refuses a ciphertext of a twin of
+/// that foreign key (same coefficients, another identity).
+#[test]
+fn raw_lwe_values_of_another_key_are_refused() {
+    use triskel_ring::LweSecretKey;
+    let (ck, sk) = keys_2_2();
+    let (ck2, sk2) = twin_2_2();
+    let (id, id2) = (ck.key_id(), ck2.key_id());
+    let b = ck.encrypt(1).unwrap();
+    let b2 = ck2.encrypt(1).unwrap();
+    let raw2 = b2.lwe();
+    assert_eq!((b.lwe().key_id, raw2.key_id), (id, id2));
+    refused(SWITCH, sk.key_switch(raw2), id, id2);
+    refused(SWITCH, sk.key_switch_many(&[b.lwe(), raw2]), id, id2);
+    refused_by_ring(
+        "an LWE ciphertext to decrypt",
+        ck.big_key().phase(raw2),
+        id,
+        id2,
+    );
+    let small2 = sk2.key_switch(raw2).unwrap();
+    assert_eq!(small2.key_id, id2);
+    refused(SMALL, sk.sign_bootstrap(&small2, 1 << 58), id, id2);
+    refused(SMALL, sk.sign_block(&small2), id, id2);
+    let small = sk.key_switch_many(&[b.lwe()]).unwrap();
+    assert_eq!(small[0].key_id, id);
+
+    // Sample extraction keeps the GLWE ciphertext's identity.
+    let n = ck.glwe_key().polynomial_size();
+    let g2 = ck2.glwe_key().encrypt(&vec![1; n], 16).unwrap();
+    let e2 = g2.sample_extract(3).unwrap();
+    assert_eq!(e2.key_id, id2);
+    refused_by_ring(
+        "an LWE ciphertext to decrypt",
+        ck.big_key().phase(&e2),
+        id,
+        id2,
+    );
+    ck2.big_key().phase(&e2).unwrap();
+
+    // A key-switching key from a foreign key takes only that key's values
+    // and gives this client's.
+    let mut rng = Prng::from_seed([36; 32]);
+    let coeffs: Vec<i64> = (0..1024).map(|i| [0, 1, -1][i % 3]).collect();
+    let (fid, tid) = (KeyId::sample(&mut rng), KeyId::sample(&mut rng));
+    let foreign = LweSecretKey::from_coefficients(&coeffs, fid);
+    let twin = LweSecretKey::from_coefficients(&coeffs, tid);
+    let ksk = ck.key_switching_key_from(&foreign, 3, 6).unwrap();
+    assert_eq!((ksk.input_id(), ksk.output_id()), (fid, id));
+    let from_twin = twin.encrypt(1 << 61, 2f64.powi(-50), &mut rng).unwrap();
+    refused_by_ring(SWITCH, ksk.switch(&from_twin), fid, tid);
+    refused_by_ring(SWITCH, ksk.switch_many(&[&from_twin]), fid, tid);
+    let ct = foreign.encrypt(1 << 61, 2f64.powi(-50), &mut rng).unwrap();
+    assert_eq!(ksk.switch(&ct).unwrap().key_id, id);
+    let ksk2 = ck2.key_switching_key_from(&foreign, 3, 6).unwrap();
+    refused(SMALL, sk.sign_block(&ksk2.switch(&ct).unwrap()), id, id2);
+}
+
 /// Every serialized kind keeps its identity through a round trip, and a
 /// loaded value is refused by the other key.
 #[test]
@@ -239,7 +311,13 @@ fn serialization_keeps_identities() {
     let loaded = ClientKey::from_bytes(&ck.to_bytes()).unwrap();
     assert_eq!(loaded.key_id(), id);
     assert_eq!(loaded.glwe_key().key_id(), id);
-    assert_eq!(ServerKey::from_bytes(&sk.to_bytes()).unwrap().key_id(), id);
+    let loaded_sk = ServerKey::from_bytes(&sk.to_bytes()).unwrap();
+    assert_eq!(loaded_sk.key_id(), id);
+    // The loaded key-switching key takes the header's identity.
+    let b2 = ck2.encrypt(1).unwrap();
+    refused(SWITCH, loaded_sk.key_switch(b2.lwe()), id, id2);
+    let b = ck.encrypt(1).unwrap();
+    assert_eq!(loaded_sk.key_switch(b.lwe()).unwrap().key_id, id);
 
     let x2 = ck2.encrypt_u8(9).unwrap();
     let back = RadixCiphertext::from_bytes(&x2.to_bytes(), params).unwrap();

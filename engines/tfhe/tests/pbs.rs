@@ -184,7 +184,7 @@ fn sign_blocks_from_a_foreign_key() {
     let (ck, sk) = keys_2_2();
     let mut rng = Prng::from_seed([9; 32]);
     let coeffs: Vec<i64> = (0..1024).map(|i| [0, 1, -1][(i * 7 % 5) % 3]).collect();
-    let foreign = LweSecretKey::from_coefficients(&coeffs);
+    let foreign = LweSecretKey::from_coefficients(&coeffs, triskel_ring::KeyId::sample(&mut rng));
     let ksk = ck.key_switching_key_from(&foreign, 3, 6).unwrap();
     assert_eq!(ksk.output_dimension(), params.lwe_dimension);
     for k in 0..32u64 {
