@@ -14,7 +14,7 @@ use rayon::prelude::*;
 use triskel_kernels::{add_assign, dot, mul_acc, ntt_primes, sub, Modulus, NttPlan};
 use triskel_ring::sampling::sample_wide_gaussian;
 use triskel_ring::{
-    aligned_zeros, AlignedVec, KeyId, LweCiphertext, LweSecretKey, Prng, Seed, CACHE_LINE,
+    aligned_zeros, huge_page_zeros, AlignedVec, KeyId, LweCiphertext, LweSecretKey, Prng, Seed,
 };
 use zeroize::Zeroizing;
 
@@ -1194,30 +1194,11 @@ fn decompose_glwe(ctx: &GlweContext, glwe: &[u64], digits: &mut [u64]) {
     }
 }
 
-/// A zeroed buffer for a bootstrapping key, on a cache line (its rows are
-/// the `dot` kernel's operands) and backed by huge pages where the OS allows:
-/// a blind rotation streams the whole key once, and with 4 KB pages the
-/// hardware prefetcher stops at every page boundary (BENCHMARKS.md). The
-/// advice is given before the zeros are written, while no page is mapped.
+/// A zeroed buffer for a bootstrapping key: on a cache line (its rows are
+/// the `dot` kernel's operands) and on huge pages where the OS allows (a
+/// blind rotation streams the whole key once; BENCHMARKS.md).
 pub(crate) fn key_buffer(len: usize) -> AlignedVec {
-    let mut buf = AlignedVec::with_capacity(CACHE_LINE, len);
-    #[cfg(target_os = "linux")]
-    {
-        const PAGE: usize = 4096;
-        let start = buf.as_mut_ptr() as usize;
-        let first = start.div_ceil(PAGE) * PAGE;
-        let end = (start + len * 8) / PAGE * PAGE;
-        if end > first {
-            // SAFETY: [first, end) is page-aligned and lies inside `buf`'s
-            // allocation (capacity `len`); MADV_HUGEPAGE is advice only (it
-            // changes no contents), and a refusal (e.g. no THP support) is harmless.
-            unsafe {
-                libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE);
-            }
-        }
-    }
-    buf.resize(len, 0);
-    buf
+    huge_page_zeros(len)
 }
 
 /// Generates n GGSW encryptions of the key bits in parallel (rayon); each
