@@ -41,6 +41,7 @@ mod scratch;
 mod security;
 mod serialize;
 
+pub use aligned::{aligned_zeros, huge_page_zeros, AlignedVec, CACHE_LINE};
 pub use basis::{
     allocate_primes, digit_ranges, machine_prime_bits, split_modulus_bits, RnsBasis, MAX_PRIMES,
     NARROW_PRIME_BITS,

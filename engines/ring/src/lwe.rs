@@ -596,6 +596,8 @@ impl LweKeySwitchKey {
         let count = n_in * levels as usize;
         let noise = sample_wide_gaussian(count, sigma * TWO_POW_64, rng)?;
         let mut rows = Vec::with_capacity(count * (n_out + 1));
+        // Streamed whole by every switch: on huge pages (see `aligned`).
+        crate::aligned::advise_huge_pages(rows.spare_capacity_mut());
         for (r, a) in ksk_masks(seed, count, n_out).enumerate() {
             let (i, j) = (r / levels as usize, r % levels as usize);
             let gadget = 1u64 << (64 - base_log * (j as u32 + 1));
@@ -780,6 +782,8 @@ impl LweKeySwitchKey {
         let count = n_in * levels as usize;
         let bodies = r.take(count * 8)?;
         let mut rows = Vec::with_capacity(count * (n_out + 1));
+        // Streamed whole by every switch: on huge pages (see `aligned`).
+        crate::aligned::advise_huge_pages(rows.spare_capacity_mut());
         for (a, b) in ksk_masks(seed, count, n_out).zip(bodies.chunks_exact(8)) {
             let body = u64::from_le_bytes(b.try_into().expect("8-byte chunk"));
             if body as u32 != 0 {

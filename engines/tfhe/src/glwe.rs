@@ -13,7 +13,9 @@ use std::sync::Arc;
 use rayon::prelude::*;
 use triskel_kernels::{add_assign, dot, mul_acc, ntt_primes, sub, Modulus, NttPlan};
 use triskel_ring::sampling::sample_wide_gaussian;
-use triskel_ring::{KeyId, LweCiphertext, LweSecretKey, Prng, Seed};
+use triskel_ring::{
+    aligned_zeros, huge_page_zeros, AlignedVec, KeyId, LweCiphertext, LweSecretKey, Prng, Seed,
+};
 use zeroize::Zeroizing;
 
 use crate::compressed::fresh_seed;
@@ -1065,20 +1067,22 @@ fn rotate_minus_one_map(
     signed_diff(q, out_low, high, cur_low, !negate, f);
 }
 
-/// Scratch space of one external product.
+/// Scratch space of one external product, on cache lines (N >= 256 words
+/// per polynomial, so every polynomial of it starts on one): the NTT kernels
+/// run slower on buffers that straddle them (BENCHMARKS.md, session 15).
 pub(crate) struct Scratch {
-    digits: Vec<u64>,
-    out: Vec<u64>,
+    digits: AlignedVec,
+    out: AlignedVec,
     /// X^shift p - p of one polynomial, for decompositions of l > 1 levels.
-    diff: Vec<u64>,
+    diff: AlignedVec,
 }
 
 impl Scratch {
     pub(crate) fn new(ctx: &GlweContext) -> Scratch {
         Scratch {
-            digits: vec![0; ctx.ggsw_rows() * ctx.n],
-            out: vec![0; ctx.glwe_len()],
-            diff: vec![0; ctx.n],
+            digits: aligned_zeros(ctx.ggsw_rows() * ctx.n),
+            out: aligned_zeros(ctx.glwe_len()),
+            diff: aligned_zeros(ctx.n),
         }
     }
 }
@@ -1197,27 +1201,11 @@ fn decompose_glwe(ctx: &GlweContext, glwe: &[u64], digits: &mut [u64]) {
     }
 }
 
-/// A zeroed buffer for a bootstrapping key, backed by huge pages where the
-/// OS allows: a blind rotation streams the whole key once, and with 4 KB
-/// pages the hardware prefetcher stops at every page boundary (BENCHMARKS.md).
-pub(crate) fn key_buffer(len: usize) -> Vec<u64> {
-    let mut buf = vec![0u64; len];
-    #[cfg(target_os = "linux")]
-    {
-        const PAGE: usize = 4096;
-        let start = buf.as_mut_ptr() as usize;
-        let first = start.div_ceil(PAGE) * PAGE;
-        let end = (start + len * 8) / PAGE * PAGE;
-        if end > first {
-            // SAFETY: [first, end) is page-aligned and lies inside `buf`'s
-            // allocation; MADV_HUGEPAGE is advice only (it changes no
-            // contents), and a refusal (e.g. no THP support) is harmless.
-            unsafe {
-                libc::madvise(first as *mut libc::c_void, end - first, libc::MADV_HUGEPAGE);
-            }
-        }
-    }
-    buf
+/// A zeroed buffer for a bootstrapping key: on a cache line (its rows are
+/// the `dot` kernel's operands) and on huge pages where the OS allows (a
+/// blind rotation streams the whole key once; BENCHMARKS.md).
+pub(crate) fn key_buffer(len: usize) -> AlignedVec {
+    huge_page_zeros(len)
 }
 
 /// Generates n GGSW encryptions of the key bits in parallel (rayon); each
@@ -1227,7 +1215,7 @@ pub(crate) fn generate_ggsws(
     bits: &[u64],
     seed: Seed,
     rng: &mut Prng,
-) -> Result<Vec<u64>> {
+) -> Result<AlignedVec> {
     let ctx = &key.ctx;
     let per = ctx.ggsw_rows() * ctx.glwe_len();
     let mut out = key_buffer(bits.len() * per);
@@ -1246,6 +1234,28 @@ pub(crate) fn generate_ggsws(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every kernel buffer of a bootstrap starts on a cache line: the
+    /// scratch (digits, NTT outputs, differences), its polynomials, and the
+    /// bootstrapping key and its GGSWs, for small and mapped (> 128 KB) sizes.
+    #[test]
+    fn bootstrap_buffers_start_on_cache_lines() {
+        let on_line = |p: &[u64]| p.as_ptr() as usize % 64 == 0;
+        for (k, n, levels) in [(1, 2048, 1), (2, 1024, 1), (1, 8192, 2)] {
+            let ctx = GlweContext::new("test", k, n, 50, (15, levels), 1e-14).unwrap();
+            let s = Scratch::new(&ctx);
+            for buf in [&s.digits, &s.out, &s.diff] {
+                assert!(buf.chunks(n).all(on_line), "k {k} N {n}");
+            }
+            let per = ctx.ggsw_rows() * ctx.glwe_len();
+            for ggsws in [1, 3, 100] {
+                let key = key_buffer(ggsws * per);
+                assert_eq!(key.len(), ggsws * per);
+                assert!(key.iter().all(|&v| v == 0));
+                assert!(key.chunks(n).all(on_line), "{ggsws} GGSWs, N {n}");
+            }
+        }
+    }
 
     /// The constant-time quotient equals the hardware one, edges included.
     #[test]

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use rayon::prelude::*;
 use triskel_ring::{
-    CompressedLweCiphertext, KeyId, LweCiphertext, LweKeySwitchKey, LweSecretKey, Prng, Seed,
-    SwitchedLwe,
+    aligned_zeros, AlignedVec, CompressedLweCiphertext, KeyId, LweCiphertext, LweKeySwitchKey,
+    LweSecretKey, Prng, Seed, SwitchedLwe,
 };
 
 use crate::error::{Error, Result};
@@ -74,7 +74,7 @@ pub struct ServerKey {
     pub(crate) id: KeyId,
     pub(crate) ctx: Arc<GlweContext>,
     pub(crate) bsk_seed: Seed,
-    pub(crate) bsk: Vec<u64>,
+    pub(crate) bsk: AlignedVec,
     pub(crate) ksk: LweKeySwitchKey,
     /// NTT(X^e - 1) for the multi-bit steps (multi-bit sets only).
     monomials: Option<Monomials>,
@@ -261,7 +261,7 @@ impl ServerKey {
         id: KeyId,
         ctx: Arc<GlweContext>,
         bsk_seed: Seed,
-        bsk: Vec<u64>,
+        bsk: AlignedVec,
         ksk: LweKeySwitchKey,
     ) -> ServerKey {
         let monomials = (params.grouping == 2).then(|| Monomials::new(&ctx));
@@ -332,13 +332,13 @@ impl ServerKey {
 
     /// Blind rotation of the test vector by the switched ciphertext's phase:
     /// a GLWE (coefficient form) whose constant coefficient is tv[phase].
-    pub(crate) fn blind_rotate(&self, sw: &SwitchedLwe, tv: &TestVector) -> Result<Vec<u64>> {
+    pub(crate) fn blind_rotate(&self, sw: &SwitchedLwe, tv: &TestVector) -> Result<AlignedVec> {
         let ctx = &self.ctx;
         let (k, n) = (ctx.k, ctx.n);
         if sw.a.len() != self.params.lwe_dimension || sw.log_modulus != (2 * n).trailing_zeros() {
             return Err(Error::Mismatch("switched ciphertext shape".into()));
         }
-        let mut acc = vec![0u64; ctx.glwe_len()];
+        let mut acc = aligned_zeros(ctx.glwe_len());
         let two_n = 2 * n;
         rotate(
             &ctx.modulus,
@@ -734,7 +734,7 @@ mod tests {
             for parallel in [false, true].into_iter().filter(|_| i < 4) {
                 let mut other = start.clone();
                 sk.rotate_by_mask(&sw.a, &mut other, parallel).unwrap();
-                assert_eq!(other, acc, "parallel = {parallel}");
+                assert_eq!(other[..], acc[..], "parallel = {parallel}");
             }
             sum += rotation_error_squares(ck, sk, &acc, &tv, switched);
             count += n;

@@ -23,6 +23,7 @@
 //! pair in sequence, with the same result.
 
 use triskel_kernels::dot;
+use triskel_ring::aligned_zeros;
 use zeroize::Zeroizing;
 
 use crate::error::Result;
@@ -165,8 +166,8 @@ fn rotate_pairs(
         Ok(())
     };
     let mut scratch = Scratch::new(ctx);
-    let mut monomials = vec![0u64; PATTERNS * ctx.n];
-    let (mut current, mut next) = (vec![0u64; batch * per], vec![0u64; batch * per]);
+    let mut monomials = aligned_zeros(PATTERNS * ctx.n);
+    let (mut current, mut next) = (aligned_zeros(batch * per), aligned_zeros(batch * per));
     if let Some(first) = batches.first() {
         combine_batch(first, &mut monomials, &mut current)?;
     }
