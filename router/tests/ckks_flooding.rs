@@ -283,10 +283,22 @@ fn the_session_refuses_the_flooded_release_beyond_alpha() {
     // The third flood (the same keys: no new rotation or relinearization).
     let third = keys.run(&mut half_plan, &inputs()).unwrap();
     let got = reals(third.get("half"));
-    assert!(got
-        .iter()
-        .zip(&expected()[0].1)
-        .all(|(g, w)| (g - w).abs() < 1.0));
+    // Within 7 slot deviations of the flood (as in `flooded_releases`): at B = 2^8 the
+    // deviation is about 0.35, so a fixed bound of 1.0 failed about 3 % of runs.
+    let params = half_plan.ckks().unwrap();
+    let n = 2 * params.slots();
+    let flooding = Flooding {
+        decryptions: 3,
+        ..Flooding::new(8.0)
+    };
+    let sd =
+        (n as f64 / 2.0).sqrt() * flooding.sigma(n).unwrap() / f64::exp2(params.log_scale() as f64);
+    assert!(
+        got.iter()
+            .zip(&expected()[0].1)
+            .all(|(g, w)| (g - w).abs() < 7.0 * sd),
+        "{got:?}, sd {sd:e}"
+    );
     // An audit of it would be the fourth.
     exhausted(keys.released_whole("half").map(drop), 3, 1);
     exhausted(keys.run(&mut half_plan, &inputs()).map(drop), 3, 1);
