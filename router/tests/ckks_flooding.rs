@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use common::mul_chain;
 
-use triskel::ckks::Flooding;
+use triskel::ckks::{CkksParameters, Flooding};
 use triskel::{CostModel, Error, Kind, PlainValue, PlanOptions, Program, Scalar, Session};
 
 const REAL8: Kind = Kind::Real { len: 8 };
@@ -44,6 +44,13 @@ fn expected() -> [(&'static str, Vec<f64>); 2] {
     ]
 }
 
+/// The deviation of each slot's real part under `flooding` in `params`: a
+/// Gaussian of deviation sqrt(N / 2) sigma / scale.
+fn slot_deviation(params: &CkksParameters, flooding: &Flooding) -> f64 {
+    let n = 2 * params.slots();
+    (n as f64 / 2.0).sqrt() * flooding.sigma(n).unwrap() / f64::exp2(params.log_scale() as f64)
+}
+
 fn reals(v: Option<&PlainValue>) -> Vec<f64> {
     match v {
         Some(PlainValue::Reals(r)) => r.clone(),
@@ -72,10 +79,8 @@ fn flooded_releases(options: PlanOptions) -> (String, f64) {
         ..Flooding::new(b)
     };
     let params = plan.ckks().unwrap().clone();
-    let n = 2 * params.slots();
-    let sigma = flooding.sigma(n).unwrap();
-    // Each slot's real part: a Gaussian of deviation sqrt(N / 2) sigma / scale.
-    let sd = (n as f64 / 2.0).sqrt() * sigma / f64::exp2(params.log_scale() as f64);
+    let sigma = flooding.sigma(2 * params.slots()).unwrap();
+    let sd = slot_deviation(&params, &flooding);
 
     eprintln!(
         "{}: B = 2^{b:.2}, sigma = 2^{:.2}, slot deviation {sd:.2e}",
@@ -261,21 +266,19 @@ fn the_session_refuses_the_flooded_release_beyond_alpha() {
     let x = half.input("x", Kind::Real { len: 5 }).unwrap();
     let h = half.mul_scalar(x, Scalar::Real(0.5)).unwrap();
     half.output("half", h).unwrap();
-    let mut keys = session();
-    keys.flood_ckks_releases(Some(Flooding {
+    let flooding = Flooding {
         decryptions: 3,
         ..Flooding::new(8.0)
-    }));
+    };
+    let mut keys = session();
+    keys.flood_ckks_releases(Some(flooding));
     let mut plan = keys.plan(&p).unwrap();
     let mut half_plan = keys.plan(&half).unwrap();
     assert_eq!(plan.ckks(), half_plan.ckks());
     // Plain runs do not count.
     keys.flood_ckks_releases(None);
     keys.run(&mut plan, &inputs()).unwrap();
-    keys.flood_ckks_releases(Some(Flooding {
-        decryptions: 3,
-        ..Flooding::new(8.0)
-    }));
+    keys.flood_ckks_releases(Some(flooding));
     keys.run(&mut plan, &inputs()).unwrap();
     // Two more would make four: refused, and nothing is released.
     exhausted(keys.run(&mut plan, &inputs()).map(drop), 2, 2);
@@ -285,14 +288,7 @@ fn the_session_refuses_the_flooded_release_beyond_alpha() {
     let got = reals(third.get("half"));
     // Within 7 slot deviations of the flood (as in `flooded_releases`): at B = 2^8 the
     // deviation is about 0.35, so a fixed bound of 1.0 failed about 3 % of runs.
-    let params = half_plan.ckks().unwrap();
-    let n = 2 * params.slots();
-    let flooding = Flooding {
-        decryptions: 3,
-        ..Flooding::new(8.0)
-    };
-    let sd =
-        (n as f64 / 2.0).sqrt() * flooding.sigma(n).unwrap() / f64::exp2(params.log_scale() as f64);
+    let sd = slot_deviation(half_plan.ckks().unwrap(), &flooding);
     assert!(
         got.iter()
             .zip(&expected()[0].1)

@@ -9,7 +9,7 @@
 mod common;
 use std::sync::OnceLock;
 
-use common::{keys_2_2, radix_entries};
+use common::{keys_2_2, radix_entries, seeded_keys_2_2};
 use triskel_ring::{KeyId, Prng};
 use triskel_tfhe::{
     BoolCiphertext, Ciphertext, ClientKey, CompressedBoolCiphertext, CompressedCiphertext,
@@ -21,12 +21,7 @@ use triskel_tfhe::{
 /// A second 2_2 key pair (the twin of `keys_2_2`).
 fn twin_2_2() -> &'static (ClientKey, ServerKey) {
     static KEYS: OnceLock<(ClientKey, ServerKey)> = OnceLock::new();
-    KEYS.get_or_init(|| {
-        let mut rng = Prng::from_seed([31; 32]);
-        let ck = ClientKey::generate_with(&TfheParameters::message_2_carry_2(), &mut rng).unwrap();
-        let sk = ck.server_key_with(&mut rng).unwrap();
-        (ck, sk)
-    })
+    KEYS.get_or_init(|| seeded_keys_2_2(31))
 }
 
 /// `r` is a `KeyMismatch` of the check `what`: a value of identity `found`

@@ -11,12 +11,15 @@ use triskel_tfhe::{
 /// share of a short test).
 pub fn keys_2_2() -> &'static (ClientKey, ServerKey) {
     static KEYS: OnceLock<(ClientKey, ServerKey)> = OnceLock::new();
-    KEYS.get_or_init(|| {
-        let mut rng = Prng::from_seed([6; 32]);
-        let ck = ClientKey::generate_with(&TfheParameters::message_2_carry_2(), &mut rng).unwrap();
-        let sk = ck.server_key_with(&mut rng).unwrap();
-        (ck, sk)
-    })
+    KEYS.get_or_init(|| seeded_keys_2_2(6))
+}
+
+/// A 2_2 key pair from a generator seeded with `seed` bytes.
+pub fn seeded_keys_2_2(seed: u8) -> (ClientKey, ServerKey) {
+    let mut rng = Prng::from_seed([seed; 32]);
+    let ck = ClientKey::generate_with(&TfheParameters::message_2_carry_2(), &mut rng).unwrap();
+    let sk = ck.server_key_with(&mut rng).unwrap();
+    (ck, sk)
 }
 
 /// Every radix entry of `ck` and `sk` given the 8-bit integer `x` of other
