@@ -293,25 +293,46 @@ impl DivRound {
         drop_ntt: bool,
     ) -> Result<()> {
         let n = self.keep.n();
-        if drop_ntt {
-            par::try_limbs(drop, n, |i, l| Ok(self.drop.plan(i).inverse(l)?))?;
-        }
-        let drop = &*drop;
-        let scaled = self.conv.scale_inputs(drop)?;
+        let scaled = self.prepare_drop(drop, drop_ntt)?;
         let ys = scaled.as_deref().unwrap_or(drop);
         par::try_limbs_with(
             keep,
             n,
             || Scratch::for_overwrite(n),
-            |x_c, i, l| {
-                self.conv.convert_limb(i, ys, x_c, true)?;
-                if keep_ntt {
-                    self.keep.plan(i).forward(x_c)?;
-                }
-                let m = self.keep.modulus(i);
-                k::sub_assign(m, l, x_c)?;
-                Ok(k::mul_scalar_assign(m, l, self.d_inv[i])?)
-            },
+            |x_c, i, l| self.finish_limb(i, ys, l, keep_ntt, x_c),
         )
+    }
+
+    /// The first step on the dropped part (overwritten, brought to
+    /// coefficient form): the scaled inputs of the conversion to `keep`, or
+    /// `None` when `drop` is one prime (then pass `drop` itself to
+    /// [`finish_limb`](Self::finish_limb)).
+    pub(crate) fn prepare_drop(&self, drop: &mut [u64], drop_ntt: bool) -> Result<Option<Scratch>> {
+        if drop_ntt {
+            par::try_limbs(drop, self.keep.n(), |i, l| {
+                Ok(self.drop.plan(i).inverse(l)?)
+            })?;
+        }
+        self.conv.scale_inputs(drop)
+    }
+
+    /// Limb i of the result from limb i of the kept part (`l`, in place):
+    /// l <- (l - [x_c]_{q_i}) D^-1, with `ys` from
+    /// [`prepare_drop`](Self::prepare_drop) and `x_c` a scratch limb.
+    pub(crate) fn finish_limb(
+        &self,
+        i: usize,
+        ys: &[u64],
+        l: &mut [u64],
+        keep_ntt: bool,
+        x_c: &mut [u64],
+    ) -> Result<()> {
+        self.conv.convert_limb(i, ys, x_c, true)?;
+        if keep_ntt {
+            self.keep.plan(i).forward(x_c)?;
+        }
+        let m = self.keep.modulus(i);
+        k::sub_assign(m, l, x_c)?;
+        Ok(k::mul_scalar_assign(m, l, self.d_inv[i])?)
     }
 }

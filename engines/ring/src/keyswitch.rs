@@ -239,10 +239,10 @@ impl KeySwitchContext {
     /// ModUp and the inner product run limb by limb of Q_l P: every digit's
     /// limb is extended, transformed and used by the dot product while it is
     /// in cache, and the digits are never stored whole (for one switch of c;
-    /// [`decompose`](Self::decompose) keeps them for several).
+    /// [`decompose`](Self::decompose) keeps them for several). The ModDown
+    /// runs limb by limb too, right after each limb's inner products.
     pub fn switch(&self, key: &KeySwitchKey, c: &Poly) -> Result<(Poly, Poly)> {
-        let (t, acc0, acc1) = self.switch_raw(key, c, NO_PRODUCTS)?;
-        Ok((self.mod_down_raw(t, acc0)?, self.mod_down_raw(t, acc1)?))
+        self.switch_moved_down(key, c, false)
     }
 
     /// [`switch`](Self::switch) with only the second half moded down: returns
@@ -253,10 +253,55 @@ impl KeySwitchContext {
     /// ModDown across consecutive rotations); u1 is needed in Q_l at once,
     /// since the next switch decomposes it.
     pub fn switch_lazy(&self, key: &KeySwitchKey, c: &Poly) -> Result<(Poly, Poly)> {
-        let (t, acc0, acc1) = self.switch_raw(key, c, NO_PRODUCTS)?;
+        self.switch_moved_down(key, c, true)
+    }
+
+    /// [`switch`](Self::switch), or with `keep_first` [`switch_lazy`](Self::switch_lazy).
+    /// The limbs of P come first, and the halves moved down are brought to
+    /// coefficient form; then each limb of Q_l gets its inner products and
+    /// is moved down at once, while it is in cache.
+    fn switch_moved_down(
+        &self,
+        key: &KeySwitchKey,
+        c: &Poly,
+        keep_first: bool,
+    ) -> Result<(Poly, Poly)> {
+        let (t, src) = self.mod_up_source(key, c, NO_PRODUCTS)?;
+        let n = self.q.n();
+        let split = c.basis().len() * n;
+        let ext = || Scratch::for_overwrite(t.digits.len() * n);
+        // Both halves in Q_l P; every limb is written by `key_dot`.
+        let mut x0 = Scratch::for_overwrite(t.qp.len() * n);
+        let mut x1 = Scratch::for_overwrite(t.qp.len() * n);
+        let (q0, p0) = x0.split_at_mut(split);
+        let (q1, p1) = x1.split_at_mut(split);
+        par::try_limb_pairs_with(p0, p1, n, ext, |ext, j, out0, out1| {
+            src.limb(key, split / n + j, ext, out0, out1)
+        })?;
+        let scaled0 = match keep_first {
+            true => None,
+            false => t.mod_down.prepare_drop(p0, true)?,
+        };
+        let scaled1 = t.mod_down.prepare_drop(p1, true)?;
+        let ys0 = scaled0.as_deref().unwrap_or(p0);
+        let ys1 = scaled1.as_deref().unwrap_or(p1);
+        par::try_limb_pairs_with(
+            q0,
+            q1,
+            n,
+            || (ext(), Scratch::for_overwrite(n)),
+            |(ext, x_c), i, out0, out1| {
+                src.limb(key, i, ext, out0, out1)?;
+                if !keep_first {
+                    t.mod_down.finish_limb(i, ys0, out0, true, x_c)?;
+                }
+                t.mod_down.finish_limb(i, ys1, out1, true, x_c)
+            },
+        )?;
+        let first_basis = if keep_first { &t.qp } else { &t.q };
         Ok((
-            Poly::from_scratch(&t.qp, Representation::Ntt, acc0),
-            self.mod_down_raw(t, acc1)?,
+            Poly::from_scratch(first_basis, Representation::Ntt, x0),
+            Poly::from_scratch(&t.q, Representation::Ntt, x1),
         ))
     }
 
@@ -300,12 +345,37 @@ impl KeySwitchContext {
 
     /// ModUp fused with the inner product: the two halves in Q_l P, in
     /// pooled buffers (fresh ones of this size would page-fault).
-    fn switch_raw(
-        &self,
+    fn switch_raw<'a>(
+        &'a self,
         key: &KeySwitchKey,
         c: &Poly,
         products: [&[(&Poly, &Poly)]; 2],
-    ) -> Result<(&LevelTables, Scratch, Scratch)> {
+    ) -> Result<(&'a LevelTables, Scratch, Scratch)> {
+        let (t, src) = self.mod_up_source(key, c, products)?;
+        let n = self.q.n();
+        let lp = t.qp.len();
+        // Every limb of both is written by `key_dot`, every limb of the
+        // per-worker extension buffer by a conversion.
+        let mut acc0 = Scratch::for_overwrite(lp * n);
+        let mut acc1 = Scratch::for_overwrite(lp * n);
+        par::try_limb_pairs_with(
+            &mut acc0,
+            &mut acc1,
+            n,
+            || Scratch::for_overwrite(t.digits.len() * n),
+            |ext, i, out0, out1| src.limb(key, i, ext, out0, out1),
+        )?;
+        Ok((t, acc0, acc1))
+    }
+
+    /// What the limbs of a switch of c need: the level's tables, c in both
+    /// representations and the digits' scaled inputs (after the checks).
+    fn mod_up_source<'a, 'b>(
+        &'a self,
+        key: &KeySwitchKey,
+        c: &'b Poly,
+        products: [&'b [(&'b Poly, &'b Poly)]; 2],
+    ) -> Result<(&'a LevelTables, ModUpSource<'a, 'b>)> {
         let t = self.level(c)?;
         self.check_key(key)?;
         for &(a, b) in products.iter().copied().flatten() {
@@ -319,11 +389,11 @@ impl KeySwitchContext {
         if t.digits.len() + products[0].len().max(products[1].len()) > k::MAX_TERMS {
             return invalid("too many products for one inner product");
         }
-        let (n, ql, kq) = (self.q.n(), c.basis().len(), self.q.len());
+        let n = self.q.n();
         let (other, other_is_ntt) = other_representation(c)?;
-        let (c_coef, c_ntt): (&[u64], &[u64]) = match other_is_ntt {
-            true => (c.data(), &other),
-            false => (&other, c.data()),
+        let c_coef = match other_is_ntt {
+            true => c.data(),
+            false => &other[..],
         };
         // y_i of each digit's conversion (multi-prime digits only).
         let scaled = t
@@ -331,49 +401,18 @@ impl KeySwitchContext {
             .iter()
             .map(|(range, conv)| conv.scale_inputs(&c_coef[range.start * n..range.end * n]))
             .collect::<Result<Vec<_>>>()?;
-        let lp = t.qp.len();
-        // Every limb of both is written by `key_dot`, every limb of the
-        // per-worker extension buffer by a conversion.
-        let mut acc0 = Scratch::for_overwrite(lp * n);
-        let mut acc1 = Scratch::for_overwrite(lp * n);
-        par::try_limb_pairs_with(
-            &mut acc0,
-            &mut acc1,
-            n,
-            || Scratch::for_overwrite(t.digits.len() * n),
-            |ext, i, out0, out1| {
-                // Limb i of d_j: c's own (NTT form) on the digit's primes,
-                // else the exact extension of [c]_{Q_j}, transformed.
-                for ((range, conv), (slot, y)) in
-                    t.digits.iter().zip(ext.chunks_mut(n).zip(&scaled))
-                {
-                    if !range.contains(&i) {
-                        let ys = y
-                            .as_deref()
-                            .unwrap_or(&c_coef[range.start * n..range.end * n]);
-                        let o = if i < range.start { i } else { i - range.len() };
-                        conv.convert_limb(o, ys, slot, true)?;
-                        t.qp.plan(i).forward(slot)?;
-                    }
-                }
-                let d: Vec<&[u64]> = t
-                    .digits
-                    .iter()
-                    .zip(ext.chunks(n))
-                    .map(|((range, _), slot)| match range.contains(&i) {
-                        true => &c_ntt[i * n..(i + 1) * n],
-                        false => slot,
-                    })
-                    .collect();
-                let ki = if i < ql { i } else { kq + i - ql };
-                let limb_products = products.map(|pairs| match i < ql {
-                    true => pairs.iter().map(|(a, b)| (a.limb(i), b.limb(i))).collect(),
-                    false => Vec::new(),
-                });
-                key_dot(key, ki, t.qp.modulus(i), &d, limb_products, out0, out1)
+        Ok((
+            t,
+            ModUpSource {
+                t,
+                c,
+                other,
+                other_is_ntt,
+                scaled,
+                products,
+                kq: self.q.len(),
             },
-        )?;
-        Ok((t, acc0, acc1))
+        ))
     }
 
     fn check_key(&self, key: &KeySwitchKey) -> Result<()> {
@@ -595,6 +634,65 @@ impl KeySwitchContext {
             k::mul_scalar(m, &mut t, y.limb(i), p.product_mod(m))?;
             Ok(k::add_assign(m, l, &t)?)
         })
+    }
+}
+
+/// The inputs of a switch of c at one level (see
+/// [`KeySwitchContext::switch`]): c in both representations, the scaled
+/// inputs of the digits' conversions and the extra products.
+struct ModUpSource<'a, 'b> {
+    t: &'a LevelTables,
+    c: &'b Poly,
+    other: Scratch,
+    other_is_ntt: bool,
+    scaled: Vec<Option<Scratch>>,
+    products: [&'b [(&'b Poly, &'b Poly)]; 2],
+    kq: usize,
+}
+
+impl ModUpSource<'_, '_> {
+    /// Limb i of Q_l P of both halves: out_h = sum_j d_j (b_j, a_j)_h plus
+    /// the limb's products, where limb i of d_j is c's own (NTT form) on the
+    /// digit's primes, else the exact extension of [c]_{Q_j}, transformed
+    /// (in `ext`, one limb per digit).
+    fn limb(
+        &self,
+        key: &KeySwitchKey,
+        i: usize,
+        ext: &mut [u64],
+        out0: &mut [u64],
+        out1: &mut [u64],
+    ) -> Result<()> {
+        let (t, n, ql) = (self.t, self.c.n(), self.c.basis().len());
+        let (c_coef, c_ntt): (&[u64], &[u64]) = match self.other_is_ntt {
+            true => (self.c.data(), &self.other),
+            false => (&self.other, self.c.data()),
+        };
+        for ((range, conv), (slot, y)) in t.digits.iter().zip(ext.chunks_mut(n).zip(&self.scaled)) {
+            if !range.contains(&i) {
+                let ys = y
+                    .as_deref()
+                    .unwrap_or(&c_coef[range.start * n..range.end * n]);
+                let o = if i < range.start { i } else { i - range.len() };
+                conv.convert_limb(o, ys, slot, true)?;
+                t.qp.plan(i).forward(slot)?;
+            }
+        }
+        let d: Vec<&[u64]> = t
+            .digits
+            .iter()
+            .zip(ext.chunks(n))
+            .map(|((range, _), slot)| match range.contains(&i) {
+                true => &c_ntt[i * n..(i + 1) * n],
+                false => slot,
+            })
+            .collect();
+        let ki = if i < ql { i } else { self.kq + i - ql };
+        let limb_products = self.products.map(|pairs| match i < ql {
+            true => pairs.iter().map(|(a, b)| (a.limb(i), b.limb(i))).collect(),
+            false => Vec::new(),
+        });
+        key_dot(key, ki, t.qp.modulus(i), &d, limb_products, out0, out1)
     }
 }
 
