@@ -130,7 +130,7 @@ pub fn lookup_u8(
 }
 
 /// `table[x + B]` for x in [-B, B] from its decisions: `first` is
-/// table[0] (x = -B) and `at_least[k]` the encrypted bit [x >= -B + 1 + k]
+/// table\[0\] (x = -B) and `at_least[k]` the encrypted bit \[x >= -B + 1 + k\]
 /// for k in 0..2B.
 pub fn lookup_from_decisions(
     server: &tfhe::ServerKey,

@@ -13,7 +13,7 @@
 //!
 //! Each row (b_i, a_i) is an RLWE sample b_i = -a_i S + e_i + B^i s. Split
 //! by X^j Y-parts (Y = X^stride), it is stride RLWE samples in
-//! Z_q[Y]/(Y^N' + 1) under u: the TFHE set's own GLWE ring and key. The
+//! Z_q\[Y\]/(Y^N' + 1) under u: the TFHE set's own GLWE ring and key. The
 //! noise deviation is the set's GLWE deviation relative to the modulus
 //! (glwe_noise_std q), so these samples have the noise-to-modulus ratio of
 //! the bootstrapping key's GLWE samples, whose 128-bit estimate

@@ -588,8 +588,8 @@ pub fn analyse(
 
 /// The analysis of reading the bits of k-bit values to within 2^r
 /// ([`bfv_value_bits`], r = `tolerance_bits`): windows of one bit
-/// ([`bit_windows`]), each previous reading entering the next window as a
-/// block scaled by the set's [`correction_gain`]; with r > 0 the lowest
+/// (`bit_windows`), each previous reading entering the next window as a
+/// block scaled by the set's `correction_gain`; with r > 0 the lowest
 /// window rounds, which takes up to an eighth of a box from the next
 /// windows' quarter-box margin.
 pub fn analyse_bits(
@@ -1009,7 +1009,7 @@ fn bfv_source(
 /// planner's choice of t keeps), so that the rounding never wraps.
 ///
 /// One bootstrap per bit read: windows of one bit from the bottom (module
-/// documentation, [`bit_windows`]), each reading kept as a block and also, scaled by the
+/// documentation, `bit_windows`), each reading kept as a block and also, scaled by the
 /// set's gain (8 on 2_2), the next window's quarter-box correction. All
 /// values' failure probability together (union bound, [`analyse_bits`])
 /// must stay within 2^[`MAX_LOG2_FAILURE`]: an error otherwise, as for r

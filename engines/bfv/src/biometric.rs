@@ -340,7 +340,7 @@ pub fn encode_probe_coefficients(ctx: &Arc<BfvContext>, probe: &Embedding) -> Re
 
 /// Server: n / 128 templates per plaintext, template j reversed at offset
 /// 128 j (feature i at coefficient 128 j + 127 - i). Then coefficient
-/// 128 j + 127 of probe * plaintext is sum_i x_i T_j[i]: no product wraps
+/// 128 j + 127 of probe * plaintext is sum_i x_i T_j\[i\]: no product wraps
 /// around X^n (128 j + 127 < n), so no sign flips.
 pub fn encode_templates_coefficients(
     ctx: &Arc<BfvContext>,

@@ -514,7 +514,7 @@ impl Ciphertext {
     }
 
     /// Noise flooding with `statistical_security` = lambda bits (at least
-    /// [`MIN_FLOODING_SECURITY`]): re-randomizes with an encryption of zero
+    /// `MIN_FLOODING_SECURITY`): re-randomizes with an encryption of zero
     /// whose c0 carries noise uniform in [-B, B], B = 2^f with
     /// 2^(f + 1) >= n E 2^lambda, where E = 10 sigma bounds the current noise
     /// (sigma: this ciphertext's noise estimate, which the tests check stays

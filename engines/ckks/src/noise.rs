@@ -198,7 +198,7 @@ impl Noise {
         Noise::new(self.message, self.error + e)
     }
 
-    /// Divided by q, then rounded (`rounding` from [`rounding_error`]).
+    /// Divided by q, then rounded (`rounding` from `rounding_error`).
     pub fn divide(self, q: f64, rounding: f64) -> Noise {
         Noise::new(self.message / q, self.error / q + rounding)
     }

@@ -16,7 +16,7 @@ use crate::error::{invalid, Result};
 pub const MAX_PRIMES: usize = 128;
 
 /// An ordered RNS basis {q_0, ..., q_{k-1}} of distinct NTT-friendly primes for
-/// the ring Z_Q[X]/(X^n + 1), Q = q_0 * ... * q_{k-1}.
+/// the ring Z_Q\[X\]/(X^n + 1), Q = q_0 * ... * q_{k-1}.
 ///
 /// Each prime carries its NTT plan (shared through `Arc` with every sub-basis,
 /// so taking sub-bases is cheap) and the CRT constant

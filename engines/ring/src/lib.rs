@@ -3,7 +3,7 @@
 //! - [`RnsBasis`]: ordered NTT-friendly primes with their plans (from
 //!   `triskel-kernels`, so every SIMD backend is used) and CRT constants;
 //!   sub-bases, digits, concatenation.
-//! - [`Poly`]: an element of R_Q = Z_Q[X]/(X^n + 1) in RNS form, tagged
+//! - [`Poly`]: an element of R_Q = Z_Q\[X\]/(X^n + 1) in RNS form, tagged
 //!   [`Representation::Coefficient`] or [`Representation::Ntt`]; arithmetic,
 //!   conversions, automorphisms X -> X^g in both forms.
 //! - [`sampling`]: ChaCha20 from the OS or a seed; uniform, ternary,

@@ -303,7 +303,7 @@ impl LweCiphertext {
 
     /// Sample extraction: coefficient `index` of the GLWE ciphertext
     /// (masks A_1..A_k, body B) modulo the odd modulus q, in coefficient form,
-    /// whose phase is B - sum A_i S_i in Z_q[X]/(X^N + 1), as an LWE
+    /// whose phase is B - sum A_i S_i in Z_q\[X\]/(X^N + 1), as an LWE
     /// ciphertext modulo 2^64 under the key made of the concatenated
     /// coefficients of S_1..S_k, whose identity `key_id` (the GLWE key's)
     /// the result carries. Each value v is scaled to round(v 2^64 / q):
@@ -526,7 +526,7 @@ fn widen(mut acc: Vec<u32>, b: u64, key_id: KeyId) -> LweCiphertext {
 
 /// An LWE key-switching key from an input key of dimension n_in to an output
 /// key of dimension n_out: for each input coefficient i and level j, an
-/// encryption of s_in[i] 2^(64 - base_log (j + 1)) under s_out. The masks come
+/// encryption of s_in\[i\] 2^(64 - base_log (j + 1)) under s_out. The masks come
 /// from `seed` (serialized keys store only the bodies). It carries the
 /// identities of both keys: it takes only ciphertexts of the input key and
 /// gives ciphertexts of the output key.

@@ -11,7 +11,7 @@ use crate::error::Result;
 pub const PARALLEL_MIN_VALUES: usize = 1 << 15;
 
 /// True when the rayon pool has more than one thread (never without feature
-/// `parallel`). Work forked with [`join`] then goes to a second thread only
+/// `parallel`). Work forked with `join` then goes to a second thread only
 /// when one is idle: inside a parallel loop that already occupies every
 /// thread (`bootstrap_many`, the integer operations) nobody steals the
 /// second half and the calling thread runs both.

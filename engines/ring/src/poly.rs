@@ -17,11 +17,11 @@ use crate::scratch::{self, Scratch};
 pub enum Representation {
     /// Coefficients a_0..a_{n-1} modulo each prime, natural order.
     Coefficient,
-    /// NTT evaluations A[j] = a(psi^(2 brv(j) + 1)) modulo each prime, bit-reversed order.
+    /// NTT evaluations A\[j\] = a(psi^(2 brv(j) + 1)) modulo each prime, bit-reversed order.
     Ntt,
 }
 
-/// A polynomial a in R_Q stored as its k residue polynomials [a]_{q_i} ("limbs"),
+/// A polynomial a in R_Q stored as its k residue polynomials \[a\]_{q_i} ("limbs"),
 /// limb-major in one 64-byte-aligned vector of k * n values in [0, q_i), tagged with its basis
 /// and representation. Operations check both and return an error on mismatch.
 ///
@@ -356,7 +356,7 @@ impl Poly {
     }
 
     /// self *= c for a signed integer c (any representation): limb i is
-    /// multiplied by [c]_{q_i}.
+    /// multiplied by \[c\]_{q_i}.
     pub fn mul_small_assign(&mut self, c: i64) -> Result<()> {
         let s: Vec<u64> = (0..self.basis.len())
             .map(|i| self.basis.modulus(i).reduce_i64(c))
@@ -384,8 +384,8 @@ impl Poly {
     /// the polynomial's own representation.
     ///
     /// Coefficient form: a_i X^i goes to a_i X^(i g mod 2n), with X^n = -1.
-    /// NTT form: since A[j] = a(psi^(2 brv(j)+1)), the image has
-    /// A'[j] = A[j'] with 2 brv(j') + 1 = (2 brv(j) + 1) g mod 2n: a permutation
+    /// NTT form: since A\[j\] = a(psi^(2 brv(j)+1)), the image has
+    /// A'\[j\] = A\[j'\] with 2 brv(j') + 1 = (2 brv(j) + 1) g mod 2n: a permutation
     /// of slots ([`galois_permutation`]), the same for every prime.
     pub fn automorphism(&self, g: usize) -> Result<Poly> {
         let n = self.n();
@@ -467,7 +467,7 @@ impl Poly {
 
 /// The NTT-domain slot permutation of X -> X^g (g odd) for ring degree n:
 /// `perm[j] = j'` with 2 brv(j') + 1 = (2 brv(j) + 1) g mod 2n, so that the
-/// image of A is A'[j] = A[perm[j]].
+/// image of A is A'\[j\] = A\[perm\[j\]\].
 pub fn galois_permutation(n: usize, g: usize) -> Result<Vec<usize>> {
     let perm = k::GaloisPermutation::new(n, g as u64)?;
     Ok(perm.indices().iter().map(|&p| p as usize).collect())

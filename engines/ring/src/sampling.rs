@@ -165,7 +165,7 @@ pub fn sample_cbd(n: usize, eta: u32, rng: &mut Prng) -> Result<Vec<i64>> {
 }
 
 /// n coefficients from the discrete Gaussian of standard deviation sigma cut at
-/// |x| <= bound: Pr[x] proportional to exp(-x^2 / (2 sigma^2)).
+/// |x| <= bound: Pr\[x\] proportional to exp(-x^2 / (2 sigma^2)).
 ///
 /// Inversion sampling on a cumulative table of |x| (Pr[|x| = 0] = p(0),
 /// Pr[|x| = v] = 2 p(v)) scaled to 2^64, scanned in full for every draw so
