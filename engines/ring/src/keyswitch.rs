@@ -626,13 +626,18 @@ fn key_dot(
 }
 
 /// c in its other representation (a pooled, transformed copy), and
-/// whether that is the NTT form.
+/// whether that is the NTT form. The inverse transform reads c's limbs
+/// directly (out of place, no copy first).
 fn other_representation(c: &Poly) -> Result<(Scratch, bool)> {
-    let mut other = Scratch::copy_of(c.data());
     let to_ntt = c.representation() == Representation::Coefficient;
+    let mut other = match to_ntt {
+        true => Scratch::copy_of(c.data()),
+        // Every limb is written by the transform.
+        false => Scratch::for_overwrite(c.data().len()),
+    };
     par::try_limbs(&mut other, c.n(), |i, l| match to_ntt {
         true => Ok(c.basis().plan(i).forward(l)?),
-        false => Ok(c.basis().plan(i).inverse(l)?),
+        false => Ok(c.basis().plan(i).inverse_to(l, c.limb(i))?),
     })?;
     Ok((other, to_ntt))
 }
