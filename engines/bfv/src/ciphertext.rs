@@ -368,9 +368,11 @@ impl Ciphertext {
     pub fn relinearize(&self, rk: &RelinKey) -> Result<Ciphertext> {
         rk.check(self)?;
         self.expect_size(3)?;
-        let (mut u0, mut u1) = self.ctx.key_switch().switch(&rk.key, &self.polys[2])?;
-        u0.add_assign(&self.polys[0])?;
-        u1.add_assign(&self.polys[1])?;
+        let (u0, u1) = self.ctx.key_switch().switch_adding(
+            &rk.key,
+            &self.polys[2],
+            [Some(&self.polys[0]), Some(&self.polys[1])],
+        )?;
         let polys = vec![u0, u1];
         let noise = add_std(self.noise_log2, self.key_switch_noise_log2());
         self.derived(polys, noise).checked("relinearize")

@@ -472,8 +472,12 @@ impl Ciphertext {
     pub fn relinearize(&self, rk: &RelinKey) -> Result<Ciphertext> {
         rk.check(self)?;
         self.expect_size(3)?;
-        let (u0, u1) = self.ctx.key_switch().switch(&rk.key, &self.polys[2])?;
-        let polys = vec![self.polys[0].add(&u0)?, self.polys[1].add(&u1)?];
+        let (u0, u1) = self.ctx.key_switch().switch_adding(
+            &rk.key,
+            &self.polys[2],
+            [Some(&self.polys[0]), Some(&self.polys[1])],
+        )?;
+        let polys = vec![u0, u1];
         let noise = self
             .noise
             .plus_error(key_switch_error(&self.ctx, self.level));
@@ -563,13 +567,16 @@ impl Ciphertext {
             .get(g)
             .ok_or_else(|| Error::MissingKey(format!("Galois key for element {g}")))?;
         let c1 = self.polys[1].automorphism(g)?;
-        let (u0, u1) = self.ctx.key_switch().switch(key, &c1)?;
-        let mut c0 = self.polys[0].automorphism(g)?;
-        c0.add_assign(&u0)?;
+        let c0 = self.polys[0].automorphism(g)?;
+        // u0 + c0(X^g), summed in the ModDown's last pass.
+        let (u0, u1) = self
+            .ctx
+            .key_switch()
+            .switch_adding(key, &c1, [Some(&c0), None])?;
         let noise = self
             .noise
             .plus_error(key_switch_error(&self.ctx, self.level));
-        self.derived(vec![c0, u1], self.level, self.scale, noise)
+        self.derived(vec![u0, u1], self.level, self.scale, noise)
     }
 
     /// Rotates the slots left by `step` (right when negative). Uses the key

@@ -233,6 +233,7 @@ impl DivRound {
             keep_ntt,
             drop_part.data_mut(),
             drop_ntt,
+            None,
         )?;
         Ok(keep_part)
     }
@@ -266,7 +267,7 @@ impl DivRound {
         }
         let ntt = x.representation() == Representation::Ntt;
         let (keep, drop) = x.data_mut().split_at_mut(split);
-        self.apply_raw_in_place(keep, ntt, drop, ntt)?;
+        self.apply_raw_in_place(keep, ntt, drop, ntt, None)?;
         Ok(x.truncate_to(&self.keep))
     }
 
@@ -279,20 +280,26 @@ impl DivRound {
         drop_ntt: bool,
     ) -> Result<()> {
         let mut d = Scratch::copy_of(drop);
-        self.apply_raw_in_place(keep, keep_ntt, &mut d, drop_ntt)
+        self.apply_raw_in_place(keep, keep_ntt, &mut d, drop_ntt, None)
     }
 
     /// Like [`apply_raw`](Self::apply_raw) without copying `drop`, which
-    /// is overwritten (brought to coefficient form). Limb by limb, so that
-    /// x_c's limb is still in cache when it is subtracted.
+    /// is overwritten (brought to coefficient form), and with `addend`
+    /// (limbs of `keep`'s basis, in `keep`'s representation) added to the
+    /// result in the same pass. Limb by limb, so that x_c's limb is still in
+    /// cache when it is subtracted.
     pub(crate) fn apply_raw_in_place(
         &self,
         keep: &mut [u64],
         keep_ntt: bool,
         drop: &mut [u64],
         drop_ntt: bool,
+        addend: Option<&[u64]>,
     ) -> Result<()> {
         let n = self.keep.n();
+        if addend.is_some_and(|c| c.len() != keep.len()) {
+            return Err(Error::BasisMismatch);
+        }
         if drop_ntt {
             par::try_limbs(drop, n, |i, l| Ok(self.drop.plan(i).inverse(l)?))?;
         }
@@ -309,8 +316,8 @@ impl DivRound {
                     self.keep.plan(i).forward(x_c)?;
                 }
                 let m = self.keep.modulus(i);
-                k::sub_assign(m, l, x_c)?;
-                Ok(k::mul_scalar_assign(m, l, self.d_inv[i])?)
+                let c = addend.map(|c| &c[i * n..(i + 1) * n]);
+                Ok(k::sub_mul_scalar_add_assign(m, l, x_c, self.d_inv[i], c)?)
             },
         )
     }

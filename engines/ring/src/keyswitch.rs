@@ -241,8 +241,31 @@ impl KeySwitchContext {
     /// in cache, and the digits are never stored whole (for one switch of c;
     /// [`decompose`](Self::decompose) keeps them for several).
     pub fn switch(&self, key: &KeySwitchKey, c: &Poly) -> Result<(Poly, Poly)> {
+        self.switch_adding(key, c, [None, None])
+    }
+
+    /// [`switch`](Self::switch) with polynomials y_h of c's basis (NTT
+    /// form) added to the halves: (u0 + y_0, u1 + y_1), each sum made in
+    /// the ModDown's last pass (a rotation adds its c0(X^g), a
+    /// relinearization its c0 and c1, without a pass of their own).
+    pub fn switch_adding(
+        &self,
+        key: &KeySwitchKey,
+        c: &Poly,
+        addends: [Option<&Poly>; 2],
+    ) -> Result<(Poly, Poly)> {
+        for y in addends.into_iter().flatten() {
+            if !same_basis(y.basis(), c.basis()) {
+                return Err(Error::BasisMismatch);
+            }
+            y.expect_representation(Representation::Ntt)?;
+        }
         let (t, acc0, acc1) = self.switch_raw(key, c, NO_PRODUCTS)?;
-        Ok((self.mod_down_raw(t, acc0)?, self.mod_down_raw(t, acc1)?))
+        let [y0, y1] = addends.map(|y| y.map(Poly::data));
+        Ok((
+            self.mod_down_raw(t, acc0, y0)?,
+            self.mod_down_raw(t, acc1, y1)?,
+        ))
     }
 
     /// [`switch`](Self::switch) with only the second half moded down: returns
@@ -256,7 +279,7 @@ impl KeySwitchContext {
         let (t, acc0, acc1) = self.switch_raw(key, c, NO_PRODUCTS)?;
         Ok((
             Poly::from_scratch(&t.qp, Representation::Ntt, acc0),
-            self.mod_down_raw(t, acc1)?,
+            self.mod_down_raw(t, acc1, None)?,
         ))
     }
 
@@ -398,7 +421,10 @@ impl KeySwitchContext {
         galois: Option<usize>,
     ) -> Result<(Poly, Poly)> {
         let (t, acc0, acc1) = self.inner_product_raw(key, dec, galois)?;
-        Ok((self.mod_down_raw(t, acc0)?, self.mod_down_raw(t, acc1)?))
+        Ok((
+            self.mod_down_raw(t, acc0, None)?,
+            self.mod_down_raw(t, acc1, None)?,
+        ))
     }
 
     /// Step 1 of the module documentation (ModUp): for c in a prefix Q_l of
@@ -517,7 +543,7 @@ impl KeySwitchContext {
     /// x in Q_l P, NTT form in and out.
     pub fn mod_down(&self, x: &Poly) -> Result<Poly> {
         let t = self.mod_down_tables(x)?;
-        self.mod_down_raw(t, Scratch::copy_of(x.data()))
+        self.mod_down_raw(t, Scratch::copy_of(x.data()), None)
     }
 
     /// [`mod_down`](Self::mod_down) of an owned x, in place: its first limbs
@@ -526,7 +552,8 @@ impl KeySwitchContext {
         let t = self.mod_down_tables(&x)?;
         let split = t.q.len() * self.q.n();
         let (keep, drop) = x.data_mut().split_at_mut(split);
-        t.mod_down.apply_raw_in_place(keep, true, drop, true)?;
+        t.mod_down
+            .apply_raw_in_place(keep, true, drop, true, None)?;
         Ok(x.truncate_to(&t.q))
     }
 
@@ -542,11 +569,18 @@ impl KeySwitchContext {
     }
 
     /// ModDown of the limbs of Q_l P in `x` (NTT form), in place: its
-    /// first limbs become the polynomial of Q_l (no copy).
-    fn mod_down_raw(&self, t: &LevelTables, mut x: Scratch) -> Result<Poly> {
+    /// first limbs become the polynomial of Q_l (no copy), plus `addend`
+    /// (limbs of Q_l, NTT form) when given.
+    fn mod_down_raw(
+        &self,
+        t: &LevelTables,
+        mut x: Scratch,
+        addend: Option<&[u64]>,
+    ) -> Result<Poly> {
         let split = t.q.len() * self.q.n();
         let (keep, drop) = x.split_at_mut(split);
-        t.mod_down.apply_raw_in_place(keep, true, drop, true)?;
+        t.mod_down
+            .apply_raw_in_place(keep, true, drop, true, addend)?;
         Ok(Poly::from_scratch(&t.q, Representation::Ntt, x))
     }
 

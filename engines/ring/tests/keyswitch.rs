@@ -118,6 +118,41 @@ fn foreign_keys_and_levels_are_errors() {
     assert!(format!("{sk:?}").len() < 40);
 }
 
+/// The addends of `switch_adding` are summed in the ModDown's last pass:
+/// the same polynomials as a switch followed by additions, for c in either
+/// representation (the coefficient form takes the out-of-place inverse NTT).
+#[test]
+fn switches_with_addends_equal_switch_then_add() {
+    let mut rng = Prng::from_seed([16; 32]);
+    let ctx = context(2);
+    let sk = SecretKey::generate(N, SecretDistribution::Ternary, &mut rng).unwrap();
+    let key = KeySwitchKey::relinearization(&ctx, &sk, &mut rng).unwrap();
+    for (ql, repr) in [(4, Representation::Ntt), (2, Representation::Coefficient)] {
+        let basis = ctx.q().sub_basis(0..ql).unwrap();
+        let c = sample_uniform(&basis, repr, &mut rng);
+        let y0 = sample_uniform(&basis, Representation::Ntt, &mut rng);
+        let y1 = sample_uniform(&basis, Representation::Ntt, &mut rng);
+        let (u0, u1) = ctx.switch(&key, &c).unwrap();
+        let both = ctx.switch_adding(&key, &c, [Some(&y0), Some(&y1)]).unwrap();
+        assert_eq!(
+            both,
+            (u0.add(&y0).unwrap(), u1.add(&y1).unwrap()),
+            "ql = {ql}"
+        );
+        let first = ctx.switch_adding(&key, &c, [Some(&y0), None]).unwrap();
+        assert_eq!(first, (u0.add(&y0).unwrap(), u1.clone()), "ql = {ql}");
+        assert_eq!(ctx.switch_adding(&key, &c, [None, None]).unwrap(), (u0, u1));
+        // An addend of another basis or in coefficient form is refused.
+        let mut coef = y0.clone();
+        coef.to_coefficient().unwrap();
+        assert!(ctx.switch_adding(&key, &c, [Some(&coef), None]).is_err());
+        let other = sample_uniform(ctx.q(), Representation::Ntt, &mut rng);
+        if ql != 4 {
+            assert!(ctx.switch_adding(&key, &c, [None, Some(&other)]).is_err());
+        }
+    }
+}
+
 #[test]
 fn hoisted_switches_equal_plain_ones() {
     let mut rng = Prng::from_seed([15; 32]);
