@@ -16,7 +16,7 @@
 
 use std::sync::Arc;
 
-use triskel_ring::{KeyId, LazyRlwe, LweCiphertext, Poly, Representation, Seed};
+use triskel_ring::{Addend, KeyId, LazyRlwe, LweCiphertext, Poly, Representation, Seed};
 
 use crate::context::BfvContext;
 use crate::encoding::Plaintext;
@@ -371,7 +371,10 @@ impl Ciphertext {
         let (u0, u1) = self.ctx.key_switch().switch_adding(
             &rk.key,
             &self.polys[2],
-            [Some(&self.polys[0]), Some(&self.polys[1])],
+            [
+                Some(Addend::Poly(&self.polys[0])),
+                Some(Addend::Poly(&self.polys[1])),
+            ],
         )?;
         let polys = vec![u0, u1];
         let noise = add_std(self.noise_log2, self.key_switch_noise_log2());

@@ -26,7 +26,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use triskel_ring::{KeyId, LazyRlwe, LweCiphertext, Poly, Seed};
+use triskel_ring::{Addend, KeyId, LazyRlwe, LweCiphertext, Poly, Seed};
 
 use crate::context::CkksContext;
 use crate::error::{Error, Result};
@@ -475,7 +475,10 @@ impl Ciphertext {
         let (u0, u1) = self.ctx.key_switch().switch_adding(
             &rk.key,
             &self.polys[2],
-            [Some(&self.polys[0]), Some(&self.polys[1])],
+            [
+                Some(Addend::Poly(&self.polys[0])),
+                Some(Addend::Poly(&self.polys[1])),
+            ],
         )?;
         let polys = vec![u0, u1];
         let noise = self
@@ -567,12 +570,12 @@ impl Ciphertext {
             .get(g)
             .ok_or_else(|| Error::MissingKey(format!("Galois key for element {g}")))?;
         let c1 = self.polys[1].automorphism(g)?;
-        let c0 = self.polys[0].automorphism(g)?;
         // u0 + c0(X^g), summed in the ModDown's last pass.
+        let c0 = Addend::Automorphism(&self.polys[0], g);
         let (u0, u1) = self
             .ctx
             .key_switch()
-            .switch_adding(key, &c1, [Some(&c0), None])?;
+            .switch_adding(key, &c1, [Some(c0), None])?;
         let noise = self
             .noise
             .plus_error(key_switch_error(&self.ctx, self.level));

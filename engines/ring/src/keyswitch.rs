@@ -244,28 +244,35 @@ impl KeySwitchContext {
         self.switch_adding(key, c, [None, None])
     }
 
-    /// [`switch`](Self::switch) with polynomials y_h of c's basis (NTT
-    /// form) added to the halves: (u0 + y_0, u1 + y_1), each sum made in
-    /// the ModDown's last pass (a rotation adds its c0(X^g), a
-    /// relinearization its c0 and c1, without a pass of their own).
+    /// [`switch`](Self::switch) with a polynomial of c's basis (NTT form)
+    /// added to each half: (u0 + y_0, u1 + y_1), each sum made in the
+    /// ModDown's last pass (a relinearization adds its c0 and c1, a rotation
+    /// its c0(X^g), without a pass of their own). An [`Addend::Automorphism`]
+    /// is mapped just before its half's ModDown, so that it is still in cache
+    /// there (measured: 1.2% of a rotation at N = 8192).
     pub fn switch_adding(
         &self,
         key: &KeySwitchKey,
         c: &Poly,
-        addends: [Option<&Poly>; 2],
+        addends: [Option<Addend<'_>>; 2],
     ) -> Result<(Poly, Poly)> {
-        for y in addends.into_iter().flatten() {
+        for y in addends.iter().flatten() {
+            let (Addend::Poly(y) | Addend::Automorphism(y, _)) = y;
             if !same_basis(y.basis(), c.basis()) {
                 return Err(Error::BasisMismatch);
             }
             y.expect_representation(Representation::Ntt)?;
         }
         let (t, acc0, acc1) = self.switch_raw(key, c, NO_PRODUCTS)?;
-        let [y0, y1] = addends.map(|y| y.map(Poly::data));
-        Ok((
-            self.mod_down_raw(t, acc0, y0)?,
-            self.mod_down_raw(t, acc1, y1)?,
-        ))
+        let down = |acc, y: Option<Addend>| match y {
+            None => self.mod_down_raw(t, acc, None),
+            Some(Addend::Poly(y)) => self.mod_down_raw(t, acc, Some(y.data())),
+            Some(Addend::Automorphism(y, g)) => {
+                self.mod_down_raw(t, acc, Some(y.automorphism(g)?.data()))
+            }
+        };
+        let [y0, y1] = addends;
+        Ok((down(acc0, y0)?, down(acc1, y1)?))
     }
 
     /// [`switch`](Self::switch) with only the second half moded down: returns
@@ -630,6 +637,16 @@ impl KeySwitchContext {
             Ok(k::add_assign(m, l, &t)?)
         })
     }
+}
+
+/// A polynomial that [`KeySwitchContext::switch_adding`] adds to one half
+/// of a switch.
+#[derive(Debug, Clone, Copy)]
+pub enum Addend<'a> {
+    /// y itself.
+    Poly(&'a Poly),
+    /// y(X^g), for the Galois element g (odd).
+    Automorphism(&'a Poly, usize),
 }
 
 /// No extra products (see [`KeySwitchContext::switch_unreduced_plus`]).

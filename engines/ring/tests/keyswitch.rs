@@ -5,8 +5,8 @@ use num_bigint::BigInt;
 use num_traits::FromPrimitive;
 use triskel_ring::sampling::sample_uniform;
 use triskel_ring::{
-    KeySwitchContext, KeySwitchKey, LazyRlwe, NoiseDistribution, Poly, Prng, Representation,
-    RlweSecret, RnsBasis, SecretDistribution, SecretKey,
+    Addend, KeySwitchContext, KeySwitchKey, LazyRlwe, NoiseDistribution, Poly, Prng,
+    Representation, RlweSecret, RnsBasis, SecretDistribution, SecretKey,
 };
 
 const N: usize = 2048;
@@ -133,22 +133,32 @@ fn switches_with_addends_equal_switch_then_add() {
         let y0 = sample_uniform(&basis, Representation::Ntt, &mut rng);
         let y1 = sample_uniform(&basis, Representation::Ntt, &mut rng);
         let (u0, u1) = ctx.switch(&key, &c).unwrap();
-        let both = ctx.switch_adding(&key, &c, [Some(&y0), Some(&y1)]).unwrap();
+        let both = ctx
+            .switch_adding(&key, &c, [Some(Addend::Poly(&y0)), Some(Addend::Poly(&y1))])
+            .unwrap();
         assert_eq!(
             both,
             (u0.add(&y0).unwrap(), u1.add(&y1).unwrap()),
             "ql = {ql}"
         );
-        let first = ctx.switch_adding(&key, &c, [Some(&y0), None]).unwrap();
-        assert_eq!(first, (u0.add(&y0).unwrap(), u1.clone()), "ql = {ql}");
+        // y0(X^g) for g = 5, mapped inside.
+        let mapped = Addend::Automorphism(&y0, 5);
+        let first = ctx.switch_adding(&key, &c, [Some(mapped), None]).unwrap();
+        let y0g = y0.automorphism(5).unwrap();
+        assert_eq!(first, (u0.add(&y0g).unwrap(), u1.clone()), "ql = {ql}");
+        let even = Addend::Automorphism(&y0, 4);
+        assert!(ctx.switch_adding(&key, &c, [None, Some(even)]).is_err());
         assert_eq!(ctx.switch_adding(&key, &c, [None, None]).unwrap(), (u0, u1));
         // An addend of another basis or in coefficient form is refused.
         let mut coef = y0.clone();
         coef.to_coefficient().unwrap();
-        assert!(ctx.switch_adding(&key, &c, [Some(&coef), None]).is_err());
+        assert!(ctx
+            .switch_adding(&key, &c, [Some(Addend::Poly(&coef)), None])
+            .is_err());
         let other = sample_uniform(ctx.q(), Representation::Ntt, &mut rng);
         if ql != 4 {
-            assert!(ctx.switch_adding(&key, &c, [None, Some(&other)]).is_err());
+            let other = Addend::Automorphism(&other, 5);
+            assert!(ctx.switch_adding(&key, &c, [None, Some(other)]).is_err());
         }
     }
 }
