@@ -233,7 +233,6 @@ impl DivRound {
             keep_ntt,
             drop_part.data_mut(),
             drop_ntt,
-            None,
         )?;
         Ok(keep_part)
     }
@@ -267,7 +266,7 @@ impl DivRound {
         }
         let ntt = x.representation() == Representation::Ntt;
         let (keep, drop) = x.data_mut().split_at_mut(split);
-        self.apply_raw_in_place(keep, ntt, drop, ntt, None)?;
+        self.apply_raw_in_place(keep, ntt, drop, ntt)?;
         Ok(x.truncate_to(&self.keep))
     }
 
@@ -280,45 +279,65 @@ impl DivRound {
         drop_ntt: bool,
     ) -> Result<()> {
         let mut d = Scratch::copy_of(drop);
-        self.apply_raw_in_place(keep, keep_ntt, &mut d, drop_ntt, None)
+        self.apply_raw_in_place(keep, keep_ntt, &mut d, drop_ntt)
     }
 
     /// Like [`apply_raw`](Self::apply_raw) without copying `drop`, which
-    /// is overwritten (brought to coefficient form), and with `addend`
-    /// (limbs of `keep`'s basis, in `keep`'s representation) added to the
-    /// result in the same pass. Limb by limb, so that x_c's limb is still in
-    /// cache when it is subtracted.
+    /// is overwritten (brought to coefficient form). Limb by limb, so that
+    /// x_c's limb is still in cache when it is subtracted.
     pub(crate) fn apply_raw_in_place(
         &self,
         keep: &mut [u64],
         keep_ntt: bool,
         drop: &mut [u64],
         drop_ntt: bool,
-        addend: Option<&[u64]>,
     ) -> Result<()> {
-        let n = self.keep.n();
-        if addend.is_some_and(|c| c.len() != keep.len()) {
-            return Err(Error::BasisMismatch);
-        }
-        if drop_ntt {
-            par::try_limbs(drop, n, |i, l| Ok(self.drop.plan(i).inverse(l)?))?;
-        }
-        let drop = &*drop;
-        let scaled = self.conv.scale_inputs(drop)?;
+        let scaled = self.prepare_drop(drop, drop_ntt)?;
         let ys = scaled.as_deref().unwrap_or(drop);
         par::try_limbs_with(
             keep,
-            n,
-            || Scratch::for_overwrite(n),
-            |x_c, i, l| {
-                self.conv.convert_limb(i, ys, x_c, true)?;
-                if keep_ntt {
-                    self.keep.plan(i).forward(x_c)?;
-                }
-                let m = self.keep.modulus(i);
-                let c = addend.map(|c| &c[i * n..(i + 1) * n]);
-                Ok(k::sub_mul_scalar_add_assign(m, l, x_c, self.d_inv[i], c)?)
-            },
+            self.keep.n(),
+            || Scratch::for_overwrite(self.keep.n()),
+            |x_c, i, l| self.finish_limb(i, ys, x_c, l, keep_ntt, None),
         )
+    }
+
+    /// The first step of a division: `drop` to coefficient form (in place)
+    /// and the conversion's scaled inputs (None when `drop` itself is).
+    pub(crate) fn prepare_drop(&self, drop: &mut [u64], drop_ntt: bool) -> Result<Option<Scratch>> {
+        if drop_ntt {
+            par::try_limbs(drop, self.keep.n(), |i, l| {
+                Ok(self.drop.plan(i).inverse(l)?)
+            })?;
+        }
+        self.conv.scale_inputs(drop)
+    }
+
+    /// The rest of it for limb i of `keep` (`l`, in place), from the
+    /// inputs `ys` that [`prepare_drop`](Self::prepare_drop) gave: x_c's
+    /// limb (into the limb-sized temporary `x_c`), then (l - x_c) D^-1,
+    /// plus `addend` (limb i, in `l`'s representation) when given, in one
+    /// pass.
+    pub(crate) fn finish_limb(
+        &self,
+        i: usize,
+        ys: &[u64],
+        x_c: &mut [u64],
+        l: &mut [u64],
+        keep_ntt: bool,
+        addend: Option<&[u64]>,
+    ) -> Result<()> {
+        self.conv.convert_limb(i, ys, x_c, true)?;
+        if keep_ntt {
+            self.keep.plan(i).forward(x_c)?;
+        }
+        let m = self.keep.modulus(i);
+        Ok(k::sub_mul_scalar_add_assign(
+            m,
+            l,
+            x_c,
+            self.d_inv[i],
+            addend,
+        )?)
     }
 }

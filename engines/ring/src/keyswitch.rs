@@ -247,32 +247,42 @@ impl KeySwitchContext {
     /// [`switch`](Self::switch) with a polynomial of c's basis (NTT form)
     /// added to each half: (u0 + y_0, u1 + y_1), each sum made in the
     /// ModDown's last pass (a relinearization adds its c0 and c1, a rotation
-    /// its c0(X^g), without a pass of their own). An [`Addend::Automorphism`]
-    /// is mapped just before its half's ModDown, so that it is still in cache
-    /// there (measured: 1.2% of a rotation at N = 8192).
+    /// its c0(X^g), without a pass of their own).
+    ///
+    /// The ModDown runs limb by limb right after the inner product of the
+    /// limb (the P limbs first): each limb of both halves, and of an
+    /// addend (an [`Addend::Automorphism`] is mapped limb by limb there), is
+    /// finished while it is in cache.
     pub fn switch_adding(
         &self,
         key: &KeySwitchKey,
         c: &Poly,
         addends: [Option<Addend<'_>>; 2],
     ) -> Result<(Poly, Poly)> {
-        for y in addends.iter().flatten() {
-            let (Addend::Poly(y) | Addend::Automorphism(y, _)) = y;
+        let mut fused: [FusedAddend; 2] = [None, None];
+        for (y, f) in addends.into_iter().zip(&mut fused) {
+            *f = match y {
+                None => continue,
+                Some(Addend::Poly(y)) => Some((y, None)),
+                Some(Addend::Automorphism(y, g)) => {
+                    if g % 2 == 0 {
+                        return invalid(format!("Galois element {g} must be odd"));
+                    }
+                    Some((y, Some(cached_galois_permutation(c.n(), g)?)))
+                }
+            };
+        }
+        for (y, _) in fused.iter().flatten() {
             if !same_basis(y.basis(), c.basis()) {
                 return Err(Error::BasisMismatch);
             }
             y.expect_representation(Representation::Ntt)?;
         }
-        let (t, acc0, acc1) = self.switch_raw(key, c, NO_PRODUCTS)?;
-        let down = |acc, y: Option<Addend>| match y {
-            None => self.mod_down_raw(t, acc, None),
-            Some(Addend::Poly(y)) => self.mod_down_raw(t, acc, Some(y.data())),
-            Some(Addend::Automorphism(y, g)) => {
-                self.mod_down_raw(t, acc, Some(y.automorphism(g)?.data()))
-            }
-        };
-        let [y0, y1] = addends;
-        Ok((down(acc0, y0)?, down(acc1, y1)?))
+        let (t, acc0, acc1) = self.switch_raw(key, c, NO_PRODUCTS, Some(fused))?;
+        Ok((
+            Poly::from_scratch(&t.q, Representation::Ntt, acc0),
+            Poly::from_scratch(&t.q, Representation::Ntt, acc1),
+        ))
     }
 
     /// [`switch`](Self::switch) with only the second half moded down: returns
@@ -283,10 +293,10 @@ impl KeySwitchContext {
     /// ModDown across consecutive rotations); u1 is needed in Q_l at once,
     /// since the next switch decomposes it.
     pub fn switch_lazy(&self, key: &KeySwitchKey, c: &Poly) -> Result<(Poly, Poly)> {
-        let (t, acc0, acc1) = self.switch_raw(key, c, NO_PRODUCTS)?;
+        let (t, acc0, acc1) = self.switch_raw(key, c, NO_PRODUCTS, None)?;
         Ok((
             Poly::from_scratch(&t.qp, Representation::Ntt, acc0),
-            self.mod_down_raw(t, acc1, None)?,
+            self.mod_down_raw(t, acc1)?,
         ))
     }
 
@@ -312,7 +322,7 @@ impl KeySwitchContext {
         c: &Poly,
         products: [&[(&Poly, &Poly)]; 2],
     ) -> Result<(Poly, Poly)> {
-        let (t, acc0, acc1) = self.switch_raw(key, c, products)?;
+        let (t, acc0, acc1) = self.switch_raw(key, c, products, None)?;
         Ok((
             Poly::from_scratch(&t.qp, Representation::Ntt, acc0),
             Poly::from_scratch(&t.qp, Representation::Ntt, acc1),
@@ -329,12 +339,17 @@ impl KeySwitchContext {
     }
 
     /// ModUp fused with the inner product: the two halves in Q_l P, in
-    /// pooled buffers (fresh ones of this size would page-fault).
+    /// pooled buffers (fresh ones of this size would page-fault). With
+    /// `mod_down`, also the ModDown, limb by limb: the P limbs first, then
+    /// each limb i of Q_l finished right after its inner product, plus the
+    /// limb i of each half's addend (mapped there when it comes with a
+    /// permutation); the Q_l limbs of both buffers are then the results.
     fn switch_raw(
         &self,
         key: &KeySwitchKey,
         c: &Poly,
         products: [&[(&Poly, &Poly)]; 2],
+        mod_down: Option<[FusedAddend; 2]>,
     ) -> Result<(&LevelTables, Scratch, Scratch)> {
         let t = self.level(c)?;
         self.check_key(key)?;
@@ -362,45 +377,76 @@ impl KeySwitchContext {
             .map(|(range, conv)| conv.scale_inputs(&c_coef[range.start * n..range.end * n]))
             .collect::<Result<Vec<_>>>()?;
         let lp = t.qp.len();
-        // Every limb of both is written by `key_dot`, every limb of the
-        // per-worker extension buffer by a conversion.
+        // Limb i of both halves: the inner product of the digits' limbs i
+        // (every limb of `ext`, the per-worker extension buffer, is written
+        // by a conversion first).
+        let limb = |ext: &mut Scratch, i: usize, out0: &mut [u64], out1: &mut [u64]| {
+            // Limb i of d_j: c's own (NTT form) on the digit's primes,
+            // else the exact extension of [c]_{Q_j}, transformed.
+            for ((range, conv), (slot, y)) in t.digits.iter().zip(ext.chunks_mut(n).zip(&scaled)) {
+                if !range.contains(&i) {
+                    let ys = y
+                        .as_deref()
+                        .unwrap_or(&c_coef[range.start * n..range.end * n]);
+                    let o = if i < range.start { i } else { i - range.len() };
+                    conv.convert_limb(o, ys, slot, true)?;
+                    t.qp.plan(i).forward(slot)?;
+                }
+            }
+            let d: Vec<&[u64]> = t
+                .digits
+                .iter()
+                .zip(ext.chunks(n))
+                .map(|((range, _), slot)| match range.contains(&i) {
+                    true => &c_ntt[i * n..(i + 1) * n],
+                    false => slot,
+                })
+                .collect();
+            let ki = if i < ql { i } else { kq + i - ql };
+            let limb_products = products.map(|pairs| match i < ql {
+                true => pairs.iter().map(|(a, b)| (a.limb(i), b.limb(i))).collect(),
+                false => Vec::new(),
+            });
+            key_dot(key, ki, t.qp.modulus(i), &d, limb_products, out0, out1)
+        };
+        let ext = || Scratch::for_overwrite(t.digits.len() * n);
+        // Every limb of both is written by `key_dot`.
         let mut acc0 = Scratch::for_overwrite(lp * n);
         let mut acc1 = Scratch::for_overwrite(lp * n);
+        let Some(addends) = mod_down else {
+            par::try_limb_pairs_with(&mut acc0, &mut acc1, n, ext, |e, i, o0, o1| {
+                limb(e, i, o0, o1)
+            })?;
+            return Ok((t, acc0, acc1));
+        };
+        let (q0, p0) = acc0.split_at_mut(ql * n);
+        let (q1, p1) = acc1.split_at_mut(ql * n);
+        par::try_limb_pairs_with(p0, p1, n, ext, |e, j, o0, o1| limb(e, ql + j, o0, o1))?;
+        let (s0, s1) = (
+            t.mod_down.prepare_drop(p0, true)?,
+            t.mod_down.prepare_drop(p1, true)?,
+        );
+        let ys = [s0.as_deref().unwrap_or(p0), s1.as_deref().unwrap_or(p1)];
         par::try_limb_pairs_with(
-            &mut acc0,
-            &mut acc1,
+            q0,
+            q1,
             n,
-            || Scratch::for_overwrite(t.digits.len() * n),
-            |ext, i, out0, out1| {
-                // Limb i of d_j: c's own (NTT form) on the digit's primes,
-                // else the exact extension of [c]_{Q_j}, transformed.
-                for ((range, conv), (slot, y)) in
-                    t.digits.iter().zip(ext.chunks_mut(n).zip(&scaled))
-                {
-                    if !range.contains(&i) {
-                        let ys = y
-                            .as_deref()
-                            .unwrap_or(&c_coef[range.start * n..range.end * n]);
-                        let o = if i < range.start { i } else { i - range.len() };
-                        conv.convert_limb(o, ys, slot, true)?;
-                        t.qp.plan(i).forward(slot)?;
-                    }
+            // The extension buffer, x_c and an addend limb.
+            || (ext(), Scratch::for_overwrite(n), Scratch::for_overwrite(n)),
+            |(e, x_c, tmp), i, o0, o1| {
+                limb(e, i, o0, o1)?;
+                for (h, out) in [o0, o1].into_iter().enumerate() {
+                    let y = match &addends[h] {
+                        None => None,
+                        Some((y, None)) => Some(y.limb(i)),
+                        Some((y, Some(perm))) => {
+                            k::automorphism_ntt(t.q.modulus(i), tmp, y.limb(i), perm)?;
+                            Some(&tmp[..])
+                        }
+                    };
+                    t.mod_down.finish_limb(i, ys[h], x_c, out, true, y)?;
                 }
-                let d: Vec<&[u64]> = t
-                    .digits
-                    .iter()
-                    .zip(ext.chunks(n))
-                    .map(|((range, _), slot)| match range.contains(&i) {
-                        true => &c_ntt[i * n..(i + 1) * n],
-                        false => slot,
-                    })
-                    .collect();
-                let ki = if i < ql { i } else { kq + i - ql };
-                let limb_products = products.map(|pairs| match i < ql {
-                    true => pairs.iter().map(|(a, b)| (a.limb(i), b.limb(i))).collect(),
-                    false => Vec::new(),
-                });
-                key_dot(key, ki, t.qp.modulus(i), &d, limb_products, out0, out1)
+                Ok(())
             },
         )?;
         Ok((t, acc0, acc1))
@@ -428,10 +474,7 @@ impl KeySwitchContext {
         galois: Option<usize>,
     ) -> Result<(Poly, Poly)> {
         let (t, acc0, acc1) = self.inner_product_raw(key, dec, galois)?;
-        Ok((
-            self.mod_down_raw(t, acc0, None)?,
-            self.mod_down_raw(t, acc1, None)?,
-        ))
+        Ok((self.mod_down_raw(t, acc0)?, self.mod_down_raw(t, acc1)?))
     }
 
     /// Step 1 of the module documentation (ModUp): for c in a prefix Q_l of
@@ -550,7 +593,7 @@ impl KeySwitchContext {
     /// x in Q_l P, NTT form in and out.
     pub fn mod_down(&self, x: &Poly) -> Result<Poly> {
         let t = self.mod_down_tables(x)?;
-        self.mod_down_raw(t, Scratch::copy_of(x.data()), None)
+        self.mod_down_raw(t, Scratch::copy_of(x.data()))
     }
 
     /// [`mod_down`](Self::mod_down) of an owned x, in place: its first limbs
@@ -559,8 +602,7 @@ impl KeySwitchContext {
         let t = self.mod_down_tables(&x)?;
         let split = t.q.len() * self.q.n();
         let (keep, drop) = x.data_mut().split_at_mut(split);
-        t.mod_down
-            .apply_raw_in_place(keep, true, drop, true, None)?;
+        t.mod_down.apply_raw_in_place(keep, true, drop, true)?;
         Ok(x.truncate_to(&t.q))
     }
 
@@ -576,18 +618,11 @@ impl KeySwitchContext {
     }
 
     /// ModDown of the limbs of Q_l P in `x` (NTT form), in place: its
-    /// first limbs become the polynomial of Q_l (no copy), plus `addend`
-    /// (limbs of Q_l, NTT form) when given.
-    fn mod_down_raw(
-        &self,
-        t: &LevelTables,
-        mut x: Scratch,
-        addend: Option<&[u64]>,
-    ) -> Result<Poly> {
+    /// first limbs become the polynomial of Q_l (no copy).
+    fn mod_down_raw(&self, t: &LevelTables, mut x: Scratch) -> Result<Poly> {
         let split = t.q.len() * self.q.n();
         let (keep, drop) = x.split_at_mut(split);
-        t.mod_down
-            .apply_raw_in_place(keep, true, drop, true, addend)?;
+        t.mod_down.apply_raw_in_place(keep, true, drop, true)?;
         Ok(Poly::from_scratch(&t.q, Representation::Ntt, x))
     }
 
@@ -648,6 +683,10 @@ pub enum Addend<'a> {
     /// y(X^g), for the Galois element g (odd).
     Automorphism(&'a Poly, usize),
 }
+
+/// The addend of one half of a fused ModDown (see `switch_raw`): y, mapped
+/// by the NTT-domain permutation when there is one.
+type FusedAddend<'a> = Option<(&'a Poly, Option<Arc<k::GaloisPermutation>>)>;
 
 /// No extra products (see [`KeySwitchContext::switch_unreduced_plus`]).
 const NO_PRODUCTS: [&[(&Poly, &Poly)]; 2] = [&[], &[]];
