@@ -278,7 +278,7 @@ impl KeySwitchContext {
             }
             y.expect_representation(Representation::Ntt)?;
         }
-        let (t, acc0, acc1) = self.switch_raw(key, c, NO_PRODUCTS, Some(fused))?;
+        let (t, acc0, acc1) = self.switch_raw(key, c, NO_PRODUCTS, fused.map(Some))?;
         Ok((
             Poly::from_scratch(&t.q, Representation::Ntt, acc0),
             Poly::from_scratch(&t.q, Representation::Ntt, acc1),
@@ -293,10 +293,10 @@ impl KeySwitchContext {
     /// ModDown across consecutive rotations); u1 is needed in Q_l at once,
     /// since the next switch decomposes it.
     pub fn switch_lazy(&self, key: &KeySwitchKey, c: &Poly) -> Result<(Poly, Poly)> {
-        let (t, acc0, acc1) = self.switch_raw(key, c, NO_PRODUCTS, None)?;
+        let (t, acc0, acc1) = self.switch_raw(key, c, NO_PRODUCTS, [None, Some(None)])?;
         Ok((
             Poly::from_scratch(&t.qp, Representation::Ntt, acc0),
-            self.mod_down_raw(t, acc1)?,
+            Poly::from_scratch(&t.q, Representation::Ntt, acc1),
         ))
     }
 
@@ -322,7 +322,7 @@ impl KeySwitchContext {
         c: &Poly,
         products: [&[(&Poly, &Poly)]; 2],
     ) -> Result<(Poly, Poly)> {
-        let (t, acc0, acc1) = self.switch_raw(key, c, products, None)?;
+        let (t, acc0, acc1) = self.switch_raw(key, c, products, [None, None])?;
         Ok((
             Poly::from_scratch(&t.qp, Representation::Ntt, acc0),
             Poly::from_scratch(&t.qp, Representation::Ntt, acc1),
@@ -339,17 +339,18 @@ impl KeySwitchContext {
     }
 
     /// ModUp fused with the inner product: the two halves in Q_l P, in
-    /// pooled buffers (fresh ones of this size would page-fault). With
-    /// `mod_down`, also the ModDown, limb by limb: the P limbs first, then
-    /// each limb i of Q_l finished right after its inner product, plus the
-    /// limb i of each half's addend (mapped there when it comes with a
-    /// permutation); the Q_l limbs of both buffers are then the results.
+    /// pooled buffers (fresh ones of this size would page-fault). The
+    /// halves h with `mod_down[h]` = Some(addend) are also moved down, limb
+    /// by limb: the P limbs first, then each limb i of Q_l finished right
+    /// after its inner product, plus limb i of the addend if any (mapped
+    /// there when it comes with a permutation); their Q_l limbs are then the
+    /// results.
     fn switch_raw(
         &self,
         key: &KeySwitchKey,
         c: &Poly,
         products: [&[(&Poly, &Poly)]; 2],
-        mod_down: Option<[FusedAddend; 2]>,
+        mod_down: [Option<FusedAddend>; 2],
     ) -> Result<(&LevelTables, Scratch, Scratch)> {
         let t = self.level(c)?;
         self.check_key(key)?;
@@ -413,19 +414,20 @@ impl KeySwitchContext {
         // Every limb of both is written by `key_dot`.
         let mut acc0 = Scratch::for_overwrite(lp * n);
         let mut acc1 = Scratch::for_overwrite(lp * n);
-        let Some(addends) = mod_down else {
+        if mod_down.iter().all(Option::is_none) {
             par::try_limb_pairs_with(&mut acc0, &mut acc1, n, ext, |e, i, o0, o1| {
                 limb(e, i, o0, o1)
             })?;
             return Ok((t, acc0, acc1));
-        };
+        }
         let (q0, p0) = acc0.split_at_mut(ql * n);
         let (q1, p1) = acc1.split_at_mut(ql * n);
         par::try_limb_pairs_with(p0, p1, n, ext, |e, j, o0, o1| limb(e, ql + j, o0, o1))?;
-        let (s0, s1) = (
-            t.mod_down.prepare_drop(p0, true)?,
-            t.mod_down.prepare_drop(p1, true)?,
-        );
+        let prepare = |h: usize, p: &mut [u64]| match mod_down[h] {
+            Some(_) => t.mod_down.prepare_drop(p, true),
+            None => Ok(None),
+        };
+        let (s0, s1) = (prepare(0, p0)?, prepare(1, p1)?);
         let ys = [s0.as_deref().unwrap_or(p0), s1.as_deref().unwrap_or(p1)];
         par::try_limb_pairs_with(
             q0,
@@ -436,10 +438,11 @@ impl KeySwitchContext {
             |(e, x_c, tmp), i, o0, o1| {
                 limb(e, i, o0, o1)?;
                 for (h, out) in [o0, o1].into_iter().enumerate() {
-                    let y = match &addends[h] {
-                        None => None,
-                        Some((y, None)) => Some(y.limb(i)),
-                        Some((y, Some(perm))) => {
+                    let y = match &mod_down[h] {
+                        None => continue,
+                        Some(None) => None,
+                        Some(Some((y, None))) => Some(y.limb(i)),
+                        Some(Some((y, Some(perm)))) => {
                             k::automorphism_ntt(t.q.modulus(i), tmp, y.limb(i), perm)?;
                             Some(&tmp[..])
                         }
