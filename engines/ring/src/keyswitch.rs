@@ -429,7 +429,7 @@ impl KeySwitchContext {
         };
         let (s0, s1) = (prepare(0, p0)?, prepare(1, p1)?);
         let ys = [s0.as_deref().unwrap_or(p0), s1.as_deref().unwrap_or(p1)];
-        par::try_limb_pairs_with(
+        par::try_heavy_limb_pairs_with(
             q0,
             q1,
             n,

@@ -52,7 +52,6 @@ pub fn in_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
 }
 
 /// True when a loop over `len` values should go to the rayon pool.
-#[cfg(feature = "parallel")]
 fn worth_parallel(len: usize, n: usize) -> bool {
     len >= PARALLEL_MIN_VALUES && len > n && several_threads()
 }
@@ -117,9 +116,43 @@ where
     I: Fn() -> T + Sync + Send,
     F: Fn(&mut T, usize, &mut [u64], &mut [u64]) -> Result<()> + Sync + Send,
 {
+    let parallel = worth_parallel(a.len(), n);
+    limb_pairs(a, b, n, parallel, init, f)
+}
+
+/// [`try_limb_pairs_with`] for loops whose work per limb is several
+/// transforms (a key switch's inner product and ModDown): in parallel
+/// whenever there are several limbs and threads, however short the limbs.
+pub(crate) fn try_heavy_limb_pairs_with<T, I, F>(
+    a: &mut [u64],
+    b: &mut [u64],
+    n: usize,
+    init: I,
+    f: F,
+) -> Result<()>
+where
+    I: Fn() -> T + Sync + Send,
+    F: Fn(&mut T, usize, &mut [u64], &mut [u64]) -> Result<()> + Sync + Send,
+{
+    let parallel = a.len() > n && several_threads();
+    limb_pairs(a, b, n, parallel, init, f)
+}
+
+fn limb_pairs<T, I, F>(
+    a: &mut [u64],
+    b: &mut [u64],
+    n: usize,
+    #[allow(unused_variables)] parallel: bool,
+    init: I,
+    f: F,
+) -> Result<()>
+where
+    I: Fn() -> T + Sync + Send,
+    F: Fn(&mut T, usize, &mut [u64], &mut [u64]) -> Result<()> + Sync + Send,
+{
     debug_assert_eq!(a.len(), b.len());
     #[cfg(feature = "parallel")]
-    if worth_parallel(a.len(), n) {
+    if parallel {
         use rayon::prelude::*;
         return a
             .par_chunks_mut(n)
