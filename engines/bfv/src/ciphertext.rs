@@ -16,7 +16,7 @@
 
 use std::sync::Arc;
 
-use triskel_ring::{Addend, KeyId, LazyRlwe, LweCiphertext, Poly, Representation, Seed};
+use triskel_ring::{KeyId, LazyRlwe, LweCiphertext, Poly, Representation, Seed};
 
 use crate::context::BfvContext;
 use crate::encoding::Plaintext;
@@ -368,14 +368,8 @@ impl Ciphertext {
     pub fn relinearize(&self, rk: &RelinKey) -> Result<Ciphertext> {
         rk.check(self)?;
         self.expect_size(3)?;
-        let (u0, u1) = self.ctx.key_switch().switch_adding(
-            &rk.key,
-            &self.polys[2],
-            [
-                Some(Addend::Poly(&self.polys[0])),
-                Some(Addend::Poly(&self.polys[1])),
-            ],
-        )?;
+        let [c0, c1, c2] = [0, 1, 2].map(|i| &self.polys[i]);
+        let (u0, u1) = self.ctx.key_switch().relinearize(&rk.key, [c0, c1, c2])?;
         let polys = vec![u0, u1];
         let noise = add_std(self.noise_log2, self.key_switch_noise_log2());
         self.derived(polys, noise).checked("relinearize")

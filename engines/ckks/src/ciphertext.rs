@@ -472,14 +472,8 @@ impl Ciphertext {
     pub fn relinearize(&self, rk: &RelinKey) -> Result<Ciphertext> {
         rk.check(self)?;
         self.expect_size(3)?;
-        let (u0, u1) = self.ctx.key_switch().switch_adding(
-            &rk.key,
-            &self.polys[2],
-            [
-                Some(Addend::Poly(&self.polys[0])),
-                Some(Addend::Poly(&self.polys[1])),
-            ],
-        )?;
+        let [c0, c1, c2] = [0, 1, 2].map(|i| &self.polys[i]);
+        let (u0, u1) = self.ctx.key_switch().relinearize(&rk.key, [c0, c1, c2])?;
         let polys = vec![u0, u1];
         let noise = self
             .noise

@@ -285,6 +285,14 @@ impl KeySwitchContext {
         ))
     }
 
+    /// The relinearization of (d0, d1, d2) (NTT form, c's basis) with the
+    /// key of s^2: (d0 + u0, d1 + u1) for (u0, u1) the switch of d2, the
+    /// sums made in the ModDown ([`switch_adding`](Self::switch_adding)).
+    pub fn relinearize(&self, key: &KeySwitchKey, d: [&Poly; 3]) -> Result<(Poly, Poly)> {
+        let [d0, d1, d2] = d;
+        self.switch_adding(key, d2, [Some(Addend::Poly(d0)), Some(Addend::Poly(d1))])
+    }
+
     /// [`switch`](Self::switch) with only the second half moded down: returns
     /// (x0, u1) with x0 in Q_l P (NTT form) and u1 in Q_l, so that
     /// round(x0 / P) + u1 s = c s' + E. A caller that keeps its first
@@ -429,7 +437,7 @@ impl KeySwitchContext {
         };
         let (s0, s1) = (prepare(0, p0)?, prepare(1, p1)?);
         let ys = [s0.as_deref().unwrap_or(p0), s1.as_deref().unwrap_or(p1)];
-        par::try_heavy_limb_pairs_with(
+        par::try_limb_pairs_with(
             q0,
             q1,
             n,
