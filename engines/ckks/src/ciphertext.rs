@@ -517,8 +517,9 @@ impl Ciphertext {
     /// The fused pipeline multiply -> relinearize -> rescale, all in NTT
     /// form: the relinearization's ModUp and inner product run limb by limb
     /// without storing the digits, and its ModDown by P and the rescale by
-    /// q_l are one in-place division by q_l P of (P d0 + u0', P d1 + u1') in
-    /// Q_l P, which saves the transforms of a separate ModDown.
+    /// q_l are one division by q_l P of (P d0 + u0', P d1 + u1') in Q_l P
+    /// (limb by limb inside the switch), which saves the transforms of a
+    /// separate ModDown.
     pub fn mul_relin_rescale(&self, other: &Ciphertext, rk: &RelinKey) -> Result<Ciphertext> {
         rk.check(self)?;
         self.expect_size(2)?;
@@ -535,15 +536,17 @@ impl Ciphertext {
         let (a, b) = (&a.polys, &b.polys);
         let d2 = a[1].mul(&b[1])?;
         let pb0 = ks.times_p(&b[0])?;
-        let (x0, x1) = if std::ptr::eq(self, other) {
-            ks.switch_unreduced_plus(&rk.key, &d2, [&[(&a[0], &pb0)], &[(&a[1], &pb0); 2]])?
+        // The division by q_l P runs limb by limb inside the switch.
+        let (u0, u1) = if std::ptr::eq(self, other) {
+            let x1_terms = [(&a[1], &pb0); 2];
+            ks.switch_divided(&rk.key, &d2, [&[(&a[0], &pb0)], &x1_terms], div)?
         } else {
             let pb1 = ks.times_p(&b[1])?;
             let x1_terms = [(&a[0], &pb1), (&a[1], &pb0)];
-            ks.switch_unreduced_plus(&rk.key, &d2, [&[(&a[0], &pb0)], &x1_terms])?
+            ks.switch_divided(&rk.key, &d2, [&[(&a[0], &pb0)], &x1_terms], div)?
         };
         let q = self.ctx.prime(level)? as f64;
-        let polys = vec![div.apply_joined_owned(x0)?, div.apply_joined_owned(x1)?];
+        let polys = vec![u0, u1];
         // As mul, relinearize, rescale with one rounding (that of the single
         // division by q_l P).
         let noise = (self.noise * other.noise)

@@ -278,7 +278,7 @@ impl KeySwitchContext {
             }
             y.expect_representation(Representation::Ntt)?;
         }
-        let (t, acc0, acc1) = self.switch_raw(key, c, NO_PRODUCTS, fused.map(Some))?;
+        let (t, acc0, acc1) = self.switch_raw(key, c, NO_PRODUCTS, fused.map(Some), None)?;
         Ok((
             Poly::from_scratch(&t.q, Representation::Ntt, acc0),
             Poly::from_scratch(&t.q, Representation::Ntt, acc1),
@@ -301,7 +301,7 @@ impl KeySwitchContext {
     /// ModDown across consecutive rotations); u1 is needed in Q_l at once,
     /// since the next switch decomposes it.
     pub fn switch_lazy(&self, key: &KeySwitchKey, c: &Poly) -> Result<(Poly, Poly)> {
-        let (t, acc0, acc1) = self.switch_raw(key, c, NO_PRODUCTS, [None, Some(None)])?;
+        let (t, acc0, acc1) = self.switch_raw(key, c, NO_PRODUCTS, [None, Some(None)], None)?;
         Ok((
             Poly::from_scratch(&t.qp, Representation::Ntt, acc0),
             Poly::from_scratch(&t.q, Representation::Ntt, acc1),
@@ -330,10 +330,32 @@ impl KeySwitchContext {
         c: &Poly,
         products: [&[(&Poly, &Poly)]; 2],
     ) -> Result<(Poly, Poly)> {
-        let (t, acc0, acc1) = self.switch_raw(key, c, products, [None, None])?;
+        let (t, acc0, acc1) = self.switch_raw(key, c, products, [None, None], None)?;
         Ok((
             Poly::from_scratch(&t.qp, Representation::Ntt, acc0),
             Poly::from_scratch(&t.qp, Representation::Ntt, acc1),
+        ))
+    }
+
+    /// [`switch_unreduced_plus`](Self::switch_unreduced_plus) divided at
+    /// once by `div`, whose kept primes followed by its dropped ones must be
+    /// Q_l P (CKKS: Q_{l-1}, then q_l and P: ModDown and rescale in one
+    /// division): round(x_h / D) in the kept basis, limb by limb right after
+    /// each limb's inner product (the dropped limbs first), as in
+    /// [`switch`](Self::switch).
+    pub fn switch_divided(
+        &self,
+        key: &KeySwitchKey,
+        c: &Poly,
+        products: [&[(&Poly, &Poly)]; 2],
+        div: &DivRound,
+    ) -> Result<(Poly, Poly)> {
+        let (t, acc0, acc1) =
+            self.switch_raw(key, c, products, [Some(None), Some(None)], Some(div))?;
+        debug_assert!(t.qp.len() > div.keep().len());
+        Ok((
+            Poly::from_scratch(div.keep(), Representation::Ntt, acc0),
+            Poly::from_scratch(div.keep(), Representation::Ntt, acc1),
         ))
     }
 
@@ -348,19 +370,33 @@ impl KeySwitchContext {
 
     /// ModUp fused with the inner product: the two halves in Q_l P, in
     /// pooled buffers (fresh ones of this size would page-fault). The
-    /// halves h with `mod_down[h]` = Some(addend) are also moved down, limb
-    /// by limb: the P limbs first, then each limb i of Q_l finished right
-    /// after its inner product, plus limb i of the addend if any (mapped
-    /// there when it comes with a permutation); their Q_l limbs are then the
-    /// results.
+    /// halves h with `mod_down[h]` = Some(addend) are also divided (by P,
+    /// or by `div`'s dropped primes), limb by limb: the dropped limbs first,
+    /// then each kept limb i finished right after its inner product, plus
+    /// limb i of the addend if any (mapped there when it comes with a
+    /// permutation); their kept limbs are then the results.
     fn switch_raw(
         &self,
         key: &KeySwitchKey,
         c: &Poly,
         products: [&[(&Poly, &Poly)]; 2],
         mod_down: [Option<FusedAddend>; 2],
+        div: Option<&DivRound>,
     ) -> Result<(&LevelTables, Scratch, Scratch)> {
         let t = self.level(c)?;
+        // The division of the halves moved down: by P (the level's ModDown)
+        // unless the caller gives one whose kept then dropped primes are Q_l P.
+        let div = match div {
+            None => &t.mod_down,
+            Some(d) => {
+                let joined = d.keep().primes().into_iter().chain(d.drop_basis().primes());
+                if d.keep().n() != self.q.n() || !joined.eq(t.qp.primes()) {
+                    return Err(Error::BasisMismatch);
+                }
+                d
+            }
+        };
+        let kept = div.keep().len();
         self.check_key(key)?;
         for &(a, b) in products.iter().copied().flatten() {
             for p in [a, b] {
@@ -428,11 +464,11 @@ impl KeySwitchContext {
             })?;
             return Ok((t, acc0, acc1));
         }
-        let (q0, p0) = acc0.split_at_mut(ql * n);
-        let (q1, p1) = acc1.split_at_mut(ql * n);
-        par::try_limb_pairs_with(p0, p1, n, ext, |e, j, o0, o1| limb(e, ql + j, o0, o1))?;
+        let (q0, p0) = acc0.split_at_mut(kept * n);
+        let (q1, p1) = acc1.split_at_mut(kept * n);
+        par::try_limb_pairs_with(p0, p1, n, ext, |e, j, o0, o1| limb(e, kept + j, o0, o1))?;
         let prepare = |h: usize, p: &mut [u64]| match mod_down[h] {
-            Some(_) => t.mod_down.prepare_drop(p, true),
+            Some(_) => div.prepare_drop(p, true),
             None => Ok(None),
         };
         let (s0, s1) = (prepare(0, p0)?, prepare(1, p1)?);
@@ -451,11 +487,11 @@ impl KeySwitchContext {
                         Some(None) => None,
                         Some(Some((y, None))) => Some(y.limb(i)),
                         Some(Some((y, Some(perm)))) => {
-                            k::automorphism_ntt(t.q.modulus(i), tmp, y.limb(i), perm)?;
+                            k::automorphism_ntt(div.keep().modulus(i), tmp, y.limb(i), perm)?;
                             Some(&tmp[..])
                         }
                     };
-                    t.mod_down.finish_limb(i, ys[h], x_c, out, true, y)?;
+                    div.finish_limb(i, ys[h], x_c, out, true, y)?;
                 }
                 Ok(())
             },

@@ -5,7 +5,7 @@ use num_bigint::BigInt;
 use num_traits::FromPrimitive;
 use triskel_ring::sampling::sample_uniform;
 use triskel_ring::{
-    Addend, KeySwitchContext, KeySwitchKey, LazyRlwe, NoiseDistribution, Poly, Prng,
+    Addend, DivRound, KeySwitchContext, KeySwitchKey, LazyRlwe, NoiseDistribution, Poly, Prng,
     Representation, RlweSecret, RnsBasis, SecretDistribution, SecretKey,
 };
 
@@ -231,6 +231,29 @@ fn products_added_in_the_inner_product_equal_p_times_them_added_after() {
         let (x0, x1) = ctx
             .switch_unreduced_plus(&rlk, &c, [&[(&a, &pb)], &[(&a, &pb), (&e, &pf)]])
             .unwrap();
+        // The same divided by q_{l-1} P inside the switch (CKKS's ModDown
+        // with rescale) equals the division after it; a division of another
+        // basis is refused.
+        let keep = ctx.q().sub_basis(0..ql - 1).unwrap();
+        let drop = basis
+            .sub_basis(ql - 1..ql)
+            .unwrap()
+            .concat(ctx.p())
+            .unwrap();
+        let div = DivRound::new(&keep, &drop).unwrap();
+        let products: [&[(&Poly, &Poly)]; 2] = [&[(&a, &pb)], &[(&a, &pb), (&e, &pf)]];
+        let divided = ctx.switch_divided(&rlk, &c, products, &div).unwrap();
+        let after = (
+            div.apply_joined_owned(x0.clone()).unwrap(),
+            div.apply_joined_owned(x1.clone()).unwrap(),
+        );
+        assert_eq!(divided, after, "ql = {ql}");
+        let wrong = DivRound::new(
+            &keep,
+            &ctx.p().concat(&drop.sub_basis(0..1).unwrap()).unwrap(),
+        )
+        .unwrap();
+        assert!(ctx.switch_divided(&rlk, &c, products, &wrong).is_err());
         let (mut y0, mut y1) = ctx.switch_unreduced(&rlk, &c).unwrap();
         ctx.add_scaled_by_p(&mut y0, &a.mul(&b).unwrap()).unwrap();
         let mut sum = a.mul(&b).unwrap();
