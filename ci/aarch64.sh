@@ -10,7 +10,7 @@
 # random and edge inputs: the driver compares each backend with portable bit
 # for bit. This script fails when a run did not check a backend it should
 # have (or ran SVE at another vector length than asked), or did not check
-# each of a backend's twelve ops (a NULL op would run portable unchecked).
+# each of a backend's fourteen ops (a NULL op would run portable unchecked).
 # On an AArch64 host it runs the driver natively instead and expects sve
 # there when /proc/cpuinfo lists it.
 # Installs gcc-aarch64-linux-gnu and qemu-user (Debian/Ubuntu) when missing.
@@ -37,7 +37,7 @@ check() {
             echo "the $b backend was not checked (${runner:-native})" >&2
             exit 1
         fi
-        if ! printf '%s\n' "$log" | grep -qx "$b ops checked: all 12"; then
+        if ! printf '%s\n' "$log" | grep -qx "$b ops checked: all 14"; then
             echo "the $b backend left an op to portable or unchecked (${runner:-native})" >&2
             exit 1
         fi

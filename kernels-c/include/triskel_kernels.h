@@ -143,6 +143,22 @@ typedef struct triskel_backend {
     /* Automorphism in NTT form: out[j] = a[perm[j]] for j < n, with perm the
      * slot permutation of triskel_galois_permutation. out must not overlap a. */
     void (*automorphism_ntt)(uint64_t *out, const uint64_t *a, const uint32_t *perm, size_t n);
+    /* Out-of-place inverse NTT: out = INTT(in), in untouched (out == in is the
+     * in-place transform; partial overlap is not allowed). The avx512 and
+     * avx512ifma backends read `in` in their first pass; the others (avx2,
+     * aarch64, sve, neon) copy and transform in place (the portable C
+     * function triskel_ntt_inverse_by_copy). */
+    void (*ntt_inverse_to)(const triskel_ntt_plan *plan, uint64_t *out, const uint64_t *in);
+    /* The finish of a division by rounding (ModDown, rescale), fused:
+     *     out[i] = (a[i] - b[i]) * s + c[i] mod q,
+     * or (a[i] - b[i]) * s mod q when c is NULL, with s < q and s_shoup =
+     * floor(s * 2^64 / q). out may alias a, b or c exactly. The avx512 and
+     * avx512ifma backends have their own; the others (avx2, aarch64, sve,
+     * neon) run their sub, mul_scalar and add in turn (the portable C
+     * function triskel_sub_mul_scalar_add_by_ops). */
+    void (*sub_mul_scalar_add)(uint64_t *out, const uint64_t *a, const uint64_t *b,
+                               const uint64_t *c, uint64_t s, uint64_t s_shoup, size_t len,
+                               const triskel_modulus *m);
 } triskel_backend;
 
 /* The backend with the given TRISKEL_BACKEND_* id, or NULL when it is not

@@ -26,7 +26,7 @@ pub enum Backend {
 }
 
 /// The operations of the kernel ABI, in the order [`Backend::native_ops`] reports them.
-pub const OPS: [&str; 12] = [
+pub const OPS: [&str; 14] = [
     "ntt_forward",
     "ntt_inverse",
     "add",
@@ -39,6 +39,8 @@ pub const OPS: [&str; 12] = [
     "base_convert",
     "automorphism_coeff",
     "automorphism_ntt",
+    "ntt_inverse_to",
+    "sub_mul_scalar_add",
 ];
 
 type Binary =
@@ -62,6 +64,17 @@ type BaseConvert = unsafe extern "C" fn(
 type AutomorphismCoeff =
     unsafe extern "C" fn(*mut u64, *const u64, u64, usize, *const ffi::triskel_modulus);
 type AutomorphismNtt = unsafe extern "C" fn(*mut u64, *const u64, *const u32, usize);
+type TransformTo = unsafe extern "C" fn(*const ffi::triskel_ntt_plan, *mut u64, *const u64);
+type SubMulScalarAdd = unsafe extern "C" fn(
+    *mut u64,
+    *const u64,
+    *const u64,
+    *const u64,
+    u64,
+    u64,
+    usize,
+    *const ffi::triskel_modulus,
+);
 
 /// The kernels of one backend with every missing one replaced by portable's.
 pub(crate) struct Kernels {
@@ -78,6 +91,8 @@ pub(crate) struct Kernels {
     pub base_convert: BaseConvert,
     pub automorphism_coeff: AutomorphismCoeff,
     pub automorphism_ntt: AutomorphismNtt,
+    pub ntt_inverse_to: TransformTo,
+    pub sub_mul_scalar_add: SubMulScalarAdd,
 }
 
 impl Backend {
@@ -244,6 +259,8 @@ impl Backend {
             t.base_convert.is_some(),
             t.automorphism_coeff.is_some(),
             t.automorphism_ntt.is_some(),
+            t.ntt_inverse_to.is_some(),
+            t.sub_mul_scalar_add.is_some(),
         ];
         OPS.iter()
             .zip(present)
@@ -277,6 +294,8 @@ fn resolve(backend: Backend) -> Option<Kernels> {
         base_convert: t.base_convert.or(p.base_convert)?,
         automorphism_coeff: t.automorphism_coeff.or(p.automorphism_coeff)?,
         automorphism_ntt: t.automorphism_ntt.or(p.automorphism_ntt)?,
+        ntt_inverse_to: t.ntt_inverse_to.or(p.ntt_inverse_to)?,
+        sub_mul_scalar_add: t.sub_mul_scalar_add.or(p.sub_mul_scalar_add)?,
     })
 }
 

@@ -204,10 +204,25 @@ pub struct triskel_backend {
     pub automorphism_ntt: ::std::option::Option<
         unsafe extern "C" fn(out: *mut u64, a: *const u64, perm: *const u32, n: usize),
     >,
+    pub ntt_inverse_to: ::std::option::Option<
+        unsafe extern "C" fn(plan: *const triskel_ntt_plan, out: *mut u64, in_: *const u64),
+    >,
+    pub sub_mul_scalar_add: ::std::option::Option<
+        unsafe extern "C" fn(
+            out: *mut u64,
+            a: *const u64,
+            b: *const u64,
+            c: *const u64,
+            s: u64,
+            s_shoup: u64,
+            len: usize,
+            m: *const triskel_modulus,
+        ),
+    >,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
-    ["Size of triskel_backend"][::std::mem::size_of::<triskel_backend>() - 128usize];
+    ["Size of triskel_backend"][::std::mem::size_of::<triskel_backend>() - 144usize];
     ["Alignment of triskel_backend"][::std::mem::align_of::<triskel_backend>() - 8usize];
     ["Offset of field: triskel_backend::name"]
         [::std::mem::offset_of!(triskel_backend, name) - 0usize];
@@ -241,6 +256,10 @@ const _: () = {
         [::std::mem::offset_of!(triskel_backend, automorphism_coeff) - 112usize];
     ["Offset of field: triskel_backend::automorphism_ntt"]
         [::std::mem::offset_of!(triskel_backend, automorphism_ntt) - 120usize];
+    ["Offset of field: triskel_backend::ntt_inverse_to"]
+        [::std::mem::offset_of!(triskel_backend, ntt_inverse_to) - 128usize];
+    ["Offset of field: triskel_backend::sub_mul_scalar_add"]
+        [::std::mem::offset_of!(triskel_backend, sub_mul_scalar_add) - 136usize];
 };
 unsafe extern "C" {
     pub fn triskel_backend_get(id: u32) -> *const triskel_backend;

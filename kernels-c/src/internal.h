@@ -74,6 +74,23 @@ static inline uint64_t mulmod_slow(uint64_t a, uint64_t b, uint64_t q) {
 
 uint64_t triskel_powmod_slow(uint64_t base, uint64_t exp, uint64_t q);
 
+/* ntt_inverse_to by a copy and the plan's backend's in-place inverse
+ * (portable.c). */
+void triskel_ntt_inverse_by_copy(const triskel_ntt_plan *p, uint64_t *out, const uint64_t *in);
+
+/* sub_mul_scalar_add by the sub, mul_scalar and add of `be` (portable.c);
+ * SUB_MUL_SCALAR_ADD_BY_OPS(name, be) defines the op `name` of a backend
+ * that has no fused one. */
+void triskel_sub_mul_scalar_add_by_ops(const triskel_backend *be, uint64_t *out,
+                                       const uint64_t *a, const uint64_t *b, const uint64_t *c,
+                                       uint64_t s, uint64_t s_shoup, size_t len,
+                                       const triskel_modulus *m);
+#define SUB_MUL_SCALAR_ADD_BY_OPS(name, be)                                                    \
+    static void name(uint64_t *out, const uint64_t *a, const uint64_t *b, const uint64_t *c,   \
+                     uint64_t s, uint64_t s_shoup, size_t len, const triskel_modulus *m) {     \
+        triskel_sub_mul_scalar_add_by_ops(&(be), out, a, b, c, s, s_shoup, len, m);            \
+    }
+
 /* The backends compiled into this build. */
 extern const triskel_backend triskel_portable_backend;
 #ifdef TRISKEL_HAVE_AVX512

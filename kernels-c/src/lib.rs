@@ -50,7 +50,7 @@ pub use ntt::NttPlan;
 pub use primes::{is_prime, ntt_primes, MAX_PRIMES};
 pub use vector::{
     add, add_assign, mul, mul_acc, mul_assign, mul_scalar, mul_scalar_assign, neg, neg_assign, sub,
-    sub_assign,
+    sub_assign, sub_mul_scalar_add_assign,
 };
 
 /// Smallest supported NTT size (2^10).

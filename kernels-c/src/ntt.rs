@@ -115,6 +115,25 @@ impl NttPlan {
         unsafe { (self.modulus.kernels().ntt_inverse)(self.raw.as_ptr(), a.as_mut_ptr()) };
         Ok(())
     }
+
+    /// Out-of-place [`inverse`](NttPlan::inverse): `out` = the inverse
+    /// transform of `input`, which is only read (no copy first on the
+    /// AVX-512 backends: their first pass reads `input`).
+    pub fn inverse_to(&self, out: &mut [u64], input: &[u64]) -> Result<()> {
+        self.check_len(out)?;
+        self.check_len(input)?;
+        // SAFETY: the plan is live, both slices hold exactly n elements and
+        // cannot overlap (out is a distinct mutable borrow); the kernel reads
+        // input[0..n] and writes only out[0..n].
+        unsafe {
+            (self.modulus.kernels().ntt_inverse_to)(
+                self.raw.as_ptr(),
+                out.as_mut_ptr(),
+                input.as_ptr(),
+            )
+        };
+        Ok(())
+    }
 }
 
 impl Drop for NttPlan {

@@ -6,6 +6,8 @@
  *     x * w mod q  in  [0, 2q):  w * x - floor(w' * x / 2^64) * q   (mod 2^64).
  * Forward values stay in [0, 4q) (q < 2^62 keeps 4q < 2^64), inverse values
  * in [0, 2q); both are fully reduced at the end. */
+#include <string.h>
+
 #include "internal.h"
 
 /* min(x, x - y) subtracts y when x >= y, without a branch (unsigned wrap). */
@@ -207,6 +209,40 @@ static void portable_automorphism_ntt(uint64_t *out, const uint64_t *a, const ui
     for (size_t j = 0; j < n; j++) out[j] = a[perm[j]];
 }
 
+/* The ops below serve the backends without their own version (see the
+ * header): correct for any plan or backend, as fast as that backend's parts. */
+void triskel_ntt_inverse_by_copy(const triskel_ntt_plan *p, uint64_t *out, const uint64_t *in) {
+    if (out != in) memcpy(out, in, p->n * sizeof *out);
+    p->backend->ntt_inverse(p, out);
+}
+
+/* Blocks of BY_OPS_BLOCK values through a stack buffer, so that out may
+ * alias a, b or c (an in-place sub would overwrite c == out). */
+enum { BY_OPS_BLOCK = 256 };
+
+void triskel_sub_mul_scalar_add_by_ops(const triskel_backend *be, uint64_t *out,
+                                       const uint64_t *a, const uint64_t *b, const uint64_t *c,
+                                       uint64_t s, uint64_t s_shoup, size_t len,
+                                       const triskel_modulus *m) {
+    uint64_t tmp[BY_OPS_BLOCK];
+    for (size_t at = 0; at < len; at += BY_OPS_BLOCK) {
+        const size_t k = len - at < BY_OPS_BLOCK ? len - at : BY_OPS_BLOCK;
+        be->sub(tmp, a + at, b + at, k, m);
+        be->mul_scalar(c == NULL ? out + at : tmp, tmp, s, s_shoup, k, m);
+        if (c != NULL) be->add(out + at, tmp, c + at, k, m);
+    }
+}
+
+static void portable_sub_mul_scalar_add(uint64_t *out, const uint64_t *a, const uint64_t *b,
+                                        const uint64_t *c, uint64_t s, uint64_t s_shoup,
+                                        size_t len, const triskel_modulus *m) {
+    const uint64_t q = m->q;
+    for (size_t i = 0; i < len; i++) {
+        uint64_t r = sub_if_ge(shoup_lazy(a[i] + q - b[i], s, s_shoup, q), q);
+        out[i] = c == NULL ? r : sub_if_ge(r + c[i], q);
+    }
+}
+
 const triskel_backend triskel_portable_backend = {
     .name = "portable",
     .max_modulus_bits = TRISKEL_MAX_MODULUS_BITS,
@@ -224,4 +260,6 @@ const triskel_backend triskel_portable_backend = {
     .base_convert = portable_base_convert,
     .automorphism_coeff = portable_automorphism_coeff,
     .automorphism_ntt = portable_automorphism_ntt,
+    .ntt_inverse_to = triskel_ntt_inverse_by_copy,
+    .sub_mul_scalar_add = portable_sub_mul_scalar_add,
 };

@@ -101,3 +101,28 @@ pub fn mul_acc(m: &Modulus, acc: &mut [u64], a: &[u64], b: &[u64]) -> Result<()>
     unsafe { (m.kernels().mul_acc)(acc.as_mut_ptr(), a.as_ptr(), b.as_ptr(), acc.len(), m.raw()) };
     Ok(())
 }
+
+/// a\[i\] = (a\[i\] - b\[i\]) * s (+ c\[i\] when `c` is given) mod q, in
+/// place, for a scalar s in [0, q): the finish of a division by rounding
+/// (ModDown, rescale) in one pass, with an addend folded in.
+pub fn sub_mul_scalar_add_assign(
+    m: &Modulus,
+    a: &mut [u64],
+    b: &[u64],
+    s: u64,
+    c: Option<&[u64]>,
+) -> Result<()> {
+    same_len(a.len(), b.len())?;
+    if let Some(c) = c {
+        same_len(a.len(), c.len())?;
+    }
+    let s_shoup = scalar_companion(m, s)?;
+    let ptr = a.as_mut_ptr();
+    let c = c.map_or(std::ptr::null(), <[u64]>::as_ptr);
+    // SAFETY: the ABI allows out to alias a exactly; b and c (or NULL) hold
+    // a.len() elements and cannot overlap a (a distinct mutable borrow).
+    unsafe {
+        (m.kernels().sub_mul_scalar_add)(ptr, ptr, b.as_ptr(), c, s, s_shoup, a.len(), m.raw())
+    };
+    Ok(())
+}

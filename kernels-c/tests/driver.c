@@ -29,7 +29,8 @@ static int passed, failed;
  * backend that no check reached, and ci/aarch64.sh fails on them). */
 static const char *const ops[] = {"ntt_forward", "ntt_inverse", "add", "sub", "neg", "mul",
                                   "mul_scalar", "mul_acc", "dot", "base_convert",
-                                  "automorphism_coeff", "automorphism_ntt"};
+                                  "automorphism_coeff", "automorphism_ntt", "ntt_inverse_to",
+                                  "sub_mul_scalar_add"};
 enum { NUM_OPS = sizeof ops / sizeof ops[0] };
 static unsigned ops_seen;
 
@@ -176,6 +177,13 @@ static void check_portable(uint64_t q) {
     uint64_t *a = malloc(n * 8), *b = malloc(n * 8), *c = malloc(n * 8), *ref = calloc(n, 8);
     for (int kind = 0; kind < NUM_FILLS; kind++) {
         fill(a, n, q, kind);
+        /* Out of place: a back from its transform c, c untouched. */
+        memcpy(c, a, n * 8);
+        pb->ntt_forward(plan, c);
+        memcpy(ref, c, n * 8);
+        pb->ntt_inverse_to(plan, b, c);
+        check(memcmp(b, a, n * 8) == 0 && memcmp(c, ref, n * 8) == 0, "portable",
+              "ntt_inverse_to", n, q);
         fill(b, n, q, RANDOM);
         memset(ref, 0, n * 8);
         for (uint64_t i = 0; i < n; i++)
@@ -196,7 +204,7 @@ static void check_portable(uint64_t q) {
     }
     triskel_modulus m;
     triskel_modulus_init(&m, q);
-    int ok[6] = {1, 1, 1, 1, 1, 1};
+    int ok[7] = {1, 1, 1, 1, 1, 1, 1};
     for (int kind = 0; kind < NUM_FILLS; kind++) {
         fill(a, n, q, kind);
         fill(b, n, q, MIXED_EDGES);
@@ -215,9 +223,16 @@ static void check_portable(uint64_t q) {
         for (uint64_t i = 0; i < n; i++) ok[4] &= c[i] == mulmod(a[i], b[i], q);
         pb->mul_scalar(c, a, s, triskel_shoup(s, q), n, &m);
         for (uint64_t i = 0; i < n; i++) ok[5] &= c[i] == mulmod(a[i], s, q);
+        /* With c = a + 1 (an addend, every value once) and without (NULL). */
+        pb->sub_mul_scalar_add(c, a, b, a + 1, s, triskel_shoup(s, q), n - 1, &m);
+        for (uint64_t i = 0; i + 1 < n; i++)
+            ok[6] &= c[i] == (mulmod((a[i] + q - b[i]) % q, s, q) + a[i + 1]) % q;
+        pb->sub_mul_scalar_add(c, a, b, NULL, s, triskel_shoup(s, q), n, &m);
+        for (uint64_t i = 0; i < n; i++) ok[6] &= c[i] == mulmod((a[i] + q - b[i]) % q, s, q);
     }
-    static const char *names[6] = {"mul_acc", "add", "sub", "neg", "mul", "mul_scalar"};
-    for (int i = 0; i < 6; i++) check(ok[i], "portable", names[i], n, q);
+    static const char *names[7] = {"mul_acc", "add", "sub", "neg", "mul", "mul_scalar",
+                                   "sub_mul_scalar_add"};
+    for (int i = 0; i < 7; i++) check(ok[i], "portable", names[i], n, q);
     free(a), free(b), free(c), free(ref);
     triskel_ntt_plan_free(plan);
 }
@@ -486,6 +501,7 @@ static void check_against_portable(const triskel_backend *be, uint64_t q) {
          * offset makes the buffers unaligned for vector loads. */
         uint64_t *a = malloc((n + 2) * 8), *b = malloc((n + 2) * 8);
         uint64_t *x = malloc((n + 2) * 8), *y = malloc((n + 2) * 8);
+        uint64_t *b_copy = malloc((n + 2) * 8);
         for (int kind = 0; kind < NUM_FILLS; kind++) {
             for (int offset = 0; offset <= 1; offset++) {
                 uint64_t *xa = x + offset, *ya = y + offset;
@@ -514,6 +530,32 @@ static void check_against_portable(const triskel_backend *be, uint64_t q) {
                 if (be->mul_acc)
                     COMPARE("mul_acc", pb->mul_acc(xa, b, b + 1, n, m),
                             be->mul_acc(ya, b, b + 1, n, m));
+                /* Out of place from the (unaligned) b + 1, which must stay
+                 * untouched, and in place through the same entry. */
+                if (be->ntt_inverse_to) {
+                    memcpy(b_copy, b, (n + 2) * 8);
+                    COMPARE("ntt_inverse_to", pb->ntt_inverse_to(pp, xa, b + 1),
+                            be->ntt_inverse_to(bp, ya, b + 1));
+                    check(memcmp(b, b_copy, (n + 2) * 8) == 0, be->name,
+                          "ntt_inverse_to input untouched", n, q);
+                    COMPARE("ntt_inverse_to in place", pb->ntt_inverse_to(pp, xa, xa),
+                            be->ntt_inverse_to(bp, ya, ya));
+                }
+                /* Every aliasing the ABI allows: out = a, out = b, out = c, none. */
+                if (be->sub_mul_scalar_add) {
+                    COMPARE("sub_mul_scalar_add",
+                            pb->sub_mul_scalar_add(xa, xa, b, b + 1, s, s_shoup, n, m),
+                            be->sub_mul_scalar_add(ya, ya, b, b + 1, s, s_shoup, n, m));
+                    COMPARE("sub_mul_scalar_add out = b",
+                            pb->sub_mul_scalar_add(xa, b, xa, b + 1, s, s_shoup, n - 3, m),
+                            be->sub_mul_scalar_add(ya, b, ya, b + 1, s, s_shoup, n - 3, m));
+                    COMPARE("sub_mul_scalar_add out = c",
+                            pb->sub_mul_scalar_add(xa, b, b + 1, xa, s, s_shoup, n - 1, m),
+                            be->sub_mul_scalar_add(ya, b, b + 1, ya, s, s_shoup, n - 1, m));
+                    COMPARE("sub_mul_scalar_add no addend",
+                            pb->sub_mul_scalar_add(xa, xa, b, NULL, s, s_shoup, n - 5, m),
+                            be->sub_mul_scalar_add(ya, ya, b, NULL, s, s_shoup, n - 5, m));
+                }
                 /* Odd lengths exercise the tails of vector loops (every op: lengths
                  * 1, 2 and 3 mod 4). */
                 if (be->mul)
@@ -535,7 +577,7 @@ static void check_against_portable(const triskel_backend *be, uint64_t q) {
 #undef COMPARE
             }
         }
-        free(a), free(b), free(x), free(y);
+        free(a), free(b), free(x), free(y), free(b_copy);
         triskel_ntt_plan_free(pp);
         triskel_ntt_plan_free(bp);
     }

@@ -89,6 +89,15 @@ proptest! {
             let mut acc = b.clone();
             mul_acc(&m, &mut acc, &a, &a).unwrap();
             prop_assert!(acc.iter().zip(a.iter().zip(&b)).all(|(&o, (&x, &y))| o as u128 == (x as u128 * x as u128 + y as u128) % q128));
+            // (a - b) s + c with c = a reversed, and without c.
+            let c: Vec<u64> = a.iter().rev().copied().collect();
+            let fused = |x: u64, y: u64| (x as u128 + q128 - y as u128) % q128 * s as u128 % q128;
+            out.copy_from_slice(&a);
+            sub_mul_scalar_add_assign(&m, &mut out, &b, s, Some(&c)).unwrap();
+            prop_assert!(out.iter().zip(a.iter().zip(&b)).zip(&c).all(|((&o, (&x, &y)), &z)| o as u128 == (fused(x, y) + z as u128) % q128));
+            out.copy_from_slice(&a);
+            sub_mul_scalar_add_assign(&m, &mut out, &b, s, None).unwrap();
+            prop_assert!(out.iter().zip(a.iter().zip(&b)).all(|(&o, (&x, &y))| o as u128 == fused(x, y)));
 
             // The in-place forms agree with the out-of-place ones.
             let mut inplace = a.clone();
@@ -180,11 +189,13 @@ proptest! {
         reference.inverse(&mut inv).unwrap();
         for m in moduli(q) {
             let plan = NttPlan::new(n, &m).unwrap();
-            let (mut f, mut i) = (a.clone(), a.clone());
+            let (mut f, mut i, mut to) = (a.clone(), a.clone(), vec![0; n]);
             plan.forward(&mut f).unwrap();
             plan.inverse(&mut i).unwrap();
+            plan.inverse_to(&mut to, &a).unwrap();
             prop_assert!(f == fwd, "forward, backend {:?}, n = {n}, q = {q}", m.backend());
             prop_assert!(i == inv, "inverse, backend {:?}, n = {n}, q = {q}", m.backend());
+            prop_assert!(to == inv, "inverse_to, backend {:?}, n = {n}, q = {q}", m.backend());
         }
     }
 }
@@ -203,8 +214,16 @@ fn round_trip_every_size_and_backend() {
                 let mut a = input.clone();
                 plan.forward(&mut a).unwrap();
                 assert_ne!(a, input);
+                let mut back = vec![0; n];
+                plan.inverse_to(&mut back, &a).unwrap();
                 plan.inverse(&mut a).unwrap();
                 assert_eq!(a, input, "n={n} q={q} backend={:?}", m.backend());
+                assert_eq!(
+                    back,
+                    input,
+                    "inverse_to, n={n} q={q} backend={:?}",
+                    m.backend()
+                );
             }
         }
     }
@@ -336,7 +355,17 @@ fn bad_input_is_an_error_not_a_panic() {
         }
     );
     assert!(plan.inverse(&mut short).is_err());
+    let full = vec![0u64; 1024];
+    assert!(plan.inverse_to(&mut short, &full).is_err());
+    assert!(plan.inverse_to(&mut full.clone(), &short).is_err());
     let (a, mut out) = (vec![1u64; 8], vec![0u64; 9]);
+    assert!(sub_mul_scalar_add_assign(&m, &mut out, &a, 1, None).is_err());
+    let nine = out.clone();
+    assert!(sub_mul_scalar_add_assign(&m, &mut out[..8], &a, 1, Some(&nine)).is_err());
+    assert!(matches!(
+        sub_mul_scalar_add_assign(&m, &mut out[..8], &a, q, None),
+        Err(Error::ScalarOutOfRange { .. })
+    ));
     assert!(add(&m, &mut out, &a, &a).is_err());
     assert!(mul_acc(&m, &mut out, &a, &a).is_err());
     assert!(matches!(

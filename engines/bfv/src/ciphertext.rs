@@ -368,9 +368,8 @@ impl Ciphertext {
     pub fn relinearize(&self, rk: &RelinKey) -> Result<Ciphertext> {
         rk.check(self)?;
         self.expect_size(3)?;
-        let (mut u0, mut u1) = self.ctx.key_switch().switch(&rk.key, &self.polys[2])?;
-        u0.add_assign(&self.polys[0])?;
-        u1.add_assign(&self.polys[1])?;
+        let [c0, c1, c2] = [0, 1, 2].map(|i| &self.polys[i]);
+        let (u0, u1) = self.ctx.key_switch().relinearize(&rk.key, [c0, c1, c2])?;
         let polys = vec![u0, u1];
         let noise = add_std(self.noise_log2, self.key_switch_noise_log2());
         self.derived(polys, noise).checked("relinearize")

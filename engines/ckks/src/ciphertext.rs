@@ -26,7 +26,7 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use triskel_ring::{KeyId, LazyRlwe, LweCiphertext, Poly, Seed};
+use triskel_ring::{Addend, KeyId, LazyRlwe, LweCiphertext, Poly, Seed};
 
 use crate::context::CkksContext;
 use crate::error::{Error, Result};
@@ -472,8 +472,9 @@ impl Ciphertext {
     pub fn relinearize(&self, rk: &RelinKey) -> Result<Ciphertext> {
         rk.check(self)?;
         self.expect_size(3)?;
-        let (u0, u1) = self.ctx.key_switch().switch(&rk.key, &self.polys[2])?;
-        let polys = vec![self.polys[0].add(&u0)?, self.polys[1].add(&u1)?];
+        let [c0, c1, c2] = [0, 1, 2].map(|i| &self.polys[i]);
+        let (u0, u1) = self.ctx.key_switch().relinearize(&rk.key, [c0, c1, c2])?;
+        let polys = vec![u0, u1];
         let noise = self
             .noise
             .plus_error(key_switch_error(&self.ctx, self.level));
@@ -516,8 +517,9 @@ impl Ciphertext {
     /// The fused pipeline multiply -> relinearize -> rescale, all in NTT
     /// form: the relinearization's ModUp and inner product run limb by limb
     /// without storing the digits, and its ModDown by P and the rescale by
-    /// q_l are one in-place division by q_l P of (P d0 + u0', P d1 + u1') in
-    /// Q_l P, which saves the transforms of a separate ModDown.
+    /// q_l are one division by q_l P of (P d0 + u0', P d1 + u1') in Q_l P
+    /// (limb by limb inside the switch), which saves the transforms of a
+    /// separate ModDown.
     pub fn mul_relin_rescale(&self, other: &Ciphertext, rk: &RelinKey) -> Result<Ciphertext> {
         rk.check(self)?;
         self.expect_size(2)?;
@@ -534,15 +536,17 @@ impl Ciphertext {
         let (a, b) = (&a.polys, &b.polys);
         let d2 = a[1].mul(&b[1])?;
         let pb0 = ks.times_p(&b[0])?;
-        let (x0, x1) = if std::ptr::eq(self, other) {
-            ks.switch_unreduced_plus(&rk.key, &d2, [&[(&a[0], &pb0)], &[(&a[1], &pb0); 2]])?
+        // The division by q_l P runs limb by limb inside the switch.
+        let (u0, u1) = if std::ptr::eq(self, other) {
+            let x1_terms = [(&a[1], &pb0); 2];
+            ks.switch_divided(&rk.key, &d2, [&[(&a[0], &pb0)], &x1_terms], div)?
         } else {
             let pb1 = ks.times_p(&b[1])?;
             let x1_terms = [(&a[0], &pb1), (&a[1], &pb0)];
-            ks.switch_unreduced_plus(&rk.key, &d2, [&[(&a[0], &pb0)], &x1_terms])?
+            ks.switch_divided(&rk.key, &d2, [&[(&a[0], &pb0)], &x1_terms], div)?
         };
         let q = self.ctx.prime(level)? as f64;
-        let polys = vec![div.apply_joined_owned(x0)?, div.apply_joined_owned(x1)?];
+        let polys = vec![u0, u1];
         // As mul, relinearize, rescale with one rounding (that of the single
         // division by q_l P).
         let noise = (self.noise * other.noise)
@@ -563,13 +567,16 @@ impl Ciphertext {
             .get(g)
             .ok_or_else(|| Error::MissingKey(format!("Galois key for element {g}")))?;
         let c1 = self.polys[1].automorphism(g)?;
-        let (u0, u1) = self.ctx.key_switch().switch(key, &c1)?;
-        let mut c0 = self.polys[0].automorphism(g)?;
-        c0.add_assign(&u0)?;
+        // u0 + c0(X^g), summed in the ModDown's last pass.
+        let c0 = Addend::Automorphism(&self.polys[0], g);
+        let (u0, u1) = self
+            .ctx
+            .key_switch()
+            .switch_adding(key, &c1, [Some(c0), None])?;
         let noise = self
             .noise
             .plus_error(key_switch_error(&self.ctx, self.level));
-        self.derived(vec![c0, u1], self.level, self.scale, noise)
+        self.derived(vec![u0, u1], self.level, self.scale, noise)
     }
 
     /// Rotates the slots left by `step` (right when negative). Uses the key

@@ -292,21 +292,18 @@ impl DivRound {
         drop: &mut [u64],
         drop_ntt: bool,
     ) -> Result<()> {
-        let n = self.keep.n();
         let scaled = self.prepare_drop(drop, drop_ntt)?;
         let ys = scaled.as_deref().unwrap_or(drop);
         par::try_limbs_with(
             keep,
-            n,
-            || Scratch::for_overwrite(n),
-            |x_c, i, l| self.finish_limb(i, ys, l, keep_ntt, x_c),
+            self.keep.n(),
+            || Scratch::for_overwrite(self.keep.n()),
+            |x_c, i, l| self.finish_limb(i, ys, x_c, l, keep_ntt, None),
         )
     }
 
-    /// The first step on the dropped part (overwritten, brought to
-    /// coefficient form): the scaled inputs of the conversion to `keep`, or
-    /// `None` when `drop` is one prime (then pass `drop` itself to
-    /// [`finish_limb`](Self::finish_limb)).
+    /// The first step of a division: `drop` to coefficient form (in place)
+    /// and the conversion's scaled inputs (None when `drop` itself is).
     pub(crate) fn prepare_drop(&self, drop: &mut [u64], drop_ntt: bool) -> Result<Option<Scratch>> {
         if drop_ntt {
             par::try_limbs(drop, self.keep.n(), |i, l| {
@@ -316,23 +313,31 @@ impl DivRound {
         self.conv.scale_inputs(drop)
     }
 
-    /// Limb i of the result from limb i of the kept part (`l`, in place):
-    /// l <- (l - [x_c]_{q_i}) D^-1, with `ys` from
-    /// [`prepare_drop`](Self::prepare_drop) and `x_c` a scratch limb.
+    /// The rest of it for limb i of `keep` (`l`, in place), from the
+    /// inputs `ys` that [`prepare_drop`](Self::prepare_drop) gave: x_c's
+    /// limb (into the limb-sized temporary `x_c`), then (l - x_c) D^-1,
+    /// plus `addend` (limb i, in `l`'s representation) when given, in one
+    /// pass.
     pub(crate) fn finish_limb(
         &self,
         i: usize,
         ys: &[u64],
+        x_c: &mut [u64],
         l: &mut [u64],
         keep_ntt: bool,
-        x_c: &mut [u64],
+        addend: Option<&[u64]>,
     ) -> Result<()> {
         self.conv.convert_limb(i, ys, x_c, true)?;
         if keep_ntt {
             self.keep.plan(i).forward(x_c)?;
         }
         let m = self.keep.modulus(i);
-        k::sub_assign(m, l, x_c)?;
-        Ok(k::mul_scalar_assign(m, l, self.d_inv[i])?)
+        Ok(k::sub_mul_scalar_add_assign(
+            m,
+            l,
+            x_c,
+            self.d_inv[i],
+            addend,
+        )?)
     }
 }

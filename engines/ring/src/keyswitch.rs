@@ -239,10 +239,58 @@ impl KeySwitchContext {
     /// ModUp and the inner product run limb by limb of Q_l P: every digit's
     /// limb is extended, transformed and used by the dot product while it is
     /// in cache, and the digits are never stored whole (for one switch of c;
-    /// [`decompose`](Self::decompose) keeps them for several). The ModDown
-    /// runs limb by limb too, right after each limb's inner products.
+    /// [`decompose`](Self::decompose) keeps them for several).
     pub fn switch(&self, key: &KeySwitchKey, c: &Poly) -> Result<(Poly, Poly)> {
-        self.switch_moved_down(key, c, false)
+        self.switch_adding(key, c, [None, None])
+    }
+
+    /// [`switch`](Self::switch) with a polynomial of c's basis (NTT form)
+    /// added to each half: (u0 + y_0, u1 + y_1), each sum made in the
+    /// ModDown's last pass (a relinearization adds its c0 and c1, a rotation
+    /// its c0(X^g), without a pass of their own).
+    ///
+    /// The ModDown runs limb by limb right after the inner product of the
+    /// limb (the P limbs first): each limb of both halves, and of an
+    /// addend (an [`Addend::Automorphism`] is mapped limb by limb there), is
+    /// finished while it is in cache.
+    pub fn switch_adding(
+        &self,
+        key: &KeySwitchKey,
+        c: &Poly,
+        addends: [Option<Addend<'_>>; 2],
+    ) -> Result<(Poly, Poly)> {
+        let mut fused: [FusedAddend; 2] = [None, None];
+        for (y, f) in addends.into_iter().zip(&mut fused) {
+            *f = match y {
+                None => continue,
+                Some(Addend::Poly(y)) => Some((y, None)),
+                Some(Addend::Automorphism(y, g)) => {
+                    if g % 2 == 0 {
+                        return invalid(format!("Galois element {g} must be odd"));
+                    }
+                    Some((y, Some(cached_galois_permutation(c.n(), g)?)))
+                }
+            };
+        }
+        for (y, _) in fused.iter().flatten() {
+            if !same_basis(y.basis(), c.basis()) {
+                return Err(Error::BasisMismatch);
+            }
+            y.expect_representation(Representation::Ntt)?;
+        }
+        let (t, acc0, acc1) = self.switch_raw(key, c, NO_PRODUCTS, fused.map(Some), None)?;
+        Ok((
+            Poly::from_scratch(&t.q, Representation::Ntt, acc0),
+            Poly::from_scratch(&t.q, Representation::Ntt, acc1),
+        ))
+    }
+
+    /// The relinearization of (d0, d1, d2) (NTT form, c's basis) with the
+    /// key of s^2: (d0 + u0, d1 + u1) for (u0, u1) the switch of d2, the
+    /// sums made in the ModDown ([`switch_adding`](Self::switch_adding)).
+    pub fn relinearize(&self, key: &KeySwitchKey, d: [&Poly; 3]) -> Result<(Poly, Poly)> {
+        let [d0, d1, d2] = d;
+        self.switch_adding(key, d2, [Some(Addend::Poly(d0)), Some(Addend::Poly(d1))])
     }
 
     /// [`switch`](Self::switch) with only the second half moded down: returns
@@ -253,55 +301,10 @@ impl KeySwitchContext {
     /// ModDown across consecutive rotations); u1 is needed in Q_l at once,
     /// since the next switch decomposes it.
     pub fn switch_lazy(&self, key: &KeySwitchKey, c: &Poly) -> Result<(Poly, Poly)> {
-        self.switch_moved_down(key, c, true)
-    }
-
-    /// [`switch`](Self::switch), or with `keep_first` [`switch_lazy`](Self::switch_lazy).
-    /// The limbs of P come first, and the halves moved down are brought to
-    /// coefficient form; then each limb of Q_l gets its inner products and
-    /// is moved down at once, while it is in cache.
-    fn switch_moved_down(
-        &self,
-        key: &KeySwitchKey,
-        c: &Poly,
-        keep_first: bool,
-    ) -> Result<(Poly, Poly)> {
-        let (t, src) = self.mod_up_source(key, c, NO_PRODUCTS)?;
-        let n = self.q.n();
-        let split = c.basis().len() * n;
-        let ext = || Scratch::for_overwrite(t.digits.len() * n);
-        // Both halves in Q_l P; every limb is written by `key_dot`.
-        let mut x0 = Scratch::for_overwrite(t.qp.len() * n);
-        let mut x1 = Scratch::for_overwrite(t.qp.len() * n);
-        let (q0, p0) = x0.split_at_mut(split);
-        let (q1, p1) = x1.split_at_mut(split);
-        par::try_limb_pairs_with(p0, p1, n, ext, |ext, j, out0, out1| {
-            src.limb(key, split / n + j, ext, out0, out1)
-        })?;
-        let scaled0 = match keep_first {
-            true => None,
-            false => t.mod_down.prepare_drop(p0, true)?,
-        };
-        let scaled1 = t.mod_down.prepare_drop(p1, true)?;
-        let ys0 = scaled0.as_deref().unwrap_or(p0);
-        let ys1 = scaled1.as_deref().unwrap_or(p1);
-        par::try_limb_pairs_with(
-            q0,
-            q1,
-            n,
-            || (ext(), Scratch::for_overwrite(n)),
-            |(ext, x_c), i, out0, out1| {
-                src.limb(key, i, ext, out0, out1)?;
-                if !keep_first {
-                    t.mod_down.finish_limb(i, ys0, out0, true, x_c)?;
-                }
-                t.mod_down.finish_limb(i, ys1, out1, true, x_c)
-            },
-        )?;
-        let first_basis = if keep_first { &t.qp } else { &t.q };
+        let (t, acc0, acc1) = self.switch_raw(key, c, NO_PRODUCTS, [None, Some(None)], None)?;
         Ok((
-            Poly::from_scratch(first_basis, Representation::Ntt, x0),
-            Poly::from_scratch(&t.q, Representation::Ntt, x1),
+            Poly::from_scratch(&t.qp, Representation::Ntt, acc0),
+            Poly::from_scratch(&t.q, Representation::Ntt, acc1),
         ))
     }
 
@@ -327,10 +330,32 @@ impl KeySwitchContext {
         c: &Poly,
         products: [&[(&Poly, &Poly)]; 2],
     ) -> Result<(Poly, Poly)> {
-        let (t, acc0, acc1) = self.switch_raw(key, c, products)?;
+        let (t, acc0, acc1) = self.switch_raw(key, c, products, [None, None], None)?;
         Ok((
             Poly::from_scratch(&t.qp, Representation::Ntt, acc0),
             Poly::from_scratch(&t.qp, Representation::Ntt, acc1),
+        ))
+    }
+
+    /// [`switch_unreduced_plus`](Self::switch_unreduced_plus) divided at
+    /// once by `div`, whose kept primes followed by its dropped ones must be
+    /// Q_l P (CKKS: Q_{l-1}, then q_l and P: ModDown and rescale in one
+    /// division): round(x_h / D) in the kept basis, limb by limb right after
+    /// each limb's inner product (the dropped limbs first), as in
+    /// [`switch`](Self::switch).
+    pub fn switch_divided(
+        &self,
+        key: &KeySwitchKey,
+        c: &Poly,
+        products: [&[(&Poly, &Poly)]; 2],
+        div: &DivRound,
+    ) -> Result<(Poly, Poly)> {
+        let (t, acc0, acc1) =
+            self.switch_raw(key, c, products, [Some(None), Some(None)], Some(div))?;
+        debug_assert!(t.qp.len() > div.keep().len());
+        Ok((
+            Poly::from_scratch(div.keep(), Representation::Ntt, acc0),
+            Poly::from_scratch(div.keep(), Representation::Ntt, acc1),
         ))
     }
 
@@ -344,39 +369,34 @@ impl KeySwitchContext {
     }
 
     /// ModUp fused with the inner product: the two halves in Q_l P, in
-    /// pooled buffers (fresh ones of this size would page-fault).
-    fn switch_raw<'a>(
-        &'a self,
+    /// pooled buffers (fresh ones of this size would page-fault). The
+    /// halves h with `mod_down[h]` = Some(addend) are also divided (by P,
+    /// or by `div`'s dropped primes), limb by limb: the dropped limbs first,
+    /// then each kept limb i finished right after its inner product, plus
+    /// limb i of the addend if any (mapped there when it comes with a
+    /// permutation); their kept limbs are then the results.
+    fn switch_raw(
+        &self,
         key: &KeySwitchKey,
         c: &Poly,
         products: [&[(&Poly, &Poly)]; 2],
-    ) -> Result<(&'a LevelTables, Scratch, Scratch)> {
-        let (t, src) = self.mod_up_source(key, c, products)?;
-        let n = self.q.n();
-        let lp = t.qp.len();
-        // Every limb of both is written by `key_dot`, every limb of the
-        // per-worker extension buffer by a conversion.
-        let mut acc0 = Scratch::for_overwrite(lp * n);
-        let mut acc1 = Scratch::for_overwrite(lp * n);
-        par::try_limb_pairs_with(
-            &mut acc0,
-            &mut acc1,
-            n,
-            || Scratch::for_overwrite(t.digits.len() * n),
-            |ext, i, out0, out1| src.limb(key, i, ext, out0, out1),
-        )?;
-        Ok((t, acc0, acc1))
-    }
-
-    /// What the limbs of a switch of c need: the level's tables, c in both
-    /// representations and the digits' scaled inputs (after the checks).
-    fn mod_up_source<'a, 'b>(
-        &'a self,
-        key: &KeySwitchKey,
-        c: &'b Poly,
-        products: [&'b [(&'b Poly, &'b Poly)]; 2],
-    ) -> Result<(&'a LevelTables, ModUpSource<'a, 'b>)> {
+        mod_down: [Option<FusedAddend>; 2],
+        div: Option<&DivRound>,
+    ) -> Result<(&LevelTables, Scratch, Scratch)> {
         let t = self.level(c)?;
+        // The division of the halves moved down: by P (the level's ModDown)
+        // unless the caller gives one whose kept then dropped primes are Q_l P.
+        let div = match div {
+            None => &t.mod_down,
+            Some(d) => {
+                let joined = d.keep().primes().into_iter().chain(d.drop_basis().primes());
+                if d.keep().n() != self.q.n() || !joined.eq(t.qp.primes()) {
+                    return Err(Error::BasisMismatch);
+                }
+                d
+            }
+        };
+        let kept = div.keep().len();
         self.check_key(key)?;
         for &(a, b) in products.iter().copied().flatten() {
             for p in [a, b] {
@@ -389,11 +409,11 @@ impl KeySwitchContext {
         if t.digits.len() + products[0].len().max(products[1].len()) > k::MAX_TERMS {
             return invalid("too many products for one inner product");
         }
-        let n = self.q.n();
+        let (n, ql, kq) = (self.q.n(), c.basis().len(), self.q.len());
         let (other, other_is_ntt) = other_representation(c)?;
-        let c_coef = match other_is_ntt {
-            true => c.data(),
-            false => &other[..],
+        let (c_coef, c_ntt): (&[u64], &[u64]) = match other_is_ntt {
+            true => (c.data(), &other),
+            false => (&other, c.data()),
         };
         // y_i of each digit's conversion (multi-prime digits only).
         let scaled = t
@@ -401,18 +421,82 @@ impl KeySwitchContext {
             .iter()
             .map(|(range, conv)| conv.scale_inputs(&c_coef[range.start * n..range.end * n]))
             .collect::<Result<Vec<_>>>()?;
-        Ok((
-            t,
-            ModUpSource {
-                t,
-                c,
-                other,
-                other_is_ntt,
-                scaled,
-                products,
-                kq: self.q.len(),
+        let lp = t.qp.len();
+        // Limb i of both halves: the inner product of the digits' limbs i
+        // (every limb of `ext`, the per-worker extension buffer, is written
+        // by a conversion first).
+        let limb = |ext: &mut Scratch, i: usize, out0: &mut [u64], out1: &mut [u64]| {
+            // Limb i of d_j: c's own (NTT form) on the digit's primes,
+            // else the exact extension of [c]_{Q_j}, transformed.
+            for ((range, conv), (slot, y)) in t.digits.iter().zip(ext.chunks_mut(n).zip(&scaled)) {
+                if !range.contains(&i) {
+                    let ys = y
+                        .as_deref()
+                        .unwrap_or(&c_coef[range.start * n..range.end * n]);
+                    let o = if i < range.start { i } else { i - range.len() };
+                    conv.convert_limb(o, ys, slot, true)?;
+                    t.qp.plan(i).forward(slot)?;
+                }
+            }
+            let d: Vec<&[u64]> = t
+                .digits
+                .iter()
+                .zip(ext.chunks(n))
+                .map(|((range, _), slot)| match range.contains(&i) {
+                    true => &c_ntt[i * n..(i + 1) * n],
+                    false => slot,
+                })
+                .collect();
+            let ki = if i < ql { i } else { kq + i - ql };
+            let limb_products = products.map(|pairs| match i < ql {
+                true => pairs.iter().map(|(a, b)| (a.limb(i), b.limb(i))).collect(),
+                false => Vec::new(),
+            });
+            key_dot(key, ki, t.qp.modulus(i), &d, limb_products, out0, out1)
+        };
+        let ext = || Scratch::for_overwrite(t.digits.len() * n);
+        // Every limb of both is written by `key_dot`.
+        let mut acc0 = Scratch::for_overwrite(lp * n);
+        let mut acc1 = Scratch::for_overwrite(lp * n);
+        if mod_down.iter().all(Option::is_none) {
+            par::try_limb_pairs_with(&mut acc0, &mut acc1, n, ext, |e, i, o0, o1| {
+                limb(e, i, o0, o1)
+            })?;
+            return Ok((t, acc0, acc1));
+        }
+        let (q0, p0) = acc0.split_at_mut(kept * n);
+        let (q1, p1) = acc1.split_at_mut(kept * n);
+        par::try_limb_pairs_with(p0, p1, n, ext, |e, j, o0, o1| limb(e, kept + j, o0, o1))?;
+        let prepare = |h: usize, p: &mut [u64]| match mod_down[h] {
+            Some(_) => div.prepare_drop(p, true),
+            None => Ok(None),
+        };
+        let (s0, s1) = (prepare(0, p0)?, prepare(1, p1)?);
+        let ys = [s0.as_deref().unwrap_or(p0), s1.as_deref().unwrap_or(p1)];
+        par::try_limb_pairs_with(
+            q0,
+            q1,
+            n,
+            // The extension buffer, x_c and an addend limb.
+            || (ext(), Scratch::for_overwrite(n), Scratch::for_overwrite(n)),
+            |(e, x_c, tmp), i, o0, o1| {
+                limb(e, i, o0, o1)?;
+                for (h, out) in [o0, o1].into_iter().enumerate() {
+                    let y = match &mod_down[h] {
+                        None => continue,
+                        Some(None) => None,
+                        Some(Some((y, None))) => Some(y.limb(i)),
+                        Some(Some((y, Some(perm)))) => {
+                            k::automorphism_ntt(div.keep().modulus(i), tmp, y.limb(i), perm)?;
+                            Some(&tmp[..])
+                        }
+                    };
+                    div.finish_limb(i, ys[h], x_c, out, true, y)?;
+                }
+                Ok(())
             },
-        ))
+        )?;
+        Ok((t, acc0, acc1))
     }
 
     fn check_key(&self, key: &KeySwitchKey) -> Result<()> {
@@ -637,64 +721,19 @@ impl KeySwitchContext {
     }
 }
 
-/// The inputs of a switch of c at one level (see
-/// [`KeySwitchContext::switch`]): c in both representations, the scaled
-/// inputs of the digits' conversions and the extra products.
-struct ModUpSource<'a, 'b> {
-    t: &'a LevelTables,
-    c: &'b Poly,
-    other: Scratch,
-    other_is_ntt: bool,
-    scaled: Vec<Option<Scratch>>,
-    products: [&'b [(&'b Poly, &'b Poly)]; 2],
-    kq: usize,
+/// A polynomial that [`KeySwitchContext::switch_adding`] adds to one half
+/// of a switch.
+#[derive(Debug, Clone, Copy)]
+pub enum Addend<'a> {
+    /// y itself.
+    Poly(&'a Poly),
+    /// y(X^g), for the Galois element g (odd).
+    Automorphism(&'a Poly, usize),
 }
 
-impl ModUpSource<'_, '_> {
-    /// Limb i of Q_l P of both halves: out_h = sum_j d_j (b_j, a_j)_h plus
-    /// the limb's products, where limb i of d_j is c's own (NTT form) on the
-    /// digit's primes, else the exact extension of [c]_{Q_j}, transformed
-    /// (in `ext`, one limb per digit).
-    fn limb(
-        &self,
-        key: &KeySwitchKey,
-        i: usize,
-        ext: &mut [u64],
-        out0: &mut [u64],
-        out1: &mut [u64],
-    ) -> Result<()> {
-        let (t, n, ql) = (self.t, self.c.n(), self.c.basis().len());
-        let (c_coef, c_ntt): (&[u64], &[u64]) = match self.other_is_ntt {
-            true => (self.c.data(), &self.other),
-            false => (&self.other, self.c.data()),
-        };
-        for ((range, conv), (slot, y)) in t.digits.iter().zip(ext.chunks_mut(n).zip(&self.scaled)) {
-            if !range.contains(&i) {
-                let ys = y
-                    .as_deref()
-                    .unwrap_or(&c_coef[range.start * n..range.end * n]);
-                let o = if i < range.start { i } else { i - range.len() };
-                conv.convert_limb(o, ys, slot, true)?;
-                t.qp.plan(i).forward(slot)?;
-            }
-        }
-        let d: Vec<&[u64]> = t
-            .digits
-            .iter()
-            .zip(ext.chunks(n))
-            .map(|((range, _), slot)| match range.contains(&i) {
-                true => &c_ntt[i * n..(i + 1) * n],
-                false => slot,
-            })
-            .collect();
-        let ki = if i < ql { i } else { self.kq + i - ql };
-        let limb_products = self.products.map(|pairs| match i < ql {
-            true => pairs.iter().map(|(a, b)| (a.limb(i), b.limb(i))).collect(),
-            false => Vec::new(),
-        });
-        key_dot(key, ki, t.qp.modulus(i), &d, limb_products, out0, out1)
-    }
-}
+/// The addend of one half of a fused ModDown (see `switch_raw`): y, mapped
+/// by the NTT-domain permutation when there is one.
+type FusedAddend<'a> = Option<(&'a Poly, Option<Arc<k::GaloisPermutation>>)>;
 
 /// No extra products (see [`KeySwitchContext::switch_unreduced_plus`]).
 const NO_PRODUCTS: [&[(&Poly, &Poly)]; 2] = [&[], &[]];
@@ -724,13 +763,18 @@ fn key_dot(
 }
 
 /// c in its other representation (a pooled, transformed copy), and
-/// whether that is the NTT form.
+/// whether that is the NTT form. The inverse transform reads c's limbs
+/// directly (out of place, no copy first).
 fn other_representation(c: &Poly) -> Result<(Scratch, bool)> {
-    let mut other = Scratch::copy_of(c.data());
     let to_ntt = c.representation() == Representation::Coefficient;
+    let mut other = match to_ntt {
+        true => Scratch::copy_of(c.data()),
+        // Every limb is written by the transform.
+        false => Scratch::for_overwrite(c.data().len()),
+    };
     par::try_limbs(&mut other, c.n(), |i, l| match to_ntt {
         true => Ok(c.basis().plan(i).forward(l)?),
-        false => Ok(c.basis().plan(i).inverse(l)?),
+        false => Ok(c.basis().plan(i).inverse_to(l, c.limb(i))?),
     })?;
     Ok((other, to_ntt))
 }

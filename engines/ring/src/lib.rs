@@ -49,7 +49,9 @@ pub use basis::{
 pub use conversion::{BaseConverter, DivRound};
 pub use error::{Error, Result};
 pub use key_id::KeyId;
-pub use keyswitch::{Decomposition, KeySwitchContext, KeySwitchKey, SecretDistribution, SecretKey};
+pub use keyswitch::{
+    Addend, Decomposition, KeySwitchContext, KeySwitchKey, SecretDistribution, SecretKey,
+};
 pub use lazy::LazyRlwe;
 pub use lwe::{CompressedLweCiphertext, LweCiphertext, LweKeySwitchKey, LweSecretKey, SwitchedLwe};
 pub use par::{in_pool, several_threads, PARALLEL_MIN_VALUES};

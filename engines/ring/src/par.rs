@@ -106,6 +106,9 @@ where
 /// Runs `f(t, i, a_i, b_i)` for every pair of limbs i of `a` and `b` (as
 /// long as each other), with a per-worker temporary t (see
 /// [`try_limbs_with`]): loops that produce two outputs from the same inputs.
+/// Their work per limb is a key switch's (transforms and inner products),
+/// so they run in parallel whenever there are several limbs and threads,
+/// however short the limbs (3 limbs of 8192 in a fused ModDown).
 pub(crate) fn try_limb_pairs_with<T, I, F>(
     a: &mut [u64],
     b: &mut [u64],
@@ -119,7 +122,7 @@ where
 {
     debug_assert_eq!(a.len(), b.len());
     #[cfg(feature = "parallel")]
-    if worth_parallel(a.len(), n) {
+    if a.len() > n && several_threads() {
         use rayon::prelude::*;
         return a
             .par_chunks_mut(n)

@@ -5,8 +5,8 @@ use num_bigint::BigInt;
 use num_traits::FromPrimitive;
 use triskel_ring::sampling::sample_uniform;
 use triskel_ring::{
-    KeySwitchContext, KeySwitchKey, LazyRlwe, NoiseDistribution, Poly, Prng, Representation,
-    RlweSecret, RnsBasis, SecretDistribution, SecretKey,
+    Addend, DivRound, KeySwitchContext, KeySwitchKey, LazyRlwe, NoiseDistribution, Poly, Prng,
+    Representation, RlweSecret, RnsBasis, SecretDistribution, SecretKey,
 };
 
 const N: usize = 2048;
@@ -118,6 +118,51 @@ fn foreign_keys_and_levels_are_errors() {
     assert!(format!("{sk:?}").len() < 40);
 }
 
+/// The addends of `switch_adding` are summed in the ModDown's last pass:
+/// the same polynomials as a switch followed by additions, for c in either
+/// representation (the coefficient form takes the out-of-place inverse NTT).
+#[test]
+fn switches_with_addends_equal_switch_then_add() {
+    let mut rng = Prng::from_seed([16; 32]);
+    let ctx = context(2);
+    let sk = SecretKey::generate(N, SecretDistribution::Ternary, &mut rng).unwrap();
+    let key = KeySwitchKey::relinearization(&ctx, &sk, &mut rng).unwrap();
+    for (ql, repr) in [(4, Representation::Ntt), (2, Representation::Coefficient)] {
+        let basis = ctx.q().sub_basis(0..ql).unwrap();
+        let c = sample_uniform(&basis, repr, &mut rng);
+        let y0 = sample_uniform(&basis, Representation::Ntt, &mut rng);
+        let y1 = sample_uniform(&basis, Representation::Ntt, &mut rng);
+        let (u0, u1) = ctx.switch(&key, &c).unwrap();
+        let both = ctx
+            .switch_adding(&key, &c, [Some(Addend::Poly(&y0)), Some(Addend::Poly(&y1))])
+            .unwrap();
+        assert_eq!(
+            both,
+            (u0.add(&y0).unwrap(), u1.add(&y1).unwrap()),
+            "ql = {ql}"
+        );
+        // y0(X^g) for g = 5, mapped inside.
+        let mapped = Addend::Automorphism(&y0, 5);
+        let first = ctx.switch_adding(&key, &c, [Some(mapped), None]).unwrap();
+        let y0g = y0.automorphism(5).unwrap();
+        assert_eq!(first, (u0.add(&y0g).unwrap(), u1.clone()), "ql = {ql}");
+        let even = Addend::Automorphism(&y0, 4);
+        assert!(ctx.switch_adding(&key, &c, [None, Some(even)]).is_err());
+        assert_eq!(ctx.switch_adding(&key, &c, [None, None]).unwrap(), (u0, u1));
+        // An addend of another basis or in coefficient form is refused.
+        let mut coef = y0.clone();
+        coef.to_coefficient().unwrap();
+        assert!(ctx
+            .switch_adding(&key, &c, [Some(Addend::Poly(&coef)), None])
+            .is_err());
+        let other = sample_uniform(ctx.q(), Representation::Ntt, &mut rng);
+        if ql != 4 {
+            let other = Addend::Automorphism(&other, 5);
+            assert!(ctx.switch_adding(&key, &c, [None, Some(other)]).is_err());
+        }
+    }
+}
+
 #[test]
 fn hoisted_switches_equal_plain_ones() {
     let mut rng = Prng::from_seed([15; 32]);
@@ -186,6 +231,29 @@ fn products_added_in_the_inner_product_equal_p_times_them_added_after() {
         let (x0, x1) = ctx
             .switch_unreduced_plus(&rlk, &c, [&[(&a, &pb)], &[(&a, &pb), (&e, &pf)]])
             .unwrap();
+        // The same divided by q_{l-1} P inside the switch (CKKS's ModDown
+        // with rescale) equals the division after it; a division of another
+        // basis is refused.
+        let keep = ctx.q().sub_basis(0..ql - 1).unwrap();
+        let drop = basis
+            .sub_basis(ql - 1..ql)
+            .unwrap()
+            .concat(ctx.p())
+            .unwrap();
+        let div = DivRound::new(&keep, &drop).unwrap();
+        let products: [&[(&Poly, &Poly)]; 2] = [&[(&a, &pb)], &[(&a, &pb), (&e, &pf)]];
+        let divided = ctx.switch_divided(&rlk, &c, products, &div).unwrap();
+        let after = (
+            div.apply_joined_owned(x0.clone()).unwrap(),
+            div.apply_joined_owned(x1.clone()).unwrap(),
+        );
+        assert_eq!(divided, after, "ql = {ql}");
+        let wrong = DivRound::new(
+            &keep,
+            &ctx.p().concat(&drop.sub_basis(0..1).unwrap()).unwrap(),
+        )
+        .unwrap();
+        assert!(ctx.switch_divided(&rlk, &c, products, &wrong).is_err());
         let (mut y0, mut y1) = ctx.switch_unreduced(&rlk, &c).unwrap();
         ctx.add_scaled_by_p(&mut y0, &a.mul(&b).unwrap()).unwrap();
         let mut sum = a.mul(&b).unwrap();

@@ -76,6 +76,8 @@ static int neon_plan_aux_init(triskel_ntt_plan *plan) {
     return 0;
 }
 
+SUB_MUL_SCALAR_ADD_BY_OPS(neon_sub_mul_scalar_add, triskel_neon_backend)
+
 const triskel_backend triskel_neon_backend = {
     .name = "neon",
     .max_modulus_bits = NEON_MODULUS_BITS,
@@ -93,4 +95,6 @@ const triskel_backend triskel_neon_backend = {
     .base_convert = triskel_aarch64_base_convert,
     .automorphism_coeff = triskel_aarch64_automorphism_coeff,
     .automorphism_ntt = triskel_aarch64_automorphism_ntt,
+    .ntt_inverse_to = triskel_ntt_inverse_by_copy,
+    .sub_mul_scalar_add = neon_sub_mul_scalar_add,
 };

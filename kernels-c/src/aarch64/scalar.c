@@ -30,6 +30,8 @@ void triskel_aarch64_plan_aux_free(triskel_ntt_plan *plan) {
     plan->aux = NULL;
 }
 
+SUB_MUL_SCALAR_ADD_BY_OPS(aarch64_sub_mul_scalar_add, triskel_aarch64_backend)
+
 const triskel_backend triskel_aarch64_backend = {
     .name = "aarch64",
     .max_modulus_bits = TRISKEL_MAX_MODULUS_BITS,
@@ -47,4 +49,6 @@ const triskel_backend triskel_aarch64_backend = {
     .base_convert = triskel_aarch64_base_convert,
     .automorphism_coeff = triskel_aarch64_automorphism_coeff,
     .automorphism_ntt = triskel_aarch64_automorphism_ntt,
+    .ntt_inverse_to = triskel_ntt_inverse_by_copy,
+    .sub_mul_scalar_add = aarch64_sub_mul_scalar_add,
 };

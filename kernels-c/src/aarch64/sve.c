@@ -3,6 +3,8 @@
  * aarch64 backend. */
 #include "aarch64.h"
 
+SUB_MUL_SCALAR_ADD_BY_OPS(sve_sub_mul_scalar_add, triskel_sve_backend)
+
 const triskel_backend triskel_sve_backend = {
     .name = "sve",
     .max_modulus_bits = TRISKEL_MAX_MODULUS_BITS,
@@ -20,4 +22,6 @@ const triskel_backend triskel_sve_backend = {
     .base_convert = triskel_sve_base_convert,
     .automorphism_coeff = triskel_sve_automorphism_coeff,
     .automorphism_ntt = triskel_sve_automorphism_ntt,
+    .ntt_inverse_to = triskel_ntt_inverse_by_copy,
+    .sub_mul_scalar_add = sve_sub_mul_scalar_add,
 };

@@ -123,7 +123,12 @@ static int avx512_aux_init(triskel_ntt_plan *p) { return x86_aux_init(p, 0); }
     void prefix##_mul_scalar(uint64_t *out, const uint64_t *a, uint64_t s, uint64_t s_shoup,    \
                              size_t len, const triskel_modulus *m);                             \
     void prefix##_mul_acc(uint64_t *acc, const uint64_t *a, const uint64_t *b, size_t len,      \
-                          const triskel_modulus *m);
+                          const triskel_modulus *m); \
+    void prefix##_ntt_inverse_to(const triskel_ntt_plan *plan, uint64_t *out,                   \
+                                 const uint64_t *in);                                           \
+    void prefix##_sub_mul_scalar_add(uint64_t *out, const uint64_t *a, const uint64_t *b,       \
+                                     const uint64_t *c, uint64_t s, uint64_t s_shoup, size_t len, \
+                                     const triskel_modulus *m);
 
 DECLARE_KERNELS(triskel_ifma)
 DECLARE_KERNELS(triskel_avx512)
@@ -235,6 +240,8 @@ const triskel_backend triskel_avx512ifma_backend = {
     .base_convert = ifma_base_convert,
     .automorphism_coeff = x86_automorphism_coeff,
     .automorphism_ntt = triskel_x86_automorphism_ntt,
+    .ntt_inverse_to = triskel_ifma_ntt_inverse_to,
+    .sub_mul_scalar_add = triskel_ifma_sub_mul_scalar_add,
 };
 
 const triskel_backend triskel_avx512_backend = {
@@ -254,6 +261,8 @@ const triskel_backend triskel_avx512_backend = {
     .base_convert = avx512_base_convert,
     .automorphism_coeff = x86_automorphism_coeff,
     .automorphism_ntt = triskel_x86_automorphism_ntt,
+    .ntt_inverse_to = triskel_avx512_ntt_inverse_to,
+    .sub_mul_scalar_add = triskel_avx512_sub_mul_scalar_add,
 };
 
 /* The avx2 NTT (kernels-asm/x86_64/avx2.S) runs in double precision for
@@ -401,6 +410,8 @@ static void avx2_automorphism_coeff(uint64_t *out, const uint64_t *a, uint64_t g
     automorphism_coeff_by_gather(triskel_avx2_automorphism_coeff_raw, out, a, g, n, m);
 }
 
+SUB_MUL_SCALAR_ADD_BY_OPS(avx2_sub_mul_scalar_add, triskel_avx2_backend)
+
 const triskel_backend triskel_avx2_backend = {
     .name = "avx2",
     .max_modulus_bits = 62,
@@ -418,4 +429,6 @@ const triskel_backend triskel_avx2_backend = {
     .base_convert = avx2_base_convert,
     .automorphism_coeff = avx2_automorphism_coeff,
     .automorphism_ntt = triskel_avx2_automorphism_ntt,
+    .ntt_inverse_to = triskel_ntt_inverse_by_copy,
+    .sub_mul_scalar_add = avx2_sub_mul_scalar_add,
 };
