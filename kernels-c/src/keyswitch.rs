@@ -65,7 +65,7 @@ pub fn dot(m: &Modulus, out: &mut [u64], a: &[&[u64]], b: &[&[u64]]) -> Result<(
 /// The constants of an RNS base conversion from Q = q_0 ... q_{k-1} to one
 /// prime p: with y_i = [x_i * (Q/q_i)^-1]_{q_i},
 /// s = sum_i y_i * (Q/q_i) = x + v Q for x in [0, Q) and 0 <= v < k.
-/// [`convert`](Self::convert) returns [s]_p (fast) or [s - v' Q]_p with v'
+/// [`convert`](Self::convert) returns \[s\]_p (fast) or \[s - v' Q\]_p with v'
 /// estimated in floating point (exact, Halevi-Polyakov-Shoup): the residue
 /// of x's centered representative, except within k 2^-52 Q of +-Q/2; for
 /// k = 1, v' = [y_0 > q_0 / 2] is exact.

@@ -10,7 +10,7 @@
 //! kernels in a safe API:
 //!
 //! - [`Modulus`]: a checked prime q < 2^62 bound to the backend chosen for it;
-//! - [`NttPlan`]: the negacyclic NTT of size n over Z_q[X]/(X^n + 1), in place;
+//! - [`NttPlan`]: the negacyclic NTT of size n over Z_q\[X\]/(X^n + 1), in place;
 //! - element-wise functions ([`add`], [`mul`], [`mul_acc`], ...) on slices of
 //!   residues in [0, q);
 //! - the key-switching loops: the lazy dot product [`dot`], RNS

@@ -12,9 +12,9 @@ use crate::Backend;
 ///
 /// With psi the smallest primitive 2n-th root of unity mod q,
 /// [`forward`](NttPlan::forward) maps coefficients a_0..a_{n-1} (natural
-/// order) to evaluations A[j] = a(psi^(2 brv(j) + 1)) in bit-reversed order
+/// order) to evaluations A\[j\] = a(psi^(2 brv(j) + 1)) in bit-reversed order
 /// (brv reverses log2(n) bits); [`inverse`](NttPlan::inverse) undoes it,
-/// n^-1 included. A product in Z_q[X]/(X^n + 1) is therefore
+/// n^-1 included. A product in Z_q\[X\]/(X^n + 1) is therefore
 /// `inverse(forward(a) .* forward(b))`.
 pub struct NttPlan {
     raw: NonNull<ffi::triskel_ntt_plan>,

@@ -21,7 +21,7 @@ use crate::scratch::Scratch;
 /// With y_i = [x_i * (Q/q_i)^-1]_{q_i}, the sum S = sum_i y_i * (Q/q_i)
 /// equals x + v * Q for x in [0, Q) and an integer v in [0, k), so
 ///
-/// - fast extension returns [S]_{p_j} = [x + v Q]_{p_j} (an overflow of v Q
+/// - fast extension returns \[S\]_{p_j} = \[x + v Q\]_{p_j} (an overflow of v Q
 ///   that key switching tolerates, HPS/BEHZ "FastBconv");
 /// - exact extension removes it (Halevi-Polyakov-Shoup): v' = round(sum_i y_i / q_i)
 ///   computed in f64 and [S - v' Q]_{p_j} is the residue of the centered
@@ -47,7 +47,7 @@ impl std::fmt::Debug for BaseConverter {
 
 impl BaseConverter {
     /// The converter from basis `from` to basis `to` (same ring degree; the
-    /// bases may share primes, a shared prime simply gets [x]_{p}).
+    /// bases may share primes, a shared prime simply gets \[x\]_{p}).
     pub fn new(from: &Arc<RnsBasis>, to: &Arc<RnsBasis>) -> Result<BaseConverter> {
         if from.n() != to.n() {
             return Err(Error::BasisMismatch);
