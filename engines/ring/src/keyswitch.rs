@@ -259,26 +259,26 @@ impl KeySwitchContext {
         c: &Poly,
         addends: [Option<Addend<'_>>; 2],
     ) -> Result<(Poly, Poly)> {
-        let mut fused: [FusedAddend; 2] = [None, None];
-        for (y, f) in addends.into_iter().zip(&mut fused) {
-            *f = match y {
-                None => continue,
-                Some(Addend::Poly(y)) => Some((y, None)),
-                Some(Addend::Automorphism(y, g)) => {
-                    if g % 2 == 0 {
-                        return invalid(format!("Galois element {g} must be odd"));
-                    }
-                    Some((y, Some(cached_galois_permutation(c.n(), g)?)))
-                }
+        let mut halves = [Half::Divide, Half::Divide];
+        for (addend, h) in addends.into_iter().zip(&mut halves) {
+            let Some(Addend::Poly(y) | Addend::Automorphism(y, _)) = addend else {
+                continue;
             };
-        }
-        for (y, _) in fused.iter().flatten() {
             if !same_basis(y.basis(), c.basis()) {
                 return Err(Error::BasisMismatch);
             }
             y.expect_representation(Representation::Ntt)?;
+            *h = match addend {
+                Some(Addend::Automorphism(_, g)) if g % 2 == 0 => {
+                    return invalid(format!("Galois element {g} must be odd"));
+                }
+                Some(Addend::Automorphism(_, g)) => {
+                    Half::DivideAddingMapped(y, cached_galois_permutation(c.n(), g)?)
+                }
+                _ => Half::DivideAdding(y),
+            };
         }
-        let (t, acc0, acc1) = self.switch_raw(key, c, NO_PRODUCTS, fused.map(Some), None)?;
+        let (t, acc0, acc1) = self.switch_raw(key, c, NO_PRODUCTS, halves, None)?;
         Ok((
             Poly::from_scratch(&t.q, Representation::Ntt, acc0),
             Poly::from_scratch(&t.q, Representation::Ntt, acc1),
@@ -301,7 +301,8 @@ impl KeySwitchContext {
     /// ModDown across consecutive rotations); u1 is needed in Q_l at once,
     /// since the next switch decomposes it.
     pub fn switch_lazy(&self, key: &KeySwitchKey, c: &Poly) -> Result<(Poly, Poly)> {
-        let (t, acc0, acc1) = self.switch_raw(key, c, NO_PRODUCTS, [None, Some(None)], None)?;
+        let (t, acc0, acc1) =
+            self.switch_raw(key, c, NO_PRODUCTS, [Half::Keep, Half::Divide], None)?;
         Ok((
             Poly::from_scratch(&t.qp, Representation::Ntt, acc0),
             Poly::from_scratch(&t.q, Representation::Ntt, acc1),
@@ -330,7 +331,7 @@ impl KeySwitchContext {
         c: &Poly,
         products: [&[(&Poly, &Poly)]; 2],
     ) -> Result<(Poly, Poly)> {
-        let (t, acc0, acc1) = self.switch_raw(key, c, products, [None, None], None)?;
+        let (t, acc0, acc1) = self.switch_raw(key, c, products, [Half::Keep, Half::Keep], None)?;
         Ok((
             Poly::from_scratch(&t.qp, Representation::Ntt, acc0),
             Poly::from_scratch(&t.qp, Representation::Ntt, acc1),
@@ -351,7 +352,7 @@ impl KeySwitchContext {
         div: &DivRound,
     ) -> Result<(Poly, Poly)> {
         let (t, acc0, acc1) =
-            self.switch_raw(key, c, products, [Some(None), Some(None)], Some(div))?;
+            self.switch_raw(key, c, products, [Half::Divide, Half::Divide], Some(div))?;
         debug_assert!(t.qp.len() > div.keep().len());
         Ok((
             Poly::from_scratch(div.keep(), Representation::Ntt, acc0),
@@ -370,17 +371,17 @@ impl KeySwitchContext {
 
     /// ModUp fused with the inner product: the two halves in Q_l P, in
     /// pooled buffers (fresh ones of this size would page-fault). The
-    /// halves h with `mod_down[h]` = Some(addend) are also divided (by P,
-    /// or by `div`'s dropped primes), limb by limb: the dropped limbs first,
-    /// then each kept limb i finished right after its inner product, plus
-    /// limb i of the addend if any (mapped there when it comes with a
-    /// permutation); their kept limbs are then the results.
+    /// halves that `halves` does not keep are also divided (by P, or by
+    /// `div`'s dropped primes), limb by limb: the dropped limbs first, then
+    /// each kept limb i finished right after its inner product, plus limb i
+    /// of the addend if any (mapped there by its permutation); their kept
+    /// limbs are then the results.
     fn switch_raw(
         &self,
         key: &KeySwitchKey,
         c: &Poly,
         products: [&[(&Poly, &Poly)]; 2],
-        mod_down: [Option<FusedAddend>; 2],
+        halves: [Half; 2],
         div: Option<&DivRound>,
     ) -> Result<(&LevelTables, Scratch, Scratch)> {
         let t = self.level(c)?;
@@ -458,7 +459,7 @@ impl KeySwitchContext {
         // Every limb of both is written by `key_dot`.
         let mut acc0 = Scratch::for_overwrite(lp * n);
         let mut acc1 = Scratch::for_overwrite(lp * n);
-        if mod_down.iter().all(Option::is_none) {
+        if halves.iter().all(|h| matches!(h, Half::Keep)) {
             par::try_limb_pairs_with(&mut acc0, &mut acc1, n, ext, |e, i, o0, o1| {
                 limb(e, i, o0, o1)
             })?;
@@ -467,9 +468,9 @@ impl KeySwitchContext {
         let (q0, p0) = acc0.split_at_mut(kept * n);
         let (q1, p1) = acc1.split_at_mut(kept * n);
         par::try_limb_pairs_with(p0, p1, n, ext, |e, j, o0, o1| limb(e, kept + j, o0, o1))?;
-        let prepare = |h: usize, p: &mut [u64]| match mod_down[h] {
-            Some(_) => div.prepare_drop(p, true),
-            None => Ok(None),
+        let prepare = |h: usize, p: &mut [u64]| match halves[h] {
+            Half::Keep => Ok(None),
+            _ => div.prepare_drop(p, true),
         };
         let (s0, s1) = (prepare(0, p0)?, prepare(1, p1)?);
         let ys = [s0.as_deref().unwrap_or(p0), s1.as_deref().unwrap_or(p1)];
@@ -482,11 +483,11 @@ impl KeySwitchContext {
             |(e, x_c, tmp), i, o0, o1| {
                 limb(e, i, o0, o1)?;
                 for (h, out) in [o0, o1].into_iter().enumerate() {
-                    let y = match &mod_down[h] {
-                        None => continue,
-                        Some(None) => None,
-                        Some(Some((y, None))) => Some(y.limb(i)),
-                        Some(Some((y, Some(perm)))) => {
+                    let y = match &halves[h] {
+                        Half::Keep => continue,
+                        Half::Divide => None,
+                        Half::DivideAdding(y) => Some(y.limb(i)),
+                        Half::DivideAddingMapped(y, perm) => {
                             k::automorphism_ntt(div.keep().modulus(i), tmp, y.limb(i), perm)?;
                             Some(&tmp[..])
                         }
@@ -731,9 +732,18 @@ pub enum Addend<'a> {
     Automorphism(&'a Poly, usize),
 }
 
-/// The addend of one half of a fused ModDown (see `switch_raw`): y, mapped
-/// by the NTT-domain permutation when there is one.
-type FusedAddend<'a> = Option<(&'a Poly, Option<Arc<k::GaloisPermutation>>)>;
+/// What `switch_raw` does with one half after its inner products.
+enum Half<'a> {
+    /// Keeps it in Q_l P.
+    Keep,
+    /// Divides it (ModDown, or the caller's division).
+    Divide,
+    /// Divides it and adds y.
+    DivideAdding(&'a Poly),
+    /// Divides it and adds y mapped by the NTT-domain permutation of an
+    /// automorphism.
+    DivideAddingMapped(&'a Poly, Arc<k::GaloisPermutation>),
+}
 
 /// No extra products (see [`KeySwitchContext::switch_unreduced_plus`]).
 const NO_PRODUCTS: [&[(&Poly, &Poly)]; 2] = [&[], &[]];

@@ -123,12 +123,12 @@ static int avx512_aux_init(triskel_ntt_plan *p) { return x86_aux_init(p, 0); }
     void prefix##_mul_scalar(uint64_t *out, const uint64_t *a, uint64_t s, uint64_t s_shoup,    \
                              size_t len, const triskel_modulus *m);                             \
     void prefix##_mul_acc(uint64_t *acc, const uint64_t *a, const uint64_t *b, size_t len,      \
-                          const triskel_modulus *m); \
+                          const triskel_modulus *m);                                            \
     void prefix##_ntt_inverse_to(const triskel_ntt_plan *plan, uint64_t *out,                   \
                                  const uint64_t *in);                                           \
     void prefix##_sub_mul_scalar_add(uint64_t *out, const uint64_t *a, const uint64_t *b,       \
-                                     const uint64_t *c, uint64_t s, uint64_t s_shoup, size_t len, \
-                                     const triskel_modulus *m);
+                                     const uint64_t *c, uint64_t s, uint64_t s_shoup,           \
+                                     size_t len, const triskel_modulus *m);
 
 DECLARE_KERNELS(triskel_ifma)
 DECLARE_KERNELS(triskel_avx512)
