@@ -182,13 +182,8 @@ pub fn attest_batch<R: AsRef<[u8]>>(
     let leaves = results.iter().map(|r| leaf_digest(r.as_ref())).collect();
     let (top, proofs) = tree(leaves);
     let count = results.len() as u64;
-    let record = seal(
-        identity,
-        RecordKind::Batch,
-        root(count, &top),
-        route,
-        context,
-    )?;
+    let subject = |_: &Digest32| root(count, &top);
+    let record = seal(identity, RecordKind::Batch, subject, route, context)?;
     Ok(Batch { record, proofs })
 }
 
@@ -228,7 +223,7 @@ impl VerifiedBatch {
 }
 
 /// Verifies a batch record (everything [`crate::verify`] checks, except the result,
-/// which each [`VerifiedBatch::check`] does).
+/// which each [`VerifiedBatch::check`] does). Only version-1 records can be batch records.
 pub fn verify_batch_record(
     public: &PublicIdentity,
     route: &Route,

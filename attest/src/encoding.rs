@@ -19,6 +19,10 @@ pub(crate) const TAG_KEY_FILE: &str = "triskel-attest/v1/key-file";
 pub(crate) const TAG_LEAF: &str = "triskel-attest/v1/merkle-leaf";
 pub(crate) const TAG_NODE: &str = "triskel-attest/v1/merkle-node";
 pub(crate) const TAG_ROOT: &str = "triskel-attest/v1/merkle-root";
+pub(crate) const TAG_ROUTE_V2: &str = "triskel-attest/v2/route";
+pub(crate) const TAG_CONTEXT_V2: &str = "triskel-attest/v2/context";
+pub(crate) const TAG_COMPUTATION_V2: &str = "triskel-attest/v2/computation";
+pub(crate) const TAG_COMMITMENT_V2: &str = "triskel-attest/v2/commitment";
 
 /// SHA3-256 that starts with a length-prefixed domain tag.
 pub(crate) struct Hasher(Sha3_256);
@@ -59,6 +63,23 @@ pub fn route_digest(route: &Route) -> Digest32 {
     Hasher::new(TAG_ROUTE)
         .field(route.engine.as_bytes())
         .field(route.params.as_bytes())
+        .finish()
+}
+
+/// Version 2: `H(tag "v2/route", nonce || field(engine) || field(params))`.
+pub(crate) fn salted_route_digest(nonce: &Digest32, route: &Route) -> Digest32 {
+    Hasher::new(TAG_ROUTE_V2)
+        .fixed(nonce)
+        .field(route.engine.as_bytes())
+        .field(route.params.as_bytes())
+        .finish()
+}
+
+/// Version 2: `H(tag "v2/context", nonce || field(context))`.
+pub(crate) fn salted_context_digest(nonce: &Digest32, context: &[u8]) -> Digest32 {
+    Hasher::new(TAG_CONTEXT_V2)
+        .fixed(nonce)
+        .field(context)
         .finish()
 }
 

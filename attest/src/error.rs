@@ -21,13 +21,18 @@ pub enum Error {
     },
     /// The result bytes are not the ones the record (or inclusion proof) commits to.
     WrongResult,
+    /// The program, key set, input ciphertext digests (their number, order or any one of
+    /// them) or output ciphertext digest are not the ones a computation record commits to.
+    WrongComputation,
     /// The route (engine or parameter-set id) is not the one the record commits to.
     WrongRoute,
     /// The caller context is not the one the record commits to.
     WrongContext,
     /// The record was signed by another identity than the one it is verified under.
     WrongIdentity,
-    /// A single-result record was given where a batch record was expected, or the reverse.
+    /// The record is of another kind than the one asked for (a single-result, batch or
+    /// computation record; the kind also fixes the record version, see
+    /// [`RecordKind::version`]).
     WrongKind {
         /// The kind the caller asked to verify.
         expected: RecordKind,
@@ -36,6 +41,8 @@ pub enum Error {
     },
     /// The receipt and the bundle name different signature suites.
     SuiteMismatch,
+    /// The receipt and the bundle name different record versions.
+    VersionMismatch,
     /// The inclusion proof is for another place in the batch than the one asked for.
     WrongIndex {
         /// The index the caller asked for.
@@ -91,18 +98,26 @@ impl fmt::Display for Error {
         match self {
             Error::Malformed { item, problem } => write!(f, "malformed {item}: {problem}"),
             Error::WrongResult => f.write_str("result does not match the attested result"),
+            Error::WrongComputation => f.write_str(
+                "program, key set, input or output ciphertexts do not match the attested computation",
+            ),
             Error::WrongRoute => f.write_str("route does not match the attested route"),
             Error::WrongContext => f.write_str("context does not match the attested context"),
             Error::WrongIdentity => f.write_str("record was signed by another identity"),
             Error::WrongKind { expected, found } => {
                 write!(
                     f,
-                    "expected a {expected:?} record, found a {found:?} record"
+                    "expected a {expected:?} record (version {}), found a {found:?} record (version {})",
+                    expected.version(),
+                    found.version()
                 )
             }
             Error::SuiteMismatch => {
                 f.write_str("receipt, bundle and public identity do not name the same suite")
             },
+            Error::VersionMismatch => {
+                f.write_str("receipt and bundle do not name the same record version")
+            }
             Error::WrongIndex { expected, found } => write!(
                 f,
                 "inclusion proof is for result #{found} of the batch, not #{expected}"

@@ -5,6 +5,11 @@
 //! context and the signer's key id. A record verifies only if all three signatures verify,
 //! so it stays sound as long as any one of the three schemes does.
 //!
+//! A server that computes on ciphertexts attests each output with
+//! [`attest_computation`]: a version-2 record over the program, the key set, every input
+//! ciphertext and the output ciphertext, with every digest salted by the record's nonce
+//! (see [Encoding](#encoding)); [`verify_computation`] checks it.
+//!
 //! ```
 //! use triskel_attest::{attest, verify, Identity, Route, Suite};
 //!
@@ -59,7 +64,11 @@
 //!
 //! All hashes are SHA3-256. `H(tag, ...)` means SHA3-256 over `field(tag) || ...`, where
 //! `field(x) = u64le(len(x)) || x` and tags are the ASCII strings
-//! `triskel-attest/v1/<name>`. Integers are little-endian.
+//! `triskel-attest/v1/<name>` or `triskel-attest/v2/<name>`. Integers are little-endian.
+//!
+//! Records come in two versions, named by the first byte of the receipt and the version
+//! byte of the bundle, which must agree. Version 1 (kinds 1 and 2, made by [`attest`] and
+//! [`attest_batch`]):
 //!
 //! ```text
 //! result_digest  = H("triskel-attest/v1/result",  field(result))
@@ -78,9 +87,33 @@
 //! from the OS CSPRNG. [`commitment`] computes a single-result commitment; a known-answer
 //! test fixes it.
 //!
+//! Version 1's digests are unsalted: whoever holds a bundle can confirm a guess of a
+//! low-entropy result, route or context by hashing it. Version 2 (kind 3 only, a
+//! [`Computation`] made by [`attest_computation`]) salts every digest of the bundle with
+//! the record's nonce, and its commitment binds the version byte and, in both suites, the
+//! key id:
+//!
+//! ```text
+//! route_digest   = H("triskel-attest/v2/route",   nonce (32) || field(engine) || field(params))
+//! context_digest = H("triskel-attest/v2/context", nonce (32) || field(context))
+//! subject        = H("triskel-attest/v2/computation",
+//!                    nonce (32) || program (32) || key_set (32) || u64le(number of inputs) ||
+//!                    input digests (32 each, in order) || output digest (32))
+//! commitment     = H("triskel-attest/v2/commitment",
+//!                    version (1, = 2) || kind (1, = 3) || suite (1) || key_id (32) ||
+//!                    subject (32) || route_digest (32) || context_digest (32) ||
+//!                    timestamp_ms (u64le) || nonce (32))
+//! ```
+//!
+//! `program`, `key_set` and the ciphertext digests are the caller's (for example
+//! [`program_digest`] of the program and [`result_digest`] of each serialized ciphertext).
+//! The signed message and the bundle digest are the same in both versions.
+//! [`computation_commitment`] computes a version-2 commitment; a known-answer test fixes it.
+//!
 //! The commitment is built from per-field digests so that a verifier can say *which*
-//! input differs ([`Error::WrongResult`], [`Error::WrongRoute`], [`Error::WrongContext`]):
-//! the bundle carries the three digests, the signed commitment binds them.
+//! input differs ([`Error::WrongResult`] or [`Error::WrongComputation`],
+//! [`Error::WrongRoute`], [`Error::WrongContext`]): the bundle carries the three digests,
+//! the signed commitment binds them.
 //!
 //! ## Record
 //!
@@ -88,10 +121,14 @@
 //! commitment || bundle_digest`) and a [`Bundle`] of [`BUNDLE_LEN`] bytes laid out as
 //! [`BUNDLE_LAYOUT`]: magic `TKAB`, version, suite, kind, signer key id, nonce, subject,
 //! route digest, context digest, then the ML-DSA, Falcon and SLH-DSA signatures of the
-//! signed message. `bundle_digest = H("triskel-attest/v1/bundle", bundle bytes)`. The
-//! receipt can be stored or published alone; the bundle travels detached. [`verify`]
-//! lists the checks in order, each with its own error, and returns a [`Verified`]: the
-//! suite, the signer's key id, the signed timestamp and the commitment.
+//! signed message. Both versions have this layout and these lengths; parsing refuses an
+//! unknown version, a kind that its version lacks (version 1 has kinds 1 and 2, version 2
+//! kind 3) and, in [`Record::from_bytes`], a receipt and a bundle of different versions
+//! ([`Record::version`] gives it). `bundle_digest = H("triskel-attest/v1/bundle", bundle
+//! bytes)`. The receipt can be stored or published alone; the bundle travels detached.
+//! [`verify`] lists the checks in order, each with its own error, and returns a
+//! [`Verified`]: the suite, the signer's key id, the signed timestamp and the commitment;
+//! [`verify_computation`] runs the same checks on a computation record.
 //!
 //! ## Identity files
 //!
@@ -133,6 +170,7 @@
 #![warn(missing_docs)]
 
 mod batch;
+mod computation;
 mod encoding;
 mod error;
 mod falcon_key;
@@ -143,6 +181,9 @@ mod record;
 pub use batch::{
     attest_batch, leaf_digest, verify_batch_item, verify_batch_record, Batch, InclusionProof,
     VerifiedBatch,
+};
+pub use computation::{
+    attest_computation, computation_commitment, verify_computation, Computation,
 };
 pub use encoding::{
     context_digest, hex, program_digest, result_digest, route_digest, signed_message, Digest32,
@@ -157,5 +198,6 @@ pub use record::{
     BUNDLE_LAYOUT, BUNDLE_LEN, RECEIPT_LEN,
 };
 
-/// Version byte of every serialized format of this crate.
+/// Version byte of identity files and inclusion proofs. Receipts and bundles carry the
+/// record version instead, 1 or 2 ([`RecordKind::version`]).
 pub const FORMAT_VERSION: u8 = 1;

@@ -3,20 +3,28 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::encoding::{
-    context_digest, result_digest, route_digest, signed_message, Digest32, Hasher, Reader,
-    TAG_BUNDLE, TAG_COMMITMENT,
+    context_digest, result_digest, route_digest, salted_context_digest, salted_route_digest,
+    signed_message, Digest32, Hasher, Reader, TAG_BUNDLE, TAG_COMMITMENT, TAG_COMMITMENT_V2,
 };
 use crate::keys::{FALCON_SIG_LEN, MLDSA_SIG_LEN, SLH_SIG_LEN};
-use crate::{Error, Identity, PublicIdentity, Result, Suite, FORMAT_VERSION};
+use crate::{Error, Identity, PublicIdentity, Result, Suite};
 
-/// What a record attests: one result, or the Merkle root of a batch of results.
+/// What a record attests: one result, the Merkle root of a batch of results, or one
+/// output of a computation on ciphertexts.
+///
+/// The kind fixes the record version: single and batch records are version 1,
+/// computation records version 2 (see [`RecordKind::version`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]
 pub enum RecordKind {
-    /// The record commits to one result.
+    /// The record commits to one result (version 1).
     Single = 1,
-    /// The record commits to the Merkle root of a batch (see [`crate::attest_batch`]).
+    /// The record commits to the Merkle root of a batch (version 1, see
+    /// [`crate::attest_batch`]).
     Batch = 2,
+    /// The record commits to a program, key set, input ciphertexts and output ciphertext,
+    /// with every digest salted by the nonce (version 2, see [`crate::attest_computation`]).
+    Computation = 3,
 }
 
 impl RecordKind {
@@ -24,8 +32,28 @@ impl RecordKind {
         match byte {
             1 => Some(RecordKind::Single),
             2 => Some(RecordKind::Batch),
+            3 => Some(RecordKind::Computation),
             _ => None,
         }
+    }
+
+    /// The record format version that has this kind: 1 for [`RecordKind::Single`] and
+    /// [`RecordKind::Batch`], 2 for [`RecordKind::Computation`].
+    pub fn version(self) -> u8 {
+        match self {
+            RecordKind::Single | RecordKind::Batch => 1,
+            RecordKind::Computation => 2,
+        }
+    }
+}
+
+/// Reads a record version byte, which must be 1 or 2.
+fn record_version(r: &mut Reader<'_>) -> Result<u8> {
+    let version = r.u8("version")?;
+    if matches!(version, 1 | 2) {
+        Ok(version)
+    } else {
+        Err(r.error(format!("unsupported version {version} (known: 1, 2)")))
     }
 }
 
@@ -38,6 +66,8 @@ pub const RECEIPT_LEN: usize = 1 + 1 + 8 + 32 + 32;
 /// commitment (32) || bundle_digest (32)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Receipt {
+    /// The record format version (1 or 2), the same as the bundle's.
+    pub version: u8,
     /// The signature suite of the record.
     pub suite: Suite,
     /// Milliseconds since the Unix epoch (UTC) at attestation time.
@@ -52,7 +82,7 @@ impl Receipt {
     /// Serializes the receipt to its 74 bytes.
     pub fn to_bytes(&self) -> [u8; RECEIPT_LEN] {
         let mut out = [0u8; RECEIPT_LEN];
-        out[0] = FORMAT_VERSION;
+        out[0] = self.version;
         out[1] = self.suite.id();
         out[2..10].copy_from_slice(&self.timestamp_ms.to_le_bytes());
         out[10..42].copy_from_slice(&self.commitment);
@@ -60,12 +90,12 @@ impl Receipt {
         out
     }
 
-    /// Parses a receipt, checking its length, version and suite.
+    /// Parses a receipt, checking its length, version (1 or 2) and suite.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let mut r = Reader::new("receipt", bytes);
         r.expect_len(RECEIPT_LEN)?;
-        r.expect_u8("version", FORMAT_VERSION)?;
         let receipt = Receipt {
+            version: record_version(&mut r)?,
             suite: r.suite()?,
             timestamp_ms: r.u64("timestamp")?,
             commitment: r.array32("commitment")?,
@@ -125,8 +155,10 @@ pub const BUNDLE_LEN: usize = BUNDLE_LAYOUT[11].2;
 /// The detached part of a record: the signer's key id, the nonce, the digests the
 /// commitment is built from, and the three signatures over the commitment.
 ///
-/// Its byte layout is [`BUNDLE_LAYOUT`]; `subject` is the result digest of a single
-/// record or the Merkle root of a batch record.
+/// Its byte layout is [`BUNDLE_LAYOUT`] in both record versions; `subject` is the result
+/// digest of a single record, the Merkle root of a batch record or the computation digest
+/// of a computation record. The version byte follows from the kind
+/// ([`RecordKind::version`]).
 #[derive(Clone, PartialEq, Eq)]
 pub struct Bundle {
     suite: Suite,
@@ -147,9 +179,14 @@ impl Bundle {
         self.suite
     }
 
-    /// Whether the record attests one result or a batch root.
+    /// Whether the record attests one result, a batch root or a computation.
     pub fn kind(&self) -> RecordKind {
         self.kind
+    }
+
+    /// The record format version, 1 or 2 (the kind's [`RecordKind::version`]).
+    pub fn version(&self) -> u8 {
+        self.kind.version()
     }
 
     /// The key id of the identity that signed.
@@ -162,17 +199,20 @@ impl Bundle {
         &self.nonce
     }
 
-    /// The result digest (single record) or Merkle root (batch record).
+    /// The result digest (single record), Merkle root (batch record) or salted computation
+    /// digest (computation record).
     pub fn subject(&self) -> &Digest32 {
         &self.subject
     }
 
-    /// `H(tag "route", ...)` of the attested route.
+    /// The digest of the attested route: `H(tag "route", ...)` in version 1, salted with
+    /// the nonce in version 2.
     pub fn route_digest(&self) -> &Digest32 {
         &self.route_digest
     }
 
-    /// `H(tag "context", ...)` of the attested caller context.
+    /// The digest of the attested caller context: `H(tag "context", ...)` in version 1,
+    /// salted with the nonce in version 2.
     pub fn context_digest(&self) -> &Digest32 {
         &self.context_digest
     }
@@ -184,12 +224,20 @@ impl Bundle {
     }
 
     /// The commitment this bundle's fields and `timestamp_ms` give (see the crate docs):
-    /// suite 2 binds the signer's key id, suite 1 does not.
+    /// in version 1, suite 2 binds the signer's key id and suite 1 does not; version 2
+    /// binds the version byte and always the key id.
     pub fn commitment(&self, timestamp_ms: u64) -> Digest32 {
-        let mut h = Hasher::new(TAG_COMMITMENT);
-        h.fixed(&[self.kind as u8, self.suite.id()]);
-        if self.suite != Suite::Sphincs31 {
-            h.fixed(&self.key_id);
+        let mut h;
+        if self.version() == 1 {
+            h = Hasher::new(TAG_COMMITMENT);
+            h.fixed(&[self.kind as u8, self.suite.id()]);
+            if self.suite != Suite::Sphincs31 {
+                h.fixed(&self.key_id);
+            }
+        } else {
+            h = Hasher::new(TAG_COMMITMENT_V2);
+            h.fixed(&[self.version(), self.kind as u8, self.suite.id()])
+                .fixed(&self.key_id);
         }
         h.fixed(&self.subject)
             .fixed(&self.route_digest)
@@ -208,7 +256,7 @@ impl Bundle {
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(BUNDLE_LEN);
         out.extend_from_slice(BUNDLE_MAGIC);
-        out.extend_from_slice(&[FORMAT_VERSION, self.suite.id(), self.kind as u8]);
+        out.extend_from_slice(&[self.version(), self.suite.id(), self.kind as u8]);
         for part in [
             &self.key_id,
             &self.nonce,
@@ -224,17 +272,22 @@ impl Bundle {
         out
     }
 
-    /// Parses a bundle, checking its length, magic, version, suite and kind. Signatures
-    /// are only checked by verification.
+    /// Parses a bundle, checking its length, magic, version, suite and kind (which must
+    /// exist in that version). Signatures are only checked by verification.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let mut r = Reader::new("bundle", bytes);
         r.expect_len(BUNDLE_LEN)?;
         r.expect_magic(BUNDLE_MAGIC)?;
-        r.expect_u8("version", FORMAT_VERSION)?;
+        let version = record_version(&mut r)?;
         let suite = r.suite()?;
         let kind_byte = r.u8("kind")?;
         let kind = RecordKind::from_byte(kind_byte)
             .ok_or_else(|| r.error(format!("unknown record kind {kind_byte}")))?;
+        if kind.version() != version {
+            return Err(r.error(format!(
+                "record kind {kind_byte} does not exist in version {version}"
+            )));
+        }
         let bundle = Bundle {
             suite,
             kind,
@@ -255,6 +308,7 @@ impl Bundle {
 impl std::fmt::Debug for Bundle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Bundle")
+            .field("version", &self.version())
             .field("suite", &self.suite)
             .field("kind", &self.kind)
             .field("key_id", &crate::hex(&self.key_id))
@@ -281,7 +335,13 @@ impl Record {
         out
     }
 
-    /// Parses `receipt bytes || bundle bytes`.
+    /// The record format version (1 or 2), as the bundle gives it.
+    pub fn version(&self) -> u8 {
+        self.bundle.version()
+    }
+
+    /// Parses `receipt bytes || bundle bytes`; receipt and bundle must name the same
+    /// version.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         if bytes.len() != RECEIPT_LEN + BUNDLE_LEN {
             return Err(Error::malformed(
@@ -294,10 +354,18 @@ impl Record {
             ));
         }
         let (receipt, bundle) = bytes.split_at(RECEIPT_LEN);
-        Ok(Record {
-            receipt: Receipt::from_bytes(receipt)?,
-            bundle: Bundle::from_bytes(bundle)?,
-        })
+        let (receipt, bundle) = (Receipt::from_bytes(receipt)?, Bundle::from_bytes(bundle)?);
+        if receipt.version != bundle.version() {
+            return Err(Error::malformed(
+                "record",
+                format!(
+                    "receipt version {} differs from bundle version {}",
+                    receipt.version,
+                    bundle.version()
+                ),
+            ));
+        }
+        Ok(Record { receipt, bundle })
     }
 }
 
@@ -333,27 +401,48 @@ pub struct Verified {
     pub commitment: Digest32,
 }
 
-/// A bundle without signatures yet, for the commitment.
-fn unsigned(
+impl Bundle {
+    /// The route digest of this bundle's version (salted with its nonce in version 2).
+    fn route_digest_of(&self, route: &Route) -> Digest32 {
+        match self.version() {
+            1 => route_digest(route),
+            _ => salted_route_digest(&self.nonce, route),
+        }
+    }
+
+    /// The context digest of this bundle's version (salted with its nonce in version 2).
+    fn context_digest_of(&self, context: &[u8]) -> Digest32 {
+        match self.version() {
+            1 => context_digest(context),
+            _ => salted_context_digest(&self.nonce, context),
+        }
+    }
+}
+
+/// A bundle without signatures yet, for the commitment; `subject` is given the nonce.
+pub(crate) fn unsigned(
     identity: &PublicIdentity,
     kind: RecordKind,
-    subject: Digest32,
+    subject: impl FnOnce(&Digest32) -> Digest32,
     route: &Route,
     context: &[u8],
     nonce: Digest32,
 ) -> Bundle {
-    Bundle {
+    let mut bundle = Bundle {
         suite: identity.suite(),
         kind,
         key_id: *identity.key_id(),
         nonce,
-        subject,
-        route_digest: route_digest(route),
-        context_digest: context_digest(context),
+        subject: subject(&nonce),
+        route_digest: [0; 32],
+        context_digest: [0; 32],
         mldsa: Vec::new(),
         falcon: Vec::new(),
         slh: Vec::new(),
-    }
+    };
+    bundle.route_digest = bundle.route_digest_of(route);
+    bundle.context_digest = bundle.context_digest_of(context);
+    bundle
 }
 
 /// The commitment of a single-result record by `signer` (suite 2 or 1, as the identity's)
@@ -367,16 +456,16 @@ pub fn commitment(
     timestamp_ms: u64,
     nonce: &Digest32,
 ) -> Digest32 {
-    let subject = result_digest(result);
+    let subject = |_: &Digest32| result_digest(result);
     unsigned(signer, RecordKind::Single, subject, route, context, *nonce).commitment(timestamp_ms)
 }
 
-/// Signs a commitment to `subject`, `route` and `context` with a fresh nonce and the
-/// current time.
+/// Signs a commitment to `subject` (computed from the nonce), `route` and `context` with a
+/// fresh nonce and the current time.
 pub(crate) fn seal(
     identity: &Identity,
     kind: RecordKind,
-    subject: Digest32,
+    subject: impl FnOnce(&Digest32) -> Digest32,
     route: &Route,
     context: &[u8],
 ) -> Result<Record> {
@@ -390,6 +479,7 @@ pub(crate) fn seal(
     let sigs = identity.sign(&signed_message(&commitment))?;
     (bundle.mldsa, bundle.falcon, bundle.slh) = (sigs.mldsa, sigs.falcon, sigs.slh);
     let receipt = Receipt {
+        version: bundle.version(),
         suite: bundle.suite,
         timestamp_ms,
         commitment,
@@ -399,11 +489,12 @@ pub(crate) fn seal(
 }
 
 /// Runs every check of a record except the subject's, which the caller passes when it
-/// can (`Some(result digest)` for a single record).
+/// can (`Some` of a function of the bundle's nonce: the result digest of a single record,
+/// the computation digest of a computation record).
 pub(crate) fn check(
     public: &PublicIdentity,
     kind: RecordKind,
-    subject: Option<&Digest32>,
+    subject: Option<&dyn Fn(&Digest32) -> Digest32>,
     route: &Route,
     context: &[u8],
     record: &Record,
@@ -411,6 +502,9 @@ pub(crate) fn check(
     let (receipt, bundle) = (&record.receipt, &record.bundle);
     if bundle.digest() != receipt.bundle_digest {
         return Err(Error::BundleDigestMismatch);
+    }
+    if receipt.version != bundle.version() {
+        return Err(Error::VersionMismatch);
     }
     if receipt.suite != bundle.suite {
         return Err(Error::SuiteMismatch);
@@ -429,13 +523,16 @@ pub(crate) fn check(
     if bundle.suite != public.suite() {
         return Err(Error::SuiteMismatch);
     }
-    if subject.is_some_and(|s| *s != bundle.subject) {
-        return Err(Error::WrongResult);
+    if subject.is_some_and(|s| s(&bundle.nonce) != bundle.subject) {
+        return Err(match kind {
+            RecordKind::Computation => Error::WrongComputation,
+            RecordKind::Single | RecordKind::Batch => Error::WrongResult,
+        });
     }
-    if route_digest(route) != bundle.route_digest {
+    if bundle.route_digest_of(route) != bundle.route_digest {
         return Err(Error::WrongRoute);
     }
-    if context_digest(context) != bundle.context_digest {
+    if bundle.context_digest_of(context) != bundle.context_digest {
         return Err(Error::WrongContext);
     }
     let commitment = bundle.commitment(receipt.timestamp_ms);
@@ -457,13 +554,8 @@ pub(crate) fn check(
 ///
 /// Takes about as long as one SLH-DSA signature (see BENCHMARKS.md).
 pub fn attest(identity: &Identity, result: &[u8], route: &Route, context: &[u8]) -> Result<Record> {
-    seal(
-        identity,
-        RecordKind::Single,
-        result_digest(result),
-        route,
-        context,
-    )
+    let subject = |_: &Digest32| result_digest(result);
+    seal(identity, RecordKind::Single, subject, route, context)
 }
 
 /// Verifies a single-result record against the result, route and context the verifier
@@ -472,14 +564,15 @@ pub fn attest(identity: &Identity, result: &[u8], route: &Route, context: &[u8])
 /// Records of both suites verify; [`Verified::suite`] says which one a record used.
 /// Checks run in this order, and the first failure is returned:
 /// 1. the bundle digest matches the receipt ([`Error::BundleDigestMismatch`]);
-/// 2. receipt, bundle and public identity name the same suite ([`Error::SuiteMismatch`]);
-/// 3. the record is a single-result record ([`Error::WrongKind`]);
-/// 4. the bundle names `public` as signer ([`Error::WrongIdentity`]);
-/// 5. result, route and context digests match the bundle's ([`Error::WrongResult`],
+/// 2. receipt and bundle name the same record version ([`Error::VersionMismatch`]);
+/// 3. receipt, bundle and public identity name the same suite ([`Error::SuiteMismatch`]);
+/// 4. the record is a single-result record, hence of version 1 ([`Error::WrongKind`]);
+/// 5. the bundle names `public` as signer ([`Error::WrongIdentity`]);
+/// 6. result, route and context digests match the bundle's ([`Error::WrongResult`],
 ///    [`Error::WrongRoute`], [`Error::WrongContext`]);
-/// 6. the commitment recomputed from them, the key id (suite 2), the receipt's timestamp
+/// 7. the commitment recomputed from them, the key id (suite 2), the receipt's timestamp
 ///    and the bundle's nonce equals the receipt's ([`Error::CommitmentMismatch`]);
-/// 7. the ML-DSA, Falcon and SLH-DSA signatures over it verify
+/// 8. the ML-DSA, Falcon and SLH-DSA signatures over it verify
 ///    ([`Error::BadMlDsaSignature`], [`Error::BadFalconSignature`],
 ///    [`Error::BadSlhDsaSignature`]).
 pub fn verify(
@@ -493,7 +586,7 @@ pub fn verify(
     check(
         public,
         RecordKind::Single,
-        Some(&subject),
+        Some(&|_: &Digest32| subject),
         route,
         context,
         record,

@@ -4,11 +4,12 @@ mod common;
 
 use std::sync::OnceLock;
 
-use common::{alice, bob, flipped, garbage, route};
-use sha3::{Digest, Sha3_256};
+use common::{
+    alice, bob, field, flipped, garbage, public, resealed, route, signed_by_alice, tagged_hash,
+};
 use triskel_attest::{
-    attest, commitment, hex, verify, verify_batch_record, Bundle, Error, PublicIdentity, Receipt,
-    Record, RecordKind, Route, Suite, Verified, BUNDLE_LAYOUT, BUNDLE_LEN, RECEIPT_LEN,
+    attest, commitment, hex, verify, verify_batch_record, Bundle, Error, Receipt, Record,
+    RecordKind, Route, Verified, BUNDLE_LEN, RECEIPT_LEN,
 };
 
 const RESULT: &[u8] = b"encrypted match score: 0x5e11";
@@ -32,36 +33,11 @@ fn check_bytes(receipt: &[u8], bundle: &[u8]) -> Result<Verified, Error> {
     })
 }
 
-/// A record whose bundle is `bundle` and whose receipt's digest is recomputed to match,
-/// as an attacker replacing both would do.
-fn resealed(bundle: &[u8]) -> Result<Record, Error> {
-    let bundle = Bundle::from_bytes(bundle)?;
-    let mut receipt = record().receipt;
-    receipt.bundle_digest = bundle.digest();
-    Ok(Record { receipt, bundle })
-}
-
-fn field(name: &str) -> (usize, usize) {
-    let (_, start, end) = BUNDLE_LAYOUT
-        .iter()
-        .find(|(n, _, _)| *n == name)
-        .expect("known field");
-    (*start, *end)
-}
-
 #[test]
 fn round_trip_verifies() {
     let record = record();
     let verified = check(record).expect("verifies");
-    assert_eq!(
-        verified,
-        Verified {
-            suite: Suite::Fips205,
-            key_id: *alice().public().key_id(),
-            timestamp_ms: record.receipt.timestamp_ms,
-            commitment: record.receipt.commitment,
-        }
-    );
+    assert_eq!(verified, signed_by_alice(record));
     let now_ms = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .expect("clock")
@@ -152,7 +128,7 @@ fn another_identity_is_rejected() {
     let mut bundle = record().bundle.to_bytes();
     let (start, end) = field("key_id");
     bundle[start..end].copy_from_slice(bob().public().key_id());
-    let forged = resealed(&bundle).expect("parse");
+    let forged = resealed(record().receipt, &bundle).expect("parse");
     let got = verify(bob().public(), RESULT, &route(), CONTEXT, &forged);
     assert!(matches!(got, Err(Error::CommitmentMismatch)), "{got:?}");
 }
@@ -230,7 +206,7 @@ fn every_resealed_bundle_field_fails_its_own_check() {
         let (start, end) = field(name);
         let positions = (start..end).step_by(step).chain([end - 1]);
         for i in positions {
-            let forged = resealed(&flipped(&bundle, i, 0x01)).expect("parse");
+            let forged = resealed(record().receipt, &flipped(&bundle, i, 0x01)).expect("parse");
             let got = check(&forged);
             assert!(
                 got.as_ref().is_err_and(is_expected),
@@ -240,7 +216,7 @@ fn every_resealed_bundle_field_fails_its_own_check() {
     }
     // The kind byte turned into a valid other kind.
     let (kind, _) = field("kind");
-    let forged = resealed(&flipped(&bundle, kind, 0x03)).expect("parse");
+    let forged = resealed(record().receipt, &flipped(&bundle, kind, 0x03)).expect("parse");
     let got = check(&forged);
     assert!(
         matches!(
@@ -296,32 +272,10 @@ fn truncated_oversized_and_garbage_inputs_are_errors() {
         assert!(matches!(got, Err(Error::BundleDigestMismatch)), "{got:?}");
     }
     let mut wrong_header = receipt;
-    wrong_header[0] = 2;
+    wrong_header[0] = 3;
     let got = Receipt::from_bytes(&wrong_header);
     assert!(matches!(got, Err(Error::Malformed { .. })), "{got:?}");
     assert!(got.is_err_and(|e| e.to_string().contains("version")));
-}
-
-fn field_bytes(out: &mut Vec<u8>, x: &[u8]) {
-    out.extend_from_slice(&(x.len() as u64).to_le_bytes());
-    out.extend_from_slice(x);
-}
-
-fn tagged_hash(tag: &str, fields: &[&[u8]], fixed: &[&[u8]]) -> [u8; 32] {
-    let mut bytes = Vec::new();
-    field_bytes(&mut bytes, tag.as_bytes());
-    for f in fields {
-        field_bytes(&mut bytes, f);
-    }
-    for f in fixed {
-        bytes.extend_from_slice(f);
-    }
-    Sha3_256::digest(&bytes).into()
-}
-
-fn public(file: &str) -> PublicIdentity {
-    let path = format!("{}/tests/data/{file}", env!("CARGO_MANIFEST_DIR"));
-    PublicIdentity::from_bytes(&std::fs::read(path).expect("fixture")).expect("public identity")
 }
 
 #[test]

@@ -4,7 +4,7 @@
 use std::sync::{Arc, OnceLock};
 
 use sha3::{Digest, Sha3_256};
-use triskel_attest::{Batch, Identity, Record, Route, VerifiedBatch};
+use triskel_attest::{Batch, Computation, Digest32, Identity, Record, Route, VerifiedBatch};
 use triskel_bfv::{
     BfvContext, BfvParameters, Ciphertext, GaloisKeys, Plaintext, PublicKey, RelinKey, SecretKey,
 };
@@ -102,7 +102,8 @@ pub fn tfhe_keys() -> &'static (triskel_tfhe::ClientKey, triskel_tfhe::ClientKey
     })
 }
 
-/// An attestation identity, a single record and a batch of three results.
+/// An attestation identity, a single record, a batch of three results and a
+/// computation record (version 2) over two inputs.
 pub struct Attest {
     pub identity: Identity,
     pub route: Route,
@@ -112,6 +113,24 @@ pub struct Attest {
     pub batch_results: Vec<Vec<u8>>,
     pub batch: Batch,
     pub verified_batch: VerifiedBatch,
+    pub inputs: Vec<Digest32>,
+    pub computation_record: Record,
+}
+
+impl Attest {
+    /// The computation `computation_record` attests.
+    pub fn computation(&self) -> Computation<'_> {
+        computation(&self.inputs)
+    }
+}
+
+fn computation(inputs: &[Digest32]) -> Computation<'_> {
+    Computation {
+        program: triskel_attest::program_digest(b"program"),
+        key_set: [7; 32],
+        inputs,
+        output: triskel_attest::result_digest(b"output"),
+    }
 }
 
 /// The process-wide attestation fixture.
@@ -129,6 +148,13 @@ pub fn attest() -> &'static Attest {
         let verified_batch =
             triskel_attest::verify_batch_record(identity.public(), &route, &context, &batch.record)
                 .expect("batch record verifies");
+        let inputs = vec![
+            triskel_attest::result_digest(b"input 0"),
+            triskel_attest::result_digest(b"input 1"),
+        ];
+        let computation_record =
+            triskel_attest::attest_computation(&identity, &computation(&inputs), &route, &context)
+                .expect("computation record");
         Attest {
             identity,
             route,
@@ -138,6 +164,8 @@ pub fn attest() -> &'static Attest {
             batch_results,
             batch,
             verified_batch,
+            inputs,
+            computation_record,
         }
     })
 }

@@ -126,7 +126,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     write(&dir, "ring_keyswitch_key", &[&r.key.to_bytes()])?;
 
     let a = triskel_fuzz::attest();
-    let records = [&a.record, &a.batch.record];
+    let records = [&a.record, &a.batch.record, &a.computation_record];
     let receipts: Vec<_> = records.iter().map(|r| r.receipt.to_bytes()).collect();
     write(
         &dir,
