@@ -228,6 +228,7 @@ fn inspect(receipt: &Path, bundle: &Path, public: Option<&Path>) -> Result<Value
         "kind": match bundle.kind() {
             RecordKind::Single => "single",
             RecordKind::Batch => "batch",
+            RecordKind::Computation => "computation",
         },
         "timestamp_ms": receipt.timestamp_ms,
         "key_id": hex(bundle.key_id()),

@@ -52,7 +52,8 @@ from_engine!(
     triskel_ckks::Error => "ckks",
     triskel_tfhe::Error => "tfhe",
     triskel_attest::Error => "attest",
-    triskel_kernels::Error => "kernels"
+    triskel_kernels::Error => "kernels",
+    triskel_ring::Error => "ring"
 );
 
 impl From<crate::transition::Error> for Error {

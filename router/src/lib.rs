@@ -36,6 +36,7 @@ pub use triskel_tfhe as tfhe;
 mod argmax;
 pub mod bridge;
 pub mod calibrate;
+mod client;
 mod cost;
 mod error;
 mod exec;
@@ -45,20 +46,25 @@ mod plan;
 mod program;
 pub mod ring_switch;
 mod serial;
+mod server;
 pub mod transition;
+pub mod wire;
 
+pub use client::{Client, MAX_CLIENT_STATE_BYTES};
 pub use cost::{cache_path, machine, CostModel};
 pub use error::{Error, Result};
 pub use exec::{attest_outputs, output_bytes, route, verify_output, Outputs, PlainValue, Session};
 pub use plan::{
-    plan, plan_with, tfhe_set, BfvEncoding, BfvPart, Engine, Packing, Placement, Plan, PlanOptions,
-    ReleaseMask, ScoreSlot, Step, StepKind, DEFAULT_MAX_CIPHERTEXT_BYTES,
+    plan, plan_chosen, plan_with, tfhe_set, BfvEncoding, BfvPart, Engine, Packing, Placement, Plan,
+    PlanChoice, PlanOptions, ReleaseMask, ScoreSlot, Step, StepKind, DEFAULT_MAX_CIPHERTEXT_BYTES,
 };
 pub use program::{
     Cmp, Kind, Node, Op, Program, Scalar, Value, MAX_DEGREE, MAX_LEN, MAX_LOOKUP_BOUND, MAX_NODES,
     MAX_SIGNED_BOUND,
 };
 pub use serial::PROGRAM_FORMAT_VERSION;
+pub use server::{EvaluationKeys, Server};
+pub use wire::{EncryptedInputs, EncryptedOutput, EncryptedOutputs, Slot};
 
 /// The README's Rust examples run as doctests, so they stay true.
 #[cfg(doctest)]

@@ -35,6 +35,21 @@ enum Command {
     Calibrate,
     /// Runs what triskel can do, checks every result and prints timings.
     Demo,
+    /// The demo's programs as files; a program run in one process.
+    Program {
+        #[command(subcommand)]
+        what: cli::split::ProgramCommand,
+    },
+    /// The key holder: keys, encryption, verified decryption.
+    Client {
+        #[command(subcommand)]
+        what: cli::split::ClientCommand,
+    },
+    /// The evaluator: runs programs on ciphertexts with evaluation keys only.
+    Server {
+        #[command(subcommand)]
+        what: cli::split::ServerCommand,
+    },
     /// Post-quantum attestation of results (ML-DSA + Falcon + SLH-DSA).
     Attest {
         #[command(subcommand)]
@@ -78,6 +93,9 @@ fn main() {
         Command::Calibrate => cli::calibrate::run(),
         Command::Explain { ckks_scale_log2 } => cli::explain::run(ckks_scale_log2),
         Command::Attest { what } => attest_cli::run(what),
+        Command::Program { what } => cli::split::program(what),
+        Command::Client { what } => cli::split::client(what),
+        Command::Server { what } => cli::split::server(what),
     };
     if let Err(e) = result {
         eprintln!("triskel: error: {e}");

@@ -222,6 +222,8 @@ pub struct Plan {
     pub(crate) round_trips: Vec<(usize, Engine)>,
     /// Time the planner took.
     pub(crate) planning_ns: f64,
+    /// What the caller allowed the planner.
+    pub(crate) options: PlanOptions,
 }
 
 /// What the caller allows the planner beyond homomorphic evaluation.
@@ -245,6 +247,39 @@ pub struct PlanOptions {
     /// before any key exists: a few nodes of long u64 vectors would
     /// otherwise ask for tens of GB.
     pub max_ciphertext_bytes: Option<u64>,
+}
+
+/// The decisions a plan makes where the capability rules leave a choice
+/// (engines, parameter sets, and the options they were made under): what a
+/// client sends a server with its evaluation keys. Costs differ by machine,
+/// so a server does not plan again by its own cost model; it re-derives the
+/// plan under these decisions and checks it ([`plan_chosen`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlanChoice {
+    pub options: PlanOptions,
+    /// The engine of every node, in program order.
+    pub engines: Vec<Engine>,
+    /// The named set of each BFV part, in part order.
+    pub bfv: Vec<String>,
+    pub ckks: Option<String>,
+    pub tfhe: Option<String>,
+}
+
+impl PlanChoice {
+    /// One line: the sets and how many nodes run on each engine.
+    pub fn describe(&self) -> String {
+        let count = |e: Engine| self.engines.iter().filter(|&&x| x == e).count();
+        let mut sets: Vec<String> = self.bfv.iter().map(|s| format!("bfv {s}")).collect();
+        sets.extend(self.ckks.iter().map(|s| format!("ckks {s}")));
+        sets.extend(self.tfhe.iter().map(|s| format!("tfhe {s}")));
+        format!(
+            "[{}] with {} BFV, {} CKKS, {} TFHE nodes",
+            sets.join(", "),
+            count(Engine::Bfv),
+            count(Engine::Ckks),
+            count(Engine::Tfhe)
+        )
+    }
 }
 
 /// The default of [`PlanOptions::max_ciphertext_bytes`]: 4 GiB.
@@ -408,6 +443,9 @@ fn find(parent: &mut [usize], mut i: usize) -> usize {
 struct Planner<'a> {
     p: &'a Program,
     costs: &'a CostModel,
+    /// A client's decisions to follow instead of the cost model's
+    /// ([`plan_chosen`]).
+    given: Option<&'a PlanChoice>,
     placements: Vec<Option<Placement>>,
     bfv: Vec<BfvPart>,
 }
@@ -420,6 +458,48 @@ pub fn plan(program: &Program, costs: &CostModel) -> Result<Plan> {
 
 /// Plans `program` with `costs` and what `options` allow.
 pub fn plan_with(program: &Program, costs: &CostModel, options: PlanOptions) -> Result<Plan> {
+    plan_inner(program, costs, options, None)
+}
+
+/// The plan of `program` that follows `choice` (a client's decisions,
+/// [`Plan::choice`]) instead of a cost model: what a server runs. Every
+/// rule of the planner still applies (capabilities, noise budgets, the
+/// transitions' failure bounds, named sets only, so each passes the 128-bit
+/// check), and the plan they give must make exactly the decisions of
+/// `choice`; anything else is refused. Predicted times come from the
+/// built-in cost table.
+pub fn plan_chosen(program: &Program, choice: &PlanChoice) -> Result<Plan> {
+    if choice.engines.len() != program.nodes.len() {
+        return refuse(
+            "plan choice",
+            format!(
+                "made for {} nodes, the program has {}",
+                choice.engines.len(),
+                program.nodes.len()
+            ),
+        );
+    }
+    let plan = plan_inner(program, &CostModel::builtin(), choice.options, Some(choice))?;
+    let derived = plan.choice();
+    if derived != *choice {
+        return refuse(
+            "plan choice",
+            format!(
+                "does not match the program: the rules give {}, the choice says {}",
+                derived.describe(),
+                choice.describe()
+            ),
+        );
+    }
+    Ok(plan)
+}
+
+fn plan_inner(
+    program: &Program,
+    costs: &CostModel,
+    options: PlanOptions,
+    given: Option<&PlanChoice>,
+) -> Result<Plan> {
     let start = Instant::now();
     if program.outputs.is_empty() {
         return refuse("output", "the program has no outputs");
@@ -427,6 +507,7 @@ pub fn plan_with(program: &Program, costs: &CostModel, options: PlanOptions) -> 
     let mut pl = Planner {
         p: program,
         costs,
+        given,
         placements: vec![None; program.nodes.len()],
         bfv: Vec::new(),
     };
@@ -440,7 +521,9 @@ pub fn plan_with(program: &Program, costs: &CostModel, options: PlanOptions) -> 
         .collect();
     let uses_ckks = placements.contains(&Placement::Ckks);
     let (ckks, packing) = if uses_ckks {
-        let (set, packing) = choose_ckks(program, costs, options.ckks_scale_log2.unwrap_or(0))?;
+        let given = given.map(|g| g.ckks.as_deref().unwrap_or(""));
+        let (set, packing) =
+            choose_ckks(program, costs, options.ckks_scale_log2.unwrap_or(0), given)?;
         (Some(set), packing)
     } else {
         (None, vec![Packing::default(); program.nodes.len()])
@@ -459,6 +542,7 @@ pub fn plan_with(program: &Program, costs: &CostModel, options: PlanOptions) -> 
         steps: Vec::new(),
         round_trips,
         planning_ns: 0.0,
+        options,
     };
     check_transitions(&plan)?;
     let limit = options
@@ -673,7 +757,13 @@ impl Planner<'_> {
                     Op::Lookup { .. } | Op::ArgmaxSigned { .. }
                 )
         });
+        let given = self
+            .given
+            .map(|g| g.bfv.get(self.bfv.len()).map_or("", |s| s.as_str()));
         for base in bfv_sets() {
+            if given.is_some_and(|name| name != base.name()) {
+                continue;
+            }
             let n = base.n();
             // Sets a transition key cannot take are no candidates for a part
             // with decisions (the reason of an earlier set is kept).
@@ -734,10 +824,17 @@ impl Planner<'_> {
                 ));
             }
         }
-        match (best, failure) {
-            (Some((_, part)), _) => Ok(part),
-            (None, Some(err)) => err,
-            (None, None) => refuse("input", "no BFV set"),
+        match (best, failure, given) {
+            (Some((_, part)), _, _) => Ok(part),
+            (None, Some(err), _) => err,
+            (None, None, Some(name)) => refuse(
+                "plan choice",
+                format!(
+                    "BFV part {}: {name:?} is no named BFV set this part can take",
+                    self.bfv.len()
+                ),
+            ),
+            (None, None, None) => refuse("input", "no BFV set"),
         }
     }
 
@@ -896,7 +993,16 @@ impl Planner<'_> {
                 _ => 64,
             };
             let mut place = Placement::Tfhe;
-            if linear && !consumed_outside && !fed_outside && bits <= 32 {
+            let eligible = linear && !consumed_outside && !fed_outside && bits <= 32;
+            if let (true, Some(given)) = (eligible, self.given) {
+                // Refused later if the choice names no set this group fits.
+                if given.engines[nodes[0]] == Engine::Bfv {
+                    let part = self
+                        .choose_bfv(&nodes, BfvEncoding::Coefficients, |_, _| Some(1u64 << bits))?;
+                    place = Placement::Bfv(self.bfv.len());
+                    self.bfv.push(part);
+                }
+            } else if eligible {
                 let tfhe_cost = self.tfhe_cost(&nodes)?;
                 if let Ok(part) =
                     self.choose_bfv(&nodes, BfvEncoding::Coefficients, |_, _| Some(1u64 << bits))
@@ -1271,6 +1377,7 @@ fn choose_ckks(
     p: &Program,
     costs: &CostModel,
     min_scale: u32,
+    given: Option<&str>,
 ) -> Result<(CkksParameters, Vec<Packing>)> {
     let coefficients = coefficient_nodes(p)?;
     let mut packing = vec![Packing::default(); p.nodes.len()];
@@ -1398,8 +1505,14 @@ fn choose_ckks(
     let mut failure = None;
     let sets: Vec<CkksParameters> = ckks_sets()
         .into_iter()
-        .filter(|s| s.log_scale() >= min_scale)
+        .filter(|s| s.log_scale() >= min_scale && given.is_none_or(|name| name == s.name()))
         .collect();
+    if let (true, Some(name)) = (sets.is_empty(), given) {
+        return refuse(
+            "plan choice",
+            format!("{name:?} is no named CKKS set of scale 2^{min_scale} or more"),
+        );
+    }
     for set in sets.iter().cloned() {
         if set.max_level() < deepest || set.slots() < widest {
             continue;
@@ -1685,6 +1798,101 @@ pub fn read_tolerance(op: &Op, log_t: u32) -> u32 {
         Op::ArgmaxSigned { tolerance_bits, .. } => (*tolerance_bits).min(log_t - 1),
         _ => 0,
     }
+}
+
+/// The evaluation keys of one BFV part: a relinearization key when it
+/// multiplies ciphertexts, and the Galois keys of its rotations.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct BfvKeyNeeds {
+    pub(crate) relin: bool,
+    pub(crate) rotations: Vec<i64>,
+}
+
+/// Which evaluation keys a plan needs, except the CKKS rotations (which
+/// come from its linear transforms: [`ckks_needs`]). Key generation and
+/// the server's check of a bundle both read it.
+pub(crate) struct KeyNeeds {
+    pub(crate) bfv: Vec<BfvKeyNeeds>,
+    pub(crate) ckks_relin: bool,
+}
+
+pub(crate) fn key_needs(plan: &Plan) -> KeyNeeds {
+    let multiplies = |place: Placement| {
+        plan.program.nodes.iter().enumerate().any(|(i, n)| {
+            plan.placements[i] == place
+                && matches!(
+                    &n.op,
+                    Op::Mul(..) | Op::Dot(..) | Op::Polynomial(..) | Op::Chebyshev { .. }
+                )
+        })
+    };
+    KeyNeeds {
+        bfv: (0..plan.bfv.len())
+            .map(|part| BfvKeyNeeds {
+                relin: multiplies(Placement::Bfv(part)),
+                rotations: bfv_rotations(plan, part),
+            })
+            .collect(),
+        ckks_relin: multiplies(Placement::Ckks),
+    }
+}
+
+/// The CKKS part's linear transforms (by node) and every rotation it
+/// makes: slot sums of inner products, and the transforms' steps.
+pub(crate) struct CkksNeeds {
+    pub(crate) transforms: std::collections::HashMap<usize, ckks::LinearTransform>,
+    pub(crate) rotations: BTreeSet<i64>,
+}
+
+pub(crate) fn ckks_needs(
+    plan: &Plan,
+    ctx: &std::sync::Arc<ckks::CkksContext>,
+) -> Result<CkksNeeds> {
+    let mut needs = CkksNeeds {
+        transforms: std::collections::HashMap::new(),
+        rotations: BTreeSet::new(),
+    };
+    for (i, node) in plan.program.nodes.iter().enumerate() {
+        if plan.placements[i] != Placement::Ckks {
+            continue;
+        }
+        let period = |a: &u32| plan.packing[*a as usize].period;
+        match &node.op {
+            // Coefficient-encoded inner products rotate nothing.
+            Op::Sum(a) | Op::Dot(a, _) | Op::DotPlain(a, _) if !plan.packing[i].coefficients => {
+                let mut s = 1;
+                while s < period(a) {
+                    needs.rotations.insert(s as i64);
+                    s *= 2;
+                }
+            }
+            Op::MatVec { x, rows } => {
+                let dim = period(x).max(rows.len().next_power_of_two());
+                let level = ctx.max_level() - plan.packing[*x as usize].depth;
+                let lt = ckks::LinearTransform::new(ctx, rows, dim, level)?;
+                needs.rotations.extend(lt.rotation_steps());
+                needs.transforms.insert(i, lt);
+            }
+            _ => {}
+        }
+    }
+    Ok(needs)
+}
+
+/// The names of the sets (BFV parts, the CKKS set) whose values a plan
+/// moves to TFHE by a transition.
+pub(crate) fn transition_sets(plan: &Plan) -> Vec<String> {
+    let mut names: Vec<String> = (0..plan.bfv.len())
+        .filter(|&k| plan.placements.contains(&Placement::BfvToTfhe(k)))
+        .map(|k| plan.bfv[k].params.name().to_string())
+        .collect();
+    if let (true, Some(set)) = (
+        plan.placements.contains(&Placement::CkksToTfhe),
+        plan.ckks.as_ref(),
+    ) {
+        names.push(set.name().to_string());
+    }
+    names
 }
 
 /// Rotation steps of a BFV slots part (for its Galois keys).
@@ -2183,6 +2391,17 @@ fn decrypt_ns(plan: &Plan, costs: &CostModel, i: usize) -> Result<f64> {
 }
 
 impl Plan {
+    /// The decisions of this plan that a server must follow ([`PlanChoice`]).
+    pub fn choice(&self) -> PlanChoice {
+        PlanChoice {
+            options: self.options,
+            engines: self.placements.iter().map(|p| p.engine()).collect(),
+            bfv: self.bfv.iter().map(|b| b.base.clone()).collect(),
+            ckks: self.ckks.as_ref().map(|c| c.name().to_string()),
+            tfhe: self.tfhe.as_ref().map(|t| t.name.to_string()),
+        }
+    }
+
     // Read-only access: `Session::run` trusts a plan's parts, so only the
     // planner writes them.
     /// Bytes of the ciphertexts a run holds, one value per node (an upper

@@ -11,6 +11,7 @@ pub mod info;
 pub mod programs;
 pub mod ring_workloads;
 pub mod router_demo;
+pub mod split;
 pub mod tfhe_workloads;
 pub mod transition_workloads;
 pub mod workloads;

@@ -1,0 +1,409 @@
+//! `triskel program`, `triskel client` and `triskel server`: the demo's
+//! programs as files, and a run split between a key holder and an
+//! evaluator in separate processes. Plain inputs and outputs are JSON
+//! objects `{"name": [values]}`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use clap::Subcommand;
+use serde_json::{Map, Number, Value};
+use triskel::attest::files;
+use triskel::wire::read_limited;
+use triskel::{
+    Client, EncryptedInputs, EncryptedOutputs, EvaluationKeys, Kind, Op, Outputs, PlainValue,
+    PlanOptions, Program, Server, Session,
+};
+
+use super::programs;
+use super::CliResult;
+
+type Error = Box<dyn std::error::Error>;
+
+/// Byte limits of the files read (each refused above its limit before it is read whole).
+const MAX_PROGRAM_BYTES: u64 = 64 << 20;
+const MAX_JSON_BYTES: u64 = 64 << 20;
+const DEFAULT_MAX_KEY_BYTES: u64 = 4 << 30;
+const MAX_CIPHERTEXT_FILE_BYTES: u64 = 1 << 30;
+
+#[derive(Subcommand, Debug)]
+pub enum ProgramCommand {
+    /// The demo's programs.
+    List,
+    /// Writes a demo program as a program file (`Program::to_bytes`).
+    Write {
+        name: String,
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Writes a demo program's example inputs as JSON.
+    Inputs {
+        name: String,
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Runs a program file in one process (keys, encryption, evaluation and
+    /// decryption) and prints the outputs as JSON.
+    Run {
+        #[arg(long)]
+        program: PathBuf,
+        #[arg(long)]
+        inputs: PathBuf,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ClientCommand {
+    /// Plans a program, generates its keys, writes the secret state (mode
+    /// 0600) and the evaluation keys for a server.
+    Keygen {
+        #[arg(long)]
+        program: PathBuf,
+        #[arg(long)]
+        secret: PathBuf,
+        #[arg(long)]
+        keys: PathBuf,
+        /// The least CKKS scale, log2.
+        #[arg(long, value_name = "BITS")]
+        ckks_scale_log2: Option<u32>,
+        /// Allow key-holder round trips for conversions.
+        #[arg(long)]
+        allow_round_trips: bool,
+    },
+    /// Encrypts JSON inputs for a server (the state remembers them).
+    Encrypt {
+        #[arg(long)]
+        secret: PathBuf,
+        #[arg(long)]
+        inputs: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+        /// A context the server's records bind (UTF-8 text).
+        #[arg(long, default_value = "")]
+        context: String,
+    },
+    /// Verifies every record of a server's outputs, decrypts them and prints them as JSON.
+    Decrypt {
+        #[arg(long)]
+        secret: PathBuf,
+        #[arg(long)]
+        server_public: PathBuf,
+        #[arg(long)]
+        outputs: PathBuf,
+    },
+    /// Makes the round trips a server's outputs ask for: writes the inputs of its next run.
+    Continue {
+        #[arg(long)]
+        secret: PathBuf,
+        #[arg(long)]
+        server_public: PathBuf,
+        /// The encrypted inputs of the run that gave `outputs`.
+        #[arg(long)]
+        inputs: PathBuf,
+        #[arg(long)]
+        outputs: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ServerCommand {
+    /// Generates the server's attestation identity (secret file mode 0600).
+    Identity {
+        #[arg(long)]
+        secret: PathBuf,
+        #[arg(long)]
+        public: PathBuf,
+    },
+    /// Runs a program on encrypted inputs with evaluation keys only.
+    Run {
+        #[arg(long)]
+        identity: PathBuf,
+        #[arg(long)]
+        program: PathBuf,
+        #[arg(long)]
+        keys: PathBuf,
+        #[arg(long)]
+        inputs: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+        /// The largest evaluation-key file read, in bytes.
+        #[arg(long, default_value_t = DEFAULT_MAX_KEY_BYTES)]
+        max_key_bytes: u64,
+    },
+}
+
+fn read(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>, Error> {
+    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(read_limited(file, limit, what)?)
+}
+
+fn write(path: &Path, bytes: &[u8]) -> CliResult {
+    std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(())
+}
+
+/// The demo programs by the names the commands take.
+fn demos() -> Result<Vec<(&'static str, programs::Demo)>, Error> {
+    let mut all = programs::all()?.into_iter();
+    let mut next = || all.next().ok_or("a demo program is missing");
+    Ok(vec![
+        ("match", next()?),
+        ("mlp", next()?),
+        ("compare8", next()?),
+    ])
+}
+
+fn demo(name: &str) -> Result<programs::Demo, Error> {
+    let all = demos()?;
+    let known: Vec<&str> = all.iter().map(|(n, _)| *n).collect();
+    let known = known.join(", ");
+    match all.into_iter().find(|(n, _)| *n == name) {
+        Some((_, d)) => Ok(d),
+        None => Err(format!("no demo program named {name:?}; known: {known}").into()),
+    }
+}
+
+fn load_program(path: &Path) -> Result<Program, Error> {
+    Ok(Program::from_bytes(&read(
+        path,
+        MAX_PROGRAM_BYTES,
+        "program",
+    )?)?)
+}
+
+/// Plain values as JSON numbers (integers), numbers (reals) or booleans (bits).
+fn to_json(outputs: &Outputs) -> Value {
+    let mut map = Map::new();
+    for (name, v) in &outputs.values {
+        let items: Vec<Value> = match v {
+            PlainValue::Ints(v) => v
+                .iter()
+                .map(|&x| match (i64::try_from(x), u64::try_from(x)) {
+                    (Ok(i), _) => Value::Number(i.into()),
+                    (_, Ok(u)) => Value::Number(u.into()),
+                    _ => Value::String(x.to_string()),
+                })
+                .collect(),
+            PlainValue::Reals(v) => v
+                .iter()
+                .map(|&x| Number::from_f64(x).map_or(Value::Null, Value::Number))
+                .collect(),
+            PlainValue::Bits(v) => v.iter().map(|&b| Value::Bool(b)).collect(),
+        };
+        map.insert(name.clone(), Value::Array(items));
+    }
+    Value::Object(map)
+}
+
+fn inputs_json(inputs: &BTreeMap<String, PlainValue>) -> Value {
+    to_json(&Outputs {
+        values: inputs.iter().map(|(k, v)| (k.clone(), v.clone())).collect(),
+    })
+}
+
+/// The program's inputs from a JSON object, each read as its declared kind.
+fn parse_inputs(program: &Program, path: &Path) -> Result<BTreeMap<String, PlainValue>, Error> {
+    let text = read(path, MAX_JSON_BYTES, "inputs")?;
+    let json: Value =
+        serde_json::from_slice(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let Value::Object(map) = json else {
+        return Err(format!(
+            "{}: inputs must be a JSON object {{\"name\": [values]}}",
+            path.display()
+        )
+        .into());
+    };
+    let kinds: BTreeMap<&str, Kind> = program
+        .nodes()
+        .iter()
+        .filter_map(|n| match &n.op {
+            Op::Input { name, kind } => Some((name.as_str(), *kind)),
+            _ => None,
+        })
+        .collect();
+    let mut out = BTreeMap::new();
+    for (name, value) in map {
+        let kind = kinds
+            .get(name.as_str())
+            .ok_or_else(|| format!("the program has no input {name:?}"))?;
+        let Value::Array(items) = value else {
+            return Err(format!("input {name:?} must be an array").into());
+        };
+        let bad = |i: usize| format!("input {name:?}: item {i} is not {}", kind.describe());
+        let v = match kind {
+            Kind::Real { .. } => PlainValue::Reals(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, x)| x.as_f64().ok_or_else(|| bad(i)))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Kind::Bit { .. } => PlainValue::Bits(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, x)| match x {
+                        Value::Bool(b) => Ok(*b),
+                        Value::Number(n) if n.as_u64() == Some(0) => Ok(false),
+                        Value::Number(n) if n.as_u64() == Some(1) => Ok(true),
+                        _ => Err(bad(i)),
+                    })
+                    .collect::<Result<_, _>>()?,
+            ),
+            _ => PlainValue::Ints(
+                items
+                    .iter()
+                    .enumerate()
+                    .map(|(i, x)| {
+                        x.as_i64()
+                            .map(i128::from)
+                            .or_else(|| x.as_u64().map(i128::from))
+                            .ok_or_else(|| bad(i))
+                    })
+                    .collect::<Result<_, _>>()?,
+            ),
+        };
+        out.insert(name, v);
+    }
+    Ok(out)
+}
+
+fn print_json(v: &Value) -> CliResult {
+    println!("{}", serde_json::to_string_pretty(v)?);
+    Ok(())
+}
+
+pub fn program(cmd: ProgramCommand) -> CliResult {
+    match cmd {
+        ProgramCommand::List => {
+            for (name, d) in demos()? {
+                println!("{name:10} {}", d.name);
+            }
+            Ok(())
+        }
+        ProgramCommand::Write { name, out } => write(&out, &demo(&name)?.program.to_bytes()),
+        ProgramCommand::Inputs { name, out } => {
+            let text = serde_json::to_string_pretty(&inputs_json(&demo(&name)?.inputs))?;
+            write(&out, text.as_bytes())
+        }
+        ProgramCommand::Run { program, inputs } => {
+            let program = load_program(&program)?;
+            let inputs = parse_inputs(&program, &inputs)?;
+            let mut session = Session::new();
+            let mut plan = session.plan(&program)?;
+            print_json(&to_json(&session.run(&mut plan, &inputs)?))
+        }
+    }
+}
+
+pub fn client(cmd: ClientCommand) -> CliResult {
+    match cmd {
+        ClientCommand::Keygen {
+            program,
+            secret,
+            keys,
+            ckks_scale_log2,
+            allow_round_trips,
+        } => {
+            let program = load_program(&program)?;
+            let options = PlanOptions {
+                ckks_scale_log2,
+                allow_round_trips,
+                ..Default::default()
+            };
+            let client = Client::new(&program, options)?;
+            client.save(&secret)?;
+            let bytes = client.evaluation_keys()?.to_bytes();
+            write(&keys, &bytes)?;
+            println!(
+                "key set {} ({} bytes of evaluation keys)",
+                triskel::attest::hex(client.key_set()),
+                bytes.len()
+            );
+            Ok(())
+        }
+        ClientCommand::Encrypt {
+            secret,
+            inputs,
+            out,
+            context,
+        } => {
+            let mut client = Client::load(&secret)?;
+            let inputs = parse_inputs(client.plan().program(), &inputs)?;
+            let encrypted = client.encrypt_with_context(&inputs, context.as_bytes())?;
+            write(&out, &encrypted.to_bytes())?;
+            Ok(client.save(&secret)?)
+        }
+        ClientCommand::Decrypt {
+            secret,
+            server_public,
+            outputs,
+        } => {
+            let client = Client::load(&secret)?;
+            let public = files::load_public(&server_public)?;
+            let outputs = EncryptedOutputs::from_bytes(
+                &read(&outputs, MAX_CIPHERTEXT_FILE_BYTES, "outputs")?,
+                MAX_CIPHERTEXT_FILE_BYTES,
+            )?;
+            print_json(&to_json(&client.decrypt(&outputs, &public)?))
+        }
+        ClientCommand::Continue {
+            secret,
+            server_public,
+            inputs,
+            outputs,
+            out,
+        } => {
+            let mut client = Client::load(&secret)?;
+            let public = files::load_public(&server_public)?;
+            let sent = EncryptedInputs::from_bytes(
+                &read(&inputs, MAX_CIPHERTEXT_FILE_BYTES, "inputs")?,
+                MAX_CIPHERTEXT_FILE_BYTES,
+            )?;
+            let outputs = EncryptedOutputs::from_bytes(
+                &read(&outputs, MAX_CIPHERTEXT_FILE_BYTES, "outputs")?,
+                MAX_CIPHERTEXT_FILE_BYTES,
+            )?;
+            let next = client.continue_round_trips(&sent, &outputs, &public)?;
+            write(&out, &next.to_bytes())?;
+            Ok(client.save(&secret)?)
+        }
+    }
+}
+
+pub fn server(cmd: ServerCommand) -> CliResult {
+    match cmd {
+        ServerCommand::Identity { secret, public } => {
+            let public = files::keygen(&secret, &public)?;
+            println!("server identity {}", triskel::attest::hex(public.key_id()));
+            Ok(())
+        }
+        ServerCommand::Run {
+            identity,
+            program,
+            keys,
+            inputs,
+            out,
+            max_key_bytes,
+        } => {
+            let server = Server::new(files::load_identity(&identity, false)?);
+            let program = load_program(&program)?;
+            let keys = EvaluationKeys::from_bytes(
+                &read(&keys, max_key_bytes, "evaluation keys")?,
+                max_key_bytes,
+            )?;
+            let inputs = EncryptedInputs::from_bytes(
+                &read(&inputs, MAX_CIPHERTEXT_FILE_BYTES, "inputs")?,
+                MAX_CIPHERTEXT_FILE_BYTES,
+            )?;
+            let outputs = server.run(&program, keys.choice(), &keys, &inputs)?;
+            write(&out, &outputs.to_bytes())?;
+            if !outputs.is_final() {
+                println!("round trips pending: run `triskel client continue`, then run again");
+            }
+            Ok(())
+        }
+    }
+}
