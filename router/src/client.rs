@@ -591,11 +591,11 @@ pub const MAX_CLIENT_STATE_BYTES: u64 = 64 << 20;
 ///
 /// let mut p = Program::new();
 /// let x = p.input("x", Kind::Modular { len: 4, modulus: 65537 })?;
-/// let y = p.add_scalar(x, 5)?;
+/// let y = p.add_scalar(x, triskel::Scalar::Int(5))?;
 /// p.output("y", y)?;
 ///
 /// let mut client = Client::new(&p, PlanOptions::default())?;
-/// let keys = client.evaluation_keys()?;
+/// let keys = client.evaluation_keys()?.clone();
 /// let inputs = client.encrypt(&BTreeMap::from([("x".into(), PlainValue::Ints(vec![1, 2, 3, 4]))]))?;
 ///
 /// // The server sees the program, the plan choice, the keys and the inputs.

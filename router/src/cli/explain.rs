@@ -4,6 +4,7 @@
 use triskel::{CostModel, PlanOptions, Session};
 
 use super::programs;
+use super::split::{run_split, size};
 use super::CliResult;
 
 /// `ckks_scale_log2`: [`PlanOptions::ckks_scale_log2`].
@@ -34,6 +35,20 @@ pub fn run(ckks_scale_log2: Option<u32>) -> CliResult {
     for (demo, plan) in plans {
         println!("\n{}: {} nodes", demo.name, demo.program.nodes().len());
         print!("{}", plan.explain());
+        // The sizes of a run split between a client and a server.
+        if ckks_scale_log2.is_none() {
+            let split = run_split(&demo.program, &demo.inputs, b"triskel explain")?;
+            println!(
+                "  client -> server: evaluation keys {} ({} B), inputs {} ({} B); server -> client: outputs {} ({} B, {} attestation record(s))",
+                size(split.key_bytes),
+                split.key_bytes,
+                size(split.input_bytes),
+                split.input_bytes,
+                size(split.output_bytes),
+                split.output_bytes,
+                split.records
+            );
+        }
     }
     Ok(())
 }

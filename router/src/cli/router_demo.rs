@@ -8,6 +8,7 @@ use triskel::attest::Identity;
 use triskel::{attest_outputs, verify_output, Session};
 
 use super::programs::{self, Demo};
+use super::split::{run_split, size};
 use super::CliResult;
 
 /// Plans and runs `demo`; returns the worst error against plaintext.
@@ -51,11 +52,29 @@ fn run_demo(session: &mut Session, identity: &Identity, demo: &Demo) -> CliResul
     if error > 1e-4 {
         return Err(format!("{} decrypted a wrong result", demo.name).into());
     }
+    let split = run_split(&demo.program, &demo.inputs, context.as_bytes())?;
+    let split_error = (demo.check)(&split.outputs)?;
+    println!(
+        "  client + server: evaluation keys {}, inputs {}, outputs {} with {} server record(s) \
+         binding program, plan, key set, input and output ciphertexts, verified; check: {} \
+         (worst error {split_error:.2e})",
+        size(split.key_bytes),
+        size(split.input_bytes),
+        size(split.output_bytes),
+        split.records,
+        if split_error <= 1e-4 { "correct" } else { "WRONG" }
+    );
+    if split_error > 1e-4 {
+        return Err(format!("{} decrypted a wrong result through Client + Server", demo.name).into());
+    }
     Ok(())
 }
 
 pub fn run() -> CliResult {
-    println!("Router: programs built with triskel::Program, planned and run by triskel::Session");
+    println!(
+        "Router: programs built with triskel::Program, planned and run by triskel::Session, \
+         then by a triskel::Client and a triskel::Server that see each other only as bytes"
+    );
     let mut session = Session::new();
     let identity = Identity::generate()?;
 

@@ -407,3 +407,49 @@ pub fn server(cmd: ServerCommand) -> CliResult {
         }
     }
 }
+
+/// What a run split between a client and a server moved.
+pub struct SplitRun {
+    pub outputs: Outputs,
+    pub key_bytes: usize,
+    pub input_bytes: usize,
+    pub output_bytes: usize,
+    pub records: usize,
+}
+
+/// Runs `program` as two parties would: the client plans, makes keys and
+/// encrypts; everything the server gets and returns crosses as bytes; the
+/// client verifies every record and decrypts.
+pub fn run_split(
+    program: &Program,
+    inputs: &BTreeMap<String, PlainValue>,
+    context: &[u8],
+) -> Result<SplitRun, Error> {
+    let mut client = Client::new(program, PlanOptions::default())?;
+    let keys = client.evaluation_keys()?.to_bytes();
+    let sent = client.encrypt_with_context(inputs, context)?.to_bytes();
+    let server = Server::new(triskel::attest::Identity::generate()?);
+    let server_keys = EvaluationKeys::from_bytes(&keys, DEFAULT_MAX_KEY_BYTES)?;
+    let received = EncryptedInputs::from_bytes(&sent, MAX_CIPHERTEXT_FILE_BYTES)?;
+    let returned = server
+        .run(program, server_keys.choice(), &server_keys, &received)?
+        .to_bytes();
+    let outputs = EncryptedOutputs::from_bytes(&returned, MAX_CIPHERTEXT_FILE_BYTES)?;
+    let records = outputs.entries().len();
+    Ok(SplitRun {
+        outputs: client.decrypt(&outputs, server.identity().public())?,
+        key_bytes: keys.len(),
+        input_bytes: sent.len(),
+        output_bytes: returned.len(),
+        records,
+    })
+}
+
+/// Bytes in kB or MB.
+pub fn size(bytes: usize) -> String {
+    if bytes >= 1 << 20 {
+        format!("{:.1} MB", bytes as f64 / 1e6)
+    } else {
+        format!("{:.1} kB", bytes as f64 / 1e3)
+    }
+}
