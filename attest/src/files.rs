@@ -279,12 +279,12 @@ pub fn sign(
     Ok(record)
 }
 
-/// Reads a receipt and a bundle file.
+/// Reads a receipt and a bundle file, which must name the same record version.
 pub fn load_record(receipt: &Path, bundle: &Path) -> Result<Record> {
-    Ok(Record {
-        receipt: Receipt::from_bytes(&read_limited(receipt, RECEIPT_LEN, "receipt")?)?,
-        bundle: Bundle::from_bytes(&read_limited(bundle, BUNDLE_LEN, "bundle")?)?,
-    })
+    Record::from_parts(
+        Receipt::from_bytes(&read_limited(receipt, RECEIPT_LEN, "receipt")?)?,
+        Bundle::from_bytes(&read_limited(bundle, BUNDLE_LEN, "bundle")?)?,
+    )
 }
 
 /// Verifies the contents of `files.result` against its receipt and bundle files under a

@@ -354,7 +354,11 @@ impl Record {
             ));
         }
         let (receipt, bundle) = bytes.split_at(RECEIPT_LEN);
-        let (receipt, bundle) = (Receipt::from_bytes(receipt)?, Bundle::from_bytes(bundle)?);
+        Record::from_parts(Receipt::from_bytes(receipt)?, Bundle::from_bytes(bundle)?)
+    }
+
+    /// Joins a parsed receipt and bundle, which must name the same version.
+    pub(crate) fn from_parts(receipt: Receipt, bundle: Bundle) -> Result<Self> {
         if receipt.version != bundle.version() {
             return Err(Error::malformed(
                 "record",

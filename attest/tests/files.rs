@@ -72,6 +72,19 @@ fn keygen_sign_verify_on_files() {
     assert!(matches!(got, Err(Error::WrongResult)), "{got:?}");
     fs::write(&result, b"ciphertext bytes").expect("write");
 
+    // A receipt that claims version 2 for a version-1 bundle does not load.
+    let relabelled = dir.join("v2.receipt");
+    fs::write(
+        &relabelled,
+        flipped(&fs::read(&receipt).expect("read"), 0, 3),
+    )
+    .expect("write");
+    let got = files::load_record(&relabelled, &bundle);
+    assert!(
+        matches!(got, Err(Error::Malformed { item: "record", .. })),
+        "{got:?}"
+    );
+
     // Oversized and swapped files are malformed, missing ones are I/O errors.
     let mut long = fs::read(&receipt).expect("read");
     long.push(0);
