@@ -223,6 +223,7 @@ fn inspect(receipt: &Path, bundle: &Path, public: Option<&Path>) -> Result<Value
         })
         .collect();
     Ok(json!({
+        "version": record.version(),
         "suite": suite.id(),
         "suite_name": suite.describe(),
         "kind": match bundle.kind() {
@@ -251,6 +252,7 @@ fn print_inspection(report: &Value) {
         other => other.to_string(),
     };
     for key in [
+        "version",
         "suite_name",
         "kind",
         "timestamp_ms",

@@ -62,10 +62,18 @@ fn run_demo(session: &mut Session, identity: &Identity, demo: &Demo) -> CliResul
         size(split.input_bytes),
         size(split.output_bytes),
         split.records,
-        if split_error <= 1e-4 { "correct" } else { "WRONG" }
+        if split_error <= 1e-4 {
+            "correct"
+        } else {
+            "WRONG"
+        }
     );
     if split_error > 1e-4 {
-        return Err(format!("{} decrypted a wrong result through Client + Server", demo.name).into());
+        return Err(format!(
+            "{} decrypted a wrong result through Client + Server",
+            demo.name
+        )
+        .into());
     }
     Ok(())
 }
