@@ -24,8 +24,8 @@ use crate::server::{
 };
 use crate::transition::TransitionKey;
 use crate::wire::{
-    bad, decode_tfhe, encode_val, read_limited, read_lwe, EncryptedInputs, EncryptedOutputs,
-    InputValue, Reader, Slot, Writer,
+    bad, decode_tfhe, encode_val, read_limited, read_lwe, Encoded, EncryptedInputs,
+    EncryptedOutputs, InputValue, Reader, Slot, Writer, TAG_COMPRESSED_BITS, TAG_COMPRESSED_RADIX,
 };
 
 pub(crate) struct BfvKeys {
@@ -337,6 +337,37 @@ impl KeyStore {
                 ))
             }
             _ => Err(wrong("input")),
+        }
+    }
+
+    /// Encrypts input `i` for the wire: TFHE values seed-compressed (a seed
+    /// and a body per block), BFV and CKKS ones as their engines write fresh
+    /// encryptions (seed-compressed too).
+    pub(crate) fn encrypt_wire(
+        &self,
+        plan: &Plan,
+        i: usize,
+        value: &PlainValue,
+    ) -> Result<Encoded> {
+        let compressed = |blobs: Vec<Vec<u8>>, tag: u8| Encoded { tag, blobs };
+        match (plan.placements[i], value, plan.program.nodes[i].kind) {
+            (Placement::Tfhe, PlainValue::Ints(v), Kind::Uint { bits, .. }) => {
+                let ck = &self.tfhe_part()?.ck;
+                let blobs = v
+                    .iter()
+                    .map(|&x| Ok(ck.encrypt_radix_compressed(x as u64, bits)?.to_bytes()))
+                    .collect::<Result<_>>()?;
+                Ok(compressed(blobs, TAG_COMPRESSED_RADIX))
+            }
+            (Placement::Tfhe, PlainValue::Bits(b), _) => {
+                let ck = &self.tfhe_part()?.ck;
+                let blobs = b
+                    .iter()
+                    .map(|&x| Ok(ck.encrypt_compressed(x as u64)?.to_bytes()))
+                    .collect::<Result<_>>()?;
+                Ok(compressed(blobs, TAG_COMPRESSED_BITS))
+            }
+            _ => encode_val(&self.encrypt(plan, i, value)?),
         }
     }
 
@@ -709,10 +740,9 @@ impl Client {
         let mut values = Vec::new();
         for (i, node) in self.plan.program.nodes.iter().enumerate() {
             if let Op::Input { name, .. } = &node.op {
-                let v = self.store.encrypt(&self.plan, i, &inputs[name])?;
                 values.push(InputValue {
                     node: i as u32,
-                    value: encode_val(&v)?,
+                    value: self.store.encrypt_wire(&self.plan, i, &inputs[name])?,
                 });
             }
         }

@@ -16,9 +16,7 @@ use triskel_ckks as ckks;
 use crate::client::{convert, set_of, KeyStore};
 use crate::cost::CostModel;
 use crate::error::{Error, Result};
-use crate::plan::{
-    check_transitions, plan_with, transition_sets, Engine, Plan, PlanOptions, StepKind,
-};
+use crate::plan::{check_transitions, plan_with, Engine, Plan, PlanOptions, StepKind};
 use crate::program::{Kind, Op, Program};
 use crate::server::{wrong, EvaluationKeys, Evaluator, Released, Val};
 
@@ -302,20 +300,13 @@ impl Session {
                     StepKind::Encrypt(i)
                     | StepKind::Op(i)
                     | StepKind::Transition { node: i, .. }
-                    | StepKind::RoundTrip { node: i, .. } => vals[i]
-                        .as_ref()
-                        .map(|v| {
-                            Ok::<_, Error>(
-                                crate::wire::encode_val(v)
-                                    .map_or(0, |e| e.blobs.iter().map(Vec::len).sum()),
-                            )
-                        })
-                        .transpose()?,
+                    | StepKind::RoundTrip { node: i, .. } => {
+                        vals[i].as_ref().map(crate::wire::val_bytes)
+                    }
                     StepKind::Decrypt(_) => None,
                 };
             }
         }
-        let _ = transition_sets;
         Ok(Outputs { values: outputs })
     }
 

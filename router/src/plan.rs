@@ -1848,35 +1848,47 @@ pub(crate) fn ckks_needs(
     plan: &Plan,
     ctx: &std::sync::Arc<ckks::CkksContext>,
 ) -> Result<CkksNeeds> {
-    let mut needs = CkksNeeds {
-        transforms: std::collections::HashMap::new(),
-        rotations: BTreeSet::new(),
-    };
+    let mut transforms = std::collections::HashMap::new();
     for (i, node) in plan.program.nodes.iter().enumerate() {
-        if plan.placements[i] != Placement::Ckks {
-            continue;
-        }
-        let period = |a: &u32| plan.packing[*a as usize].period;
-        match &node.op {
-            // Coefficient-encoded inner products rotate nothing.
-            Op::Sum(a) | Op::Dot(a, _) | Op::DotPlain(a, _) if !plan.packing[i].coefficients => {
-                let mut s = 1;
-                while s < period(a) {
-                    needs.rotations.insert(s as i64);
-                    s *= 2;
-                }
-            }
-            Op::MatVec { x, rows } => {
-                let dim = period(x).max(rows.len().next_power_of_two());
-                let level = ctx.max_level() - plan.packing[*x as usize].depth;
-                let lt = ckks::LinearTransform::new(ctx, rows, dim, level)?;
-                needs.rotations.extend(lt.rotation_steps());
-                needs.transforms.insert(i, lt);
-            }
-            _ => {}
+        if let (Placement::Ckks, Op::MatVec { x, rows }) = (plan.placements[i], &node.op) {
+            let dim = plan.packing[*x as usize]
+                .period
+                .max(rows.len().next_power_of_two());
+            let level = ctx.max_level() - plan.packing[*x as usize].depth;
+            transforms.insert(i, ckks::LinearTransform::new(ctx, rows, dim, level)?);
         }
     }
-    Ok(needs)
+    let rotations = ckks_rotations(plan, &transforms);
+    Ok(CkksNeeds {
+        transforms,
+        rotations,
+    })
+}
+
+/// Every rotation of the CKKS part: the slot sums of its inner products and
+/// the steps of its linear transforms.
+pub(crate) fn ckks_rotations(
+    plan: &Plan,
+    transforms: &std::collections::HashMap<usize, ckks::LinearTransform>,
+) -> BTreeSet<i64> {
+    let mut rotations: BTreeSet<i64> = transforms
+        .values()
+        .flat_map(|t| t.rotation_steps())
+        .collect();
+    for (i, node) in plan.program.nodes.iter().enumerate() {
+        if plan.placements[i] != Placement::Ckks || plan.packing[i].coefficients {
+            continue;
+        }
+        // Coefficient-encoded inner products rotate nothing.
+        if let Op::Sum(a) | Op::Dot(a, _) | Op::DotPlain(a, _) = &node.op {
+            let mut s = 1;
+            while s < plan.packing[*a as usize].period {
+                rotations.insert(s as i64);
+                s *= 2;
+            }
+        }
+    }
+    rotations
 }
 
 /// The names of the sets (BFV parts, the CKKS set) whose values a plan

@@ -1118,7 +1118,7 @@ fn check_keys(plan: &Plan, keys: &EvaluationKeys) -> Result<()> {
                     "CKKS: no relinearization key of its secret",
                 ));
             }
-            let rotations = crate::plan::ckks_needs(plan, &eval.ctx)?.rotations;
+            let rotations = crate::plan::ckks_rotations(plan, keys.transforms(plan)?);
             let steps: Vec<i64> = rotations.into_iter().collect();
             let n = eval.ctx.n();
             check_rotations(

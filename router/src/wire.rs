@@ -26,14 +26,17 @@
 //! Value tags: 1 a BFV ciphertext, 2 BFV coefficients extracted as LWE
 //! ciphertexts, 3 a CKKS ciphertext, 4 CKKS coefficients extracted (first
 //! blob: the scale as f64, then one LWE blob each), 5 TFHE radix integers
-//! (one blob each), 6 TFHE bits (one blob each). An LWE blob is the key
+//! (one blob each), 6 TFHE bits (one blob each), 7 and 8 the same
+//! seed-compressed (fresh encryptions: inputs). An LWE blob is the key
 //! identity (16 bytes) and the body. The blobs inside are the engines' own
 //! formats, checked by the engines against the parameter sets of the plan.
 //!
-//! The key-set id (`id` above) is SHA3-256 over the tag
-//! `triskel/evaluation-keys/v1` and every byte before it: it commits to the
-//! program's digest, the plan choice and every key, and loading recomputes
-//! it. An input's digest and an entry's digest are
+//! The key-set id (`id` above) is BLAKE3 (32 bytes) in key-derivation mode
+//! with the context `triskel/evaluation-keys/v1`, over every byte before
+//! it: it commits to the program's digest, the plan choice and every key,
+//! and loading recomputes it. BLAKE3 rather than SHA3-256 because the
+//! bundle is tens of MB and the hash must not be what limits loading it
+//! (BLAKE3 runs at several GB/s on one core, SHA3-256 at a few hundred MB/s). An input's digest and an entry's digest are
 //! [`triskel_attest::result_digest`] of its bytes (`value`, or `entry`
 //! without its record).
 //!
@@ -46,7 +49,6 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::sync::{Arc, OnceLock};
 
-use sha3::{Digest, Sha3_256};
 use triskel_attest::{Digest32, Record, BUNDLE_LEN, RECEIPT_LEN};
 use triskel_bfv::{
     BfvContext, BfvParameters, Ciphertext as BfvCiphertext, GaloisKeys as BfvGaloisKeys,
@@ -57,7 +59,10 @@ use triskel_ckks::{
     PublicKey as CkksPublicKey, RelinKey as CkksRelinKey,
 };
 use triskel_ring::{KeyId, LweCiphertext};
-use triskel_tfhe::{Ciphertext as TfheBit, RadixCiphertext, ServerKey};
+use triskel_tfhe::{
+    Ciphertext as TfheBit, CompressedCiphertext, CompressedRadixCiphertext, RadixCiphertext,
+    ServerKey,
+};
 
 use crate::error::{Error, Result};
 use crate::plan::{Engine, Placement, Plan, PlanChoice, PlanOptions};
@@ -69,11 +74,14 @@ const CHOICE_MAGIC: &[u8; 7] = b"TRSKCHO";
 const KEYS_MAGIC: &[u8; 7] = b"TRSKEVK";
 const INPUTS_MAGIC: &[u8; 7] = b"TRSKINP";
 const OUTPUTS_MAGIC: &[u8; 7] = b"TRSKOUT";
+/// Tags of seed-compressed TFHE values (module documentation).
+pub(crate) const TAG_COMPRESSED_RADIX: u8 = 7;
+pub(crate) const TAG_COMPRESSED_BITS: u8 = 8;
 /// The version of every format of this module.
 pub const WIRE_FORMAT_VERSION: u8 = 1;
 /// The most bytes of a caller's context.
 pub const MAX_CONTEXT_BYTES: usize = 4096;
-const KEY_SET_TAG: &[u8] = b"triskel/evaluation-keys/v1";
+const KEY_SET_CONTEXT: &str = "triskel/evaluation-keys/v1";
 
 pub(crate) fn bad<T>(what: &str, msg: impl std::fmt::Display) -> Result<T> {
     Err(Error::Format(format!("{what}: {msg}")))
@@ -300,11 +308,7 @@ fn read_choice(r: &mut Reader<'_>) -> Result<PlanChoice> {
 }
 
 fn key_set_id(bytes: &[u8]) -> Digest32 {
-    let mut h = Sha3_256::new();
-    h.update((KEY_SET_TAG.len() as u64).to_le_bytes());
-    h.update(KEY_SET_TAG);
-    h.update(bytes);
-    h.finalize().into()
+    blake3::derive_key(KEY_SET_CONTEXT, bytes)
 }
 
 impl EvaluationKeys {
@@ -459,7 +463,7 @@ impl Encoded {
 
     fn read(r: &mut Reader<'_>) -> Result<Encoded> {
         let tag = r.u8()?;
-        if !(1..=6).contains(&tag) {
+        if !(1..=TAG_COMPRESSED_BITS).contains(&tag) {
             return bad(r.what, format!("value tag {tag}"));
         }
         let count = r.count(4, crate::MAX_LEN + 1)?;
@@ -524,6 +528,14 @@ pub(crate) fn read_lwe(blob: &[u8], n: usize, id: KeyId, what: &str) -> Result<L
     let l = LweCiphertext::read_body(&mut r, n, found)?;
     r.finish()?;
     Ok(l)
+}
+
+/// Serialized bytes of a value (a score: of the product holding it).
+pub(crate) fn val_bytes(v: &Val) -> usize {
+    match v {
+        Val::Score(c, _) => c.to_bytes().len(),
+        v => encode_val(v).map_or(0, |e| e.blobs.iter().map(Vec::len).sum()),
+    }
 }
 
 pub(crate) fn encode_val(v: &Val) -> Result<Encoded> {
@@ -662,7 +674,40 @@ pub(crate) fn decode_input(plan: &Plan, keys: &EvaluationKeys, v: &InputValue) -
         }
         Placement::Tfhe => {
             let sk = keys.tfhe()?;
-            decode_tfhe(e, node.kind, sk.parameters(), sk.key_id(), what)
+            let (params, id) = (sk.parameters(), sk.key_id());
+            let foreign = || bad(what, format!("v{i} is encrypted under another TFHE key"));
+            let len = node.kind.len();
+            match node.kind {
+                Kind::Uint { bits, .. } => {
+                    let mut out = Vec::with_capacity(len);
+                    for b in e.many(TAG_COMPRESSED_RADIX, len, what)? {
+                        let x = CompressedRadixCiphertext::from_bytes(b, params)?;
+                        if x.key_id() != id {
+                            return foreign();
+                        }
+                        if x.bits() != bits {
+                            return bad(
+                                what,
+                                format!("v{i}: a {}-bit integer for a {bits}-bit one", x.bits()),
+                            );
+                        }
+                        out.push(x.decompress());
+                    }
+                    Ok(Val::Radix(out))
+                }
+                Kind::Bit { .. } => {
+                    let mut out = Vec::with_capacity(len);
+                    for b in e.many(TAG_COMPRESSED_BITS, len, what)? {
+                        let x = CompressedCiphertext::from_bytes(b, params)?;
+                        if x.key_id() != id {
+                            return foreign();
+                        }
+                        out.push(x.decompress());
+                    }
+                    Ok(Val::Bits(out))
+                }
+                _ => bad(what, format!("v{i} is not a TFHE value")),
+            }
         }
         _ => bad(what, format!("node v{i} takes no input")),
     }

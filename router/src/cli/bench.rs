@@ -39,6 +39,16 @@ pub enum BenchCommand {
         #[arg(long)]
         full: bool,
     },
+    /// The client/server split against the one-process Session (one thread, interleaved
+    /// rounds), and the speed of its formats.
+    Split {
+        /// Rounds per program.
+        #[arg(long, default_value_t = 5)]
+        rounds: usize,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
     /// End-to-end workloads with per-stage medians and a correctness check.
     Workloads {
         /// Only the workload with this name.
@@ -76,6 +86,7 @@ pub fn run(cmd: BenchCommand) -> CliResult {
             spread,
         } => workloads::bench(only.as_deref(), json, threads, spread),
         BenchCommand::Engines { json, csv, full } => super::bench_engines::run(json, csv, full),
+        BenchCommand::Split { rounds, json } => super::split::bench(rounds, json),
     }
 }
 

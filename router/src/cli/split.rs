@@ -453,3 +453,205 @@ pub fn size(bytes: usize) -> String {
         format!("{:.1} kB", bytes as f64 / 1e3)
     }
 }
+
+/// One demo program's figures in `triskel bench split`.
+#[derive(serde::Serialize)]
+struct SplitFigures {
+    name: &'static str,
+    /// Medians over the rounds, microseconds.
+    session_compute_us: f64,
+    session_decrypt_us: f64,
+    server_run_us: f64,
+    signing_us: f64,
+    /// (server run - signing) / session compute - 1, and the same against
+    /// session compute + decrypt: the split's cost lies between them.
+    overhead_high: f64,
+    overhead_low: f64,
+    key_bytes: usize,
+    input_bytes: usize,
+    output_bytes: usize,
+    /// MB/s (10^6 bytes) of writing and of validated reading.
+    keys_write_mb_s: f64,
+    keys_read_mb_s: f64,
+    inputs_write_mb_s: f64,
+    inputs_read_mb_s: f64,
+    outputs_write_mb_s: f64,
+    outputs_read_mb_s: f64,
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    if n % 2 == 0 {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    } else {
+        v[n / 2]
+    }
+}
+
+/// Wall-clock microseconds of `f` (as the Session times its steps: compare
+/// on an otherwise idle machine).
+fn timed<T>(f: impl FnOnce() -> Result<T, Error>) -> Result<(T, f64), Error> {
+    let start = std::time::Instant::now();
+    let v = f()?;
+    Ok((v, start.elapsed().as_secs_f64() * 1e6))
+}
+
+/// One program: `rounds` interleaved rounds of a Session run and of a
+/// client/server run, on one thread.
+fn split_figures(
+    name: &'static str,
+    demo: &programs::Demo,
+    rounds: usize,
+) -> Result<SplitFigures, Error> {
+    use triskel::StepKind;
+    let mut session = Session::new();
+    let mut plan = session.plan(&demo.program)?;
+    session.run(&mut plan, &demo.inputs)?;
+    let mut client = Client::new(&demo.program, PlanOptions::default())?;
+    let server = Server::new(triskel::attest::Identity::generate()?);
+    let (key_bytes, keys_write) = timed(|| Ok(client.evaluation_keys()?.to_bytes()))?;
+    let (keys, keys_read) = timed(|| {
+        Ok(EvaluationKeys::from_bytes(
+            &key_bytes,
+            DEFAULT_MAX_KEY_BYTES,
+        )?)
+    })?;
+    let mut s = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
+    let mut io = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
+    let (mut input_bytes, mut output_bytes) = (0, 0);
+    for _ in 0..rounds {
+        session.run(&mut plan, &demo.inputs)?;
+        let step = |f: &dyn Fn(&StepKind) -> bool| -> f64 {
+            plan.steps()
+                .iter()
+                .filter(|st| f(&st.kind))
+                .filter_map(|st| st.measured_ns)
+                .sum::<f64>()
+                / 1e3
+        };
+        s[0].push(step(&|k| {
+            matches!(k, StepKind::Op(_) | StepKind::Transition { .. })
+        }));
+        s[1].push(step(&|k| matches!(k, StepKind::Decrypt(_))));
+        let sent = client.encrypt(&demo.inputs)?;
+        let (bytes, w) = timed(|| Ok(sent.to_bytes()))?;
+        let (inputs, r) = timed(|| {
+            Ok(EncryptedInputs::from_bytes(
+                &bytes,
+                MAX_CIPHERTEXT_FILE_BYTES,
+            )?)
+        })?;
+        input_bytes = bytes.len();
+        io[0].push(w);
+        io[1].push(r);
+        let (outputs, run) =
+            timed(|| Ok(server.run(&demo.program, keys.choice(), &keys, &inputs)?))?;
+        s[2].push(run);
+        // What signing the run's records costs alone, in the same round.
+        let digests = inputs.digests();
+        let (_, sign) = timed(|| {
+            for e in outputs.entries() {
+                let computation = triskel::attest::Computation {
+                    program: *keys.program_digest(),
+                    key_set: keys.id(),
+                    inputs: &digests,
+                    output: e.digest(),
+                };
+                let route = triskel::route(&plan);
+                triskel::attest::attest_computation(server.identity(), &computation, &route, b"")?;
+            }
+            Ok(())
+        })?;
+        s[3].push(sign);
+        let (bytes, w) = timed(|| Ok(outputs.to_bytes()))?;
+        let (back, r) = timed(|| {
+            Ok(EncryptedOutputs::from_bytes(
+                &bytes,
+                MAX_CIPHERTEXT_FILE_BYTES,
+            )?)
+        })?;
+        output_bytes = bytes.len();
+        io[2].push(w);
+        io[3].push(r);
+        let error = (demo.check)(&client.decrypt(&back, server.identity().public())?)?;
+        if error > 1e-4 {
+            return Err(format!("{name}: a wrong result through Client + Server").into());
+        }
+    }
+    let [compute, decrypt, run, sign] = s.map(median);
+    let [iw, ir, ow, or] = io.map(median);
+    let rate = |bytes: usize, us: f64| bytes as f64 / us;
+    Ok(SplitFigures {
+        name,
+        session_compute_us: compute,
+        session_decrypt_us: decrypt,
+        server_run_us: run,
+        signing_us: sign,
+        overhead_high: (run - sign) / compute - 1.0,
+        overhead_low: (run - sign) / (compute + decrypt) - 1.0,
+        key_bytes: key_bytes.len(),
+        input_bytes,
+        output_bytes,
+        keys_write_mb_s: rate(key_bytes.len(), keys_write),
+        keys_read_mb_s: rate(key_bytes.len(), keys_read),
+        inputs_write_mb_s: rate(input_bytes, iw),
+        inputs_read_mb_s: rate(input_bytes, ir),
+        outputs_write_mb_s: rate(output_bytes, ow),
+        outputs_read_mb_s: rate(output_bytes, or),
+    })
+}
+
+/// `triskel bench split`: what the client/server split costs against the
+/// one-process Session, and how fast its formats are, on one thread.
+pub fn bench(rounds: usize, json: bool) -> CliResult {
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build()?;
+    let figures = pool.install(|| {
+        demos()
+            .map_err(|e| e.to_string())?
+            .iter()
+            .map(|(name, d)| split_figures(name, d, rounds.max(1)))
+            .collect::<Result<Vec<_>, Error>>()
+            .map_err(|e| e.to_string())
+    })?;
+    let cpu = triskel::kernels::cpu_model();
+    if json {
+        let report =
+            serde_json::json!({"cpu": cpu, "threads": 1, "rounds": rounds, "programs": figures});
+        return print_json(&report);
+    }
+    println!("cpu: {cpu}  threads: 1  rounds: {rounds} (medians)");
+    println!(
+        "{:10} {:>12} {:>12} {:>12} {:>10} {:>16} {:>10} {:>14} {:>14}",
+        "program",
+        "session us",
+        "decrypt us",
+        "server us",
+        "sign us",
+        "split cost",
+        "keys",
+        "keys w/r MB/s",
+        "inputs w/r MB/s"
+    );
+    for f in &figures {
+        println!(
+            "{:10} {:>12.0} {:>12.0} {:>12.0} {:>10.0} {:>7.2}%..{:>5.2}% {:>10} {:>6.0}/{:<7.0} {:>6.0}/{:<7.0}",
+            f.name,
+            f.session_compute_us,
+            f.session_decrypt_us,
+            f.server_run_us,
+            f.signing_us,
+            100.0 * f.overhead_low,
+            100.0 * f.overhead_high,
+            size(f.key_bytes),
+            f.keys_write_mb_s,
+            f.keys_read_mb_s,
+            f.inputs_write_mb_s,
+            f.inputs_read_mb_s,
+        );
+    }
+    Ok(())
+}
