@@ -95,8 +95,16 @@ fn split_seeds(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
     let split = triskel_fuzz::split();
     let costs = triskel::CostModel::builtin();
     let mut choices: Vec<Vec<u8>> = split.cases.iter().map(|c| c.choice.to_bytes()).collect();
+    let round_trips = triskel::PlanOptions {
+        allow_round_trips: true,
+        ..Default::default()
+    };
     for p in triskel_fuzz::router_programs()? {
-        choices.push(triskel::plan(&p, &costs)?.choice().to_bytes());
+        choices.push(
+            triskel::plan_with(&p, &costs, round_trips)?
+                .choice()
+                .to_bytes(),
+        );
     }
     let each = |f: fn(&triskel_fuzz::SplitCase) -> Vec<u8>| -> Vec<Vec<u8>> {
         split.cases.iter().map(f).collect()
