@@ -29,7 +29,9 @@ host=$(rustc +nightly -vV | sed -n 's/^host: //p')
 "target/$host/release/seeds" corpus >/dev/null
 
 # A unit slower than 10 s or a process above 2 GiB counts as a crash (hang, unbounded allocation).
-libfuzzer=(-max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1)
+# Inputs up to 8 MiB: libFuzzer's default of 1 MiB would cut the evaluation-key
+# seeds (several MiB) short, and the target would never load a bundle.
+libfuzzer=(-max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=$((8 << 20)) -print_final_stats=1)
 rows=()
 failed=0
 for t in "${targets[@]}"; do

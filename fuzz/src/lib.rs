@@ -254,3 +254,156 @@ fn router_program_v3() -> triskel::Result<triskel::Program> {
     p.output("t", t)?;
     Ok(p)
 }
+
+/// One program run through the client/server split: the key holder, its
+/// evaluation keys, one set of encrypted inputs and the server's outputs for
+/// them, all valid, each also as bytes.
+pub struct SplitCase {
+    pub program: triskel::Program,
+    pub choice: triskel::PlanChoice,
+    pub client: triskel::Client,
+    pub keys: triskel::EvaluationKeys,
+    pub keys_bytes: Vec<u8>,
+    pub inputs: triskel::EncryptedInputs,
+    pub inputs_bytes: Vec<u8>,
+    pub outputs_bytes: Vec<u8>,
+}
+
+/// The client/server fixture: a BFV-only and a CKKS-only program (each with
+/// a multiplication and a slot sum, so its keys carry a relinearization key
+/// and Galois keys), and the server that ran them. No TFHE case: a TFHE
+/// server key takes seconds to make and tens of MiB.
+pub struct Split {
+    pub server: triskel::Server,
+    pub cases: Vec<SplitCase>,
+}
+
+/// The process-wide client/server fixture.
+pub fn split() -> &'static Split {
+    static SPLIT: OnceLock<Split> = OnceLock::new();
+    SPLIT.get_or_init(|| {
+        use std::collections::BTreeMap;
+        use triskel::{Kind, PlainValue, Program};
+        let server = triskel::Server::new(Identity::generate().expect("identity"));
+        let case = |kind: Kind, value: PlainValue| {
+            let mut p = Program::new();
+            let x = p.input("x", kind).expect("input");
+            let y = p.mul(x, x).expect("mul");
+            let s = p.sum(x).expect("sum");
+            p.output("y", y).expect("output");
+            p.output("s", s).expect("output");
+            let costs = triskel::CostModel::builtin();
+            let mut client =
+                triskel::Client::with_costs(&p, triskel::PlanOptions::default(), &costs)
+                    .expect("client");
+            let keys_bytes = client.evaluation_keys().expect("keys").to_bytes();
+            let keys = triskel::EvaluationKeys::from_bytes(&keys_bytes, u64::MAX).expect("keys");
+            let choice = keys.choice().clone();
+            let inputs = client
+                .encrypt(&BTreeMap::from([("x".to_string(), value)]))
+                .expect("encryption");
+            let outputs = server.run(&p, &choice, &keys, &inputs).expect("run");
+            client
+                .decrypt(&outputs, server.identity().public())
+                .expect("decryption");
+            SplitCase {
+                program: p,
+                choice,
+                client,
+                keys_bytes,
+                inputs_bytes: inputs.to_bytes(),
+                inputs,
+                outputs_bytes: outputs.to_bytes(),
+                keys,
+            }
+        };
+        let cases = vec![
+            case(
+                Kind::Modular {
+                    len: 4,
+                    modulus: 65537,
+                },
+                PlainValue::Ints(vec![1, 2, 3, 4]),
+            ),
+            case(
+                Kind::Real { len: 4 },
+                PlainValue::Reals(vec![0.5, -0.25, 0.125, 1.0]),
+            ),
+        ];
+        Split { server, cases }
+    })
+}
+
+/// Replaces the last 32 bytes of an evaluation-key bundle with the key-set id
+/// of the rest (SHA3-256 of the length-prefixed tag
+/// "triskel/evaluation-keys/v1" and the body, as the router's wire module
+/// documents), so the fuzzer reaches the keys behind the id.
+pub fn with_key_set_id(bytes: &[u8]) -> Option<Vec<u8>> {
+    const TAG: &[u8] = b"triskel/evaluation-keys/v1";
+    let body_len = bytes.len().checked_sub(32)?;
+    let mut h = Sha3_256::new();
+    h.update((TAG.len() as u64).to_le_bytes());
+    h.update(TAG);
+    h.update(&bytes[..body_len]);
+    let mut out = bytes[..body_len].to_vec();
+    out.extend_from_slice(&h.finalize());
+    Some(out)
+}
+
+/// `inputs` (valid bytes of encrypted inputs) with their key-set id replaced
+/// by `key_set` (bytes 8..40 of the format).
+pub fn with_inputs_key_set(inputs: &[u8], key_set: &Digest32) -> Vec<u8> {
+    let mut out = inputs.to_vec();
+    out[8..40].copy_from_slice(key_set);
+    out
+}
+
+/// `bytes` (encrypted outputs that parse) with every entry's record replaced
+/// by one `identity` signs over the computation the bytes state (program,
+/// key set, inputs and context as written, the entry's own digest) and
+/// `route`: what a server that signs anything it sends could produce, so the
+/// fuzzer reaches the decryption behind the record checks.
+pub fn resigned_outputs(
+    bytes: &[u8],
+    identity: &Identity,
+    route: &triskel_attest::Route,
+) -> Option<Vec<u8>> {
+    use triskel_attest::{BUNDLE_LEN, RECEIPT_LEN};
+    let outputs = triskel::EncryptedOutputs::from_bytes(bytes, u64::MAX).ok()?;
+    let u32_at = |at: usize| -> usize {
+        u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes")) as usize
+    };
+    let key_set: Digest32 = bytes[8..40].try_into().ok()?;
+    let program: Digest32 = bytes[40..72].try_into().ok()?;
+    let context_len = u32_at(72);
+    let context = &bytes[76..76 + context_len];
+    let mut at = 76 + context_len;
+    let inputs: Vec<Digest32> = (0..u32_at(at))
+        .map(|i| {
+            bytes[at + 4 + 32 * i..at + 36 + 32 * i]
+                .try_into()
+                .expect("32")
+        })
+        .collect();
+    at += 4 + 32 * inputs.len() + 4;
+    let mut out = bytes.to_vec();
+    for e in outputs.entries() {
+        at += 1 + 4 + 1;
+        let blobs = u32_at(at);
+        at += 4;
+        for _ in 0..blobs {
+            at += 4 + u32_at(at);
+        }
+        let computation = Computation {
+            program,
+            key_set,
+            inputs: &inputs,
+            output: e.digest(),
+        };
+        let record =
+            triskel_attest::attest_computation(identity, &computation, route, context).ok()?;
+        out[at..at + RECEIPT_LEN + BUNDLE_LEN].copy_from_slice(&record.to_bytes());
+        at += RECEIPT_LEN + BUNDLE_LEN;
+    }
+    Some(out)
+}

@@ -88,6 +88,56 @@ fn tfhe_seeds(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
+/// Seeds for the client/server targets, from the fixture's BFV-only and
+/// CKKS-only runs (TFHE is left out: its server key is tens of MiB). The
+/// plan choices also include those of the programs of every format version.
+fn split_seeds(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
+    let split = triskel_fuzz::split();
+    let costs = triskel::CostModel::builtin();
+    let mut choices: Vec<Vec<u8>> = split.cases.iter().map(|c| c.choice.to_bytes()).collect();
+    let round_trips = triskel::PlanOptions {
+        allow_round_trips: true,
+        ..Default::default()
+    };
+    for p in triskel_fuzz::router_programs()? {
+        choices.push(
+            triskel::plan_with(&p, &costs, round_trips)?
+                .choice()
+                .to_bytes(),
+        );
+    }
+    let each = |f: fn(&triskel_fuzz::SplitCase) -> Vec<u8>| -> Vec<Vec<u8>> {
+        split.cases.iter().map(f).collect()
+    };
+    let keys = each(|c| c.keys_bytes.clone());
+    let inputs = each(|c| c.inputs_bytes.clone());
+    // First byte: even, the outputs as sent; odd, re-signed after mutation.
+    let outputs: Vec<Vec<u8>> = [0u8, 1]
+        .iter()
+        .flat_map(|&mode| {
+            split
+                .cases
+                .iter()
+                .map(move |c| tagged(mode, &c.outputs_bytes))
+        })
+        .collect();
+    let states = each(|c| c.client.to_bytes().to_vec());
+    for (target, seeds) in [
+        ("router_plan_choice", &choices),
+        ("router_evaluation_keys", &keys),
+        ("router_encrypted_inputs", &inputs),
+        ("router_encrypted_outputs", &outputs),
+        ("router_client_state", &states),
+    ] {
+        write(
+            dir,
+            target,
+            &seeds.iter().map(Vec::as_slice).collect::<Vec<_>>(),
+        )?;
+    }
+    Ok(())
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "corpus".into()));
 
@@ -200,6 +250,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "key_mutations",
         &mutations.iter().map(Vec::as_slice).collect::<Vec<_>>(),
     )?;
+    split_seeds(&dir)?;
     println!("seeds written under {}", dir.display());
     Ok(())
 }
