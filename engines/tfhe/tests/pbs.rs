@@ -5,7 +5,7 @@
 mod common;
 use common::keys_2_2;
 use triskel_ring::Prng;
-use triskel_tfhe::params::security_bits;
+use triskel_tfhe::params::{security_bits, SECURITY_CURVES};
 use triskel_tfhe::{ClientKey, Comparison, Encoding, Error, TfheParameters};
 
 type Lut = Box<dyn Fn(u64) -> u64>;
@@ -154,7 +154,8 @@ fn named_sets_are_secure_and_fail_at_most_as_promised() {
         weaker.lwe_dimension -= weaker.lwe_dimension % 2;
         assert!(weaker.check().is_err());
         let mut weaker = params.clone();
-        weaker.glwe_noise_std /= 8.0;
+        let kn = params.glwe_dimension * params.polynomial_size;
+        weaker.glwe_noise_std = (SECURITY_CURVES[0].min_log2_std(kn) - 0.5).exp2();
         assert!(weaker.glwe_security_bits() < 128.0, "{}", params.name);
         assert!(weaker.check().is_err());
         let mut small = params.clone();
@@ -209,7 +210,7 @@ fn named_sets_reach_132_bits_by_the_current_curves() {
         assert_eq!(p.security_bits(), got_lwe.min(got_glwe));
     }
     // On each curve, the curve's own level.
-    for curve in triskel_tfhe::params::SECURITY_CURVES {
+    for curve in SECURITY_CURVES {
         for n in [450, 700, 1000, 2048] {
             let bits = security_bits(n, curve.min_log2_std(n).exp2());
             assert!((bits - curve.bits).abs() < 1e-9, "{n}: {bits}");
