@@ -187,9 +187,18 @@ fn tfhe_workloads_run_on_the_multi_bit_sets() {
         ("tfhe.gate_nand", "TFHE_BOOLEAN_MULTI_BIT_2M128_V2"),
         ("tfhe.pbs_2_2", "TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128_V2"),
         ("tfhe.uint8_gt", "TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128_V2"),
-        ("tfhe.uint8_add", "TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128_V2"),
-        ("tfhe.uint64_add", "TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128_V2"),
-        ("tfhe.uint64_mul", "TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128_V2"),
+        (
+            "tfhe.uint8_add",
+            "TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128_V2",
+        ),
+        (
+            "tfhe.uint64_add",
+            "TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128_V2",
+        ),
+        (
+            "tfhe.uint64_mul",
+            "TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128_V2",
+        ),
     ];
     for (name, params) in workloads {
         let w = verified_workload(name, params);
