@@ -94,7 +94,7 @@ if $gate; then
         "$(printf '%s\n' "${lw[@]}" | median)" "$(printf '%s\n' "${gr[@]}" | median)" \
         "$(printf '%s\n' "${lr[@]}" | median)" "$(printf '%s\n' "${gc[@]}" | median)" \
         "$(printf '%s\n' "${lc[@]}" | median)"
-    echo "(ours: triskel's tfhe.gate_nand, on TFHE_BOOLEAN_MULTI_BIT_2M128;" \
+    echo "(ours: triskel's tfhe.gate_nand, on TFHE_BOOLEAN_MULTI_BIT_2M128_V2;" \
         "ratios by wall time)"
 fi
 echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)"

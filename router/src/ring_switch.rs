@@ -16,9 +16,10 @@
 //! Z_q\[Y\]/(Y^N' + 1) under u: the TFHE set's own GLWE ring and key. The
 //! noise deviation is the set's GLWE deviation relative to the modulus
 //! (glwe_noise_std q), so these samples have the noise-to-modulus ratio of
-//! the bootstrapping key's GLWE samples, whose 128-bit estimate
-//! (`TfheParameters::glwe_security`) covers them: lattice estimates depend
-//! on the dimension and q / sigma.
+//! the bootstrapping key's GLWE samples, whose security
+//! (`TfheParameters::glwe_security_bits`: 135 bits by the lattice
+//! estimator's current curves) covers them: lattice estimates depend on the
+//! dimension and q / sigma.
 //!
 //! # Noise
 //!

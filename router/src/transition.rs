@@ -45,7 +45,7 @@
 //! by f - b/2 + 1/4 in [1/4, 3/4): the digit is a quarter box (1/2^(D+2) of
 //! the torus, 2N / 2^(D+2) = 64 units) from every boundary. The last window
 //! ends at bit k - 1, the sign of m - t/2. Precision is never lost to the
-//! bootstraps' own output noise (2^-14.7 of the torus, 0.16 units): outputs
+//! bootstraps' own output noise (2^-13.9 of the torus, 0.26 units): outputs
 //! only ever shift a reading by a quarter box. This is the iterative
 //! large-precision sign of Liu, Micciancio and Wang (and OpenFHE's scheme
 //! switching) in its most frugal form: one bootstrap per 4 bits, because
@@ -72,26 +72,26 @@
 //! # Noise and failure probability
 //!
 //! [`DecisionAnalysis`] computes it for a key and a ciphertext; for the
-//! coefficient match (t = 2^23, the multi-bit 2_2 TFHE set, n = 846, 2N = 4096), in
+//! coefficient match (t = 2^23, the multi-bit 2_2 TFHE set, n = 882, 2N = 4096), in
 //! units of 1/(2N)^2 of variance:
 //!
 //! - ring switch N l (B^2 + 2) / 12 sigma_glwe^2 = 2^-18 (l = 3 digits of
 //!   21 bits of the 62-bit q, sigma_glwe = 2^-47; [`crate::ring_switch`]);
-//! - the TFHE key switch (big key to small key) 2.95, its rows rounded to
+//! - the TFHE key switch (big key to small key) 2.76, its rows rounded to
 //!   32-bit words included (`TfheParameters::noise`);
-//! - modulus switch to 2N 1/12 + n/48 = 17.7 (binary-key mean correction);
+//! - modulus switch to 2N 1/12 + n/48 = 18.46 (binary-key mean correction);
 //! - in windows above the lowest, the previous reading's output (blind
-//!   rotation, 0.1), added under the big key before the key switch;
+//!   rotation, 0.06), added under the big key before the key switch;
 //! - the BFV noise amplified by the window's shift, below 2^-30.
 //!
 //! The lowest window's digit lies half a box from its boundaries (2N /
 //! 2^(w_0 + 1) units: 64 for a 5-bit reading), every higher one a quarter
 //! box (2N / 2^(D + 2) = 64). So a single-window decision (k - r <= 5 bits
-//! read) has variance 20.7 against 64: 2^-146 per decision, and a 6-bit
+//! read) has variance 21.2 against 64: 2^-143 per decision, and a 6-bit
 //! reading in one bootstrap would have half the margin (2^-38): ONE
 //! bootstrap decides a sign to t / 2^5, i.e. within 2^18 for t = 2^23 (the
-//! 1:1 verification's tolerance). Higher windows: 20.8 against 64,
-//! 2^-146 each; the exact 23-bit decision (6 windows) 2^-144 (union
+//! 1:1 verification's tolerance). Higher windows: 21.3 against 64,
+//! 2^-143 each; the exact 23-bit decision (6 windows) 2^-140.6 (union
 //! bound). Every decision, BFV or CKKS, is held to 2^[`MAX_LOG2_FAILURE`]
 //! = 2^-128. The decision is exact for every score in [-t/4, t/4) and
 //! threshold in [-t/4, t/4], whose difference stays in [-t/2, t/2) (scores

@@ -184,12 +184,21 @@ fn every_ckks_workload_is_within_its_error_goal() {
 #[test]
 fn tfhe_workloads_run_on_the_multi_bit_sets() {
     let workloads = [
-        ("tfhe.gate_nand", "TFHE_BOOLEAN_MULTI_BIT_2M128"),
-        ("tfhe.pbs_2_2", "TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128"),
-        ("tfhe.uint8_gt", "TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128"),
-        ("tfhe.uint8_add", "TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128"),
-        ("tfhe.uint64_add", "TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128"),
-        ("tfhe.uint64_mul", "TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128"),
+        ("tfhe.gate_nand", "TFHE_BOOLEAN_MULTI_BIT_2M128_V2"),
+        ("tfhe.pbs_2_2", "TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128_V2"),
+        ("tfhe.uint8_gt", "TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128_V2"),
+        (
+            "tfhe.uint8_add",
+            "TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128_V2",
+        ),
+        (
+            "tfhe.uint64_add",
+            "TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128_V2",
+        ),
+        (
+            "tfhe.uint64_mul",
+            "TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128_V2",
+        ),
     ];
     for (name, params) in workloads {
         let w = verified_workload(name, params);
@@ -249,7 +258,7 @@ fn explain_prints_the_plans_of_the_demo_programs() {
         "any(v2, v4",
         "ckks-n16384",
         "v2 = compare(v0, v1) -> 1 bits",
-        "TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128",
+        "TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128_V2",
     ] {
         assert!(out.contains(needle), "{needle} missing from\n{out}");
     }

@@ -79,7 +79,7 @@ fn capability_rules_pick_the_engine_and_the_smallest_set_that_fits() {
         (
             mul_chain(Kind::Uint { len: 1, bits: 8 }, 1),
             Engine::Tfhe,
-            "TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128",
+            "TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128_V2",
         ),
     ];
     for (p, engine, set) in cases {

@@ -26,6 +26,12 @@ use tfhe::prelude::*;
 use triskel_benches::{interleaved_on, process_cpu_ns, wall_ns, AbTimes};
 use triskel_tfhe::{ClientKey, Comparison, Gate, TfheParameters};
 
+/// Our failure probability per bootstrap (the crate's analysis) and `what`.
+fn failure(params: &TfheParameters, what: &str) -> &'static str {
+    let p = params.noise().log2_failure;
+    Box::leak(format!("2^{p:.1}{what}").into_boxed_str())
+}
+
 /// Rounds per comparison (each side once per round, after a warm-up).
 const ROUNDS: usize = 9;
 
@@ -87,9 +93,10 @@ fn boolean(one_thread: bool) {
     })
     .collect();
     for (ours, params) in [
-        ("2^-151", TfheParameters::boolean()),
-        ("2^-151 multi-bit", TfheParameters::boolean_multi_bit()),
+        ("", TfheParameters::boolean()),
+        (" multi-bit", TfheParameters::boolean_multi_bit()),
     ] {
+        let ours = failure(&params, ours);
         let ck = ClientKey::generate(&params).unwrap();
         let sk = ck.server_key().unwrap();
         let (a, b) = (
@@ -117,24 +124,25 @@ fn ks_pbs(one_thread: bool) {
     use tfhe::shortint::parameters::PARAM_MESSAGE_2_CARRY_2_KS_PBS as TFHE_RS_2M128;
     for (ours, params, theirs, tparams) in [
         (
-            "2^-142",
+            "",
             TfheParameters::message_2_carry_2(),
             "2^-128 default",
             TFHE_RS_2M128,
         ),
         (
-            "2^-86 (2M64)",
+            " (2M64)",
             TfheParameters::message_2_carry_2_2m64(),
             "2^-64 gaussian",
             TFHE_RS_2M64,
         ),
         (
-            "2^-136 multi-bit",
+            " multi-bit",
             TfheParameters::message_2_carry_2_multi_bit(),
             "2^-128 default",
             TFHE_RS_2M128,
         ),
     ] {
+        let ours = failure(&params, ours);
         let ck = ClientKey::generate(&params).unwrap();
         let sk = ck.server_key().unwrap();
         let lut = sk.lookup_table(|x| (x * x + 1) % 16).unwrap();
@@ -178,11 +186,13 @@ fn integers(one_thread: bool) {
     // The integer default (multi-bit) first, then the classic set.
     for (ours, params) in [
         (
-            "2_2 multi-bit 2^-136",
+            "2_2 multi-bit ",
             TfheParameters::message_2_carry_2_multi_bit(),
         ),
-        ("2_2 classic 2^-142", TfheParameters::message_2_carry_2()),
+        ("2_2 classic ", TfheParameters::message_2_carry_2()),
     ] {
+        let ours: &'static str =
+            Box::leak(format!("{ours}{}", failure(&params, "")).into_boxed_str());
         let ck = ClientKey::generate(&params).unwrap();
         let sk = ck.server_key().unwrap();
         let (x, y) = (ck.encrypt_u8(200).unwrap(), ck.encrypt_u8(77).unwrap());

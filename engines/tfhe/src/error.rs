@@ -22,6 +22,15 @@ pub enum Error {
     Malformed(String),
     /// Serialized data uses a format version this build cannot read.
     UnsupportedVersion(u8),
+    /// A parameter set (named by loaded bytes or a caller) that was replaced
+    /// because the current lattice estimate puts it below 128 bits: keys
+    /// must be generated again for its replacement.
+    Superseded {
+        /// The superseded set's name.
+        set: String,
+        /// The named set that replaces it.
+        replacement: &'static str,
+    },
 }
 
 /// Result of TFHE operations.
@@ -53,6 +62,11 @@ impl fmt::Display for Error {
             Error::Budget(m) => write!(f, "noise or carry budget exceeded: {m}"),
             Error::Malformed(m) => write!(f, "malformed serialized data: {m}"),
             Error::UnsupportedVersion(v) => write!(f, "unsupported serialization version {v}"),
+            Error::Superseded { set, replacement } => write!(
+                f,
+                "the parameter set {set} is superseded (about 125 bits by the current lattice \
+                 estimate): generate keys of {replacement} and encrypt the values again"
+            ),
         }
     }
 }

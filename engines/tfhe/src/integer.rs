@@ -1023,7 +1023,7 @@ mod tests {
         let mut long = a.clone();
         long.blocks.extend(a.blocks.iter().cloned());
         let want = Error::Mismatch(
-            "a 8-bit integer of 8 blocks, where TFHE_MESSAGE_2_CARRY_2_2M128 has 4".into(),
+            "a 8-bit integer of 8 blocks, where TFHE_MESSAGE_2_CARRY_2_2M128_V2 has 4".into(),
         );
         assert_eq!(sk.add(&a, &long).unwrap_err(), want);
         assert_eq!(sk.shl(&long, 2).unwrap_err(), want);
@@ -1033,7 +1033,7 @@ mod tests {
         assert_eq!(
             sk.add(&a, &wide).unwrap_err(),
             Error::Mismatch(
-                "a 16-bit integer of 4 blocks, where TFHE_MESSAGE_2_CARRY_2_2M128 has 8".into()
+                "a 16-bit integer of 4 blocks, where TFHE_MESSAGE_2_CARRY_2_2M128_V2 has 8".into()
             )
         );
     }

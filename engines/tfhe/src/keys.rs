@@ -519,134 +519,253 @@ mod tests {
         d / q as f64
     }
 
-    /// Measured variances against the analysis of the keys' set: the blind
-    /// rotation's output over every coefficient of the accumulators of the
-    /// first `rotations` inputs, and the key switch + modulus switch error
-    /// over `inputs` inputs, each held to [`assert_variance_backs_the_bound`]
-    /// (a part with a count of 0 is not measured).
-    fn check_measured_noise(ck: &ClientKey, sk: &ServerKey, inputs: u64, rotations: u64) {
+    /// Steps of each short rotation of the blind-rotation measurement
+    /// (pairs of bits for a multi-bit set).
+    const SHORT_ROTATION_STEPS: usize = 4;
+
+    /// Independent samples of the blind rotation's noise: sample `i` rotates
+    /// a fresh GLWE encryption of the test vector (uniform masks, as in a
+    /// rotation's later steps) by random mask values at
+    /// [`SHORT_ROTATION_STEPS`] random positions of the small key (the other
+    /// positions 0, which the rotation skips), and reads ONE coefficient, at
+    /// a random index. Coefficients of one accumulator are correlated (the
+    /// rounding term multiplies the key S, of mean 1/2), samples of
+    /// different accumulators are not. Returns the mean squared error
+    /// relative to q^2 (the fresh GLWE noise removed) per step, and the
+    /// prediction of [`TfheParameters::step_variance_parts`] for the key's
+    /// own weights (the fraction of small-key bits, or of pairs, that
+    /// multiply the rounding, and |S|^2): the average key's prediction is
+    /// off by their deviation, about sqrt(n) / n.
+    fn measured_step_variance(
+        ck: &ClientKey,
+        sk: &ServerKey,
+        samples: usize,
+        seed: u8,
+    ) -> (f64, f64) {
+        let params = &ck.params;
+        let ctx = &sk.ctx;
+        let (k, n, lwe_n) = (ctx.k, ctx.n, params.lwe_dimension);
+        let g = params.grouping;
+        let two_n = 2 * n as u64;
+        let tv = sixteen_levels(sk);
+        let small = ck.small.coefficients();
+        let sum: f64 = (0..samples)
+            .into_par_iter()
+            .map(|i| {
+                let mut rng = Prng::from_seed_stream([seed; 32], i as u64);
+                let mut a = vec![0u64; lwe_n];
+                for _ in 0..SHORT_ROTATION_STEPS {
+                    let at = rng.below((lwe_n / g) as u64).unwrap() as usize * g;
+                    for v in &mut a[at..at + g] {
+                        *v = rng.below(two_n - 1).unwrap() + 1;
+                    }
+                }
+                let fresh = ck.glwe.encrypt_plaintext(&tv.0).unwrap();
+                let mut acc = aligned_zeros(ctx.glwe_len());
+                acc.copy_from_slice(&fresh.data);
+                sk.rotate_by_mask(&a, &mut acc, false).unwrap();
+                let e = a.iter().zip(small).map(|(&a, &s)| a * s).sum::<u64>() % two_n;
+                let mut want = vec![0u64; n];
+                rotate(&ctx.modulus, &tv.0, e as usize, &mut want);
+                let j = rng.below(n as u64).unwrap() as usize;
+                let phase = ck.glwe.phase_of(&acc).unwrap();
+                rel_mod_q(phase[j], want[j], ctx.q()).powi(2)
+            })
+            .sum();
+        let steps = SHORT_ROTATION_STEPS as f64;
+        let measured = (sum / samples as f64 - params.glwe_noise_std.powi(2)) / steps;
+        // The key's weights against the average key's.
+        let big = ck.big_key().coefficients();
+        let ones_big = big.iter().filter(|&&s| s != 0).count() as f64;
+        let s_norm = (1.0 + ones_big) / (1.0 + (k * n) as f64 / 2.0);
+        let multiplied = if g == 2 {
+            let live = small.chunks(2).filter(|p| p[0] != 0 || p[1] != 0).count();
+            live as f64 / (lwe_n / 2) as f64 / 0.75
+        } else {
+            small.iter().filter(|&&s| s != 0).count() as f64 / lwe_n as f64 / 0.5
+        };
+        let (key_part, rounding_part) = params.step_variance_parts();
+        (measured, key_part + rounding_part * multiplied * s_norm)
+    }
+
+    /// Measured variances against the analysis of the keys' set, each held
+    /// to [`assert_matches_the_analysis`] (a part with a count of 0 is not
+    /// measured): one blind-rotation step over `rotations` independent short
+    /// rotations ([`measured_step_variance`]), and the key switch + modulus
+    /// switch error over `inputs` inputs (one sample each). The step check
+    /// also shows its power: the same measurement against a prediction 10%
+    /// too high or too low fails.
+    fn check_measured_noise(ck: &ClientKey, sk: &ServerKey, inputs: u64, rotations: usize) {
         let params = &ck.params;
         let analysis = params.noise();
         let n = sk.ctx.n;
         let two_n = 2 * n as u64;
-        let tv = sixteen_levels(sk);
 
-        // Per input: the squared input error for the first `inputs` and the
-        // accumulator's squared errors for the first `rotations` (on both
-        // cores: the counts set the check's resolution).
-        let (in_sum, br_sum): (f64, f64) = (0..inputs.max(rotations))
-            .into_par_iter()
-            .map(|i| {
-                let ct = ck.encrypt_torus((i % 16) << 59).unwrap();
-                let sw = sk.switch_in(&ct).unwrap();
-                let switched = switched_phase(ck, &sw);
-                // Input error in units of 1/(2N): switched phase minus the exact one.
-                let exact = ck.phase(&ct).unwrap() as f64 / 2f64.powi(64) * two_n as f64;
-                let mut e = switched as f64 - exact;
-                e -= (e / two_n as f64).round() * two_n as f64;
-                // Every coefficient of the accumulator: phase vs X^-switched tv.
-                let br = (i < rotations).then(|| {
-                    let acc = sk.blind_rotate(&sw, &tv).unwrap();
-                    rotation_error_squares(ck, sk, &acc, &tv, switched)
-                });
-                (if i < inputs { e * e } else { 0.0 }, br.unwrap_or(0.0))
-            })
-            .reduce(|| (0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1));
-        let (in_count, br_count) = (inputs as usize, rotations as usize * n);
-        let br = br_sum / br_count as f64;
-        let input = in_sum / in_count as f64;
-        let scale = (2.0 * n as f64).powi(2);
-        let fresh = params.glwe_noise_std.powi(2);
-        let predicted_input = (analysis.key_switch + fresh) * scale + analysis.modulus_switch;
-        let check = |what, measured: f64, predicted: f64, samples| {
-            if samples > 0 {
-                eprintln!(
-                    "{} {what}: measured {measured:.4e} (2^{:.2}), predicted {predicted:.4e} (2^{:.2}), {samples} samples",
-                    params.name,
-                    measured.log2(),
-                    predicted.log2()
-                );
-                assert_variance_backs_the_bound(what, measured, predicted, samples, params);
-            }
+        let report = |what, measured: f64, predicted: f64, samples| {
+            eprintln!(
+                "{} {what}: measured {measured:.4e} (2^{:.3}), predicted {predicted:.4e} (2^{:.3}), ratio {:.4}, {samples} samples",
+                params.name,
+                measured.log2(),
+                predicted.log2(),
+                measured / predicted
+            );
         };
-        check("blind rotation", br, analysis.blind_rotation, br_count);
-        check("input", input, predicted_input, in_count);
+        if rotations > 0 {
+            let (measured, predicted) = measured_step_variance(ck, sk, rotations, 7);
+            report("blind-rotation step", measured, predicted, rotations);
+            assert!(matches_the_analysis(measured, predicted, rotations));
+            for wrong in [1.1, 1.0 / 1.1] {
+                assert!(
+                    !matches_the_analysis(measured, predicted * wrong, rotations),
+                    "a prediction {wrong}x the right one passes"
+                );
+            }
+            // The average key's prediction is the analysis' step.
+            let relative = predicted / analysis.external_product - 1.0;
+            assert!(relative.abs() < 0.1, "{relative}");
+        }
+        if inputs > 0 {
+            let errors: Vec<f64> = (0..inputs)
+                .into_par_iter()
+                .map(|i| {
+                    let ct = ck.encrypt_torus((i % 16) << 59).unwrap();
+                    let sw = sk.switch_in(&ct).unwrap();
+                    let switched = switched_phase(ck, &sw);
+                    // Input error in units of 1/(2N): switched phase minus the exact one.
+                    let exact = ck.phase(&ct).unwrap() as f64 / 2f64.powi(64) * two_n as f64;
+                    let mut e = switched as f64 - exact;
+                    e -= (e / two_n as f64).round() * two_n as f64;
+                    e
+                })
+                .collect();
+            let count = errors.len() as f64;
+            let mean = errors.iter().sum::<f64>() / count;
+            let variance = errors.iter().map(|e| (e - mean).powi(2)).sum::<f64>() / (count - 1.0);
+            // The key switch's digits are uniform in [-B/2, B/2): mean -1/2,
+            // so the analysis' E[d^2] = (B^2 + 2) / 12 is a variance
+            // (B^2 - 1) / 12 plus 1/4 of the rows' noise that is, for one
+            // key, a fixed offset -1/2 sum e_row (removed with the mean).
+            let scale = (2.0 * n as f64).powi(2);
+            let rows = (params.glwe_dimension * n) as f64 * params.ks_levels as f64;
+            let row_variance = params.lwe_noise_std.powi(2)
+                + (params.lwe_dimension as f64 / 2.0 + 1.0) / 12.0 * 2f64.powi(-64);
+            let offset = rows * row_variance / 4.0;
+            let fresh = params.glwe_noise_std.powi(2);
+            let predicted =
+                (analysis.key_switch - offset + fresh) * scale + analysis.modulus_switch;
+            report("input", variance, predicted, inputs as usize);
+            // One key's rows: sum e_row^2 varies by sqrt(2 / rows) of the
+            // key switch's share.
+            let share = analysis.key_switch * scale / predicted;
+            let per_key = share * (2.0 / rows).sqrt();
+            assert!(
+                within(
+                    variance,
+                    predicted,
+                    (2.0 / count + per_key * per_key).sqrt()
+                ),
+                "{}: input variance {variance} against {predicted}",
+                params.name
+            );
+        }
     }
 
-    /// A measured noise variance backs the analysis' failure bound: the
-    /// bound's exponent scales as 1 / variance, so the true variance may
-    /// exceed the prediction by at most log2 p_fail / promise - 1 (capped at
-    /// 15%) for the bound to stay within the set's promise (2^-128 for the
-    /// default sets, `max_log2_failure`). The measured ratio plus three
-    /// standard errors of a sample variance (sqrt(2 / samples)) must lie
-    /// within that; an analysis more than 15% above reality fails too.
-    fn assert_variance_backs_the_bound(
-        what: &str,
-        measured: f64,
-        predicted: f64,
-        samples: usize,
-        params: &TfheParameters,
-    ) {
-        let log2_failure = params.noise().log2_failure;
-        let promise = params.max_log2_failure;
-        let allowed = (log2_failure / promise - 1.0).min(0.15);
-        let ratio = measured / predicted;
-        let upper = ratio + 3.0 * (2.0 / samples as f64).sqrt();
-        assert!(
-            upper <= 1.0 + allowed && ratio >= 0.85,
-            "{what}: measured / predicted {ratio:.3} (+3 standard errors {upper:.3}) over {samples} samples; allowed [0.85, {:.3}] for 2^{log2_failure:.1} against 2^{promise}",
-            1.0 + allowed
-        );
+    /// Whether a sample variance over `samples` independent samples matches
+    /// a prediction: within three standard errors of a sample variance
+    /// (sqrt(2 / samples)) and 0.5% for the approximations of the analysis.
+    /// A set's failure bound is computed from the analysis, and its exponent
+    /// scales as 1 / variance: a variance 10% above the analysis would turn
+    /// 2^-128 into about 2^-116; the measurements hold the analysis to
+    /// about 4%.
+    fn matches_the_analysis(measured: f64, predicted: f64, samples: usize) -> bool {
+        within(measured, predicted, (2.0 / samples as f64).sqrt())
     }
 
-    /// The 2_2 set: 12 accumulators (24 576 samples), 12 000 inputs.
+    /// |measured / predicted - 1| within three relative standard errors
+    /// and 0.5%.
+    fn within(measured: f64, predicted: f64, standard_error: f64) -> bool {
+        (measured / predicted - 1.0).abs() <= 3.0 * standard_error + 0.005
+    }
+
+    /// Short rotations per blind-rotation check: a standard error of 1.29%
+    /// (3 of them and 0.5%: a 4.4% tolerance, within which a 10% error
+    /// cannot hide).
+    const ROTATION_SAMPLES: usize = 12_000;
+
+    /// The 2_2 set: 12 000 short rotations, 12 000 inputs.
     #[test]
     fn measured_noise_matches_the_analysis() {
         let (ck, sk) = test_keys_2_2();
-        check_measured_noise(ck, sk, 12000, 12);
+        check_measured_noise(ck, sk, 12000, ROTATION_SAMPLES);
     }
 
-    /// The boolean and 1_1 sets (k = 2, N = 1024): 24 accumulators (24 576
-    /// samples, as for 2_2); 6 000 inputs, as their key switch is short.
+    /// The multi-bit 2_2 set (the integer workloads' and the router's).
+    #[test]
+    fn measured_noise_of_the_multi_bit_2_2_set() {
+        let (ck, sk) = test_keys_2_2_multi_bit();
+        check_measured_noise(ck, sk, 12000, ROTATION_SAMPLES);
+    }
+
+    /// The boolean and 1_1 sets (k = 2, N = 1024); 8 000 inputs, as their
+    /// key switch is mostly what their input noise is.
     #[test]
     fn measured_noise_of_the_boolean_set() {
-        measured_noise_of(TfheParameters::boolean(), 7, 6000, 24);
+        measured_noise_of(TfheParameters::boolean(), 7, 8000, ROTATION_SAMPLES);
     }
 
     #[test]
     fn measured_noise_of_the_1_1_set() {
-        measured_noise_of(TfheParameters::message_1_carry_1(), 8, 6000, 24);
+        measured_noise_of(
+            TfheParameters::message_1_carry_1(),
+            8,
+            8000,
+            ROTATION_SAMPLES,
+        );
     }
 
     #[test]
     fn measured_noise_of_the_multi_bit_1_1_set() {
-        measured_noise_of(TfheParameters::message_1_carry_1_multi_bit(), 10, 6000, 24);
+        measured_noise_of(
+            TfheParameters::message_1_carry_1_multi_bit(),
+            10,
+            8000,
+            ROTATION_SAMPLES,
+        );
     }
 
-    /// The multi-bit boolean set (the gate workload's): its rotation and
-    /// its key switch (n = 692) against the analysis.
+    /// The multi-bit boolean set (the gate workload's).
     #[test]
     fn measured_noise_of_the_multi_bit_boolean_set() {
-        measured_noise_of(TfheParameters::boolean_multi_bit(), 9, 6000, 24);
+        measured_noise_of(
+            TfheParameters::boolean_multi_bit(),
+            9,
+            8000,
+            ROTATION_SAMPLES,
+        );
     }
 
-    /// The 3_3 sets (N = 8192): the blind rotation over 4 accumulators
-    /// (32 768 samples). Their key switch streams a 154-307 MB key per input
-    /// (~16 ms): the ~9 000 inputs a check against the default set's 2^-139.5
-    /// needs to be steady are a one-off run, below, not CI's.
+    /// The 3_3 sets (N = 8192): the blind rotation only. Their key switch
+    /// streams a 200-250 MB key per input (~20 ms): the ~10 000 inputs a
+    /// check needs are a one-off run, below, not CI's.
     #[test]
     fn measured_noise_of_the_3_3_set() {
-        measured_noise_of(TfheParameters::message_3_carry_3(), 11, 0, 4);
+        measured_noise_of(TfheParameters::message_3_carry_3(), 11, 0, ROTATION_SAMPLES);
     }
 
     #[test]
     fn measured_noise_of_the_3_3_2m64_set() {
-        measured_noise_of(TfheParameters::message_3_carry_3_2m64(), 12, 0, 4);
+        measured_noise_of(
+            TfheParameters::message_3_carry_3_2m64(),
+            12,
+            0,
+            ROTATION_SAMPLES,
+        );
     }
 
     /// The 3_3 sets' key switch + modulus switch over 10 000 inputs each
-    /// (one set's keys at a time), ~5.5 min of CPU, behind the `slow-noise`
-    /// feature (too long for the default tests; ci/test.sh builds it):
+    /// (one set's keys at a time), several minutes of CPU, behind the
+    /// `slow-noise` feature (too long for the default tests; ci/test.sh
+    /// builds it):
     /// `cargo test --release -p triskel-tfhe --features slow-noise --lib -- 3_3_sets`.
     #[cfg(feature = "slow-noise")]
     #[test]
@@ -655,7 +774,7 @@ mod tests {
         measured_noise_of(TfheParameters::message_3_carry_3_2m64(), 14, 10000, 0);
     }
 
-    fn measured_noise_of(params: TfheParameters, seed: u8, inputs: u64, rotations: u64) {
+    fn measured_noise_of(params: TfheParameters, seed: u8, inputs: u64, rotations: usize) {
         let mut rng = Prng::from_seed([seed; 32]);
         let ck = ClientKey::generate_with(&params, &mut rng).unwrap();
         let sk = ck.server_key_with(&mut rng).unwrap();
@@ -705,20 +824,17 @@ mod tests {
             .sum()
     }
 
-    /// The multi-bit blind rotation: every coefficient of the accumulator is
-    /// X^-(b - <a, s>) tv up to noise whose variance matches the analysis
-    /// (3 GGSWs per pair, |X^e - 1|^2 = 2 on average), and the two-thread
-    /// pipeline gives the sequential result bit for bit.
+    /// The multi-bit blind rotation: the two-thread pipeline gives the
+    /// sequential result bit for bit, and the rotation decrypts to
+    /// X^-(b - <a, s>) tv (its noise is measured by
+    /// `measured_noise_of_the_multi_bit_2_2_set`).
     #[test]
-    fn multi_bit_rotation_is_exact_in_two_threads_and_its_noise_matches() {
-        let params = TfheParameters::message_2_carry_2_multi_bit();
+    fn multi_bit_rotation_is_exact_in_two_threads() {
         let (ck, sk) = test_keys_2_2_multi_bit();
-        let analysis = params.noise();
         let n = sk.ctx.n;
         let two_n = 2 * n as u64;
         let tv = sixteen_levels(sk);
-        let (mut sum, mut count) = (0.0, 0usize);
-        for i in 0..40u64 {
+        for i in 0..4u64 {
             let ct = ck.encrypt_torus((i % 16) << 59).unwrap();
             let sw = sk.switch_in(&ct).unwrap();
             let switched = switched_phase(ck, &sw);
@@ -730,27 +846,14 @@ mod tests {
                 ((two_n - sw.b) % two_n) as usize,
                 &mut start[n..],
             );
-            // Both pipelines on the first few inputs; the rest add samples.
-            for parallel in [false, true].into_iter().filter(|_| i < 4) {
+            for parallel in [false, true] {
                 let mut other = start.clone();
                 sk.rotate_by_mask(&sw.a, &mut other, parallel).unwrap();
                 assert_eq!(other[..], acc[..], "parallel = {parallel}");
             }
-            sum += rotation_error_squares(ck, sk, &acc, &tv, switched);
-            count += n;
+            // Noise far below a box (2^-5 of q): a mean square below 2^-20.
+            let squares = rotation_error_squares(ck, sk, &acc, &tv, switched);
+            assert!(squares / (n as f64) < 2f64.powi(-20), "{squares}");
         }
-        let br = sum / count as f64;
-        eprintln!(
-            "multi-bit blind rotation: measured 2^{:.2}, predicted 2^{:.2}",
-            br.log2(),
-            analysis.blind_rotation.log2()
-        );
-        assert_variance_backs_the_bound(
-            "multi-bit blind rotation",
-            br,
-            analysis.blind_rotation,
-            count,
-            &params,
-        );
     }
 }

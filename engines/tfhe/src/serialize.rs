@@ -36,7 +36,8 @@
 //! with an error saying so (generate the keys and encrypt the values again).
 //!
 //! Parameters are found by name among the named sets and checked, never taken
-//! from the bytes; the bootstrapping key's masks are regenerated from the seed.
+//! from the bytes (the name of a superseded set is refused as
+//! `Error::Superseded`, naming it and its replacement); the bootstrapping key's masks are regenerated from the seed.
 //! Loading checks every length and range (key bits, residues < q, degree,
 //! noise level at least a fresh encryption's; a radix integer's width, its
 //! block count against that width and clean blocks) and rejects trailing bytes.
@@ -143,7 +144,11 @@ fn read_header(
     let got = r.u8()?;
     let len = r.u8()? as usize;
     let name = std::str::from_utf8(r.take(len)?).or_else(|_| malformed("parameter name"))?;
-    let params = TfheParameters::by_name(name).or_else(|e| malformed(e.to_string()))?;
+    // A superseded set's bytes keep their typed error, naming the set.
+    let params = TfheParameters::by_name(name).map_err(|e| match e {
+        e @ Error::Superseded { .. } => e,
+        e => Error::Malformed(e.to_string()),
+    })?;
     let want = kind(&params);
     if got != want {
         return malformed(format!(

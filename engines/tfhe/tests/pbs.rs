@@ -5,6 +5,7 @@
 mod common;
 use common::keys_2_2;
 use triskel_ring::Prng;
+use triskel_tfhe::params::{security_bits, SECURITY_CURVES};
 use triskel_tfhe::{ClientKey, Comparison, Encoding, Error, TfheParameters};
 
 type Lut = Box<dyn Fn(u64) -> u64>;
@@ -117,7 +118,7 @@ fn named_sets_are_secure_and_fail_at_most_as_promised() {
         params.check().unwrap();
         let a = params.noise();
         // Default sets 2^-128; the _2M64 variants 2^-64.
-        let promise = if params.name.ends_with("_2M64") {
+        let promise = if params.name.contains("_2M64") {
             -64.0
         } else {
             -128.0
@@ -141,38 +142,116 @@ fn named_sets_are_secure_and_fail_at_most_as_promised() {
             a.margin,
             a.log2_failure
         );
-        let mut weaker = params.clone();
-        weaker.lwe_dimension -= 1;
-        assert!(weaker.check().is_err());
+        // Below 128 bits by the curves: refused, unless explicitly allowed.
         let mut weaker = params.clone();
         weaker.lwe_noise_std /= 2.0;
+        assert!(weaker.security_bits() < 128.0, "{}", params.name);
+        assert!(weaker.check().is_err());
+        weaker = weaker.allow_insecure();
+        assert!(weaker.check().is_ok(), "{}", params.name);
+        let mut weaker = params.clone();
+        weaker.lwe_dimension -= 40;
+        weaker.lwe_dimension -= weaker.lwe_dimension % 2;
         assert!(weaker.check().is_err());
         let mut weaker = params.clone();
-        weaker.glwe_noise_std = weaker.glwe_security.relative_std / 2.0;
+        let kn = params.glwe_dimension * params.polynomial_size;
+        weaker.glwe_noise_std = (SECURITY_CURVES[0].min_log2_std(kn) - 0.5).exp2();
+        assert!(weaker.glwe_security_bits() < 128.0, "{}", params.name);
         assert!(weaker.check().is_err());
+        let mut small = params.clone();
+        small.lwe_dimension = 64;
+        assert_eq!(small.security_bits(), 0.0);
+        assert!(small.check().is_err(), "{}", params.name);
         let mut noisy = params.clone();
         noisy.ks_levels = 1;
         assert!(noisy.check().is_err(), "{}", params.name);
         let mut lax = params.clone();
         lax.max_log2_failure = -32.0;
         assert!(lax.check().is_err(), "{}", params.name);
-        // A caller cannot vouch for a small key with its own estimate.
-        let mut vouched = params.clone();
-        vouched.lwe_dimension = 64;
-        vouched.lwe_security.dimension = 64;
-        assert!(vouched.check().is_err(), "{}", params.name);
         let mut nan = params.clone();
         nan.lwe_noise_std = f64::NAN;
         assert!(nan.check().is_err(), "{}", params.name);
         let mut nan = params.clone();
         nan.glwe_noise_std = f64::NAN;
         assert!(nan.check().is_err(), "{}", params.name);
+        assert!(nan.allow_insecure().check().is_err(), "{}", params.name);
     }
     // A 2^-64 variant does not pass as a 2^-128 set.
     let mut strict = TfheParameters::message_2_carry_2_2m64();
     strict.max_log2_failure = -128.0;
     assert!(strict.check().is_err());
     assert!(TfheParameters::by_name("nope").is_err());
+}
+
+/// Each named set's security by the lattice estimator's current curves
+/// (LWE and GLWE parts, pinned), at least 132 bits; the superseded sets'
+/// (n, sigma) pairs are about 125 bits and refused.
+#[test]
+fn named_sets_reach_132_bits_by_the_current_curves() {
+    let pinned = [
+        ("TFHE_BOOLEAN_2M128_V2", 132.006, 135.24),
+        ("TFHE_MESSAGE_1_CARRY_1_2M128_V2", 132.001, 135.24),
+        ("TFHE_MESSAGE_2_CARRY_2_2M128_V2", 132.005, 135.24),
+        ("TFHE_MESSAGE_3_CARRY_3_2M128_V2", 132.004, 227.01),
+        ("TFHE_MESSAGE_2_CARRY_2_2M64_V2", 132.006, 135.24),
+        ("TFHE_MESSAGE_3_CARRY_3_2M64_V2", 132.000, 227.01),
+        ("TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128_V2", 132.005, 135.24),
+        ("TFHE_BOOLEAN_MULTI_BIT_2M128_V2", 132.006, 135.24),
+        ("TFHE_MESSAGE_1_CARRY_1_MULTI_BIT_2M128_V2", 132.001, 135.24),
+    ];
+    assert_eq!(pinned.len(), TfheParameters::all().len());
+    for (name, lwe, glwe) in pinned {
+        let p = TfheParameters::by_name(name).unwrap();
+        let (got_lwe, got_glwe) = (p.lwe_security_bits(), p.glwe_security_bits());
+        eprintln!("{name}: LWE {got_lwe:.4} bits, GLWE {got_glwe:.2} bits");
+        assert!((got_lwe - lwe).abs() < 0.001, "{name}: LWE {got_lwe}");
+        assert!((got_glwe - glwe).abs() < 0.01, "{name}: GLWE {got_glwe}");
+        assert!(p.security_bits() >= 132.0, "{name}");
+        assert_eq!(p.security_bits(), got_lwe.min(got_glwe));
+    }
+    // On each curve, the curve's own level.
+    for curve in SECURITY_CURVES {
+        for n in [450, 700, 1000, 2048] {
+            let bits = security_bits(n, curve.min_log2_std(n).exp2());
+            assert!((bits - curve.bits).abs() < 1e-9, "{n}: {bits}");
+        }
+    }
+    // The superseded sets' LWE pairs (on the 2022 curve): 125.1-125.6 bits.
+    for (n, std) in [
+        (692, 2.2726188072598936e-05),
+        (747, 8.243822162983204e-06),
+        (845, 1.3533791553518106e-06),
+        (936, 2.527906485727494e-07),
+    ] {
+        let bits = security_bits(n, std);
+        assert!((125.0..125.7).contains(&bits), "{n}: {bits}");
+        let mut old = TfheParameters::message_2_carry_2();
+        (old.lwe_dimension, old.lwe_noise_std) = (n, std);
+        assert!(
+            matches!(old.check(), Err(Error::InvalidParameters(m)) if m.contains("below 128")),
+            "{n}"
+        );
+    }
+    assert_eq!(security_bits(449, 0.01), 0.0);
+    assert!(security_bits(700, f64::NAN).is_nan());
+}
+
+/// A superseded set's name, asked for or found in loaded bytes, is an
+/// error naming it and its replacement.
+#[test]
+fn superseded_sets_are_refused_by_name() {
+    for (old, new) in triskel_tfhe::params::SUPERSEDED {
+        let e = TfheParameters::by_name(old).unwrap_err();
+        assert_eq!(
+            e,
+            Error::Superseded {
+                set: old.to_string(),
+                replacement: new
+            }
+        );
+        assert!(e.to_string().contains(old) && e.to_string().contains(new));
+        assert!(TfheParameters::by_name(new).is_ok());
+    }
 }
 
 /// A foreign ternary LWE key (as a BFV secret is) switched into the small

@@ -94,6 +94,51 @@ fn keys_and_booleans_round_trip_and_malformed_bytes_are_rejected() {
     rejected(Ciphertext::from_bytes(&a.to_bytes(), &params));
 }
 
+/// Keys and values written under a superseded set's name (the layout is
+/// unchanged: only the set is) are refused with an error naming the set and
+/// its replacement, by every loader.
+#[test]
+fn keys_and_values_of_superseded_sets_are_refused() {
+    let params = TfheParameters::boolean();
+    let ck = ClientKey::generate_with(&params, &mut Prng::from_seed([21; 32])).unwrap();
+    let block_params = TfheParameters::message_2_carry_2();
+    let block = common::keys_2_2().0.encrypt(1).unwrap().to_bytes();
+    // The same bytes under another set's name.
+    let renamed = |bytes: &[u8], from: &str, to: &str| {
+        let mut out = bytes[..6].to_vec();
+        out.push(to.len() as u8);
+        out.extend_from_slice(to.as_bytes());
+        out.extend_from_slice(&bytes[7 + from.len()..]);
+        out
+    };
+    for (old, new) in triskel_tfhe::params::SUPERSEDED {
+        let want = Error::Superseded {
+            set: old.to_string(),
+            replacement: new,
+        };
+        let key = renamed(&ck.to_bytes(), params.name, old);
+        assert_eq!(ClientKey::from_bytes(&key).unwrap_err(), want);
+        assert_eq!(ServerKey::from_bytes(&key).unwrap_err(), want);
+        let bytes = renamed(&block, block_params.name, old);
+        assert_eq!(
+            Ciphertext::from_bytes(&bytes, &block_params).unwrap_err(),
+            want
+        );
+        assert_eq!(
+            RadixCiphertext::from_bytes(&bytes, &block_params).unwrap_err(),
+            want
+        );
+        assert_eq!(
+            BoolCiphertext::from_bytes(&bytes, &params).unwrap_err(),
+            want
+        );
+        assert!(want.to_string().contains(old));
+    }
+    // The current names still load.
+    let key = renamed(&ck.to_bytes(), params.name, params.name);
+    assert!(ClientKey::from_bytes(&key).is_ok());
+}
+
 #[test]
 fn blocks_round_trip_and_claims_are_checked() {
     let params = TfheParameters::message_1_carry_1();
