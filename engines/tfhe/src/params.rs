@@ -1,6 +1,6 @@
-//! Named parameter sets, their security sources and the noise analysis that
-//! gives each its failure probability per bootstrap (see the crate README for
-//! the derivation).
+//! Named parameter sets, their security by the lattice estimator's curves
+//! and the noise analysis that gives each its failure probability per
+//! bootstrap (see the crate README for the derivation).
 
 use crate::error::{Error, Result};
 
@@ -409,8 +409,10 @@ impl TfheParameters {
         check_set(what, set, self.name)
     }
 
-    /// Checks shape, security scaling and failure probability (at most the
-    /// set's promise, which is at most 2^-64).
+    /// Checks shape, security (at least [`MIN_SECURITY_BITS`] for the LWE and
+    /// GLWE keys unless [`allow_insecure`](Self::allow_insecure) was called)
+    /// and failure probability (at most the set's promise, which is at most
+    /// 2^-64, for the set's own inputs and for a comparison's first input).
     pub fn check(&self) -> Result<()> {
         let bad = |m: String| Err(Error::InvalidParameters(format!("{}: {m}", self.name)));
         let n = self.polynomial_size;
