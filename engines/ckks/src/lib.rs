@@ -46,6 +46,7 @@
 //!   vectors, with one ModUp and one ModDown (merged with the rescale).
 //! - Versioned, validated serialization of parameters, keys and ciphertexts.
 
+mod bootstrap;
 mod ciphertext;
 mod context;
 mod encoder;
@@ -59,6 +60,9 @@ mod plaintext;
 mod polynomial;
 mod serial;
 
+pub use bootstrap::{
+    failure_probability_log2, BootstrapKeys, BootstrapParameters, Bootstrapper, MAX_FAILURE_LOG2,
+};
 pub use ciphertext::Ciphertext;
 pub use context::CkksContext;
 pub use encoder::Complex;

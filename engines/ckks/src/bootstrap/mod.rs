@@ -1,0 +1,555 @@
+//! CKKS bootstrapping: a ciphertext at its last level back to a high level
+//! with the same values (Cheon, Han, Kim, Kim and Song, EUROCRYPT 2018; the
+//! sparse-secret encapsulation of Bossuat, Troncoso-Pastoriza and Hubaux,
+//! ePrint 2022/024).
+//!
+//! ```text
+//! ct at level 0 under s (modulo q_0, phase m + e, |m| well below q_0)
+//!  1. switch to the ephemeral secret s' (Hamming weight h), modulo q_0 p_0
+//!  2. ModRaise: the centered residues modulo q_0 read modulo Q_L:
+//!     phase t = m + q_0 I under s', |I| small because s' is sparse
+//!  3. switch back to s modulo Q_L P
+//!  4. CoeffToSlot: slots <- t's coefficients / (2 q_0 K) (bit-reversed)
+//!  5. real and imaginary parts (a conjugation): y = t_i / (q_0 K) each
+//!  6. EvalMod on both: sin(2 pi t_i / q_0) ~ 2 pi m_i / q_0
+//!  7. SlotToCoeff of re + i im, times q_0 / (2 pi scale): the slots of m
+//! ```
+//!
+//! Failure: step 6 is accurate only while |t_i / q_0| <= K. With
+//! c' = (c0', c1') the ciphertext of step 1 in centered form, t_i / q_0 =
+//! c0'_i / q_0 + sum_j (+-c1'_j / q_0) over the h non-zero coefficients of
+//! s': a sum of h + 1 terms in [-1/2, 1/2], modelled as independent uniform
+//! (c' is indistinguishable from uniform modulo q_0), so that t_i / q_0 +
+//! (h + 1) / 2 follows the Irwin-Hall law of h + 1 uniforms on [0, 1]. A
+//! bootstrap fails when some of the n coefficients has |t_i / q_0| > K:
+//!
+//! ```text
+//! P(fail) <= n * 2 * P(IH_(h+1) <= (h + 1)/2 - K),
+//! P(IH_m <= x) = (1 / m!) sum_(j <= x) (-1)^j C(m, j) (x - j)^m
+//! ```
+//!
+//! For h = 32 and K = 16: x = 1/2, P = 2^-33 / 33! = 2^-155.8 per
+//! coefficient side, 2^-138.8 per bootstrap at n = 2^16 (2^-139.8 at 2^15):
+//! below the 2^-128 that [`Bootstrapper::new`] requires
+//! ([`failure_probability_log2`]).
+//!
+//! Security: s' appears only as the secret of the level-0 switching key
+//! (RLWE samples modulo q_0 p_0, a small modulus) and as the message of the
+//! key back to s (samples under the dense s modulo Q P). The sparse secret
+//! must therefore be secure at log2(q_0 p_0) only; see the `sparse` table.
+
+pub(crate) mod dft;
+pub(crate) mod eval_mod;
+
+use std::f64::consts::PI;
+use std::sync::Arc;
+
+use triskel_ring::{
+    KeyId, KeySwitchContext, KeySwitchKey, Poly, Prng, Representation, RnsBasis,
+    SecretDistribution, SecretKey as RingSecret,
+};
+
+use crate::ciphertext::Ciphertext;
+use crate::context::CkksContext;
+use crate::error::{Error, Result};
+use crate::keys::{check_same_context, GaloisKeys, RelinKey, SecretKey};
+use crate::noise::{key_switch_error, one_digit_switch_error, sum_bound, Noise};
+
+use dft::{coeff_to_slot, slot_to_coeff, HomomorphicDft};
+use eval_mod::EvalMod;
+
+/// The shape of a bootstrapping circuit (module documentation).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BootstrapParameters {
+    /// Levels of CoeffToSlot (the FFT stages merged into this many
+    /// sparse transforms).
+    pub coeff_to_slot_depth: usize,
+    /// Levels of SlotToCoeff.
+    pub slot_to_coeff_depth: usize,
+    /// K: EvalMod is accurate for |t / q_0| <= K.
+    pub k: u32,
+    /// Degree of EvalMod's cosine interpolant (at most 63).
+    pub cosine_degree: usize,
+    /// EvalMod's double-angle steps.
+    pub double_angle: u32,
+    /// Hamming weight h of the ephemeral secret.
+    pub ephemeral_weight: usize,
+}
+
+impl BootstrapParameters {
+    /// The levels a bootstrap uses: CoeffToSlot, EvalMod (the interpolant's
+    /// ceil(log2(degree + 1)) and the double angles), SlotToCoeff.
+    pub fn depth(&self) -> usize {
+        let cosine = (usize::BITS - self.cosine_degree.leading_zeros()) as usize;
+        self.coeff_to_slot_depth + cosine + self.double_angle as usize + self.slot_to_coeff_depth
+    }
+}
+
+/// log2 of the probability that a bootstrap at ring degree n fails with an
+/// ephemeral secret of Hamming weight h and EvalMod interval K (module
+/// documentation): log2(2 n P(IH_(h+1) <= (h + 1)/2 - K)), or -infinity
+/// when K >= (h + 1) / 2 (the sum cannot leave the interval).
+pub fn failure_probability_log2(n: usize, h: usize, k: f64) -> f64 {
+    let m = h + 1;
+    let x = m as f64 / 2.0 - k;
+    if x <= 0.0 {
+        return f64::NEG_INFINITY;
+    }
+    // ln(m!), then the alternating sum of the terms in the log domain.
+    let ln_fact: f64 = (2..=m).map(|i| (i as f64).ln()).sum();
+    let mut ln_binom = 0.0f64;
+    let mut terms = Vec::new();
+    for j in 0..=(x.floor() as usize).min(m) {
+        if j > 0 {
+            ln_binom += ((m - j + 1) as f64).ln() - (j as f64).ln();
+        }
+        let d = x - j as f64;
+        if d > 0.0 {
+            let sign = if j % 2 == 0 { 1.0 } else { -1.0 };
+            terms.push((sign, ln_binom + m as f64 * d.ln() - ln_fact));
+        }
+    }
+    let top = terms.iter().map(|t| t.1).fold(f64::NEG_INFINITY, f64::max);
+    let sum: f64 = terms.iter().map(|(s, l)| s * (l - top).exp()).sum();
+    let ln_p = (top + sum.max(f64::MIN_POSITIVE).ln()).min(0.0);
+    (2.0 * n as f64).log2() + ln_p / std::f64::consts::LN_2
+}
+
+/// The failure probability a bootstrapping set may have at most: 2^-128.
+pub const MAX_FAILURE_LOG2: f64 = -128.0;
+
+/// A bootstrapping circuit prepared for one parameter set: the encoded
+/// CoeffToSlot and SlotToCoeff transforms, EvalMod, and the level-0
+/// key-switching context of the ephemeral secret.
+#[derive(Debug)]
+pub struct Bootstrapper {
+    ctx: Arc<CkksContext>,
+    params: BootstrapParameters,
+    c2s: HomomorphicDft,
+    s2c: HomomorphicDft,
+    eval_mod: EvalMod,
+    /// Q = q_0, P = p_0: the switch to the ephemeral secret.
+    small: KeySwitchContext,
+    /// The scale of the raised ciphertext (EvalMod's first prime).
+    raised_scale: f64,
+    /// The scale EvalMod lands on (its last prime).
+    mod_scale: f64,
+}
+
+/// The evaluation keys of bootstrapping: relinearization, the rotations of
+/// CoeffToSlot and SlotToCoeff and conjugation, and the two switching keys
+/// of the sparse-secret encapsulation (s -> s' modulo q_0 p_0, s' -> s
+/// modulo Q P). Public material.
+#[derive(Clone, Debug)]
+pub struct BootstrapKeys {
+    id: KeyId,
+    relin: RelinKey,
+    galois: GaloisKeys,
+    to_sparse: KeySwitchKey,
+    to_dense: KeySwitchKey,
+}
+
+impl BootstrapKeys {
+    /// The identity of the secret key they belong to.
+    pub fn id(&self) -> KeyId {
+        self.id
+    }
+
+    /// The relinearization key they include.
+    pub fn relin_key(&self) -> &RelinKey {
+        &self.relin
+    }
+
+    /// The Galois keys they include.
+    pub fn galois_keys(&self) -> &GaloisKeys {
+        &self.galois
+    }
+}
+
+impl Bootstrapper {
+    /// Prepares the circuit `params` for `ctx`. Refused: too few levels
+    /// for the circuit, q_0 less than 2^4 times the scale, a DFT depth
+    /// outside 1..=log2(n/2), an ephemeral weight outside 1..=n, and a
+    /// failure probability above 2^-128 ([`failure_probability_log2`]).
+    pub fn new(ctx: &Arc<CkksContext>, params: BootstrapParameters) -> Result<Bootstrapper> {
+        let n = ctx.n();
+        let top = ctx.max_level();
+        let bad = |m: String| Err(Error::InvalidParameters(m));
+        if params.depth() > top {
+            return bad(format!(
+                "bootstrapping takes {} levels and the chain has {top} above q_0",
+                params.depth()
+            ));
+        }
+        if params.ephemeral_weight == 0 || params.ephemeral_weight > n {
+            return bad(format!(
+                "the ephemeral secret's weight {} must be in 1..={n}",
+                params.ephemeral_weight
+            ));
+        }
+        let failure = failure_probability_log2(n, params.ephemeral_weight, params.k as f64);
+        if failure > MAX_FAILURE_LOG2 {
+            return bad(format!(
+                "EvalMod's interval K = {} is too small for an ephemeral secret of weight {}: \
+                 failure probability 2^{failure:.1}, above 2^{MAX_FAILURE_LOG2}",
+                params.k, params.ephemeral_weight
+            ));
+        }
+        let q0 = ctx.prime(0)? as f64;
+        if q0.log2() < ctx.params().log_scale() as f64 + 4.0 {
+            return bad(format!(
+                "q_0 (2^{:.1}) must be at least 2^4 times the scale 2^{}",
+                q0.log2(),
+                ctx.params().log_scale()
+            ));
+        }
+        Bootstrapper::unchecked(ctx, params)
+    }
+
+    /// [`new`](Self::new) without the failure-probability check (for the
+    /// test that shows what the check prevents).
+    pub(crate) fn unchecked(
+        ctx: &Arc<CkksContext>,
+        params: BootstrapParameters,
+    ) -> Result<Bootstrapper> {
+        let slots = ctx.slots();
+        let top = ctx.max_level();
+        let k = params.k as f64;
+        let eval_mod = EvalMod::new(k, params.cosine_degree, params.double_angle)?;
+        let eval_level = top - params.coeff_to_slot_depth;
+        let raised_scale = ctx.prime(eval_level)? as f64;
+        let q0 = ctx.prime(0)? as f64;
+        let c2s_factor = raised_scale / (2.0 * q0 * k);
+        let c2s = coeff_to_slot(slots, params.coeff_to_slot_depth, c2s_factor)?;
+        let c2s = HomomorphicDft::new(ctx, &c2s, top, 1.0)?;
+        let s2c_factor = q0 / (2.0 * PI * ctx.default_scale());
+        let s2c = slot_to_coeff(slots, params.slot_to_coeff_depth, s2c_factor)?;
+        // EvalMod lands on the scale of its last prime; SlotToCoeff lowers
+        // it to the default scale over its levels.
+        let s2c_level = eval_level - eval_mod.depth();
+        let mod_scale = ctx.prime(s2c_level + 1)? as f64;
+        let ratio = ctx.default_scale() / mod_scale;
+        let s2c = HomomorphicDft::new(ctx, &s2c, s2c_level, ratio)?;
+        let ks = ctx.key_switch();
+        let small = KeySwitchContext::new(
+            &ks.q().sub_basis(0..1)?,
+            &ks.p().sub_basis(0..1)?,
+            1,
+            ctx.noise(),
+        )?;
+        Ok(Bootstrapper {
+            ctx: ctx.clone(),
+            params,
+            c2s,
+            s2c,
+            eval_mod,
+            small,
+            raised_scale,
+            mod_scale,
+        })
+    }
+
+    /// The circuit's parameters.
+    pub fn params(&self) -> &BootstrapParameters {
+        &self.params
+    }
+
+    /// The level of a bootstrap's result: the levels left for computation.
+    pub fn output_level(&self) -> usize {
+        self.ctx.max_level() - self.params.depth()
+    }
+
+    /// log2 of the failure probability of one bootstrap.
+    pub fn failure_probability_log2(&self) -> f64 {
+        failure_probability_log2(
+            self.ctx.n(),
+            self.params.ephemeral_weight,
+            self.params.k as f64,
+        )
+    }
+
+    /// The rotation steps of CoeffToSlot and SlotToCoeff (the keys
+    /// [`SecretKey::bootstrap_keys`] makes, with conjugation).
+    pub fn rotation_steps(&self) -> Vec<i64> {
+        let mut steps = self.c2s.rotation_steps();
+        steps.extend(self.s2c.rotation_steps());
+        steps.sort_unstable();
+        steps.dedup();
+        steps
+    }
+
+    /// EvalMod's plaintext error: max |approximation - sin(2 pi y)| over
+    /// |y| <= K.
+    pub fn eval_mod_error(&self) -> f64 {
+        self.eval_mod.max_error()
+    }
+
+    /// The same values as `ct` (any level; its primes above q_0 are
+    /// dropped first) at [`output_level`](Self::output_level), with `ct`'s
+    /// scale. Refused: another parameter set or key, a size-3 ciphertext,
+    /// and values whose declared bound times the scale exceeds q_0 / 16
+    /// (EvalMod's linearization sin(x) ~ x needs |m| well below q_0).
+    pub fn bootstrap(&self, ct: &Ciphertext, keys: &BootstrapKeys) -> Result<Ciphertext> {
+        let ctx = &self.ctx;
+        check_same_context(ctx, &ct.ctx)?;
+        keys.id.check("ciphertext", ct.key_id)?;
+        ct.expect_size(2)?;
+        let q0 = ctx.prime(0)? as f64;
+        let epsilon = ct.noise.message / q0; // |m_i| / q_0 <= this
+        if epsilon > 1.0 / 16.0 {
+            return Err(Error::InvalidParameters(format!(
+                "the values' bound times the scale (2^{:.1}) must be at most q_0 / 16 \
+                 (2^{:.1}) to bootstrap",
+                ct.noise.message.log2(),
+                q0.log2() - 4.0
+            )));
+        }
+        let top = ctx.max_level();
+        let low = ct.drop_to_level(0)?;
+        // 1. Under s' modulo q_0 (through q_0 p_0).
+        let (u0, u1) = self.small.switch(&keys.to_sparse, &low.polys[1])?;
+        let mut c0 = low.polys[0].clone();
+        c0.add_assign(&u0)?;
+        // 2. ModRaise.
+        let basis = &ctx.level(top)?.basis;
+        let [r0, r1] = [&c0, &u1].map(|p| mod_raise(basis, p));
+        let (mut r0, r1) = (r0?, r1?);
+        // 3. Back under s modulo Q_L.
+        let (v0, v1) = ctx.key_switch().switch(&keys.to_dense, &r1)?;
+        r0.add_assign(&v0)?;
+        let small_error = one_digit_switch_error(ctx, q0.log2(), self.small.p().log2_product());
+        let k = self.params.k as f64;
+        // |t_i| <= K q_0 (the failure bound), the slots at most n/2 sqrt(2) times that.
+        let message = ctx.slots() as f64 * std::f64::consts::SQRT_2 * k * q0;
+        let error = ct.noise.error + small_error + key_switch_error(ctx, top);
+        let raised = Ciphertext::new(
+            ctx,
+            ct.key_id,
+            vec![r0, v1],
+            top,
+            self.raised_scale,
+            Noise::new(message, error),
+            None,
+        );
+        // 4. CoeffToSlot; 5. real and imaginary parts of t / (q_0 K).
+        let y = self.c2s.apply(&raised, &keys.galois)?;
+        let conj = y.conjugate(&keys.galois)?;
+        let mut re = y.add(&conj)?;
+        let mut im = times_i(&conj.sub(&y)?)?;
+        // |t_i / (q_0 K)| <= 1 but with the failure probability.
+        re.bound_message(1.0);
+        im.bound_message(1.0);
+        // 6. EvalMod.
+        let re = self.eval_mod.evaluate(&re, &keys.relin, self.mod_scale)?;
+        let im = self.eval_mod.evaluate(&im, &keys.relin, self.mod_scale)?;
+        // 7. SlotToCoeff of re + i im, landing on the default scale.
+        let mut out = self.s2c.apply(&re.add(&times_i(&im)?)?, &keys.galois)?;
+        let scale = ctx.default_scale();
+        // The approximation's error per coefficient, in units of sin: the
+        // interpolant's and the linearization's (2 pi eps)^3 / 6; the output
+        // slots sum n of them (real and imaginary), times q_0 / (2 pi scale).
+        let per_coefficient = self.eval_mod.max_error() + (2.0 * PI * epsilon).powi(3) / 6.0;
+        let approximation =
+            sum_bound(ctx.n(), per_coefficient) * q0 / (2.0 * PI * scale) * out.scale;
+        // The values are ct's (at ct's scale: the phase reads as them when
+        // the scale is relabelled from the default one to ct's).
+        let new_scale = out.scale * ct.scale / scale;
+        let noise = Noise::new(
+            ct.message_bound() * new_scale + out.noise.error + approximation,
+            out.noise.error + approximation,
+        );
+        let polys = std::mem::take(&mut out.polys);
+        out.derived(polys, out.level, new_scale, noise)
+    }
+}
+
+/// The centered residues of `p` (modulo q_0, any representation) as
+/// integers, in `basis` (NTT form): the phase t = c0 + c1 s over the
+/// integers becomes the phase modulo Q_L (the ciphertext is public).
+fn mod_raise(basis: &Arc<RnsBasis>, p: &Poly) -> Result<Poly> {
+    let mut c = p.clone();
+    c.to_coefficient()?;
+    let q = c.basis().modulus(0).value();
+    let coeffs: Vec<i64> = c
+        .limb(0)
+        .iter()
+        .map(|&x| {
+            if x > q / 2 {
+                x as i64 - q as i64
+            } else {
+                x as i64
+            }
+        })
+        .collect();
+    Ok(Poly::from_signed(basis, &coeffs, Representation::Ntt)?)
+}
+
+/// i times every slot: the product by X^(n/2) (zeta_j^(n/2) = i for every
+/// slot), exact, no level.
+fn times_i(ct: &Ciphertext) -> Result<Ciphertext> {
+    let basis = ct.polys[0].basis();
+    let n = basis.n();
+    let mut coeffs = vec![0i64; n];
+    coeffs[n / 2] = 1;
+    let monomial = Poly::from_signed(basis, &coeffs, Representation::Ntt)?;
+    let polys = ct
+        .polys
+        .iter()
+        .map(|p| p.mul(&monomial))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    ct.derived(polys, ct.level, ct.scale, ct.noise)
+}
+
+impl SecretKey {
+    /// The bootstrapping keys of `bootstrapper` for this secret: a fresh
+    /// ephemeral secret of the circuit's Hamming weight from the OS-seeded
+    /// CSPRNG (used for the two switching keys, then wiped), the
+    /// relinearization key, the Galois keys of the rotations and of
+    /// conjugation.
+    pub fn bootstrap_keys(&self, bootstrapper: &Bootstrapper) -> Result<BootstrapKeys> {
+        check_same_context(&self.ctx, &bootstrapper.ctx)?;
+        let mut rng = Prng::from_os()?;
+        let n = self.ctx.n();
+        let h = bootstrapper.params.ephemeral_weight;
+        let sparse =
+            RingSecret::generate(n, SecretDistribution::TernaryHammingWeight(h), &mut rng)?;
+        let small = &bootstrapper.small;
+        let dense_small = self
+            .secret
+            .secret()
+            .to_poly(small.qp(), Representation::Ntt)?;
+        let to_sparse = KeySwitchKey::generate(small, &dense_small, &sparse, &mut rng)?;
+        let ks = self.ctx.key_switch();
+        let sparse_big = sparse.to_poly(ks.qp(), Representation::Ntt)?;
+        let to_dense = KeySwitchKey::generate(ks, &sparse_big, self.secret.secret(), &mut rng)?;
+        Ok(BootstrapKeys {
+            id: self.id(),
+            relin: self.relin_key()?,
+            galois: self.galois_keys(&bootstrapper.rotation_steps(), true)?,
+            to_sparse,
+            to_dense,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{CkksParameters, Complex, Plaintext};
+
+    #[test]
+    fn failure_probability_matches_the_derivation() {
+        // h = 32, K = 16: 2 n 2^-33 / 33! (module documentation).
+        let p = failure_probability_log2(1 << 16, 32, 16.0);
+        assert!((p + 138.8).abs() < 0.1, "{p}");
+        assert!((failure_probability_log2(1 << 15, 32, 16.0) + 139.8).abs() < 0.1);
+        // A larger interval can only be safer; K >= (h + 1) / 2 never fails.
+        assert!(failure_probability_log2(1 << 16, 32, 15.0) > p);
+        assert_eq!(
+            failure_probability_log2(1 << 16, 32, 17.0),
+            f64::NEG_INFINITY
+        );
+        // P(IH_2 <= 1.5) = 1 - 0.5^2 / 2: two terms of the sum.
+        let p2 = failure_probability_log2(1, 1, -0.5);
+        assert!((p2 - (2.0 * 0.875f64).log2()).abs() < 1e-9, "{p2}");
+    }
+
+    #[test]
+    fn mod_raise_keeps_the_phase_modulo_q0_with_a_small_multiple() {
+        let params =
+            CkksParameters::new("raise", 1024, &[50, 40, 40], &[50, 50], 40, 3).allow_insecure();
+        let ctx = CkksContext::new(params).unwrap();
+        let sk = SecretKey::generate(&ctx).unwrap();
+        let v: Vec<f64> = (0..512).map(|i| (i as f64 * 0.3).sin()).collect();
+        let pt = Plaintext::encode_real(&ctx, &v, 0, ctx.default_scale(), 1.0).unwrap();
+        let ct = sk.encrypt(&pt).unwrap();
+        let top = ctx.max_level();
+        let basis = &ctx.level(top).unwrap().basis;
+        let raised: Vec<Poly> = ct
+            .polys
+            .iter()
+            .map(|p| mod_raise(basis, p).unwrap())
+            .collect();
+        let big = Ciphertext::new(&ctx, ct.key_id, raised, top, ct.scale, ct.noise, None);
+        let phase = |c: &Ciphertext| {
+            let mut x = (*sk.phase(c).unwrap()).clone();
+            x.to_coefficient().unwrap();
+            ctx.level(c.level)
+                .unwrap()
+                .centered_coefficients(&x)
+                .unwrap()
+        };
+        let (t, m) = (phase(&big), phase(&ct));
+        let q0 = ctx.prime(0).unwrap() as f64;
+        let l1 = sk.secret.secret().l1_norm() as f64;
+        for (ti, mi) in t.iter().zip(m.iter()) {
+            let i = (ti - mi) / q0;
+            assert!((i - i.round()).abs() < 1e-6 && i.abs() <= (l1 + 1.0) / 2.0);
+        }
+        // Not the identity: some coefficient gained a multiple of q_0.
+        assert!(t
+            .iter()
+            .zip(m.iter())
+            .any(|(a, b)| (a - b).abs() > q0 / 2.0));
+    }
+
+    /// N = 1024 (insecure): q_0 50 bits (scale 2^40), 2 levels left, then
+    /// SlotToCoeff 3 x 40, EvalMod 9 x 55, CoeffToSlot 3 x 55; P 3 x 61.
+    fn test_context() -> Arc<CkksContext> {
+        let mut q = vec![50, 40, 40, 40, 40, 40];
+        q.extend([55; 12]);
+        let params =
+            CkksParameters::new("boot-test", 1024, &q, &[61, 61, 61], 40, 6).allow_insecure();
+        CkksContext::new(params).unwrap()
+    }
+
+    fn test_params() -> BootstrapParameters {
+        BootstrapParameters {
+            coeff_to_slot_depth: 3,
+            slot_to_coeff_depth: 3,
+            k: 16,
+            cosine_degree: 47,
+            double_angle: 3,
+            ephemeral_weight: 32,
+        }
+    }
+
+    fn sample(s: usize, seed: f64) -> Vec<Complex> {
+        (0..s)
+            .map(|i| {
+                let x = i as f64 + seed;
+                Complex::new(
+                    (x * 0.7548776662).fract() * 1.6 - 0.8,
+                    (x * 0.5698402909).fract() - 0.5,
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn bootstrap_restores_levels_with_the_same_values() {
+        let ctx = test_context();
+        let bt = Bootstrapper::new(&ctx, test_params()).unwrap();
+        assert_eq!(bt.output_level(), 2);
+        let sk = SecretKey::generate(&ctx).unwrap();
+        let keys = sk.bootstrap_keys(&bt).unwrap();
+        let z = sample(ctx.slots(), 0.0);
+        let pt = Plaintext::encode(&ctx, &z, 0, ctx.default_scale(), 1.0).unwrap();
+        let ct = sk.encrypt(&pt).unwrap();
+        let out = bt.bootstrap(&ct, &keys).unwrap();
+        eprintln!("level {} scale {}", out.level(), out.scale().log2());
+        assert_eq!(out.level(), 2);
+        assert!((out.scale() / ct.scale() - 1.0).abs() < 1e-9);
+        let got = sk.decrypt(&out).unwrap().decode().unwrap();
+        let errs: Vec<f64> = got.iter().zip(&z).map(|(a, b)| (*a - *b).abs()).collect();
+        let max = errs.iter().cloned().fold(0.0, f64::max);
+        let mean = errs.iter().sum::<f64>() / errs.len() as f64;
+        eprintln!(
+            "max {max:e} ({:.1} bits), mean {:.1} bits, estimate {:.1} bits",
+            -max.log2(),
+            -mean.log2(),
+            out.precision_bits()
+        );
+        assert!(max < 1e-4);
+    }
+}
