@@ -32,6 +32,8 @@ pub(crate) struct EvalMod {
     cosine: ChebyshevPolynomial,
     /// max |approximation - sin(2 pi y)| on [-K, K], measured.
     error: f64,
+    /// max |d approximation / dw| on [-1, 1] (w = y / K), measured.
+    slope: f64,
 }
 
 impl EvalMod {
@@ -50,11 +52,17 @@ impl EvalMod {
             double_angle,
             cosine,
             error: 0.0,
+            slope: 0.0,
         };
         let samples = (4096.0 * k) as usize;
         op.error = (0..=samples)
             .map(|i| -k + 2.0 * k * i as f64 / samples as f64)
             .map(|y| (op.eval(y) - (2.0 * PI * y).sin()).abs())
+            .fold(0.0, f64::max);
+        let h = 1.0 / samples as f64;
+        op.slope = (0..samples)
+            .map(|i| -1.0 + 2.0 * i as f64 * h)
+            .map(|w| (op.eval(k * (w + h)) - op.eval(k * w)).abs() / h)
             .fold(0.0, f64::max);
         Ok(op)
     }
@@ -104,13 +112,23 @@ impl EvalMod {
         // |cos| <= 1 plus the interpolant's error (at most its distance to
         // the cosine, below the whole approximation's measured error).
         let bound = 1.0 + self.error + 1e-9;
-        let mut c = self.cosine.evaluate_to(ct, rk, scales[0])?;
+        // Noise: the evaluation's own errors (estimated for an exact input)
+        // plus the input's error times the approximation's largest slope
+        // (2 pi K per unit of y / K, first order): the generic estimate
+        // would multiply the input's error by every Chebyshev coefficient.
+        let mut exact = ct.clone();
+        exact.noise.error = 0.0;
+        let mut c = self.cosine.evaluate_to(&exact, rk, scales[0])?;
         c.bound_message(bound);
         for _ in 0..r {
             c = c.square_relin_rescale(rk)?.mul_int(2)?.add_const(-1.0)?;
             c.bound_message(bound);
         }
-        Ok(c)
+        let noise = c
+            .noise
+            .plus_error(ct.noise.error * self.slope * c.scale / ct.scale);
+        let polys = std::mem::take(&mut c.polys);
+        c.derived(polys, c.level, c.scale, noise)
     }
 }
 
