@@ -343,7 +343,6 @@ impl Bootstrapper {
         let (v0, v1) = ctx.key_switch().switch(&keys.to_dense, &r1)?;
         r0.add_assign(&v0)?;
         let small_error = one_digit_switch_error(ctx, q0.log2(), self.small.p().log2_product());
-        let k = self.params.k as f64;
         // t's coefficients: q_0 times sums of h + 1 uniforms on [-1/2, 1/2]
         // (variance (h + 1) / 12 each), so its slots are bounded as a fresh
         // error of that variance is (average case, TAIL sqrt(n V)).
