@@ -667,6 +667,11 @@ mod tests {
             f.bt.bootstrap(&theirs, &f.keys),
             Err(Error::Ring(triskel_ring::Error::KeyMismatch { .. }))
         ));
+        let their_keys = other.bootstrap_keys(&f.bt).unwrap();
+        assert!(matches!(
+            f.bt.bootstrap(&ct, &their_keys),
+            Err(Error::Ring(triskel_ring::Error::KeyMismatch { .. }))
+        ));
         // A bound times the scale above q_0 / 16.
         let big = Plaintext::encode(&f.ctx, &z, 0, f.ctx.default_scale(), 128.0).unwrap();
         let big = f.sk.encrypt(&big).unwrap();
