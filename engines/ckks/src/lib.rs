@@ -60,6 +60,7 @@ mod plaintext;
 mod polynomial;
 mod serial;
 
+pub use bootstrap::sparse::{sparse_secret_security, SPARSE_SECRET_ESTIMATES};
 pub use bootstrap::{
     failure_probability_log2, BootstrapKeys, BootstrapParameters, Bootstrapper, MAX_FAILURE_LOG2,
 };

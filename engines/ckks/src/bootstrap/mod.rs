@@ -40,6 +40,7 @@
 
 pub(crate) mod dft;
 pub(crate) mod eval_mod;
+pub(crate) mod sparse;
 
 use std::f64::consts::PI;
 use std::sync::Arc;
@@ -53,6 +54,8 @@ use crate::ciphertext::Ciphertext;
 use crate::context::CkksContext;
 use crate::error::{Error, Result};
 use crate::keys::{check_same_context, GaloisKeys, RelinKey, SecretKey};
+use triskel_ring::max_log_qp_128;
+
 use crate::noise::{key_switch_error, one_digit_switch_error, sum_bound, Noise};
 
 use dft::{coeff_to_slot, slot_to_coeff, HomomorphicDft};
@@ -74,6 +77,11 @@ pub struct BootstrapParameters {
     pub double_angle: u32,
     /// Hamming weight h of the ephemeral secret.
     pub ephemeral_weight: usize,
+    /// log2(q_0 / D_m): the input is brought to about the scale D_m, so
+    /// that its coefficients stay well below q_0 (EvalMod linearizes the
+    /// sine: a larger ratio, less error from it but more from EvalMod's
+    /// own, which SlotToCoeff multiplies by 2^ratio / (2 pi)).
+    pub log_message_ratio: u32,
 }
 
 impl BootstrapParameters {
@@ -157,8 +165,10 @@ pub struct Bootstrapper {
     small: KeySwitchContext,
     /// The scale of the raised ciphertext (EvalMod's first prime).
     raised_scale: f64,
-    /// The scale EvalMod lands on (its last prime).
-    mod_scale: f64,
+    /// q_0 / 2^log_message_ratio: the scale SlotToCoeff's factor assumes.
+    message_scale: f64,
+    /// SlotToCoeff's result scale over its input's.
+    s2c_ratio: f64,
 }
 
 /// The evaluation keys of bootstrapping: relinearization, the rotations of
@@ -167,11 +177,11 @@ pub struct Bootstrapper {
 /// modulo Q P). Public material.
 #[derive(Clone, Debug)]
 pub struct BootstrapKeys {
-    id: KeyId,
-    relin: RelinKey,
-    galois: GaloisKeys,
-    to_sparse: KeySwitchKey,
-    to_dense: KeySwitchKey,
+    pub(crate) id: KeyId,
+    pub(crate) relin: RelinKey,
+    pub(crate) galois: GaloisKeys,
+    pub(crate) to_sparse: KeySwitchKey,
+    pub(crate) to_dense: KeySwitchKey,
 }
 
 impl BootstrapKeys {
@@ -193,7 +203,8 @@ impl BootstrapKeys {
 
 impl Bootstrapper {
     /// Prepares the circuit `params` for `ctx`. Refused: too few levels
-    /// for the circuit, q_0 less than 2^4 times the scale, a DFT depth
+    /// for the circuit, a message ratio below 2^4 or above q_0 over the
+    /// scale, a DFT depth
     /// outside 1..=log2(n/2), an ephemeral weight outside 1..=n, and a
     /// failure probability above 2^-128 ([`failure_probability_log2`]).
     pub fn new(ctx: &Arc<CkksContext>, params: BootstrapParameters) -> Result<Bootstrapper> {
@@ -220,10 +231,26 @@ impl Bootstrapper {
                 params.k, params.ephemeral_weight
             ));
         }
+        // The ephemeral secret's samples live modulo q_0 p_0: covered by the
+        // pinned sparse-secret table whenever the set itself is secure.
+        let log_q0p0 = (ctx.prime(0)? as f64).log2() + (ctx.p_primes()[0] as f64).log2();
+        let dense_secure = max_log_qp_128(n).is_some_and(|m| ctx.params().log_qp() <= m);
+        if dense_secure {
+            let bits = sparse::sparse_secret_security(n, params.ephemeral_weight, log_q0p0);
+            if !bits.is_some_and(|b| b >= 128.0) {
+                return bad(format!(
+                    "no pinned estimate puts an ephemeral secret of weight {} at N = {n} and \
+                     log2(q_0 p_0) = {log_q0p0:.1} at 128 bits (see bootstrap::sparse)",
+                    params.ephemeral_weight
+                ));
+            }
+        }
         let q0 = ctx.prime(0)? as f64;
-        if q0.log2() < ctx.params().log_scale() as f64 + 4.0 {
+        let ratio = params.log_message_ratio;
+        if ratio < 4 || ratio as f64 > q0.log2() - ctx.params().log_scale() as f64 + 0.5 {
             return bad(format!(
-                "q_0 (2^{:.1}) must be at least 2^4 times the scale 2^{}",
+                "the message ratio 2^{ratio} must be at least 2^4 and at most q_0 (2^{:.1}) \
+                 over the scale 2^{}",
                 q0.log2(),
                 ctx.params().log_scale()
             ));
@@ -247,21 +274,15 @@ impl Bootstrapper {
         let c2s_factor = raised_scale / (2.0 * q0 * k);
         let c2s = coeff_to_slot(slots, params.coeff_to_slot_depth, c2s_factor)?;
         let c2s = HomomorphicDft::new(ctx, &c2s, top, 1.0)?;
-        let s2c_factor = q0 / (2.0 * PI * ctx.default_scale());
+        let message_scale = q0 / 2f64.powi(params.log_message_ratio as i32);
+        let s2c_factor = 2f64.powi(params.log_message_ratio as i32) / (2.0 * PI);
         let s2c = slot_to_coeff(slots, params.slot_to_coeff_depth, s2c_factor)?;
-        // EvalMod lands on the scale of its last prime; SlotToCoeff lowers
-        // it to the default scale over its levels.
+        // EvalMod lands near the scale of its last prime; SlotToCoeff
+        // lowers it to the default scale over its levels.
         let s2c_level = eval_level - eval_mod.depth();
-        let mod_scale = ctx.prime(s2c_level + 1)? as f64;
-        let ratio = ctx.default_scale() / mod_scale;
-        let s2c = HomomorphicDft::new(ctx, &s2c, s2c_level, ratio)?;
-        let ks = ctx.key_switch();
-        let small = KeySwitchContext::new(
-            &ks.q().sub_basis(0..1)?,
-            &ks.p().sub_basis(0..1)?,
-            1,
-            ctx.noise(),
-        )?;
+        let s2c_ratio = ctx.default_scale() / ctx.prime(s2c_level + 1)? as f64;
+        let s2c = HomomorphicDft::new(ctx, &s2c, s2c_level, s2c_ratio)?;
+        let small = encapsulation_context(ctx)?;
         Ok(Bootstrapper {
             ctx: ctx.clone(),
             params,
@@ -270,7 +291,8 @@ impl Bootstrapper {
             eval_mod,
             small,
             raised_scale,
-            mod_scale,
+            message_scale,
+            s2c_ratio,
         })
     }
 
@@ -311,16 +333,21 @@ impl Bootstrapper {
 
     /// The same values as `ct` (any level; its primes above q_0 are
     /// dropped first) at [`output_level`](Self::output_level), with `ct`'s
-    /// scale. Refused: another parameter set or key, a size-3 ciphertext,
-    /// and values whose declared bound times the scale exceeds q_0 / 16
-    /// (EvalMod's linearization sin(x) ~ x needs |m| well below q_0).
+    /// scale. The level-0 ciphertext is first multiplied by the integer k
+    /// that brings its scale to about q_0 / 2^log_message_ratio (exact, no
+    /// level). Refused: another parameter set or key, a size-3 ciphertext,
+    /// and values whose declared bound times the scale times k exceeds q_0
+    /// / 16 (EvalMod's linearization sin(x) ~ x needs |m| well below q_0).
     pub fn bootstrap(&self, ct: &Ciphertext, keys: &BootstrapKeys) -> Result<Ciphertext> {
         let ctx = &self.ctx;
         check_same_context(ctx, &ct.ctx)?;
         keys.id.check("ciphertext", ct.key_id)?;
         ct.expect_size(2)?;
         let q0 = ctx.prime(0)? as f64;
-        let epsilon = ct.noise.message / q0; // |m_i| / q_0 <= this
+        let k_int = (self.message_scale / ct.scale)
+            .floor()
+            .clamp(1.0, 2f64.powi(40));
+        let epsilon = ct.noise.message * k_int / q0; // |k m_i| / q_0 <= this
         if epsilon > 1.0 / 16.0 {
             return Err(Error::InvalidParameters(format!(
                 "the values' bound times the scale (2^{:.1}) must be at most q_0 / 16 \
@@ -331,9 +358,12 @@ impl Bootstrapper {
         }
         let top = ctx.max_level();
         let low = ct.drop_to_level(0)?;
-        // 1. Under s' modulo q_0 (through q_0 p_0).
-        let (u0, u1) = self.small.switch(&keys.to_sparse, &low.polys[1])?;
+        // 1. Times k, under s' modulo q_0 (through q_0 p_0).
+        let mut c1 = low.polys[1].clone();
+        c1.mul_small_assign(k_int as i64)?;
+        let (u0, u1) = self.small.switch(&keys.to_sparse, &c1)?;
         let mut c0 = low.polys[0].clone();
+        c0.mul_small_assign(k_int as i64)?;
         c0.add_assign(&u0)?;
         // 2. ModRaise.
         let basis = &ctx.level(top)?.basis;
@@ -348,7 +378,7 @@ impl Bootstrapper {
         // error of that variance is (average case, TAIL sqrt(n V)).
         let variance = (self.params.ephemeral_weight + 1) as f64 / 12.0;
         let message = sum_bound(ctx.n(), variance.sqrt() * q0);
-        let error = ct.noise.error + small_error + key_switch_error(ctx, top);
+        let error = ct.noise.error * k_int + small_error + key_switch_error(ctx, top);
         let raised = Ciphertext::new(
             ctx,
             ct.key_id,
@@ -366,37 +396,52 @@ impl Bootstrapper {
         // |t_i / (q_0 K)| <= 1 but with the failure probability.
         re.bound_message(1.0);
         im.bound_message(1.0);
-        // 6. EvalMod.
-        let mut re = self.eval_mod.evaluate(&re, &keys.relin, self.mod_scale)?;
-        let mut im = self.eval_mod.evaluate(&im, &keys.relin, self.mod_scale)?;
-        // sin(2 pi t_i / q_0) = sin(2 pi m_i / q_0): at most 2 pi eps, plus
-        // the approximation's error.
+        // 6. EvalMod, landing where SlotToCoeff's scale ratio r takes the
+        // result to integers Delta x: its values are k Delta x / D_m (D_m =
+        // q_0 / 2^ratio, the message scale its factor assumes), so the
+        // scale after it must be D_m / k, and EvalMod's D_m / (k r).
+        let landing = self.message_scale / (k_int * self.s2c_ratio);
+        let mut re = self.eval_mod.evaluate(&re, &keys.relin, landing)?;
+        let mut im = self.eval_mod.evaluate(&im, &keys.relin, landing)?;
+        // sin(2 pi t_i / q_0) = sin(2 pi k m_i / q_0): at most 2 pi eps,
+        // plus the approximation's error.
         let reduced = 2.0 * PI * epsilon + self.eval_mod.max_error();
         re.bound_message(reduced);
         im.bound_message(reduced);
-        // 7. SlotToCoeff of re + i im, landing on the default scale.
+        // 7. SlotToCoeff of re + i im.
         let mut out = self.s2c.apply(&re.add(&times_i(&im)?)?, &keys.galois)?;
-        let scale = ctx.default_scale();
-        // The approximation's error, in output value units: the
-        // interpolant's (at most max_error per coefficient in units of sin,
-        // the slots summing n of them, average case, times q_0 / (2 pi
-        // scale)), and the linearization's: sin(x) - x is at most x^3 / 6,
-        // and sum_i |m_i|^3 <= max |m_i| sum_i m_i^2 <= (B D)^3 by Parseval
-        // (B the values' bound, D the scale), so the slots are off by at
-        // most (2 pi)^2 B^3 D^2 / (6 q_0^2) = (2 pi eps)^2 B / 6.
-        let interpolant = sum_bound(ctx.n(), self.eval_mod.max_error()) * q0 / (2.0 * PI * scale);
-        let linearization = (2.0 * PI * epsilon).powi(2) * ct.message_bound() / 6.0;
-        let approximation = (interpolant + linearization) * out.scale;
-        // The values are ct's (at ct's scale: the phase reads as them when
-        // the scale is relabelled from the default one to ct's).
-        let new_scale = out.scale * ct.scale / scale;
+        // The integers are Delta x: relabelled at ct's scale Delta.
+        let scale = ct.scale;
+        // The approximation's error, in scaled units: the interpolant's (at
+        // most max_error per coefficient in units of sin, the slots summing
+        // n of them, average case, times SlotToCoeff's factor q_0 / (2 pi
+        // D_m) and D_m / k to integers), and the linearization's: sin(x) -
+        // x is at most x^3 / 6, and sum_i |m_i|^3 <= max |m_i| sum_i m_i^2
+        // <= (B D)^3 by Parseval (B the values' bound), so the slots are
+        // off by at most (2 pi)^2 B^3 D^2 / (6 q_0^2) = (2 pi eps)^2 B / 6
+        // (with the factor k in eps) in value units.
+        let interpolant = sum_bound(ctx.n(), self.eval_mod.max_error()) * q0 / (2.0 * PI * k_int);
+        let linearization = (2.0 * PI * epsilon).powi(2) * ct.message_bound() / 6.0 * scale;
+        let approximation = interpolant + linearization;
         let noise = Noise::new(
-            ct.message_bound() * new_scale + out.noise.error + approximation,
+            ct.noise.message + out.noise.error + approximation,
             out.noise.error + approximation,
         );
         let polys = std::mem::take(&mut out.polys);
-        out.derived(polys, out.level, new_scale, noise)
+        out.derived(polys, out.level, scale, noise)
     }
+}
+
+/// The key-switching context of the ephemeral secret: Q = q_0, P = p_0
+/// (the first special prime), one digit.
+pub(crate) fn encapsulation_context(ctx: &CkksContext) -> Result<KeySwitchContext> {
+    let ks = ctx.key_switch();
+    Ok(KeySwitchContext::new(
+        &ks.q().sub_basis(0..1)?,
+        &ks.p().sub_basis(0..1)?,
+        1,
+        ctx.noise(),
+    )?)
 }
 
 /// The centered residues of `p` (modulo q_0, any representation) as
@@ -444,24 +489,39 @@ impl SecretKey {
     /// conjugation.
     pub fn bootstrap_keys(&self, bootstrapper: &Bootstrapper) -> Result<BootstrapKeys> {
         check_same_context(&self.ctx, &bootstrapper.ctx)?;
+        BootstrapKeys::generate(
+            self,
+            &bootstrapper.rotation_steps(),
+            bootstrapper.params.ephemeral_weight,
+        )
+    }
+}
+
+impl BootstrapKeys {
+    /// Keys for the rotations `steps` (and conjugation) and an ephemeral
+    /// secret of weight `h` (checked by [`Bootstrapper::new`], which is
+    /// why this stays internal).
+    pub(crate) fn generate(sk: &SecretKey, steps: &[i64], h: usize) -> Result<BootstrapKeys> {
+        let ctx = &sk.ctx;
         let mut rng = Prng::from_os()?;
-        let n = self.ctx.n();
-        let h = bootstrapper.params.ephemeral_weight;
-        let sparse =
-            RingSecret::generate(n, SecretDistribution::TernaryHammingWeight(h), &mut rng)?;
-        let small = &bootstrapper.small;
-        let dense_small = self
+        let sparse = RingSecret::generate(
+            ctx.n(),
+            SecretDistribution::TernaryHammingWeight(h),
+            &mut rng,
+        )?;
+        let small = encapsulation_context(ctx)?;
+        let dense_small = sk
             .secret
             .secret()
             .to_poly(small.qp(), Representation::Ntt)?;
-        let to_sparse = KeySwitchKey::generate(small, &dense_small, &sparse, &mut rng)?;
-        let ks = self.ctx.key_switch();
+        let to_sparse = KeySwitchKey::generate(&small, &dense_small, &sparse, &mut rng)?;
+        let ks = ctx.key_switch();
         let sparse_big = sparse.to_poly(ks.qp(), Representation::Ntt)?;
-        let to_dense = KeySwitchKey::generate(ks, &sparse_big, self.secret.secret(), &mut rng)?;
+        let to_dense = KeySwitchKey::generate(ks, &sparse_big, sk.secret.secret(), &mut rng)?;
         Ok(BootstrapKeys {
-            id: self.id(),
-            relin: self.relin_key()?,
-            galois: self.galois_keys(&bootstrapper.rotation_steps(), true)?,
+            id: sk.id(),
+            relin: sk.relin_key()?,
+            galois: sk.galois_keys(steps, true)?,
             to_sparse,
             to_dense,
         })
@@ -559,6 +619,7 @@ mod tests {
             cosine_degree: 47,
             double_angle: 3,
             ephemeral_weight: 32,
+            log_message_ratio: 10,
         }
     }
 
