@@ -433,22 +433,7 @@ impl RotationSum {
                     "step {step} is given twice (modulo {slots})"
                 )));
             }
-            let (g, b) = match giant {
-                None => (0, k),
-                Some(big) => {
-                    // k in (-n/4, n/4], g = floor(k / G) G.
-                    let signed = if k > slots / 2 {
-                        k as i64 - slots as i64
-                    } else {
-                        k as i64
-                    };
-                    let g = signed.div_euclid(big as i64) * big as i64;
-                    (
-                        g.rem_euclid(slots as i64) as usize,
-                        (signed - g) as usize % slots,
-                    )
-                }
-            };
+            let (g, b) = split_step(k, slots, giant);
             // rot(u, -g) over all slots (u zero-padded).
             let v: Vec<Complex> = (0..slots)
                 .map(|j| u.get((j + slots - g) % slots).copied().unwrap_or_default())
@@ -526,6 +511,26 @@ impl RotationSum {
         }
         sum.ok_or(Error::Encoding("a rotation sum needs a term".into()))
     }
+}
+
+/// The giant and baby parts (g, b) of a step k in [0, slots) (type
+/// documentation of [`RotationSum`]): (0, k) without giant steps, else k
+/// taken in (-slots/2, slots/2], g = floor(k / G) G (modulo slots) and
+/// b = k - g in [0, G).
+pub(crate) fn split_step(k: usize, slots: usize, giant: Option<usize>) -> (usize, usize) {
+    let Some(big) = giant else {
+        return (0, k);
+    };
+    let signed = if k > slots / 2 {
+        k as i64 - slots as i64
+    } else {
+        k as i64
+    };
+    let g = signed.div_euclid(big as i64) * big as i64;
+    (
+        g.rem_euclid(slots as i64) as usize,
+        (signed - g) as usize % slots,
+    )
 }
 
 /// A diagonal (or any public vector) u encoded at scale q_l `ratio` for

@@ -35,7 +35,7 @@ use crate::context::CkksContext;
 use crate::encoder::Complex;
 use crate::error::{Error, Result};
 use crate::keys::GaloisKeys;
-use crate::linear::RotationSum;
+use crate::linear::{split_step, RotationSum};
 
 /// A plaintext slot matrix M x = sum_k d_k * rot(x, k) (d_k by step k in
 /// [0, s), each of s entries).
@@ -140,6 +140,21 @@ impl SlotMatrix {
                     k as i64
                 }
             })
+            .collect()
+    }
+
+    /// The rotation steps of this matrix's [`RotationSum`] (baby and
+    /// giant steps, nonzero), computed without encoding anything.
+    pub(crate) fn rotation_steps(&self) -> Vec<i64> {
+        let giant = self.giant_step();
+        self.diagonals
+            .keys()
+            .flat_map(|&k| {
+                let (g, b) = split_step(k, self.slots, giant);
+                [g, b]
+            })
+            .filter(|&k| k != 0)
+            .map(|k| k as i64)
             .collect()
     }
 

@@ -57,6 +57,7 @@ use crate::keys::{check_same_context, GaloisKeys, RelinKey, SecretKey};
 use triskel_ring::max_log_qp_128;
 
 use crate::noise::{key_switch_error, one_digit_switch_error, sum_bound, Noise};
+use crate::params::CkksParameters;
 
 use dft::{coeff_to_slot, slot_to_coeff, HomomorphicDft};
 use eval_mod::EvalMod;
@@ -85,11 +86,111 @@ pub struct BootstrapParameters {
 }
 
 impl BootstrapParameters {
+    /// The rotation steps the circuit needs keys for over `slots` slots
+    /// (CoeffToSlot's and SlotToCoeff's, without conjugation), from the
+    /// plaintext matrices alone: what [`Bootstrapper::rotation_steps`]
+    /// returns, without encoding the transforms.
+    pub fn rotation_steps(&self, slots: usize) -> Result<Vec<i64>> {
+        let mut steps = Vec::new();
+        for m in coeff_to_slot(slots, self.coeff_to_slot_depth, 1.0)?
+            .iter()
+            .chain(&slot_to_coeff(slots, self.slot_to_coeff_depth, 1.0)?)
+        {
+            steps.extend(m.rotation_steps());
+        }
+        steps.sort_unstable();
+        steps.dedup();
+        Ok(steps)
+    }
+
     /// The levels a bootstrap uses: CoeffToSlot, EvalMod (the interpolant's
     /// ceil(log2(degree + 1)) and the double angles), SlotToCoeff.
     pub fn depth(&self) -> usize {
         let cosine = (usize::BITS - self.cosine_degree.leading_zeros()) as usize;
         self.coeff_to_slot_depth + cosine + self.double_angle as usize + self.slot_to_coeff_depth
+    }
+}
+
+/// A bootstrappable parameter set: the CKKS chain and the circuit's shape.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BootstrapSet {
+    /// The chain, from q_0: the levels left after a bootstrap, then
+    /// SlotToCoeff's, EvalMod's and CoeffToSlot's primes.
+    pub ckks: CkksParameters,
+    /// The circuit.
+    pub bootstrap: BootstrapParameters,
+}
+
+impl BootstrapSet {
+    /// `ckks-n65536-boot`: N = 2^16, 2^15 complex slots, scale 2^40.
+    /// Q = 60 (q_0) + 11 x 40 (the levels left) + 3 x 45 (SlotToCoeff) + 9
+    /// x 60 (EvalMod: a cosine of degree 47 in 6 levels, 3 double angles)
+    /// + 4 x 60 (CoeffToSlot) bits, P = 5 x 61 bits, dnum 6: log2 QP =
+    /// 1720 of the 1747 that the ternary table allows. Ephemeral secret of
+    /// weight 32 (estimated at 171.9 bits at log2(q_0 p_0) = 121, the
+    /// `sparse` table), K = 16: failure 2^-138.8 per bootstrap. Message
+    /// ratio 2^8. 11 levels left (Lattigo's N16QP1546H192H32 leaves 9).
+    pub fn n65536() -> BootstrapSet {
+        let mut q = vec![60];
+        q.extend([40; 11]);
+        q.extend([45; 3]);
+        q.extend([60; 13]);
+        BootstrapSet {
+            ckks: CkksParameters::new("ckks-n65536-boot", 1 << 16, &q, &[61; 5], 40, 6),
+            bootstrap: BootstrapParameters {
+                coeff_to_slot_depth: 4,
+                slot_to_coeff_depth: 3,
+                k: 16,
+                cosine_degree: 47,
+                double_angle: 3,
+                ephemeral_weight: 32,
+                log_message_ratio: 8,
+            },
+        }
+    }
+
+    /// The fast insecure set of the tests (N = 1024, far above the 128-bit
+    /// limit: its parameters are refused unless
+    /// [`CkksParameters::allow_insecure`] is called): q_0 50 bits (scale
+    /// 2^40), 2 levels left, SlotToCoeff 3 x 40, EvalMod 9 x 55 (degree 47,
+    /// 3 double angles), CoeffToSlot 3 x 55; P 3 x 61; K = 16, weight 32,
+    /// message ratio 2^10.
+    pub fn insecure_n1024() -> BootstrapSet {
+        let mut q = vec![50, 40, 40, 40, 40, 40];
+        q.extend([55; 12]);
+        BootstrapSet {
+            ckks: CkksParameters::new("ckks-n1024-boot-insecure", 1024, &q, &[61; 3], 40, 6),
+            bootstrap: BootstrapParameters {
+                coeff_to_slot_depth: 3,
+                slot_to_coeff_depth: 3,
+                k: 16,
+                cosine_degree: 47,
+                double_angle: 3,
+                ephemeral_weight: 32,
+                log_message_ratio: 10,
+            },
+        }
+    }
+
+    /// The same chain and circuit at ring degree `n` (2^10..=2^16; below
+    /// 2^16 far above the 128-bit limit, so refused unless allowed): for
+    /// measuring a set's precision and speed on a smaller ring.
+    pub fn at_degree(mut self, n: usize) -> BootstrapSet {
+        let name = format!("{}-at-n{n}", self.ckks.name());
+        self.ckks = CkksParameters::new(
+            &name,
+            n,
+            self.ckks.q_bits(),
+            self.ckks.p_bits(),
+            self.ckks.log_scale(),
+            self.ckks.dnum(),
+        );
+        self
+    }
+
+    /// Every named secure set.
+    pub fn named() -> Vec<BootstrapSet> {
+        vec![BootstrapSet::n65536()]
     }
 }
 
@@ -604,23 +705,53 @@ mod tests {
     /// N = 1024 (insecure): q_0 50 bits (scale 2^40), 2 levels left, then
     /// SlotToCoeff 3 x 40, EvalMod 9 x 55, CoeffToSlot 3 x 55; P 3 x 61.
     fn test_context() -> Arc<CkksContext> {
-        let mut q = vec![50, 40, 40, 40, 40, 40];
-        q.extend([55; 12]);
-        let params =
-            CkksParameters::new("boot-test", 1024, &q, &[61, 61, 61], 40, 6).allow_insecure();
-        CkksContext::new(params).unwrap()
+        let set = BootstrapSet::insecure_n1024();
+        assert!(CkksContext::new(set.ckks.clone()).is_err()); // refused unless asked for
+        CkksContext::new(set.ckks.allow_insecure()).unwrap()
     }
 
     fn test_params() -> BootstrapParameters {
-        BootstrapParameters {
-            coeff_to_slot_depth: 3,
-            slot_to_coeff_depth: 3,
-            k: 16,
-            cosine_degree: 47,
-            double_angle: 3,
-            ephemeral_weight: 32,
-            log_message_ratio: 10,
+        BootstrapSet::insecure_n1024().bootstrap
+    }
+
+    #[test]
+    fn rotation_steps_come_from_the_plaintext_matrices() {
+        let f = fixture();
+        let steps = test_params().rotation_steps(f.ctx.slots()).unwrap();
+        assert_eq!(steps, f.bt.rotation_steps());
+    }
+
+    #[test]
+    fn the_named_set_is_secure_and_fits_its_circuit() {
+        let set = BootstrapSet::n65536();
+        assert_eq!(set.ckks.log_qp(), 1720);
+        set.ckks.validate().unwrap(); // the ternary 128-bit table
+        assert_eq!(set.ckks.max_level() - set.bootstrap.depth(), 11);
+        assert!(failure_probability_log2(1 << 16, 32, 16.0) <= MAX_FAILURE_LOG2);
+        let q0p0 = 60.0 + 61.0;
+        assert!(sparse::sparse_secret_security(1 << 16, 32, q0p0).unwrap() >= 128.0);
+        // Another weight has no pinned estimate: refused at N = 2^16.
+        assert!(sparse::sparse_secret_security(1 << 16, 48, q0p0).is_none());
+        // The checks of Bootstrapper::new, on the real context (refused
+        // before anything is encoded): a weight without a pinned estimate,
+        // and an interval too small for the weight.
+        let ctx = CkksContext::new(set.ckks.clone()).unwrap();
+        for bad in [
+            BootstrapParameters {
+                ephemeral_weight: 48,
+                ..set.bootstrap.clone()
+            },
+            BootstrapParameters {
+                k: 12,
+                ..set.bootstrap.clone()
+            },
+        ] {
+            assert!(matches!(
+                Bootstrapper::new(&ctx, bad),
+                Err(Error::InvalidParameters(_))
+            ));
         }
+        assert_eq!(BootstrapSet::named(), vec![set]);
     }
 
     fn sample(s: usize, seed: f64) -> Vec<Complex> {
