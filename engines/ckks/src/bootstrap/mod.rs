@@ -125,7 +125,7 @@ impl BootstrapSet {
     /// `ckks-n65536-boot`: N = 2^16, 2^15 complex slots, scale 2^40.
     /// Q = 60 (q_0) + 11 x 40 (the levels left) + 3 x 45 (SlotToCoeff) + 9
     /// x 60 (EvalMod: a cosine of degree 47 in 6 levels, 3 double angles)
-    /// + 4 x 60 (CoeffToSlot) bits, P = 5 x 61 bits, dnum 6: log2 QP =
+    /// and 4 x 60 (CoeffToSlot) bits, P = 5 x 61 bits, dnum 6: log2 QP =
     /// 1720 of the 1747 that the ternary table allows. Ephemeral secret of
     /// weight 32 (estimated at 171.9 bits at log2(q_0 p_0) = 121, the
     /// `sparse` table), K = 16: failure 2^-138.8 per bootstrap. Message
