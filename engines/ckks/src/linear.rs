@@ -391,7 +391,7 @@ impl RotationSum {
     /// baby-step giant-step with giant steps of multiples of G (type
     /// documentation; G in 1..=n/2), and the vectors encoded at scale
     /// q_l `ratio` instead of q_l, so that the result's scale is x's times
-    /// `ratio` (in (0, 1]; a smaller one leaves the vectors fewer bits:
+    /// `ratio` (in (0, 2]; a smaller one leaves the vectors fewer bits:
     /// the bootstrap's SlotToCoeff lowers EvalMod's large scale to the
     /// default one over its levels).
     pub fn with_giant_step(
@@ -401,9 +401,9 @@ impl RotationSum {
         giant: Option<usize>,
         ratio: f64,
     ) -> Result<RotationSum> {
-        if !(ratio > 0.0 && ratio <= 1.0) {
+        if !(ratio > 0.0 && ratio <= 2.0) {
             return Err(Error::Encoding(format!(
-                "the scale ratio {ratio} must be in (0, 1]"
+                "the scale ratio {ratio} must be in (0, 2]"
             )));
         }
         if level == 0 {

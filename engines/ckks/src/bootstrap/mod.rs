@@ -5,14 +5,17 @@
 //!
 //! ```text
 //! ct at level 0 under s (modulo q_0, phase m + e, |m| well below q_0)
+//!  0. times the integer k that brings its scale near q_0 / 2^ratio
 //!  1. switch to the ephemeral secret s' (Hamming weight h), modulo q_0 p_0
 //!  2. ModRaise: the centered residues modulo q_0 read modulo Q_L:
 //!     phase t = m + q_0 I under s', |I| small because s' is sparse
 //!  3. switch back to s modulo Q_L P
 //!  4. CoeffToSlot: slots <- t's coefficients / (2 q_0 K) (bit-reversed)
 //!  5. real and imaginary parts (a conjugation): y = t_i / (q_0 K) each
-//!  6. EvalMod on both: sin(2 pi t_i / q_0) ~ 2 pi m_i / q_0
-//!  7. SlotToCoeff of re + i im, times q_0 / (2 pi scale): the slots of m
+//!  6. EvalMod on both: sin(2 pi t_i / q_0) ~ 2 pi m_i / q_0 (optionally
+//!     corrected by the arcsine: 6 z + z^3 ~ 6 arcsin(z))
+//!  7. SlotToCoeff of re + i im, times 2^ratio / (2 pi) (/ 6 with the
+//!     arcsine): the slots of m
 //! ```
 //!
 //! Failure: step 6 is accurate only while |t_i / q_0| <= K. With
@@ -83,6 +86,10 @@ pub struct BootstrapParameters {
     /// sine: a larger ratio, less error from it but more from EvalMod's
     /// own, which SlotToCoeff multiplies by 2^ratio / (2 pi)).
     pub log_message_ratio: u32,
+    /// The arcsine correction after EvalMod: 6 z + z^3 = 6 arcsin(z) +
+    /// O(z^5) for z = sin(2 pi k m / q_0), two more levels (the linearization
+    /// error (2 pi eps)^2 B / 6 becomes (3 / 40) (2 pi eps)^4 B).
+    pub arcsine: bool,
 }
 
 impl BootstrapParameters {
@@ -107,7 +114,11 @@ impl BootstrapParameters {
     /// ceil(log2(degree + 1)) and the double angles), SlotToCoeff.
     pub fn depth(&self) -> usize {
         let cosine = (usize::BITS - self.cosine_degree.leading_zeros()) as usize;
-        self.coeff_to_slot_depth + cosine + self.double_angle as usize + self.slot_to_coeff_depth
+        self.coeff_to_slot_depth
+            + cosine
+            + self.double_angle as usize
+            + 2 * usize::from(self.arcsine)
+            + self.slot_to_coeff_depth
     }
 }
 
@@ -123,18 +134,18 @@ pub struct BootstrapSet {
 
 impl BootstrapSet {
     /// `ckks-n65536-boot`: N = 2^16, 2^15 complex slots, scale 2^40.
-    /// Q = 60 (q_0) + 11 x 40 (the levels left) + 3 x 45 (SlotToCoeff) + 9
-    /// x 60 (EvalMod: a cosine of degree 47 in 6 levels, 3 double angles)
-    /// and 4 x 60 (CoeffToSlot) bits, P = 5 x 61 bits, dnum 6: log2 QP =
-    /// 1720 of the 1747 that the ternary table allows. Ephemeral secret of
-    /// weight 32 (estimated at 171.9 bits at log2(q_0 p_0) = 121, the
-    /// `sparse` table), K = 16: failure 2^-138.8 per bootstrap. Message
-    /// ratio 2^8. 11 levels left (Lattigo's N16QP1546H192H32 leaves 9).
+    /// Q = 60 (q_0) + 9 x 40 (the levels left) + 3 x 40 (SlotToCoeff) + 11
+    /// x 60 (EvalMod: a cosine of degree 47 in 6 levels, 3 double angles,
+    /// the arcsine in 2) and 4 x 60 (CoeffToSlot) bits, P = 5 x 61 bits,
+    /// dnum 6: log2 QP = 1745 of the 1747 that the ternary table allows.
+    /// Ephemeral secret of weight 32 (estimated at 171.9 bits at log2(q_0
+    /// p_0) = 121, the `sparse` table), K = 16: failure 2^-138.8 per
+    /// bootstrap. Message ratio 2^7. 9 levels left, as Lattigo's
+    /// N16QP1546H192H32.
     pub fn n65536() -> BootstrapSet {
         let mut q = vec![60];
-        q.extend([40; 11]);
-        q.extend([45; 3]);
-        q.extend([60; 13]);
+        q.extend([40; 12]);
+        q.extend([60; 15]);
         BootstrapSet {
             ckks: CkksParameters::new("ckks-n65536-boot", 1 << 16, &q, &[61; 5], 40, 6),
             bootstrap: BootstrapParameters {
@@ -144,7 +155,8 @@ impl BootstrapSet {
                 cosine_degree: 47,
                 double_angle: 3,
                 ephemeral_weight: 32,
-                log_message_ratio: 8,
+                log_message_ratio: 7,
+                arcsine: true,
             },
         }
     }
@@ -168,6 +180,7 @@ impl BootstrapSet {
                 double_angle: 3,
                 ephemeral_weight: 32,
                 log_message_ratio: 10,
+                arcsine: false,
             },
         }
     }
@@ -376,11 +389,13 @@ impl Bootstrapper {
         let c2s = coeff_to_slot(slots, params.coeff_to_slot_depth, c2s_factor)?;
         let c2s = HomomorphicDft::new(ctx, &c2s, top, 1.0)?;
         let message_scale = q0 / 2f64.powi(params.log_message_ratio as i32);
-        let s2c_factor = 2f64.powi(params.log_message_ratio as i32) / (2.0 * PI);
+        // EvalMod's result is 2 pi k m / q_0, or 6 times that with the arcsine.
+        let corrected = if params.arcsine { 6.0 } else { 1.0 };
+        let s2c_factor = 2f64.powi(params.log_message_ratio as i32) / (2.0 * PI * corrected);
         let s2c = slot_to_coeff(slots, params.slot_to_coeff_depth, s2c_factor)?;
         // EvalMod lands near the scale of its last prime; SlotToCoeff
         // lowers it to the default scale over its levels.
-        let s2c_level = eval_level - eval_mod.depth();
+        let s2c_level = eval_level - eval_mod.depth() - 2 * usize::from(params.arcsine);
         let s2c_ratio = ctx.default_scale() / ctx.prime(s2c_level + 1)? as f64;
         let s2c = HomomorphicDft::new(ctx, &s2c, s2c_level, s2c_ratio)?;
         let small = encapsulation_context(ctx)?;
@@ -502,13 +517,26 @@ impl Bootstrapper {
         // q_0 / 2^ratio, the message scale its factor assumes), so the
         // scale after it must be D_m / k, and EvalMod's D_m / (k r).
         let landing = self.message_scale / (k_int * self.s2c_ratio);
-        let mut re = self.eval_mod.evaluate(&re, &keys.relin, landing)?;
-        let mut im = self.eval_mod.evaluate(&im, &keys.relin, landing)?;
+        // With the arcsine, EvalMod lands on S with S^3 / (q_l q_(l-1)) = landing.
+        let after = re.level() - self.eval_mod.depth();
+        let mod_landing = match self.params.arcsine {
+            false => landing,
+            true => {
+                let (q1, q2) = (ctx.prime(after)? as f64, ctx.prime(after - 1)? as f64);
+                (landing * q1 * q2).cbrt()
+            }
+        };
+        let mut re = self.eval_mod.evaluate(&re, &keys.relin, mod_landing)?;
+        let mut im = self.eval_mod.evaluate(&im, &keys.relin, mod_landing)?;
         // sin(2 pi t_i / q_0) = sin(2 pi k m_i / q_0): at most 2 pi eps,
         // plus the approximation's error.
         let reduced = 2.0 * PI * epsilon + self.eval_mod.max_error();
         re.bound_message(reduced);
         im.bound_message(reduced);
+        if self.params.arcsine {
+            re = arcsine(&re, &keys.relin, reduced)?;
+            im = arcsine(&im, &keys.relin, reduced)?;
+        }
         // 7. SlotToCoeff of re + i im.
         let mut out = self.s2c.apply(&re.add(&times_i(&im)?)?, &keys.galois)?;
         // The integers are Delta x: relabelled at ct's scale Delta.
@@ -522,7 +550,11 @@ impl Bootstrapper {
         // off by at most (2 pi)^2 B^3 D^2 / (6 q_0^2) = (2 pi eps)^2 B / 6
         // (with the factor k in eps) in value units.
         let interpolant = sum_bound(ctx.n(), self.eval_mod.max_error()) * q0 / (2.0 * PI * k_int);
-        let linearization = (2.0 * PI * epsilon).powi(2) * ct.message_bound() / 6.0 * scale;
+        let linearization = match self.params.arcsine {
+            false => (2.0 * PI * epsilon).powi(2) / 6.0,
+            true => (2.0 * PI * epsilon).powi(4) * 3.0 / 40.0,
+        } * ct.message_bound()
+            * scale;
         let approximation = interpolant + linearization;
         let noise = Noise::new(
             ct.noise.message + out.noise.error + approximation,
@@ -531,6 +563,18 @@ impl Bootstrapper {
         let polys = std::mem::take(&mut out.polys);
         out.derived(polys, out.level, scale, noise)
     }
+}
+
+/// 6 z + z^3 = 6 arcsin(z) - (9 / 20) z^5 + ... for z at level l (|z| <=
+/// `bound`), at level l - 2 with scale S^3 / (q_l q_(l-1)) (S z's scale):
+/// z^2, then z^3 = z^2 z, and 6 z brought to z^3's level and scale.
+fn arcsine(z: &Ciphertext, rk: &RelinKey, bound: f64) -> Result<Ciphertext> {
+    let z2 = z.square_relin_rescale(rk)?;
+    let mut z3 = z2.mul_relin_rescale(z, rk)?;
+    z3.bound_message(bound.powi(3));
+    let mut out = z.adjust(z3.level(), z3.scale())?.mul_int(6)?.add(&z3)?;
+    out.bound_message(6.0 * bound + bound.powi(3));
+    Ok(out)
 }
 
 /// The key-switching context of the ephemeral secret: Q = q_0, P = p_0
@@ -724,9 +768,9 @@ mod tests {
     #[test]
     fn the_named_set_is_secure_and_fits_its_circuit() {
         let set = BootstrapSet::n65536();
-        assert_eq!(set.ckks.log_qp(), 1720);
+        assert_eq!(set.ckks.log_qp(), 1745);
         set.ckks.validate().unwrap(); // the ternary 128-bit table
-        assert_eq!(set.ckks.max_level() - set.bootstrap.depth(), 11);
+        assert_eq!(set.ckks.max_level() - set.bootstrap.depth(), 9);
         assert!(failure_probability_log2(1 << 16, 32, 16.0) <= MAX_FAILURE_LOG2);
         let q0p0 = 60.0 + 61.0;
         assert!(sparse::sparse_secret_security(1 << 16, 32, q0p0).unwrap() >= 128.0);
@@ -883,6 +927,45 @@ mod tests {
             sk2.bootstrap_keys(&f.bt),
             Err(Error::ParameterMismatch)
         ));
+    }
+
+    #[test]
+    fn the_arcsine_correction_allows_a_smaller_message_ratio() {
+        // The tests' chain with two more primes of 55 bits for the
+        // arcsine (right below EvalMod's); ratio 2^7.
+        let mut q = vec![50];
+        q.extend([40; 5]);
+        q.extend([55; 14]);
+        let set = CkksParameters::new("boot-arcsine", 1024, &q, &[61; 3], 40, 7);
+        let ctx = CkksContext::new(set.allow_insecure()).unwrap();
+        let params = BootstrapParameters {
+            arcsine: true,
+            log_message_ratio: 7,
+            ..test_params()
+        };
+        let bt = Bootstrapper::new(&ctx, params.clone()).unwrap();
+        assert_eq!(bt.output_level(), 2);
+        let plain = Bootstrapper::new(
+            &ctx,
+            BootstrapParameters {
+                arcsine: false,
+                ..params
+            },
+        )
+        .unwrap();
+        let sk = SecretKey::generate(&ctx).unwrap();
+        let z = sample(ctx.slots(), 5.0);
+        let pt = Plaintext::encode(&ctx, &z, 0, ctx.default_scale(), 1.0).unwrap();
+        let ct = sk.encrypt(&pt).unwrap();
+        let run = |bt: &Bootstrapper| {
+            let out = bt.bootstrap(&ct, &sk.bootstrap_keys(bt).unwrap()).unwrap();
+            let (max, mean) = errors(&sk.decrypt(&out).unwrap().decode().unwrap(), &z);
+            eprintln!("max 2^{:.1}, mean 2^{:.1}", max.log2(), mean.log2());
+            assert!(out.precision_bits() <= -max.log2());
+            mean
+        };
+        let (with, without) = (run(&bt), run(&plain));
+        assert!(-with.log2() >= MIN_BITS_MEAN + 1.0 && with < without / 4.0);
     }
 
     #[test]
