@@ -351,7 +351,8 @@ impl LinearTransform {
 ///
 /// (baby-step giant-step): the baby rotations of every group share x's one
 /// ModUp, each group is divided once, and each giant rotation is applied
-/// once, to its group's sum. A sparse transform whose steps are l c for
+/// once, to its group's sum, with lazy ModDown (the giant rotations' first
+/// halves are summed in Q_l P and moved down once). A sparse transform whose steps are l c for
 /// |c| < C then needs about 2 sqrt(2 C) keys and key switches instead of
 /// 2 C (the homomorphic DFT's merged butterflies).
 #[derive(Clone, Debug)]
@@ -490,9 +491,12 @@ impl RotationSum {
             true => Some(ct.ctx.key_switch().decompose(&ct.polys[1])?),
             false => None,
         };
-        let mut sum: Option<Ciphertext> = None;
+        // The groups' sums, each rotated by its giant step with lazy ModDown
+        // (the first halves summed in Q_l P and moved down once).
+        let ks = ct.ctx.key_switch();
+        let mut sum: Option<(Ciphertext, LazyRlwe<'static>, Noise)> = None;
         for (&g, group) in &self.groups {
-            let z = hoisted_products(
+            let mut z = hoisted_products(
                 ct,
                 dec.as_ref(),
                 self.level,
@@ -500,16 +504,30 @@ impl RotationSum {
                 &group.extended,
                 keys,
             )?;
-            let z = match g {
-                0 => z,
-                g => z.rotate(g as i64, keys)?,
+            let mut polys = std::mem::take(&mut z.polys).into_iter();
+            let (Some(c0), Some(c1)) = (polys.next(), polys.next()) else {
+                return Err(Error::CiphertextSize {
+                    expected: 2,
+                    got: 0,
+                });
             };
+            let part = LazyRlwe::with_pending(ks, c0, None, c1)?;
+            let (part, noise) = z.rotated_lazy(&part, z.noise, g as i64, keys)?;
             sum = Some(match sum {
-                None => z,
-                Some(s) => s.add(&z)?,
+                None => (z, part, noise),
+                Some((first, mut acc, n)) => {
+                    acc.add_assign(ks, &part)?;
+                    (first, acc, n + noise)
+                }
             });
         }
-        sum.ok_or(Error::Encoding("a rotation sum needs a term".into()))
+        let (first, acc, mut noise) =
+            sum.ok_or(Error::Encoding("a rotation sum needs a term".into()))?;
+        if self.groups.keys().any(|&g| g != 0) {
+            noise = noise.plus_error(lazy_finish_error(&ct.ctx));
+        }
+        let (c0, c1) = acc.finish(ks)?;
+        first.derived(vec![c0, c1], first.level, first.scale, noise)
     }
 }
 
