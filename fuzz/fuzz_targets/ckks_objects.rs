@@ -1,7 +1,7 @@
 #![no_main]
 //! Every CKKS loader on arbitrary bytes: parameters, keys and ciphertexts
 //! must load or return an error, never panic, hang or allocate without bound.
-//! The first byte picks the loader. An accepted ciphertext re-encodes to bytes
+//! The first byte picks the loader (6: bootstrapping keys). An accepted ciphertext re-encodes to bytes
 //! that load to the same ciphertext, and is decrypted, added to itself and
 //! rescaled, so that the metadata the loader accepted is exercised.
 
@@ -9,7 +9,8 @@ use std::sync::{Arc, OnceLock};
 
 use libfuzzer_sys::fuzz_target;
 use triskel_ckks::{
-    Ciphertext, CkksContext, CkksParameters, GaloisKeys, PublicKey, RelinKey, SecretKey,
+    BootstrapKeys, Ciphertext, CkksContext, CkksParameters, GaloisKeys, PublicKey, RelinKey,
+    SecretKey,
 };
 
 fn context() -> &'static (Arc<CkksContext>, SecretKey) {
@@ -26,7 +27,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let (ctx, sk) = context();
-    match which % 6 {
+    match which % 7 {
         0 => {
             let _ = CkksParameters::from_bytes(bytes);
         }
@@ -41,6 +42,13 @@ fuzz_target!(|data: &[u8]| {
         }
         4 => {
             let _ = GaloisKeys::from_bytes(bytes, ctx);
+        }
+        6 => {
+            if let Ok(keys) = BootstrapKeys::from_bytes(bytes, ctx) {
+                let encoded = keys.to_bytes();
+                let again = BootstrapKeys::from_bytes(&encoded, ctx).expect("re-encoded keys load");
+                assert_eq!(again.to_bytes(), encoded, "bootstrapping keys round-trip");
+            }
         }
         _ => {
             let Ok(ct) = Ciphertext::from_bytes(bytes, ctx) else {

@@ -44,8 +44,16 @@
 //!   method, hoisted baby steps, giant steps, zero diagonals skipped);
 //!   [`RotationSum`]: the caller's own sum of rotations times plaintext
 //!   vectors, with one ModUp and one ModDown (merged with the rescale).
-//! - Versioned, validated serialization of parameters, keys and ciphertexts.
+//! - [`Bootstrapper`]: CKKS bootstrapping (ModRaise, CoeffToSlot and
+//!   SlotToCoeff as merged butterfly stages, EvalMod by a cosine and double
+//!   angles) with sparse-secret encapsulation, a failure probability checked
+//!   to be at most 2^-128 ([`failure_probability_log2`]) and the ephemeral
+//!   secret's security checked against pinned estimates
+//!   ([`SPARSE_SECRET_ESTIMATES`]); [`BootstrapSet`] names the sets.
+//! - Versioned, validated serialization of parameters, keys (bootstrapping
+//!   keys too) and ciphertexts.
 
+mod bootstrap;
 mod ciphertext;
 mod context;
 mod encoder;
@@ -59,6 +67,11 @@ mod plaintext;
 mod polynomial;
 mod serial;
 
+pub use bootstrap::sparse::{sparse_secret_security, SPARSE_SECRET_ESTIMATES};
+pub use bootstrap::{
+    failure_probability_log2, BootstrapKeys, BootstrapParameters, BootstrapSet, Bootstrapper,
+    MAX_FAILURE_LOG2,
+};
 pub use ciphertext::Ciphertext;
 pub use context::CkksContext;
 pub use encoder::Complex;

@@ -28,14 +28,15 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use triskel_ring::{LazyRlwe, Poly, Representation};
+use triskel_ring::{Decomposition, LazyRlwe, Poly, Representation};
 
 use crate::ciphertext::Ciphertext;
 use crate::context::CkksContext;
+use crate::encoder::Complex;
 use crate::error::{Error, Result};
 use crate::keys::{rotation_element, GaloisKeys};
 use crate::noise::{digit_error, lazy_finish_error, rounding_error, Noise};
-use crate::plaintext::{encode_real_in, Plaintext};
+use crate::plaintext::{encode_in, Plaintext};
 
 /// A matrix prepared for multiplication with packed encrypted vectors.
 #[derive(Clone, Debug)]
@@ -128,10 +129,11 @@ impl LinearTransform {
         for (i, u) in chosen {
             // rot(u, -g n1) on the periodic packing, over all slots.
             let shift = i - i % baby;
-            let rotated: Vec<f64> = (0..slots)
-                .map(|s| u[(s + dim - shift % dim) % dim])
+            let rotated: Vec<Complex> = (0..slots)
+                .map(|s| Complex::from(u[(s + dim - shift % dim) % dim]))
                 .collect();
-            let (pt, ext) = encode_diagonal(ctx, &rotated, level, fold.is_some() || i % baby != 0)?;
+            let in_qp = fold.is_some() || i % baby != 0;
+            let (pt, ext) = encode_diagonal(ctx, &rotated, level, 1.0, in_qp)?;
             diagonals.insert(i, pt);
             extended.extend(ext.map(|e| (i, e)));
         }
@@ -307,7 +309,7 @@ impl LinearTransform {
 
     /// The hybrid method's z = sum_i u_i rot(x, i), rescaled: [`hoisted_products`].
     fn hybrid_products(&self, ct: &Ciphertext, keys: &GaloisKeys) -> Result<Ciphertext> {
-        hoisted_products(ct, self.level, &self.diagonals, &self.extended, keys)
+        hoisted_products(ct, None, self.level, &self.diagonals, &self.extended, keys)
     }
 }
 
@@ -338,12 +340,34 @@ impl LinearTransform {
 /// not [`Plaintext`]s: the products happen in Q_l P, where a plaintext of
 /// Q_l has no residues. Every nonzero step needs its own Galois key
 /// (hoisting has no power-of-two fallback).
+///
+/// With a giant step G ([`with_giant_step`](Self::with_giant_step)), each
+/// step k (taken in (-n/4, n/4]) is split as k = g + b with g a multiple of
+/// G and 0 <= b < G, and
+///
+/// ```text
+/// z = sum_g rot( sum_b rot(u_(g+b), -g) * rot(x, b),  g )
+/// ```
+///
+/// (baby-step giant-step): the baby rotations of every group share x's one
+/// ModUp, each group is divided once, and each giant rotation is applied
+/// once, to its group's sum, with lazy ModDown (the giant rotations' first
+/// halves are summed in Q_l P and moved down once). A sparse transform whose steps are l c for
+/// |c| < C then needs about 2 sqrt(2 C) keys and key switches instead of
+/// 2 C (the homomorphic DFT's merged butterflies).
 #[derive(Clone, Debug)]
 pub struct RotationSum {
     level: usize,
-    /// u_k by step k in [0, n/2), encoded at scale q_l in Q_l.
+    /// By giant step g in [0, n/2) (only 0 without giant steps).
+    groups: BTreeMap<usize, Group>,
+}
+
+/// One giant step's vectors rot(u_(g+b), -g) by baby step b in [0, n/2).
+#[derive(Clone, Debug)]
+struct Group {
+    /// Encoded at scale q_l in Q_l.
     diagonals: BTreeMap<usize, Plaintext>,
-    /// The same in Q_l P, for k != 0.
+    /// The same in Q_l P, for b != 0.
     extended: BTreeMap<usize, Poly>,
 }
 
@@ -357,6 +381,32 @@ impl RotationSum {
         terms: &[(i64, Vec<f64>)],
         level: usize,
     ) -> Result<RotationSum> {
+        let terms: Vec<(i64, Vec<Complex>)> = terms
+            .iter()
+            .map(|(k, u)| (*k, u.iter().map(|&v| Complex::from(v)).collect()))
+            .collect();
+        RotationSum::with_giant_step(ctx, &terms, level, None, 1.0)
+    }
+
+    /// The same for complex vectors u_k, with `giant` = Some(G) by
+    /// baby-step giant-step with giant steps of multiples of G (type
+    /// documentation; G in 1..=n/2), and the vectors encoded at scale
+    /// q_l `ratio` instead of q_l, so that the result's scale is x's times
+    /// `ratio` (in (0, 2]; a smaller one leaves the vectors fewer bits:
+    /// the bootstrap's SlotToCoeff lowers EvalMod's large scale to the
+    /// default one over its levels).
+    pub fn with_giant_step(
+        ctx: &Arc<CkksContext>,
+        terms: &[(i64, Vec<Complex>)],
+        level: usize,
+        giant: Option<usize>,
+        ratio: f64,
+    ) -> Result<RotationSum> {
+        if !(ratio > 0.0 && ratio <= 2.0) {
+            return Err(Error::Encoding(format!(
+                "the scale ratio {ratio} must be in (0, 2]"
+            )));
+        }
         if level == 0 {
             return Err(Error::LowestLevel);
         }
@@ -365,35 +415,65 @@ impl RotationSum {
         }
         ctx.prime(level)?; // an error for a level the chain lacks
         let slots = ctx.slots();
-        let mut diagonals = BTreeMap::new();
-        let mut extended = BTreeMap::new();
+        if giant.is_some_and(|g| g == 0 || g > slots) {
+            return Err(Error::Encoding(format!(
+                "the giant step must be in 1..={slots}"
+            )));
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        let mut split: BTreeMap<usize, Vec<(usize, Vec<Complex>)>> = BTreeMap::new();
         for (step, u) in terms {
-            if u.len() > slots || u.iter().any(|v| !v.is_finite()) {
+            if u.len() > slots || u.iter().any(|v| !v.re.is_finite() || !v.im.is_finite()) {
                 return Err(Error::Encoding(format!(
                     "step {step}: the vector must hold at most {slots} finite values"
                 )));
             }
             let k = step.rem_euclid(slots as i64) as usize;
-            if diagonals.contains_key(&k) {
+            if !seen.insert(k) {
                 return Err(Error::Encoding(format!(
                     "step {step} is given twice (modulo {slots})"
                 )));
             }
-            let (pt, ext) = encode_diagonal(ctx, u, level, k != 0)?;
-            diagonals.insert(k, pt);
-            extended.extend(ext.map(|e| (k, e)));
+            let (g, b) = split_step(k, slots, giant);
+            // rot(u, -g) over all slots (u zero-padded).
+            let v: Vec<Complex> = (0..slots)
+                .map(|j| u.get((j + slots - g) % slots).copied().unwrap_or_default())
+                .collect();
+            split.entry(g).or_default().push((b, v));
         }
-        Ok(RotationSum {
-            level,
-            diagonals,
-            extended,
-        })
+        let mut groups = BTreeMap::new();
+        for (g, babies) in split {
+            let mut diagonals = BTreeMap::new();
+            let mut extended = BTreeMap::new();
+            for (b, v) in babies {
+                let (pt, ext) = encode_diagonal(ctx, &v, level, ratio, b != 0)?;
+                diagonals.insert(b, pt);
+                extended.extend(ext.map(|e| (b, e)));
+            }
+            groups.insert(
+                g,
+                Group {
+                    diagonals,
+                    extended,
+                },
+            );
+        }
+        Ok(RotationSum { level, groups })
     }
 
     /// The rotation steps [`apply`](Self::apply) needs keys for (in
-    /// [1, n/2)).
+    /// [1, n/2)): the baby steps and the giant steps.
     pub fn rotation_steps(&self) -> Vec<i64> {
-        self.extended.keys().map(|&k| k as i64).collect()
+        let mut steps: Vec<i64> = self
+            .groups
+            .iter()
+            .flat_map(|(&g, group)| group.extended.keys().copied().chain([g]))
+            .filter(|&k| k != 0)
+            .map(|k| k as i64)
+            .collect();
+        steps.sort_unstable();
+        steps.dedup();
+        steps
     }
 
     /// The level the vectors are encoded at.
@@ -405,30 +485,88 @@ impl RotationSum {
     pub fn apply(&self, ct: &Ciphertext, keys: &GaloisKeys) -> Result<Ciphertext> {
         keys.check(ct)?;
         let ct = &ct.drop_to_level(self.level)?;
-        hoisted_products(ct, self.level, &self.diagonals, &self.extended, keys)
+        ct.expect_size(2)?;
+        let hoisted = self.groups.values().any(|g| !g.extended.is_empty());
+        let dec = match hoisted {
+            true => Some(ct.ctx.key_switch().decompose(&ct.polys[1])?),
+            false => None,
+        };
+        // The groups' sums, each rotated by its giant step with lazy ModDown
+        // (the first halves summed in Q_l P and moved down once).
+        let ks = ct.ctx.key_switch();
+        let mut sum: Option<(Ciphertext, LazyRlwe<'static>, Noise)> = None;
+        for (&g, group) in &self.groups {
+            let mut z = hoisted_products(
+                ct,
+                dec.as_ref(),
+                self.level,
+                &group.diagonals,
+                &group.extended,
+                keys,
+            )?;
+            let mut polys = std::mem::take(&mut z.polys).into_iter();
+            let (Some(c0), Some(c1)) = (polys.next(), polys.next()) else {
+                return Err(Error::CiphertextSize {
+                    expected: 2,
+                    got: 0,
+                });
+            };
+            let part = LazyRlwe::with_pending(ks, c0, None, c1)?;
+            let (part, noise) = z.rotated_lazy(&part, z.noise, g as i64, keys)?;
+            sum = Some(match sum {
+                None => (z, part, noise),
+                Some((first, mut acc, n)) => {
+                    acc.add_assign(ks, &part)?;
+                    (first, acc, n + noise)
+                }
+            });
+        }
+        let (first, acc, mut noise) =
+            sum.ok_or(Error::Encoding("a rotation sum needs a term".into()))?;
+        if self.groups.keys().any(|&g| g != 0) {
+            noise = noise.plus_error(lazy_finish_error(&ct.ctx));
+        }
+        let (c0, c1) = acc.finish(ks)?;
+        first.derived(vec![c0, c1], first.level, first.scale, noise)
     }
 }
 
-/// A diagonal (or any public vector) u encoded at scale q_l for products at
-/// `level`: in Q_l, and with `extended` also in Q_l P (for products with
-/// key switches before their ModDown). The vector is the evaluator's public
-/// operand: its largest entry is its declared bound.
+/// The giant and baby parts (g, b) of a step k in [0, slots) (type
+/// documentation of [`RotationSum`]): (0, k) without giant steps, else k
+/// taken in (-slots/2, slots/2], g = floor(k / G) G (modulo slots) and
+/// b = k - g in [0, G).
+pub(crate) fn split_step(k: usize, slots: usize, giant: Option<usize>) -> (usize, usize) {
+    let Some(big) = giant else {
+        return (0, k);
+    };
+    let signed = if k > slots / 2 {
+        k as i64 - slots as i64
+    } else {
+        k as i64
+    };
+    let g = signed.div_euclid(big as i64) * big as i64;
+    (
+        g.rem_euclid(slots as i64) as usize,
+        (signed - g) as usize % slots,
+    )
+}
+
+/// A diagonal (or any public vector) u encoded at scale q_l `ratio` for
+/// products at `level`: in Q_l, and with `extended` also in Q_l P (for
+/// products with key switches before their ModDown). The vector is the
+/// evaluator's public operand: its largest entry is its declared bound.
 fn encode_diagonal(
     ctx: &Arc<CkksContext>,
-    u: &[f64],
+    u: &[Complex],
     level: usize,
+    ratio: f64,
     extended: bool,
 ) -> Result<(Plaintext, Option<Poly>)> {
-    let q = ctx.prime(level)? as f64;
+    let q = ctx.prime(level)? as f64 * ratio;
     let bound = u.iter().fold(f64::MIN_POSITIVE, |m, v| m.max(v.abs()));
-    let pt = Plaintext::encode_real(ctx, u, level, q, bound)?;
+    let pt = Plaintext::encode(ctx, u, level, q, bound)?;
     let ext = match extended {
-        true => Some(encode_real_in(
-            ctx,
-            u,
-            q,
-            ctx.key_switch().level_qp(level + 1)?,
-        )?),
+        true => Some(encode_in(ctx, u, q, ctx.key_switch().level_qp(level + 1)?)?),
         false => None,
     };
     Ok((pt, ext))
@@ -436,15 +574,16 @@ fn encode_diagonal(
 
 /// z = sum_i u_i rot(x, i), rescaled, for ct at `level` and the
 /// diagonals u_i by step i (encoded at scale q_l in Q_l, and in Q_l P for
-/// i != 0), with double hoisting: one ModUp of c1 for every rotation,
-/// each rotation's inner product (x0_i, x1_i) multiplied by u_i in Q_l P
-/// before any ModDown, and one division by q_l P for the whole sum (ModDown
-/// and rescale merged): z = round((P sum_i u_i (c0(X^g_i), [i = 0] c1) + sum_i u_i
-/// (x0_i, x1_i)) / (q_l P)). Noise: as rotations, products, sum and
-/// rescale one by one, with one rounding for every ModDown and the
-/// rescale.
+/// i != 0), with double hoisting: one ModUp of c1 for every rotation (`dec`,
+/// computed here when not given), each rotation's inner product (x0_i,
+/// x1_i) multiplied by u_i in Q_l P before any ModDown, and one division by
+/// q_l P for the whole sum (ModDown and rescale merged): z = round((P
+/// sum_i u_i (c0(X^g_i), [i = 0] c1) + sum_i u_i (x0_i, x1_i)) / (q_l P)).
+/// Noise: as rotations, products, sum and rescale one by one, with one
+/// rounding for every ModDown and the rescale.
 fn hoisted_products(
     ct: &Ciphertext,
+    dec: Option<&Decomposition>,
     level: usize,
     diagonals: &BTreeMap<usize, Plaintext>,
     extended: &BTreeMap<usize, Poly>,
@@ -455,7 +594,14 @@ fn hoisted_products(
     let ks = ctx.key_switch();
     let div = ctx.level(level)?.mod_down_rescale.as_ref();
     let div = div.ok_or(Error::LowestLevel)?;
-    let dec = ks.decompose(&ct.polys[1])?;
+    let owned;
+    let dec = match dec {
+        Some(d) => d,
+        None => {
+            owned = ks.decompose(&ct.polys[1])?;
+            &owned
+        }
+    };
     // The switches' rounding is the final division's, paid once.
     let switch = digit_error(ctx, level);
     let qlp = ks.level_qp(level + 1)?;
@@ -479,7 +625,7 @@ fn hoisted_products(
             let key = keys
                 .get(g)
                 .ok_or_else(|| Error::MissingKey(format!("Galois key for a rotation by {i}")))?;
-            let (x0, x1) = ks.inner_product(key, &dec, Some(g))?;
+            let (x0, x1) = ks.inner_product(key, dec, Some(g))?;
             let u = &extended[&i];
             x[0].mul_acc(&x0, u)?;
             x[1].mul_acc(&x1, u)?;

@@ -182,6 +182,22 @@ pub(crate) fn digit_error(ctx: &CkksContext, level: usize) -> f64 {
     slot_bound(ctx.n(), var, PRODUCT_TAIL)
 }
 
+/// Error added by a key switch of one digit of log2 `log_q` bits with
+/// special modulus of log2 `log_p` bits, and its ModDown (the level-0
+/// switch to the ephemeral secret of bootstrapping).
+pub(crate) fn one_digit_switch_error(ctx: &CkksContext, log_q: f64, log_p: f64) -> f64 {
+    let n = ctx.n() as f64;
+    let var = n * ctx.noise().variance() * (2.0 * (log_q - log_p)).exp2() / 12.0;
+    slot_bound(ctx.n(), var, PRODUCT_TAIL) + rounding_error(ctx, 2)
+}
+
+/// The average-case bound TAIL sqrt(count) x on the slots of a sum of
+/// `count` independent terms of magnitude at most x (the slot errors of
+/// a polynomial whose coefficients have errors up to x).
+pub(crate) fn sum_bound(count: usize, x: f64) -> f64 {
+    TAIL * (count as f64).sqrt() * x
+}
+
 impl Noise {
     /// A value of magnitude `message` with error `error`.
     pub fn new(message: f64, error: f64) -> Noise {

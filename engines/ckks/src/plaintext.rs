@@ -59,17 +59,16 @@ pub(crate) fn poly_from_i128(basis: &Arc<RnsBasis>, coeffs: &[i128]) -> Result<P
     Ok(p)
 }
 
-/// The encoding of real `values` at `scale` in any `basis` of the ring
-/// (NTT form): a public operand for products outside the ciphertext basis
-/// (the linear transforms' diagonals in Q_l P).
-pub(crate) fn encode_real_in(
+/// The encoding of `values` at `scale` in any `basis` of the ring (NTT
+/// form): a public operand for products outside the ciphertext basis (the
+/// linear transforms' diagonals in Q_l P).
+pub(crate) fn encode_in(
     ctx: &CkksContext,
-    values: &[f64],
+    values: &[Complex],
     scale: f64,
     basis: &Arc<RnsBasis>,
 ) -> Result<Poly> {
-    let values: Vec<Complex> = values.iter().map(|&v| Complex::from(v)).collect();
-    poly_from_i128(basis, &ctx.encoder.encode(&values, scale)?)
+    poly_from_i128(basis, &ctx.encoder.encode(values, scale)?)
 }
 
 /// The bound on slot magnitudes that [`Plaintext::from_real`] declares:

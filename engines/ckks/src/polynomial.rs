@@ -165,6 +165,17 @@ impl ChebyshevPolynomial {
     /// p(x) on every slot of `ct` (module documentation): the result is
     /// [`depth`](Self::depth) levels below `ct`, at `ct`'s scale.
     pub fn evaluate(&self, ct: &Ciphertext, rk: &RelinKey) -> Result<Ciphertext> {
+        self.evaluate_to(ct, rk, ct.scale())
+    }
+
+    /// [`evaluate`](Self::evaluate) landing on `scale` instead of `ct`'s
+    /// (the double-angle steps of bootstrapping's EvalMod choose theirs).
+    pub(crate) fn evaluate_to(
+        &self,
+        ct: &Ciphertext,
+        rk: &RelinKey,
+        scale: f64,
+    ) -> Result<Ciphertext> {
         rk.check(ct)?;
         if ct.level() < self.depth() {
             return Err(Error::NotEnoughLevels {
@@ -209,7 +220,7 @@ impl ChebyshevPolynomial {
             ti.bound_message(t_bound(i));
             t[i] = Some(ti);
         }
-        let target = (ct.level() - self.depth(), ct.scale());
+        let target = (ct.level() - self.depth(), scale);
         evaluate_at(&self.coeffs, &t, k, rk, target)
     }
 }

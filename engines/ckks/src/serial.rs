@@ -5,7 +5,7 @@
 //! ```text
 //! object     = "TRKC" | version: u8 (= 5) | kind: u8 | params | body
 //! kind       = 1 parameters, 2 secret key, 3 public key, 4 relinearization key,
-//!              5 Galois keys, 6 ciphertext
+//!              5 Galois keys, 6 ciphertext, 7 bootstrapping keys
 //! params     = name_len: u16 | name | n: u32 | kq: u8 | kq x bits: u8
 //!              | kp: u8 | kp x bits: u8 | log_scale: u8 | dnum: u32
 //! id         = 16 bytes: the KeyId of the secret key (triskel_ring::KeyId)
@@ -17,6 +17,10 @@
 //! galois     = id | count: u32 | count x (g: u32 | len: u32 | ring key bytes),
 //!              g strictly increasing (one encoding per set of keys), every
 //!              key of the set's id
+//! bootstrap  = id | relin key blob | galois (as above) | dense-to-sparse key
+//!              blob (ring key over q_0 p_0, to the ephemeral secret, whose
+//!              identity it carries) | sparse-to-dense key blob (over Q P, to
+//!              the id); every blob seed-compressed
 //! ciphertext = id | level: u8 | size: u8 | scale: f64 | error: f64 | message: f64
 //!              | seeded: u8   (message: the bound derived from the bounds
 //!              the encryptor declared, never from the values; version 2
@@ -53,6 +57,7 @@ use triskel_ring::{
     Reader, RlwePublicKey, RlweSet, SecretKey as RingSecret,
 };
 
+use crate::bootstrap::{encapsulation_context, BootstrapKeys};
 use crate::ciphertext::Ciphertext;
 use crate::context::CkksContext;
 use crate::error::{Error, Result};
@@ -208,6 +213,55 @@ impl GaloisKeys {
     }
 }
 
+impl BootstrapKeys {
+    /// Versioned, seed-compressed bytes of all the keys (module
+    /// documentation).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = begin(Kind::Bootstrap, self.relin.ctx.params());
+        self.id.write(&mut out);
+        self.relin.key.write_blob(&mut out);
+        write_galois_keys(&mut out, self.galois.id, &self.galois.keys);
+        self.to_sparse.write_blob(&mut out);
+        self.to_dense.write_blob(&mut out);
+        out
+    }
+
+    /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`: every key must
+    /// be for `ctx`'s bases and, but the dense-to-sparse key, of the stored
+    /// identity; the dense-to-sparse key must switch to another secret.
+    /// Whether the Galois keys cover a circuit's rotations is checked when
+    /// it runs ([`Error::MissingKey`]).
+    pub fn from_bytes(bytes: &[u8], ctx: &Arc<CkksContext>) -> Result<BootstrapKeys> {
+        let mut r = open(bytes, ctx, Kind::Bootstrap)?;
+        let id = KeyId::read(&mut r)?;
+        let relin = KeySwitchKey::read_blob(&mut r, ctx.key_switch())?;
+        let (galois_id, galois) = read_galois_keys(&mut r, ctx.key_switch())?;
+        let to_sparse = KeySwitchKey::read_blob(&mut r, &encapsulation_context(ctx)?)?;
+        let to_dense = KeySwitchKey::read_blob(&mut r, ctx.key_switch())?;
+        r.finish()?;
+        id.check("relinearization key", relin.id())?;
+        id.check("Galois keys", galois_id)?;
+        id.check("sparse-to-dense key", to_dense.id())?;
+        if to_sparse.id() == id {
+            return malformed("the dense-to-sparse key switches to the dense secret itself");
+        }
+        Ok(BootstrapKeys {
+            id,
+            relin: RelinKey {
+                ctx: ctx.clone(),
+                key: relin,
+            },
+            galois: GaloisKeys {
+                ctx: ctx.clone(),
+                id,
+                keys: galois,
+            },
+            to_sparse,
+            to_dense,
+        })
+    }
+}
+
 impl Ciphertext {
     /// Versioned bytes; a fresh symmetric encryption stores the seed of c1
     /// instead of c1 (half the size).
@@ -253,5 +307,47 @@ impl Ciphertext {
         Ok(Ciphertext::new(
             ctx, key_id, polys, level, scale, noise, seed,
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bootstrap_keys_round_trip_and_refuse_tampering() {
+        let ctx = CkksContext::new(CkksParameters::n8192()).unwrap();
+        let sk = SecretKey::generate(&ctx).unwrap();
+        let keys = BootstrapKeys::generate(&sk, &[1, -4], 32).unwrap();
+        let bytes = keys.to_bytes();
+        let back = BootstrapKeys::from_bytes(&bytes, &ctx).unwrap();
+        assert_eq!(back.to_bytes(), bytes);
+        assert_eq!(back.id(), sk.id());
+        assert_eq!(back.galois_keys().elements(), keys.galois_keys().elements());
+        // Truncated, extended, another kind, another set.
+        assert!(BootstrapKeys::from_bytes(&bytes[..bytes.len() - 1], &ctx).is_err());
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(BootstrapKeys::from_bytes(&longer, &ctx).is_err());
+        assert!(BootstrapKeys::from_bytes(&keys.galois_keys().to_bytes(), &ctx).is_err());
+        let other = CkksContext::new(CkksParameters::n8192_depth3()).unwrap();
+        assert!(matches!(
+            BootstrapKeys::from_bytes(&bytes, &other),
+            Err(Error::ParameterMismatch)
+        ));
+        // Another identity in the header: the keys no longer match it.
+        let header = CkksParameters::n8192().to_bytes().len(); // the id follows the set
+        let mut forged = bytes.clone();
+        forged[header] ^= 1;
+        assert!(matches!(
+            BootstrapKeys::from_bytes(&forged, &ctx),
+            Err(Error::Ring(triskel_ring::Error::KeyMismatch { .. }))
+        ));
+        // An insecure set never loads, even one allowed in memory.
+        let weak = CkksParameters::new("weak", 1024, &[50, 40], &[50], 40, 2).allow_insecure();
+        let weak = CkksContext::new(weak).unwrap();
+        let weak_keys =
+            BootstrapKeys::generate(&SecretKey::generate(&weak).unwrap(), &[1], 32).unwrap();
+        assert!(BootstrapKeys::from_bytes(&weak_keys.to_bytes(), &weak).is_err());
     }
 }

@@ -189,6 +189,8 @@ pub enum ObjectKind {
     Galois = 5,
     /// A ciphertext.
     Ciphertext = 6,
+    /// A set of bootstrapping keys (CKKS).
+    Bootstrap = 7,
 }
 
 /// Appends a u32 length and the bytes (an embedded object).
