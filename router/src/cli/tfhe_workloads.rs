@@ -1,14 +1,10 @@
 //! The TFHE workloads: a boolean NAND gate, one 2_2 key switch + bootstrap,
 //! and radix integer operations on 2_2 blocks, measured stage by stage and
 //! checked against the plaintext computation (wall time, or the process's
-//! CPU time with `TRISKEL_BENCH_CLOCK=cpu`). They run on the multi-bit sets
-//! (grouping 2): the 2_2 ones on `TFHE_MESSAGE_2_CARRY_2_MULTI_BIT_2M128`
-//! (2^-136 per bootstrap), 0.79-0.91 of the classic 2_2 set's time on the
-//! integer operations, one thread and two; the gate on
-//! `TFHE_BOOLEAN_MULTI_BIT_2M128` (2^-151), 0.81-0.93 of the classic boolean
-//! set's time on one thread, the default here (on two threads at load 4-6:
-//! 0.79-1.20, noise). BENCHMARKS.md, eighth round. The classic sets stay
-//! named options of `TfheParameters`.
+//! CPU time with `TRISKEL_BENCH_CLOCK=cpu`). They run on the 132-bit
+//! multi-bit sets (grouping 2; the engine's README gives each set's security
+//! and failure probability); the classic sets stay named options of
+//! `TfheParameters`.
 
 use triskel::measure::median;
 use triskel::tfhe::{ClientKey, Comparison, Gate, RadixCiphertext, ServerKey, TfheParameters};
