@@ -36,9 +36,11 @@
 //! it: it commits to the program's digest, the plan choice and every key,
 //! and loading recomputes it. BLAKE3 rather than SHA3-256 because the
 //! bundle is tens of MB and the hash must not be what limits loading it
-//! (BLAKE3 runs at several GB/s on one core, SHA3-256 at a few hundred MB/s). An input's digest and an entry's digest are
-//! [`triskel_attest::result_digest`] of its bytes (`value`, or `entry`
-//! without its record).
+//! (BLAKE3 runs at several GB/s on one core, SHA3-256 at a few hundred MB/s).
+//! For the same reason an input's digest and an entry's digest, which the
+//! server's records bind, are BLAKE3 in key-derivation mode with the
+//! context `triskel/ciphertext/v1` over its bytes (`value`, or `entry`
+//! from `tag` on, without its record).
 //!
 //! Loading is validation: a caller-given byte limit is checked before
 //! anything is read ([`read_limited`]), every count is checked against the
@@ -82,6 +84,7 @@ pub const WIRE_FORMAT_VERSION: u8 = 1;
 /// The most bytes of a caller's context.
 pub const MAX_CONTEXT_BYTES: usize = 4096;
 const KEY_SET_CONTEXT: &str = "triskel/evaluation-keys/v1";
+const CIPHERTEXT_CONTEXT: &str = "triskel/ciphertext/v1";
 
 pub(crate) fn bad<T>(what: &str, msg: impl std::fmt::Display) -> Result<T> {
     Err(Error::Format(format!("{what}: {msg}")))
@@ -473,16 +476,21 @@ impl Encoded {
         Ok(Encoded { tag, blobs })
     }
 
-    /// Its bytes, as in `value`/`entry` without their prefix.
-    fn bytes(&self) -> Vec<u8> {
-        let mut w = Writer(Vec::new());
-        self.write(&mut w);
-        w.0
+    /// Hashes its bytes as [`Encoded::write`] writes them, without a copy.
+    fn hash_into(&self, h: &mut blake3::Hasher) {
+        h.update(&[self.tag]);
+        h.update(&(self.blobs.len() as u32).to_le_bytes());
+        for b in &self.blobs {
+            h.update(&(b.len() as u32).to_le_bytes());
+            h.update(b);
+        }
     }
 
-    /// [`triskel_attest::result_digest`] of its bytes.
+    /// The digest of its bytes (module documentation).
     pub(crate) fn digest(&self) -> Digest32 {
-        triskel_attest::result_digest(&self.bytes())
+        let mut h = blake3::Hasher::new_derive_key(CIPHERTEXT_CONTEXT);
+        self.hash_into(&mut h);
+        *h.finalize().as_bytes()
     }
 
     /// The blob of a one-blob value of tag `tag`.
@@ -727,11 +735,13 @@ impl InputValue {
         self.value.write(w);
     }
 
-    /// The digest records bind: of `value` as serialized.
+    /// The digest records bind: of `value` as serialized (module
+    /// documentation).
     pub(crate) fn digest(&self) -> Digest32 {
-        let mut w = Writer(Vec::new());
-        self.write(&mut w);
-        triskel_attest::result_digest(&w.0)
+        let mut h = blake3::Hasher::new_derive_key(CIPHERTEXT_CONTEXT);
+        h.update(&self.node.to_le_bytes());
+        self.value.hash_into(&mut h);
+        *h.finalize().as_bytes()
     }
 }
 
