@@ -21,7 +21,13 @@
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+use triskel_kernels::Modulus;
+use zeroize::Zeroizing;
+
 use crate::error::{invalid, Error, Result};
+use crate::sampling::{
+    flooding_values, sample_wide_gaussian, Prng, WIDE_GAUSSIAN_MAX_SIGMA, WIDE_GAUSSIAN_TAIL,
+};
 
 /// The statistical security of a flooded release by default, in bits:
 /// a statistical distance of at most 2^-40 per release.
@@ -138,6 +144,14 @@ impl Smudging {
         Ok(f.max(0.0) as u32)
     }
 
+    /// The flood for `released` coefficients per decryption: uniform with
+    /// [`width_log2`](Self::width_log2).
+    pub fn flood(&self, released: usize) -> Result<Flood> {
+        Ok(Flood::Uniform {
+            log2_bound: self.width_log2(released)?,
+        })
+    }
+
     /// log2 of the bound on the combined error of `parties` flooded shares
     /// of `released` coefficients each: B + parties 2^f.
     pub fn combined_bound_log2(&self, released: usize, parties: usize) -> Result<f64> {
@@ -160,6 +174,82 @@ impl Smudging {
         }
         Ok(())
     }
+}
+
+/// The law of one party's flood of each released coefficient.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Flood {
+    /// Uniform on the integers of [-2^`log2_bound`, 2^`log2_bound`]
+    /// (log2_bound <= 120): the statistical smudging of [`Smudging`].
+    Uniform {
+        /// f.
+        log2_bound: u32,
+    },
+    /// The rounded Gaussian of deviation `sigma` (at most 2^59) of
+    /// [`sample_wide_gaussian`]: the flooding of shared CKKS decryptions,
+    /// whose deviation the CKKS engine sizes.
+    Gaussian {
+        /// The standard deviation.
+        sigma: f64,
+    },
+}
+
+impl Flood {
+    /// An error for a bound above 2^120 or a deviation outside [0, 2^59].
+    pub fn check(&self) -> Result<()> {
+        match *self {
+            Flood::Uniform { log2_bound } if log2_bound > MAX_FLOOD_LOG2 => invalid(format!(
+                "a flood of 2^{log2_bound} is above the sampler's 2^{MAX_FLOOD_LOG2}"
+            )),
+            Flood::Gaussian { sigma } if !(0.0..=WIDE_GAUSSIAN_MAX_SIGMA).contains(&sigma) => {
+                invalid(format!(
+                    "a flood deviation of 2^{:.1} is outside the sampler's [0, 2^59]",
+                    sigma.log2()
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// log2 of the largest |x| one flood can take: f, or that of the
+    /// Gaussian's tail cut 9.5 sigma + 1.
+    pub fn bound_log2(&self) -> f64 {
+        match *self {
+            Flood::Uniform { log2_bound } => log2_bound as f64,
+            Flood::Gaussian { sigma } => (WIDE_GAUSSIAN_TAIL * sigma + 1.0).log2(),
+        }
+    }
+
+    /// The standard deviation of one flood value.
+    pub fn deviation(&self) -> f64 {
+        match *self {
+            Flood::Uniform { log2_bound } => (log2_bound as f64).exp2() / 3f64.sqrt(),
+            Flood::Gaussian { sigma } => sigma,
+        }
+    }
+
+    /// `count` flood values from `rng`, signed, wiped on drop.
+    pub(crate) fn sample(&self, count: usize, rng: &mut Prng) -> Result<Zeroizing<Vec<i128>>> {
+        self.check()?;
+        Ok(match *self {
+            Flood::Uniform { log2_bound } => {
+                let bound = 1i128 << log2_bound;
+                let raw = flooding_values(count, log2_bound, rng)?;
+                Zeroizing::new(raw.iter().map(|&x| x as i128 - bound).collect())
+            }
+            Flood::Gaussian { sigma } => {
+                let raw = sample_wide_gaussian(count, sigma, rng)?;
+                Zeroizing::new(raw.iter().map(|&x| x as i128).collect())
+            }
+        })
+    }
+}
+
+/// x mod m for a signed x (|x| < 2^127), without a branch on x.
+pub(crate) fn reduce_i128(m: &Modulus, x: i128) -> u64 {
+    let r = m.reduce_u128(x.unsigned_abs());
+    let negative = 0u64.wrapping_sub((x < 0) as u64);
+    r ^ ((r ^ m.neg_mod(r)) & negative)
 }
 
 #[cfg(test)]

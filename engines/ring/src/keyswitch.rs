@@ -500,7 +500,9 @@ impl KeySwitchContext {
         Ok((t, acc0, acc1))
     }
 
-    fn check_key(&self, key: &KeySwitchKey) -> Result<()> {
+    /// An error unless `key` has this context's digit count and basis Q P
+    /// (a key assembled elsewhere, e.g. by the threshold protocols).
+    pub fn check_key(&self, key: &KeySwitchKey) -> Result<()> {
         let belongs = key
             .b
             .iter()

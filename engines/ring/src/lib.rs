@@ -56,7 +56,7 @@ pub use basis::{
 };
 pub use conversion::{BaseConverter, DivRound};
 pub use error::{Error, Result};
-pub use flooding::{FloodLedger, Smudging, DEFAULT_SMUDGING_SECURITY, MAX_FLOOD_LOG2};
+pub use flooding::{Flood, FloodLedger, Smudging, DEFAULT_SMUDGING_SECURITY, MAX_FLOOD_LOG2};
 pub use key_id::KeyId;
 pub use keyswitch::{
     Addend, Decomposition, KeySwitchContext, KeySwitchKey, SecretDistribution, SecretKey,

@@ -244,6 +244,11 @@ impl RlwePublicKey {
         &self.seed
     }
 
+    /// The basis of the key.
+    pub fn basis(&self) -> &Arc<RnsBasis> {
+        self.b.basis()
+    }
+
     /// Public-key encryption of `body` (coefficient or NTT form, in the
     /// basis of the level to encrypt at): (body + e0 + b u, e1 + a u), NTT.
     pub fn encrypt(

@@ -80,6 +80,17 @@ pub use protocols::{
 };
 pub use share::{Released, Share, ShareKind};
 
+/// log2 of the factor by which the error of a ciphertext under an N-party
+/// collective key may exceed an engine's estimate made for one ternary
+/// secret and one party's key errors: 1.5 log2(N) + 1 bits (the secret's
+/// coefficients have N times the variance, the keys' errors are sums of N
+/// parties', the relinearization key's also s e0 + u e1). The engines widen
+/// the noise bound that flooding hides by it; the BFV tests check it
+/// against the measured noise of fresh encryptions, products and rotations.
+pub fn collective_noise_margin_log2(parties: u16) -> f64 {
+    1.5 * (parties as f64).log2() + 1.0
+}
+
 /// The most parties a session may have (Shamir points 1..=1024, below every
 /// prime of a basis).
 pub const MAX_PARTIES: u16 = 1024;

@@ -26,13 +26,11 @@ use super::{
 };
 use crate::basis::RnsBasis;
 use crate::error::{protocol, Result};
-use crate::flooding::Smudging;
+use crate::flooding::{reduce_i128, Flood, Smudging};
 use crate::keyswitch::{key_uniform_part, KeySwitchContext, KeySwitchKey, SecretKey};
 use crate::poly::{same_basis, Poly, Representation};
 use crate::rlwe::{at_basis, public_key_with_seed, RlwePublicKey};
-use crate::sampling::{
-    flood_residue, flooding_values, sample_ternary, NoiseDistribution, Prng, Seed,
-};
+use crate::sampling::{sample_ternary, NoiseDistribution, Prng, Seed};
 
 /// An error unless `secret` belongs to `session`.
 fn check_session(session: &Session, other: &Session, what: &str) -> Result<()> {
@@ -497,7 +495,8 @@ struct Target<'a> {
     set: Vec<u16>,
     subject: [u8; 32],
     c1: &'a Poly,
-    smudging: Smudging,
+    flood: Flood,
+    decryptions: u64,
 }
 
 impl<'a> Target<'a> {
@@ -506,15 +505,21 @@ impl<'a> Target<'a> {
         set: &[u16],
         subject: [u8; 32],
         c1: &'a Poly,
-        smudging: Smudging,
+        flood: Flood,
+        decryptions: u64,
     ) -> Result<Target<'a>> {
         c1.expect_representation(Representation::Ntt)?;
+        flood.check()?;
+        if decryptions == 0 {
+            return protocol("a flood covers at least one decryption");
+        }
         Ok(Target {
             session: session.clone(),
             set: session.decryption_set(set)?,
             subject,
             c1,
-            smudging,
+            flood,
+            decryptions,
         })
     }
 
@@ -523,7 +528,7 @@ impl<'a> Target<'a> {
     fn product(&self, share: &ThresholdShare) -> Result<Zeroizing<Poly>> {
         check_session(&self.session, &share.session, "the party's share")?;
         let key = share.additive_key(&self.set, self.c1.basis())?;
-        share.ledger.count(self.smudging.decryptions)?;
+        share.ledger.count(self.decryptions)?;
         let mut p = Zeroizing::new(self.c1.clone());
         p.mul_assign(&key)?;
         Ok(p)
@@ -555,7 +560,6 @@ impl<'a> Target<'a> {
 pub struct Decryption<'a> {
     target: Target<'a>,
     released: Released,
-    flood_log2: u32,
 }
 
 impl<'a> Decryption<'a> {
@@ -572,12 +576,26 @@ impl<'a> Decryption<'a> {
         released: Option<&[usize]>,
         smudging: Smudging,
     ) -> Result<Decryption<'a>> {
-        let released = Released::new(released, c1.n())?;
-        let flood_log2 = smudging.width_log2(released.count(c1.n()))?;
+        let count = Released::new(released, c1.n())?.count(c1.n());
+        let flood = smudging.flood(count)?;
+        Decryption::with_flood(session, set, ct, c1, released, flood, smudging.decryptions)
+    }
+
+    /// [`new`](Self::new) with each party's flood law given (the CKKS
+    /// engine's Gaussian), counted on the ledgers as a flood proven for
+    /// `decryptions` releases.
+    pub fn with_flood(
+        session: &Session,
+        set: &[u16],
+        ct: CiphertextId,
+        c1: &'a Poly,
+        released: Option<&[usize]>,
+        flood: Flood,
+        decryptions: u64,
+    ) -> Result<Decryption<'a>> {
         Ok(Decryption {
-            target: Target::new(session, set, ct.0, c1, smudging)?,
-            released,
-            flood_log2,
+            target: Target::new(session, set, ct.0, c1, flood, decryptions)?,
+            released: Released::new(released, c1.n())?,
         })
     }
 
@@ -586,9 +604,14 @@ impl<'a> Decryption<'a> {
         &self.target.set
     }
 
-    /// log2 of each party's flood bound.
-    pub fn flood_log2(&self) -> u32 {
-        self.flood_log2
+    /// Each party's flood.
+    pub fn flood(&self) -> Flood {
+        self.target.flood
+    }
+
+    /// How many coefficients each share releases.
+    pub fn released_count(&self) -> usize {
+        self.released.count(self.target.c1.n())
     }
 
     /// Party j's share: c1 s'_j + E_j at the released coefficients. Counts
@@ -598,12 +621,12 @@ impl<'a> Decryption<'a> {
         p.to_coefficient()?;
         let basis = self.target.c1.basis();
         let count = self.released.count(basis.n());
-        let floods = flooding_values(count, self.flood_log2, &mut Prng::from_os()?)?;
+        let floods = self.target.flood.sample(count, &mut Prng::from_os()?)?;
         let mut values = Vec::with_capacity(basis.len() * count);
         for i in 0..basis.len() {
             let (q, limb) = (basis.modulus(i), p.limb(i));
-            let mut push = |v: u64, x: u128| {
-                values.push(q.add_mod(v, flood_residue(q, x, self.flood_log2)));
+            let mut push = |v: u64, x: i128| {
+                values.push(q.add_mod(v, reduce_i128(q, x)));
             };
             match &self.released {
                 Released::All => limb
@@ -681,7 +704,6 @@ pub struct PublicKeySwitch<'a> {
     target: Target<'a>,
     to: &'a RlwePublicKey,
     noise: NoiseDistribution,
-    flood_log2: u32,
 }
 
 impl<'a> PublicKeySwitch<'a> {
@@ -698,21 +720,20 @@ impl<'a> PublicKeySwitch<'a> {
         smudging: Smudging,
         noise: NoiseDistribution,
     ) -> Result<PublicKeySwitch<'a>> {
-        let flood_log2 = smudging.width_log2(c1.n())?;
+        let flood = smudging.flood(c1.n())?;
         let mut bytes = ct.0.to_vec();
         to.id.write(&mut bytes);
         let subject = CiphertextId::of_bytes(&bytes).0;
         Ok(PublicKeySwitch {
-            target: Target::new(session, set, subject, c1, smudging)?,
+            target: Target::new(session, set, subject, c1, flood, smudging.decryptions)?,
             to,
             noise,
-            flood_log2,
         })
     }
 
-    /// log2 of each party's flood bound.
-    pub fn flood_log2(&self) -> u32 {
-        self.flood_log2
+    /// Each party's flood.
+    pub fn flood(&self) -> Flood {
+        self.target.flood
     }
 
     /// Party j's share (c1 s'_j + u_j b' + E_j, u_j a' + e_j). Counts one
@@ -727,11 +748,14 @@ impl<'a> PublicKeySwitch<'a> {
         let mut rng = Prng::from_os()?;
         let u = Zeroizing::new(sample_ternary(n, &mut rng));
         let u = Zeroizing::new(Poly::from_signed(&basis, &u, Representation::Ntt)?);
-        let mut flood = Zeroizing::new(crate::sampling::sample_flooding(
-            &basis,
-            self.flood_log2,
-            &mut rng,
-        )?);
+        let values = self.target.flood.sample(n, &mut rng)?;
+        let mut flood = Zeroizing::new(Poly::zero(&basis, Representation::Coefficient));
+        for (i, limb) in flood.data_mut().chunks_mut(n).enumerate() {
+            let q = basis.modulus(i);
+            limb.iter_mut()
+                .zip(values.iter())
+                .for_each(|(o, &x)| *o = reduce_i128(q, x));
+        }
         flood.to_ntt()?;
         h0.add_assign(&flood)?;
         h0.mul_acc(b, &u)?;

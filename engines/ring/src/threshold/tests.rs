@@ -246,17 +246,8 @@ fn collective_public_key_encrypts_and_any_3_of_5_decrypt() {
         let phase = decrypt_with(&session, &parties, &set, &ct, None, smudging).unwrap();
         let got = centered(&phase.to_poly().unwrap());
         let err: Vec<i128> = got.iter().zip(&m).map(|(a, b)| a - b).collect();
-        let f = Decryption::new(
-            &session,
-            &set,
-            CiphertextId([0; 32]),
-            &ct[1],
-            None,
-            smudging,
-        )
-        .unwrap()
-        .flood_log2();
-        // Fresh noise (below 2^14) plus three floods of at most 2^f.
+        let f = smudging.width_log2(N).unwrap();
+        // Fresh noise (below 2^12) plus three floods of at most 2^f.
         assert!(max_abs(&err) < (1 << 12) + 3 * (1i128 << f), "{set:?}");
         assert!(max_abs(&err) < DECODES, "the message survives");
     }
