@@ -12,6 +12,7 @@ pub mod programs;
 pub mod ring_workloads;
 pub mod router_demo;
 pub mod tfhe_workloads;
+pub mod threshold_workloads;
 pub mod transition_workloads;
 pub mod workloads;
 

@@ -181,7 +181,14 @@ impl<'a> ThresholdDecryption<'a> {
         let room = lv.log2_q - (ct.ctx.plain_modulus() as f64).log2() - 1.1;
         let set = session.decryption_set(set)?;
         smudging.check_room(count, set.len(), room)?;
-        let inner = Decryption::new(session, &set, id, &ct.polys[1], released, smudging)?;
+        let inner = Decryption::new(
+            session,
+            &set,
+            id,
+            [&ct.polys[0], &ct.polys[1]],
+            released,
+            smudging,
+        )?;
         Ok(ThresholdDecryption { ct, inner })
     }
 
@@ -209,7 +216,7 @@ impl<'a> ThresholdDecryption<'a> {
     /// The released coefficients of the plaintext (mod t), in the order
     /// of `released`.
     pub fn finish_coefficients(&self, aggregate: &Share) -> Result<Vec<u64>> {
-        let phase = self.inner.finish(&self.ct.polys[0], aggregate)?;
+        let phase = self.inner.finish(aggregate)?;
         let limbs: Vec<&[u64]> = (0..phase.basis().len()).map(|i| phase.limb(i)).collect();
         Ok(decode_phase(&self.ct.ctx, self.ct.level, &limbs)?.to_vec())
     }

@@ -246,3 +246,65 @@ fn no_room_for_flooding_is_an_error_and_a_ciphertext_of_another_key_is_refused()
         "{e}"
     );
 }
+
+/// The coefficient match's scores under a collective key, and the
+/// coefficients that hold them.
+fn match_scores(p: &Parties) -> (Ciphertext, Vec<usize>, Vec<i64>) {
+    use crate::biometric::*;
+    let keys = collective_keys(p, &[]);
+    let count = p.ctx.n() / DIM;
+    let templates = sample_embeddings(count, 2);
+    let groups = encode_templates_coefficients(&p.ctx, &templates).unwrap();
+    let probe = sample_embeddings(1, 1)[0];
+    let ct = keys
+        .pk
+        .encrypt(&encode_probe_coefficients(&p.ctx, &probe).unwrap())
+        .unwrap();
+    let scores = compute_scores_coefficients(&ct, &groups, &keys.pk).unwrap();
+    let idx = score_coefficients(&p.ctx, count).unwrap();
+    (scores[0].clone(), idx, plaintext_scores(&probe, &templates))
+}
+
+#[test]
+fn the_biometric_match_scores_decrypt_by_3_of_5_and_n4096_has_no_room() {
+    let p = parties(crate::biometric::threshold_match_parameters(), 5, 3);
+    let (ct, idx, expected) = match_scores(&p);
+    let t = p.ctx.plain_modulus();
+    for set in [[1u16, 2, 3], [3, 4, 5], [1, 2, 5]] {
+        let dec = ThresholdDecryption::new(
+            &ct,
+            &p.session,
+            &set,
+            CiphertextId::of(ct.polys()),
+            Some(&idx),
+            40,
+            16,
+        )
+        .unwrap();
+        let parts: Vec<Share> = set
+            .iter()
+            .map(|&j| dec.share(&p.shares[j as usize - 1]).unwrap())
+            .collect();
+        let got: Vec<i64> = dec
+            .finish_coefficients(&dec.aggregate(&parts).unwrap())
+            .unwrap()
+            .into_iter()
+            .map(|m| crate::biometric::centered_score(m, t))
+            .collect();
+        assert_eq!(got, expected, "{set:?}");
+    }
+    let small = parties(crate::biometric::coefficient_match_parameters(), 5, 3);
+    let (ct, idx, _) = match_scores(&small);
+    let e = ThresholdDecryption::new(
+        &ct,
+        &small.session,
+        &[1, 2, 3],
+        CiphertextId([0; 32]),
+        Some(&idx),
+        40,
+        1,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("no modulus room"), "{e}");
+}

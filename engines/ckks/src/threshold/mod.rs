@@ -190,8 +190,15 @@ impl<'a> ThresholdDecryption<'a> {
                 q_log2: lv.log2_q,
             });
         }
-        let inner =
-            Decryption::with_flood(session, &set, id, &ct.polys[1], None, flood, decryptions)?;
+        let inner = Decryption::with_flood(
+            session,
+            &set,
+            id,
+            [&ct.polys[0], &ct.polys[1]],
+            None,
+            flood,
+            decryptions,
+        )?;
         // Each slot: the sum of t floods' embeddings, of deviation
         // sqrt(n t) sigma, bounded like the engine's fresh errors.
         let flood_error = TAIL * (n as f64 * set.len() as f64).sqrt() * flood.deviation();
@@ -221,7 +228,7 @@ impl<'a> ThresholdDecryption<'a> {
 
     /// The plaintext, whose noise bound includes the floods.
     pub fn finish(&self, aggregate: &Share) -> Result<Plaintext> {
-        let phase = self.inner.finish(&self.ct.polys[0], aggregate)?;
+        let phase = self.inner.finish(aggregate)?;
         let mut poly = phase.to_poly()?;
         poly.to_ntt()?;
         let ct = self.ct;

@@ -467,27 +467,56 @@ impl ThresholdShare {
     }
 
     /// This party's additive share of s for the decryption set `set`
-    /// (sorted, checked, containing this party) at `basis` (a subset of the
+    /// (sorted, checked, containing this party) at `basis` (a prefix of the
     /// share's primes, a ciphertext level): lambda_j f(j) (the "Combiner"),
     /// or s_j for t = N. NTT form, wiped on drop.
     pub fn additive_key(&self, set: &[u16], basis: &Arc<RnsBasis>) -> Result<Zeroizing<Poly>> {
+        let lambda = self.lagrange(set, basis)?;
+        let mut key = Zeroizing::new(self.share.restrict(basis)?);
+        if let Some(lambda) = lambda {
+            key.mul_rns_scalar_assign(&lambda)?;
+        }
+        Ok(key)
+    }
+
+    /// lambda_j for the set at `basis` (None for an additive share, which
+    /// needs no coefficient), after checking that the set fits the share.
+    pub(crate) fn lagrange(&self, set: &[u16], basis: &Arc<RnsBasis>) -> Result<Option<Vec<u64>>> {
         if !set.contains(&self.party) {
             return protocol(format!(
                 "party {} is not in the decryption set {set:?}",
                 self.party
             ));
         }
-        if !self.shamir && set.len() != self.session.parties as usize {
-            return protocol(format!(
-                "an additive ({}-of-{}) share decrypts only with every party",
-                self.session.parties, self.session.parties
-            ));
+        if !self.shamir {
+            if set.len() != self.session.parties as usize {
+                return protocol(format!(
+                    "an additive ({}-of-{}) share decrypts only with every party",
+                    self.session.parties, self.session.parties
+                ));
+            }
+            return Ok(None);
         }
-        let mut key = Zeroizing::new(self.share.restrict(basis)?);
-        if self.shamir {
-            key.mul_rns_scalar_assign(&lagrange_coefficient(basis, set, self.party)?)?;
+        Ok(Some(lagrange_coefficient(basis, set, self.party)?))
+    }
+
+    /// c f(j) over c's basis (NTT form, a prefix of the share's primes),
+    /// without the Lagrange coefficient; wiped on drop.
+    pub(crate) fn times(&self, c: &Poly) -> Result<Zeroizing<Poly>> {
+        c.expect_representation(Representation::Ntt)?;
+        let (basis, own) = (c.basis(), self.share.basis());
+        let prefix = basis.len() <= own.len()
+            && basis.n() == own.n()
+            && (0..basis.len()).all(|i| basis.modulus(i).value() == own.modulus(i).value());
+        if !prefix {
+            return Err(crate::Error::BasisMismatch);
         }
-        Ok(key)
+        let n = basis.n();
+        let mut out = Zeroizing::new(Poly::for_overwrite(basis, Representation::Ntt));
+        for (i, limb) in out.data_mut().chunks_mut(n).enumerate() {
+            triskel_kernels::mul(basis.modulus(i), limb, c.limb(i), self.share.limb(i))?;
+        }
+        Ok(out)
     }
 }
 

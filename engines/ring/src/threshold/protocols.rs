@@ -494,21 +494,28 @@ struct Target<'a> {
     session: Session,
     set: Vec<u16>,
     subject: [u8; 32],
+    c0: &'a Poly,
     c1: &'a Poly,
     flood: Flood,
     decryptions: u64,
 }
 
 impl<'a> Target<'a> {
+    #[allow(clippy::too_many_arguments)]
     fn new(
         session: &Session,
         set: &[u16],
         subject: [u8; 32],
+        c0: &'a Poly,
         c1: &'a Poly,
         flood: Flood,
         decryptions: u64,
     ) -> Result<Target<'a>> {
+        c0.expect_representation(Representation::Ntt)?;
         c1.expect_representation(Representation::Ntt)?;
+        if !same_basis(c0.basis(), c1.basis()) {
+            return protocol("c0 and c1 are over different bases");
+        }
         flood.check()?;
         if decryptions == 0 {
             return protocol("a flood covers at least one decryption");
@@ -517,21 +524,22 @@ impl<'a> Target<'a> {
             session: session.clone(),
             set: session.decryption_set(set)?,
             subject,
+            c0,
             c1,
             flood,
             decryptions,
         })
     }
 
-    /// c1 s'_i for the party (NTT form, wiped on drop), after counting the
-    /// release on the party's ledger.
-    fn product(&self, share: &ThresholdShare) -> Result<Zeroizing<Poly>> {
+    /// c1 f(j) for the party (NTT form, wiped on drop) and its Lagrange
+    /// coefficient (None for an additive share), after counting the release
+    /// on the party's ledger.
+    fn product(&self, share: &ThresholdShare) -> Result<(Zeroizing<Poly>, Option<Vec<u64>>)> {
         check_session(&self.session, &share.session, "the party's share")?;
-        let key = share.additive_key(&self.set, self.c1.basis())?;
+        let lambda = share.lagrange(&self.set, self.c1.basis())?;
+        let p = share.times(self.c1)?;
         share.ledger.count(self.decryptions)?;
-        let mut p = Zeroizing::new(self.c1.clone());
-        p.mul_assign(&key)?;
-        Ok(p)
+        Ok((p, lambda))
     }
 
     fn message(&self, kind: ShareKind, party: u16, payload: Payload) -> Share {
@@ -563,8 +571,8 @@ pub struct Decryption<'a> {
 }
 
 impl<'a> Decryption<'a> {
-    /// The decryption of the ciphertext `ct` (named by `ct`) whose second
-    /// component is `c1` (NTT form, a level's basis) by the parties `set`,
+    /// The decryption of the ciphertext (c0, c1) (NTT form, a level's
+    /// basis; named by `ct`) by the parties `set`,
     /// releasing the coefficients `released` (increasing; None: all), each
     /// party flooding by `smudging` (whose width is checked here; the
     /// engine checks the modulus room, [`Smudging::check_room`]).
@@ -572,13 +580,21 @@ impl<'a> Decryption<'a> {
         session: &Session,
         set: &[u16],
         ct: CiphertextId,
-        c1: &'a Poly,
+        [c0, c1]: [&'a Poly; 2],
         released: Option<&[usize]>,
         smudging: Smudging,
     ) -> Result<Decryption<'a>> {
         let count = Released::new(released, c1.n())?.count(c1.n());
         let flood = smudging.flood(count)?;
-        Decryption::with_flood(session, set, ct, c1, released, flood, smudging.decryptions)
+        Decryption::with_flood(
+            session,
+            set,
+            ct,
+            [c0, c1],
+            released,
+            flood,
+            smudging.decryptions,
+        )
     }
 
     /// [`new`](Self::new) with each party's flood law given (the CKKS
@@ -588,13 +604,13 @@ impl<'a> Decryption<'a> {
         session: &Session,
         set: &[u16],
         ct: CiphertextId,
-        c1: &'a Poly,
+        [c0, c1]: [&'a Poly; 2],
         released: Option<&[usize]>,
         flood: Flood,
         decryptions: u64,
     ) -> Result<Decryption<'a>> {
         Ok(Decryption {
-            target: Target::new(session, set, ct.0, c1, flood, decryptions)?,
+            target: Target::new(session, set, ct.0, c0, c1, flood, decryptions)?,
             released: Released::new(released, c1.n())?,
         })
     }
@@ -614,10 +630,18 @@ impl<'a> Decryption<'a> {
         self.released.count(self.target.c1.n())
     }
 
-    /// Party j's share: c1 s'_j + E_j at the released coefficients. Counts
-    /// one release on the share's ledger (refused when exhausted).
+    /// Party j's share: c1 s'_j + E_j at the released coefficients, and
+    /// for the set's first party (the lead) c0 too, so that the combination
+    /// needs no transform. Counts one release on the share's ledger
+    /// (refused when exhausted).
     pub fn share(&self, share: &ThresholdShare) -> Result<Share> {
-        let mut p = self.target.product(share)?;
+        let (mut p, mut lambda) = self.target.product(share)?;
+        if share.party == self.target.set[0] {
+            if let Some(l) = lambda.take() {
+                p.mul_rns_scalar_assign(&l)?;
+            }
+            p.add_assign(self.target.c0)?;
+        }
         p.to_coefficient()?;
         let basis = self.target.c1.basis();
         let count = self.released.count(basis.n());
@@ -625,7 +649,9 @@ impl<'a> Decryption<'a> {
         let mut values = Vec::with_capacity(basis.len() * count);
         for i in 0..basis.len() {
             let (q, limb) = (basis.modulus(i), p.limb(i));
+            let l = lambda.as_ref().map(|l| l[i]);
             let mut push = |v: u64, x: i128| {
+                let v = l.map_or(v, |l| q.mul_mod(v, l));
                 values.push(q.add_mod(v, reduce_i128(q, x)));
             };
             match &self.released {
@@ -655,14 +681,12 @@ impl<'a> Decryption<'a> {
         self.target.aggregate(ShareKind::Decryption, shares)
     }
 
-    /// The released phase: c0 (NTT form, c1's basis) plus the aggregate.
-    pub fn finish(&self, c0: &Poly, agg: &Share) -> Result<ReleasedPhase> {
+    /// The released phase c0 + c1 s plus the floods: the aggregate (whose
+    /// lead share carries c0).
+    pub fn finish(&self, agg: &Share) -> Result<ReleasedPhase> {
         let t = &self.target;
         check_aggregate(agg, ShareKind::Decryption, &t.session, &t.set, &t.subject)?;
         let basis = t.c1.basis();
-        if !same_basis(c0.basis(), basis) {
-            return protocol("c0 and c1 are over different bases");
-        }
         let Payload::Coefficients {
             basis: b,
             released,
@@ -674,24 +698,14 @@ impl<'a> Decryption<'a> {
         if !same_basis(b, basis) || released != &self.released {
             return protocol("the aggregate is of another basis or released coefficients");
         }
-        let mut c0 = c0.clone();
-        c0.to_coefficient()?;
         let indices: Vec<usize> = match released {
             Released::All => (0..basis.n()).collect(),
             Released::Coefficients(idx) => idx.iter().map(|&k| k as usize).collect(),
         };
-        let r = indices.len();
-        let mut out = Zeroizing::new(values.clone());
-        for i in 0..basis.len() {
-            let (q, limb) = (basis.modulus(i), c0.limb(i));
-            for (o, &k) in out[i * r..(i + 1) * r].iter_mut().zip(&indices) {
-                *o = q.add_mod(*o, limb[k]);
-            }
-        }
         Ok(ReleasedPhase {
             basis: basis.clone(),
             indices,
-            values: out,
+            values: Zeroizing::new(values.clone()),
         })
     }
 }
@@ -707,15 +721,16 @@ pub struct PublicKeySwitch<'a> {
 }
 
 impl<'a> PublicKeySwitch<'a> {
-    /// The switch of `ct` (second component `c1`, NTT form) to `to` (a
+    /// The switch of `ct` ((c0, c1), NTT form) to `to` (a
     /// public key over a basis that has c1's as a prefix), each party
     /// flooding all n coefficients by `smudging` and adding errors from
     /// `noise` to its second half.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         session: &Session,
         set: &[u16],
         ct: CiphertextId,
-        c1: &'a Poly,
+        [c0, c1]: [&'a Poly; 2],
         to: &'a RlwePublicKey,
         smudging: Smudging,
         noise: NoiseDistribution,
@@ -725,7 +740,7 @@ impl<'a> PublicKeySwitch<'a> {
         to.id.write(&mut bytes);
         let subject = CiphertextId::of_bytes(&bytes).0;
         Ok(PublicKeySwitch {
-            target: Target::new(session, set, subject, c1, flood, smudging.decryptions)?,
+            target: Target::new(session, set, subject, c0, c1, flood, smudging.decryptions)?,
             to,
             noise,
         })
@@ -744,7 +759,10 @@ impl<'a> PublicKeySwitch<'a> {
         let (mut b_slot, mut a_slot) = (None, None);
         let b = at_basis(&self.to.b, &basis, &mut b_slot)?;
         let a = at_basis(&self.to.a, &basis, &mut a_slot)?;
-        let mut h0 = self.target.product(share)?;
+        let (mut h0, lambda) = self.target.product(share)?;
+        if let Some(l) = lambda {
+            h0.mul_rns_scalar_assign(&l)?;
+        }
         let mut rng = Prng::from_os()?;
         let u = Zeroizing::new(sample_ternary(n, &mut rng));
         let u = Zeroizing::new(Poly::from_signed(&basis, &u, Representation::Ntt)?);
@@ -776,12 +794,10 @@ impl<'a> PublicKeySwitch<'a> {
     }
 
     /// The ciphertext (c0 + sum h0, sum h1) under the target key (NTT form).
-    pub fn finish(&self, c0: &Poly, agg: &Share) -> Result<[Poly; 2]> {
+    pub fn finish(&self, agg: &Share) -> Result<[Poly; 2]> {
         let t = &self.target;
         check_aggregate(agg, ShareKind::PublicSwitch, &t.session, &t.set, &t.subject)?;
         let h = aggregate_polys(agg, 2, t.c1.basis())?;
-        let mut c0 = c0.clone();
-        c0.to_ntt()?;
-        Ok([c0.add(&h[0])?, h[1].clone()])
+        Ok([t.c0.add(&h[0])?, h[1].clone()])
     }
 }

@@ -151,12 +151,12 @@ fn decrypt_with(
     smudging: Smudging,
 ) -> Result<ReleasedPhase> {
     let id = CiphertextId::of(ct);
-    let dec = Decryption::new(session, set, id, &ct[1], released, smudging)?;
+    let dec = Decryption::new(session, set, id, [&ct[0], &ct[1]], released, smudging)?;
     let parts = shares
         .iter()
         .map(|s| dec.share(s))
         .collect::<Result<Vec<_>>>()?;
-    dec.finish(&ct[0], &dec.aggregate(&parts)?)
+    dec.finish(&dec.aggregate(&parts)?)
 }
 
 #[test]
@@ -352,7 +352,15 @@ fn shares_of_another_session_key_ciphertext_or_set_are_refused() {
         .unwrap();
     let s = fresh_smudging(100);
     let set = [1u16, 2, 3];
-    let dec = Decryption::new(&session, &set, CiphertextId::of(&ct), &ct[1], None, s).unwrap();
+    let dec = Decryption::new(
+        &session,
+        &set,
+        CiphertextId::of(&ct),
+        [&ct[0], &ct[1]],
+        None,
+        s,
+    )
+    .unwrap();
     let good: Vec<Share> = (0..3).map(|j| dec.share(&shares[j]).unwrap()).collect();
     dec.aggregate(&good).unwrap();
     // Another ciphertext.
@@ -360,7 +368,7 @@ fn shares_of_another_session_key_ciphertext_or_set_are_refused() {
         &session,
         &set,
         CiphertextId::of(&other_ct),
-        &other_ct[1],
+        [&other_ct[0], &other_ct[1]],
         None,
         s,
     )
@@ -370,8 +378,15 @@ fn shares_of_another_session_key_ciphertext_or_set_are_refused() {
     let e = dec.aggregate(&mixed).unwrap_err().to_string();
     assert!(e.contains("another ciphertext"), "{e}");
     // Another party set.
-    let dec3 =
-        Decryption::new(&session, &[1, 2, 4], CiphertextId::of(&ct), &ct[1], None, s).unwrap();
+    let dec3 = Decryption::new(
+        &session,
+        &[1, 2, 4],
+        CiphertextId::of(&ct),
+        [&ct[0], &ct[1]],
+        None,
+        s,
+    )
+    .unwrap();
     let mut mixed = good.clone();
     mixed[2] = dec3.share(&shares[3]).unwrap();
     let e = dec.aggregate(&mixed).unwrap_err().to_string();
@@ -391,7 +406,15 @@ fn shares_of_another_session_key_ciphertext_or_set_are_refused() {
     let other_secrets = self::secrets(&other);
     let other_shares = threshold_shares(&other_secrets, &q);
     assert!(dec.share(&other_shares[0]).is_err());
-    let dec_other = Decryption::new(&other, &set, CiphertextId::of(&ct), &ct[1], None, s).unwrap();
+    let dec_other = Decryption::new(
+        &other,
+        &set,
+        CiphertextId::of(&ct),
+        [&ct[0], &ct[1]],
+        None,
+        s,
+    )
+    .unwrap();
     let mut mixed = good.clone();
     mixed[0] = dec_other.share(&other_shares[0]).unwrap();
     let e = dec.aggregate(&mixed).unwrap_err().to_string();
@@ -402,7 +425,7 @@ fn shares_of_another_session_key_ciphertext_or_set_are_refused() {
     mixed[1] = gen.share(&secrets[1]).unwrap();
     assert!(dec.aggregate(&mixed).is_err());
     // A party's share in place of the aggregate.
-    assert!(dec.finish(&ct[0], &good[0]).is_err());
+    assert!(dec.finish(&good[0]).is_err());
     // Deals: another recipient, a party twice.
     let deals: Vec<Vec<Share>> = secrets.iter().map(|s| s.deal(&q).unwrap()).collect();
     let mut to_1: Vec<Share> = deals.iter().map(|d| d[0].clone()).collect();
@@ -434,7 +457,7 @@ fn shares_round_trip_and_malformed_bytes_are_refused() {
         &session,
         &[1, 3],
         CiphertextId::of(&ct),
-        &ct[1],
+        [&ct[0], &ct[1]],
         Some(&[0, 5, 9]),
         fresh_smudging(1),
     )
@@ -548,7 +571,7 @@ fn public_key_switch_re_encrypts_under_another_key() {
         &session,
         &set,
         CiphertextId::of(&ct),
-        &ct[1],
+        [&ct[0], &ct[1]],
         &target_pk,
         fresh_smudging(2),
         NoiseDistribution::default(),
@@ -558,9 +581,7 @@ fn public_key_switch_re_encrypts_under_another_key() {
         .iter()
         .map(|&j| pcks.share(&shares[j as usize - 1]).unwrap())
         .collect();
-    let out = pcks
-        .finish(&ct[0], &pcks.aggregate(&parts).unwrap())
-        .unwrap();
+    let out = pcks.finish(&pcks.aggregate(&parts).unwrap()).unwrap();
     let mut phase = target.phase(&out).unwrap();
     phase.to_coefficient().unwrap();
     let got = centered(&phase);
