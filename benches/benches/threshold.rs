@@ -1,4 +1,6 @@
-//! Criterion bench of the threshold protocols, one thread.
+//! Criterion bench of the threshold protocols, one thread, in CPU time of
+//! the measuring thread (on a shared machine wall time mostly measures the
+//! other processes).
 //!
 //! - `threshold/keygen/bfv-n16384/{3,5,10}`: the collective public key
 //!   (`pk`), relinearization key (`rlk`, both rounds) and a public-key
@@ -13,6 +15,10 @@
 //!
 //! Run: `RAYON_NUM_THREADS=1 cargo bench -p triskel-benches --bench threshold`
 
+#[path = "common/cpu_time.rs"]
+mod cpu_time;
+
+use cpu_time::ThreadCpuTime;
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
 use triskel_bfv::biometric::{self, sample_embeddings, DIM};
 use triskel_bfv::threshold::{public_key_gen, relin_key_gen, share_basis, ThresholdDecryption};
@@ -28,7 +34,7 @@ fn secrets(session: &Session, n: usize) -> Vec<PartySecret> {
         .collect()
 }
 
-fn keygen(c: &mut Criterion) {
+fn keygen(c: &mut Criterion<ThreadCpuTime>) {
     let ctx = BfvContext::new(BfvParameters::n16384()).unwrap();
     let name = ctx.params().name().to_string();
     let mut g = c.benchmark_group(format!("threshold/keygen/{name}"));
@@ -136,7 +142,7 @@ fn keygen(c: &mut Criterion) {
     g.finish();
 }
 
-fn decrypt(c: &mut Criterion) {
+fn decrypt(c: &mut Criterion<ThreadCpuTime>) {
     let ctx = BfvContext::new(biometric::threshold_match_parameters()).unwrap();
     let session = Session::new(5, 3).unwrap();
     let secrets = secrets(&session, ctx.n());
@@ -207,5 +213,9 @@ fn decrypt(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, decrypt, keygen);
+criterion_group! {
+    name = benches;
+    config = Criterion::default().with_measurement(ThreadCpuTime);
+    targets = decrypt, keygen
+}
 criterion_main!(benches);

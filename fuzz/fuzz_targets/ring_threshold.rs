@@ -48,7 +48,11 @@ fuzz_target!(|data: &[u8]| {
         }
         _ => {
             if let Ok(key) = LweKeyShare::from_bytes(bytes, &t.session) {
-                assert_eq!(&key.to_bytes()[..], bytes, "key share encoding is canonical");
+                assert_eq!(
+                    &key.to_bytes()[..],
+                    bytes,
+                    "key share encoding is canonical"
+                );
                 let _ = t.lwe_decryption().share(&key);
             }
         }

@@ -124,7 +124,10 @@ pub fn threshold() -> &'static Threshold {
             })
             .collect();
         let gen = PublicKeyGen::new(&session, &r.q, NoiseDistribution::default());
-        let parts: Vec<Share> = secrets.iter().map(|s| gen.share(s).expect("share")).collect();
+        let parts: Vec<Share> = secrets
+            .iter()
+            .map(|s| gen.share(s).expect("share"))
+            .collect();
         let pk = gen
             .finish(&gen.aggregate(&parts).expect("aggregate"))
             .expect("public key");

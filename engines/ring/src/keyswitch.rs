@@ -893,14 +893,33 @@ impl KeySwitchKey {
         seed: Seed,
         rng: &mut Prng,
     ) -> Result<KeySwitchKey> {
-        if !same_basis(from.basis(), &ctx.qp) || to.n() != ctx.q.n() {
+        let a = key_uniform_part(ctx, seed);
+        let b = KeySwitchKey::bodies(ctx, from, to, &a, rng)?;
+        Ok(KeySwitchKey {
+            id: to.id,
+            seed: Some(seed),
+            b,
+            a,
+        })
+    }
+
+    /// The b_j = -a_j s + e_j + P g_j s' of a key s' = `from` -> s = `to`
+    /// for the given a_j, errors from `rng`.
+    pub(crate) fn bodies(
+        ctx: &KeySwitchContext,
+        from: &Poly,
+        to: &SecretKey,
+        a: &[Poly],
+        rng: &mut Prng,
+    ) -> Result<Vec<Poly>> {
+        if !same_basis(from.basis(), &ctx.qp) || to.n() != ctx.q.n() || a.len() != ctx.digits.len()
+        {
             return Err(Error::BasisMismatch);
         }
         let n = ctx.q.n();
         let mut s_from = Zeroizing::new(from.clone());
         s_from.to_ntt()?;
         let s = to.to_poly(&ctx.qp, Representation::Ntt)?;
-        let a = key_uniform_part(ctx, seed);
         let mut b = Vec::with_capacity(a.len());
         for (j, range) in ctx.digits.iter().enumerate() {
             let e = Zeroizing::new(ctx.noise.sample(n, rng)?);
@@ -920,12 +939,7 @@ impl KeySwitchKey {
             }
             b.push(bj);
         }
-        Ok(KeySwitchKey {
-            id: to.id,
-            seed: Some(seed),
-            b,
-            a,
-        })
+        Ok(b)
     }
 
     /// The relinearization key: s' = s^2 -> s.

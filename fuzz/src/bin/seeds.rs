@@ -144,7 +144,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     write(
         &dir,
         "ring_threshold",
-        &threshold_seeds.iter().map(Vec::as_slice).collect::<Vec<_>>(),
+        &threshold_seeds
+            .iter()
+            .map(Vec::as_slice)
+            .collect::<Vec<_>>(),
     )?;
 
     let a = triskel_fuzz::attest();

@@ -236,14 +236,13 @@ impl<'a> RelinKeyGen<'a> {
         let mut rng = Prng::from_os()?;
         let u = SecretKey::from_coeffs(sample_ternary(n, &mut rng), self.session.key_id())?;
         let s = secret.secret.to_poly(ks.qp(), Representation::Ntt)?;
-        let seed = self.session.crs_seed(STREAM_RELIN);
-        let h0 = KeySwitchKey::generate_with_seed(ks, &s, &u, seed, &mut rng)?.b;
-        let mut polys = h0;
-        for a in key_uniform_part(ks, seed) {
+        let a = key_uniform_part(ks, self.session.crs_seed(STREAM_RELIN));
+        let mut polys = KeySwitchKey::bodies(ks, &s, &u, &a, &mut rng)?;
+        for a in &a {
             // s_i a_j + e' = -(-a_j s_i - e').
             let e = Zeroizing::new(ks.noise().sample(n, &mut rng)?);
             let mut h1 = Poly::from_signed(ks.qp(), &e, Representation::Ntt)?;
-            h1.mul_acc(&a, &s)?;
+            h1.mul_acc(a, &s)?;
             polys.push(h1);
         }
         let eph = RelinEphemeral {

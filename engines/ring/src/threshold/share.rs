@@ -218,7 +218,8 @@ impl Share {
         }
     }
 
-    /// Versioned bytes (module documentation).
+    /// Versioned bytes (module documentation). A deal's bytes are secret:
+    /// send them on a private channel and wipe them (`zeroize`) after.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
         write_ring_header(&mut out, KIND_SHARE);
