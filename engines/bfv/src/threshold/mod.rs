@@ -29,11 +29,11 @@ use std::sync::Arc;
 
 use triskel_ring::threshold::{
     collective_noise_margin_log2, CiphertextId, Decryption, GaloisKeyGen, PublicKeyGen,
-    RelinKeyGen, Session, Share, ThresholdShare,
+    PublicKeySwitch, RelinKeyGen, Session, Share, ThresholdShare,
 };
 use triskel_ring::{Flood, KeyId, KeySwitchKey, RlwePublicKey, RnsBasis, Smudging};
 
-use crate::ciphertext::Ciphertext;
+use crate::ciphertext::{add_std, Ciphertext};
 use crate::context::BfvContext;
 use crate::encoding::Plaintext;
 use crate::error::{Error, Result};
@@ -62,13 +62,14 @@ pub fn relin_key_gen<'a>(ctx: &'a BfvContext, session: &Session) -> RelinKeyGen<
 }
 
 /// The collective Galois key protocols for row rotations by each of
-/// `steps` and, when `row_swap`, the row swap: one per distinct element.
+/// `steps` and, when `row_swap`, the row swap: one per distinct element,
+/// with it.
 pub fn galois_key_gen<'a>(
     ctx: &'a BfvContext,
     session: &Session,
     steps: &[i64],
     row_swap: bool,
-) -> Result<Vec<GaloisKeyGen<'a>>> {
+) -> Result<Vec<(usize, GaloisKeyGen<'a>)>> {
     let mut elements: Vec<usize> = steps
         .iter()
         .map(|&s| ctx.galois_element_for_rotation(s))
@@ -81,7 +82,7 @@ pub fn galois_key_gen<'a>(
     elements.retain(|&g| g != 1);
     Ok(elements
         .into_iter()
-        .map(|g| GaloisKeyGen::new(session, ctx.key_switch(), g))
+        .map(|g| Ok((g, GaloisKeyGen::new(session, ctx.key_switch(), g)?)))
         .collect::<triskel_ring::Result<Vec<_>>>()?)
 }
 
@@ -157,30 +158,14 @@ impl<'a> ThresholdDecryption<'a> {
         statistical_security: u32,
         decryptions: u64,
     ) -> Result<ThresholdDecryption<'a>> {
-        if ct.size() != 2 {
-            return Err(Error::CiphertextSize {
-                expected: 2,
-                got: ct.size(),
-            });
-        }
-        session
-            .key_id()
-            .check("the ciphertext to decrypt", ct.key_id())?;
-        let smudging = Smudging {
-            noise_bound_log2: (ct.noise_estimate_log2()
-                + FLOOD_TAIL.log2()
-                + collective_noise_margin_log2(session.parties()))
-            .max(0.0),
+        let (smudging, set) = flooding_for(
+            ct,
+            session,
+            set,
+            released,
             statistical_security,
             decryptions,
-        };
-        let lv = ct.ctx.level(ct.level)?;
-        let count = released.map_or(ct.ctx.n(), <[usize]>::len);
-        // Correct while |error| < Q / (2t) - t (the rounding of the
-        // scaled message), with a bit of margin.
-        let room = lv.log2_q - (ct.ctx.plain_modulus() as f64).log2() - 1.1;
-        let set = session.decryption_set(set)?;
-        smudging.check_room(count, set.len(), room)?;
+        )?;
         let inner = Decryption::new(
             session,
             &set,
@@ -231,6 +216,130 @@ impl<'a> ThresholdDecryption<'a> {
         let coeffs = self.finish_coefficients(aggregate)?;
         Ok(Plaintext::from_reduced(&self.ct.ctx, coeffs))
     }
+}
+
+/// Re-encryption of one BFV ciphertext under the collective key as a
+/// ciphertext under another public key (a client's), by a set of at least t
+/// parties: the public-key switch of [`triskel_ring::threshold`], each
+/// party flooding all n coefficients like [`ThresholdDecryption`].
+#[derive(Debug)]
+pub struct ThresholdReencryption<'a> {
+    ct: &'a Ciphertext,
+    to: &'a PublicKey,
+    inner: PublicKeySwitch<'a>,
+    noise_log2: f64,
+}
+
+impl<'a> ThresholdReencryption<'a> {
+    /// The re-encryption of `ct` (2 components, under the session's key,
+    /// named by `id`) under `to` by the parties `set`, for `decryptions`
+    /// releases per share at `statistical_security` bits. Refused when the
+    /// result would not decrypt (no room below Q_l / (2t) for the floods).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        ct: &'a Ciphertext,
+        session: &Session,
+        set: &[u16],
+        id: CiphertextId,
+        to: &'a PublicKey,
+        statistical_security: u32,
+        decryptions: u64,
+    ) -> Result<ThresholdReencryption<'a>> {
+        crate::keys::check_same_context(&ct.ctx, &to.ctx)?;
+        let (smudging, set) =
+            flooding_for(ct, session, set, None, statistical_security, decryptions)?;
+        let inner = PublicKeySwitch::new(
+            session,
+            &set,
+            id,
+            [&ct.polys[0], &ct.polys[1]],
+            &to.key,
+            smudging,
+            ct.ctx.noise(),
+        )?;
+        let Flood::Uniform { log2_bound: f } = inner.flood() else {
+            return Err(Error::InvalidParameters(
+                "a uniform flood is expected".into(),
+            ));
+        };
+        // The floods' sum (uniform: deviation 2^f / sqrt(3) each), the
+        // parties' u (b' + a' s') under the target and the input's noise.
+        let parties = (set.len() as f64).log2();
+        let floods = f as f64 - 0.5 * 3f64.log2() + 0.5 * parties;
+        let sigma = ct.ctx.noise().variance().sqrt();
+        let fresh = crate::params::public_fresh_noise_log2(ct.ctx.n(), sigma) + 0.5 * parties;
+        let input = smudging.noise_bound_log2 - FLOOD_TAIL.log2();
+        let noise_log2 = add_std(add_std(input, floods), fresh);
+        Ok(ThresholdReencryption {
+            ct,
+            to,
+            inner,
+            noise_log2,
+        })
+    }
+
+    /// One party's share (counts one release on its ledger).
+    pub fn share(&self, share: &ThresholdShare) -> Result<Share> {
+        Ok(self.inner.share(share)?)
+    }
+
+    /// The sum of the set's shares (each checked).
+    pub fn aggregate(&self, shares: &[Share]) -> Result<Share> {
+        Ok(self.inner.aggregate(shares)?)
+    }
+
+    /// The ciphertext under the target key.
+    pub fn finish(&self, aggregate: &Share) -> Result<Ciphertext> {
+        let polys = self.inner.finish(aggregate)?;
+        Ciphertext::new(
+            &self.ct.ctx,
+            self.to.id(),
+            polys.into(),
+            self.ct.level,
+            self.noise_log2,
+            None,
+        )
+        .checked("re-encrypt")
+    }
+}
+
+/// The smudging of a threshold decryption or re-encryption of `ct` (noise
+/// bound from its estimate and the collective margin) and the checked set,
+/// after checking the ciphertext and the modulus room for `released`
+/// coefficients (None: all).
+fn flooding_for(
+    ct: &Ciphertext,
+    session: &Session,
+    set: &[u16],
+    released: Option<&[usize]>,
+    statistical_security: u32,
+    decryptions: u64,
+) -> Result<(Smudging, Vec<u16>)> {
+    if ct.size() != 2 {
+        return Err(Error::CiphertextSize {
+            expected: 2,
+            got: ct.size(),
+        });
+    }
+    session
+        .key_id()
+        .check("the ciphertext to decrypt", ct.key_id())?;
+    let smudging = Smudging {
+        noise_bound_log2: (ct.noise_estimate_log2()
+            + FLOOD_TAIL.log2()
+            + collective_noise_margin_log2(session.parties()))
+        .max(0.0),
+        statistical_security,
+        decryptions,
+    };
+    let lv = ct.ctx.level(ct.level)?;
+    let count = released.map_or(ct.ctx.n(), <[usize]>::len);
+    // Correct while |error| < Q / (2t) - t (the rounding of the scaled
+    // message), with a bit of margin.
+    let room = lv.log2_q - (ct.ctx.plain_modulus() as f64).log2() - 1.1;
+    let set = session.decryption_set(set)?;
+    smudging.check_room(count, set.len(), room)?;
+    Ok((smudging, set))
 }
 
 #[cfg(test)]

@@ -70,10 +70,9 @@ fn collective_keys(p: &Parties, steps: &[i64]) -> Keys {
         .unwrap();
     let rk = RelinKey::from_collective(&p.ctx, rk).unwrap();
     let gens = galois_key_gen(&p.ctx, &p.session, steps, false).unwrap();
-    let keys = gens.iter().zip(steps).map(|(g, &step)| {
-        let shares: Vec<Share> = p.secrets.iter().map(|s| g.share(s).unwrap()).collect();
-        let key = g.finish(&g.aggregate(&shares).unwrap()).unwrap();
-        (p.ctx.galois_element_for_rotation(step), key)
+    let keys = gens.into_iter().map(|(g, gen)| {
+        let shares: Vec<Share> = p.secrets.iter().map(|s| gen.share(s).unwrap()).collect();
+        (g, gen.finish(&gen.aggregate(&shares).unwrap()).unwrap())
     });
     let gk = GaloisKeys::from_collective(&p.ctx, p.session.key_id(), keys).unwrap();
     Keys { pk, rk, gk }
@@ -126,7 +125,7 @@ fn subsets_of_3_of_5() -> Vec<[u16; 3]> {
 #[test]
 fn collective_keys_multiply_relinearize_rotate_and_any_3_of_5_decrypt() {
     let p = parties(BfvParameters::n8192(), 5, 3);
-    let keys = collective_keys(&p, &[1]);
+    let keys = collective_keys(&p, &[1, -2]);
     let (n, t) = (p.ctx.n(), p.ctx.plain_modulus());
     let a: Vec<u64> = (0..n as u64).map(|i| (i * 7919 + 3) % t).collect();
     let b: Vec<u64> = (0..n as u64).map(|i| (i * 104729 + 11) % t).collect();
@@ -154,6 +153,18 @@ fn collective_keys_multiply_relinearize_rotate_and_any_3_of_5_decrypt() {
             "{set:?}"
         );
     }
+    // The other collective Galois key: right by 2.
+    let back = prod.rotate_rows(-2, &keys.gk).unwrap();
+    let expected_back: Vec<u64> = (0..n)
+        .map(|s| {
+            let j = s / half * half + (s % half + half - 2) % half;
+            a[j] * b[j] % t
+        })
+        .collect();
+    assert_eq!(
+        threshold_decrypt(&p, &back, &[2, 3, 4]).unwrap(),
+        expected_back
+    );
     // The engine's noise estimates plus the collective margin bound the
     // measured noise (the bound the flooding is sized from).
     let sk = collective_secret(&p);
@@ -307,4 +318,50 @@ fn the_biometric_match_scores_decrypt_by_3_of_5_and_n4096_has_no_room() {
     .unwrap_err()
     .to_string();
     assert!(e.contains("no modulus room"), "{e}");
+}
+
+#[test]
+fn re_encryption_under_a_client_key_decrypts_with_the_client_key_only() {
+    let p = parties(BfvParameters::n8192(), 5, 3);
+    let keys = collective_keys(&p, &[]);
+    let t = p.ctx.plain_modulus();
+    let v: Vec<u64> = (0..p.ctx.n() as u64).map(|i| (i * 31 + 7) % t).collect();
+    let ct = keys
+        .pk
+        .encrypt(&Plaintext::from_slots(&p.ctx, &v).unwrap())
+        .unwrap();
+    let prod = ct.mul(&ct).unwrap().relinearize(&keys.rk).unwrap();
+    let client = SecretKey::generate(&p.ctx).unwrap();
+    let client_pk = client.public_key().unwrap();
+    let set = [1u16, 4, 5];
+    let re = ThresholdReencryption::new(
+        &prod,
+        &p.session,
+        &set,
+        CiphertextId::of(prod.polys()),
+        &client_pk,
+        40,
+        1,
+    )
+    .unwrap();
+    let parts: Vec<Share> = set
+        .iter()
+        .map(|&j| re.share(&p.shares[j as usize - 1]).unwrap())
+        .collect();
+    let out = re.finish(&re.aggregate(&parts).unwrap()).unwrap();
+    assert_eq!(out.key_id(), client.id());
+    let expected: Vec<u64> = v.iter().map(|x| x * x % t).collect();
+    assert_eq!(client.decrypt(&out).unwrap().to_slots().unwrap(), expected);
+    // The estimate covers the measured noise.
+    let measured = p.ctx.level(out.level()).unwrap().log2_q
+        - client.noise_budget(&out).unwrap()
+        - 1.0
+        - (t as f64).log2();
+    assert!(
+        measured < out.noise_estimate_log2() + FLOOD_TAIL.log2(),
+        "{measured} {}",
+        out.noise_estimate_log2()
+    );
+    // The collective key no longer decrypts it.
+    assert!(threshold_decrypt(&p, &out, &[1, 2, 3]).is_err());
 }
