@@ -29,7 +29,8 @@
 //! - [`threshold`]: collective keys made by N parties without a dealer
 //!   (public, relinearization, Galois), usable by every operation above, and
 //!   exact decryption by any t of them with noise flooding sized from the
-//!   ciphertext's noise estimate.
+//!   ciphertext's noise estimate, and re-encryption under another public
+//!   key.
 //! - Key identities: every secret key has a [`triskel_ring::KeyId`] (16
 //!   random bytes from its generator), carried by its public,
 //!   relinearization and Galois keys and by every ciphertext under it

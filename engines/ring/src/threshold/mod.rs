@@ -11,7 +11,7 @@
 //!   is s = s_1 + ... + s_N (an additive N-out-of-N sharing).
 //! - The key-generation protocols ([`PublicKeyGen`], [`RelinKeyGen`],
 //!   [`GaloisKeyGen`]) need all N parties' additive secrets; their outputs
-//!   are ordinary [`RlwePublicKey`]s and [`KeySwitchKey`]s, which the
+//!   are ordinary [`crate::RlwePublicKey`]s and [`crate::KeySwitchKey`]s, which the
 //!   engines use as they use their own.
 //! - For t < N, each party deals a Shamir sharing of its s_i
 //!   ([`PartySecret::deal`]; the "Thresholdizer"): a polynomial
