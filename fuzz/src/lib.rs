@@ -84,6 +84,108 @@ pub fn ring() -> &'static Ring {
     })
 }
 
+/// The threshold fixture: a fixed 2-of-3 session over the ring fixture's
+/// bases (so that shares written by the seed writer, another process, fit
+/// it), its parties' shares, a ciphertext under the collective key and a
+/// batch of LWE ciphertexts under a dealt key.
+pub struct Threshold {
+    pub session: triskel_ring::threshold::Session,
+    pub secrets: Vec<triskel_ring::threshold::PartySecret>,
+    pub shares: Vec<triskel_ring::threshold::ThresholdShare>,
+    /// (c0, c1) under the collective key, NTT form over the ring's Q.
+    pub ct: [Poly; 2],
+    pub lwe_key: triskel_ring::KeyId,
+    pub lwe_shares: Vec<triskel_ring::threshold::LweKeyShare>,
+    pub lwe_cts: Vec<triskel_ring::LweCiphertext>,
+}
+
+/// The process-wide threshold fixture.
+pub fn threshold() -> &'static Threshold {
+    use triskel_ring::threshold::*;
+    static T: OnceLock<Threshold> = OnceLock::new();
+    T.get_or_init(|| {
+        let r = ring();
+        let session = Session::from_parts([1; 16], [2; 32], 3, 2).expect("session");
+        let secrets: Vec<PartySecret> = (1..=3)
+            .map(|j| PartySecret::generate(&session, j, 1024).expect("secret"))
+            .collect();
+        let deals: Vec<Vec<Share>> = secrets
+            .iter()
+            .map(|s| s.deal(r.ks.qp()).expect("deal"))
+            .collect();
+        let shares = secrets
+            .iter()
+            .map(|s| {
+                let mine: Vec<Share> = deals
+                    .iter()
+                    .map(|d| d[s.party() as usize - 1].clone())
+                    .collect();
+                ThresholdShare::from_deals(s, &mine).expect("share")
+            })
+            .collect();
+        let gen = PublicKeyGen::new(&session, &r.q, NoiseDistribution::default());
+        let parts: Vec<Share> = secrets
+            .iter()
+            .map(|s| gen.share(s).expect("share"))
+            .collect();
+        let pk = gen
+            .finish(&gen.aggregate(&parts).expect("aggregate"))
+            .expect("public key");
+        let mut rng = Prng::from_os().expect("OS randomness");
+        let ct = pk
+            .encrypt(r.poly.clone(), NoiseDistribution::default(), &mut rng)
+            .expect("encryption");
+        let lwe_key = triskel_ring::KeyId::from_bytes([3; 16]);
+        let key = triskel_ring::LweSecretKey::binary(64, lwe_key, &mut rng);
+        let lwe_shares = LweKeyShare::deal(&session, &key).expect("LWE deal");
+        let lwe_cts = (0..2)
+            .map(|m| key.encrypt(m << 62, 2f64.powi(-60), &mut rng).expect("LWE"))
+            .collect();
+        Threshold {
+            session,
+            secrets,
+            shares,
+            ct,
+            lwe_key,
+            lwe_shares,
+            lwe_cts,
+        }
+    })
+}
+
+impl Threshold {
+    /// The fixture's decryption of `ct` by parties 1 and 3, releasing
+    /// coefficients 0, 5 and 9.
+    pub fn decryption(&self) -> triskel_ring::threshold::Decryption<'_> {
+        use triskel_ring::threshold::*;
+        Decryption::new(
+            &self.session,
+            &[1, 3],
+            CiphertextId([4; 32]),
+            [&self.ct[0], &self.ct[1]],
+            Some(&[0, 5, 9]),
+            triskel_ring::Smudging::new(8.0),
+        )
+        .expect("decryption")
+    }
+
+    /// The fixture's LWE decryption by parties 1 and 2.
+    pub fn lwe_decryption(&self) -> triskel_ring::threshold::LweDecryption<'_> {
+        use triskel_ring::threshold::*;
+        let mut smudging = triskel_ring::Smudging::new(8.0);
+        smudging.decryptions = u64::MAX;
+        LweDecryption::new(
+            &self.session,
+            &[1, 2],
+            self.lwe_key,
+            CiphertextId([5; 32]),
+            &self.lwe_cts,
+            smudging,
+        )
+        .expect("LWE decryption")
+    }
+}
+
 /// The TFHE client keys of `tfhe_objects` and of its seeds, boolean and
 /// 2_2, from fixed seeds: values carry their key's identity, so seeded
 /// values reach the target's decryption only under the keys they were made

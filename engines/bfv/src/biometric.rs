@@ -426,11 +426,34 @@ pub fn decrypt_extracted_scores(sk: &SecretKey, scores: &[LweCiphertext]) -> Res
     let t = sk.context().plain_modulus();
     scores
         .iter()
-        .map(|ct| {
-            let m = sk.decrypt_lwe(ct)?;
-            Ok(m as i64 - (m > t / 2) as i64 * t as i64)
-        })
+        .map(|ct| Ok(centered_score(sk.decrypt_lwe(ct)?, t)))
         .collect()
+}
+
+/// A score m mod t centered in (-t/2, t/2].
+pub fn centered_score(m: u64, t: u64) -> i64 {
+    m as i64 - (m > t / 2) as i64 * t as i64
+}
+
+/// The set of the threshold-decrypted coefficient match
+/// ([`crate::threshold`]): N = 8192, Q = 3 x 50 bits, P = 50 bits
+/// (log QP = 200 of 214; every prime below 2^50, for the IFMA kernels),
+/// t = 2^23. Each party of a decryption floods the 64 score coefficients
+/// for 2^-40 statistical distance: with the scores' noise bound (about 2^28
+/// with the collective-key margin) that is a flood of 2^(73 + log2 alpha)
+/// per party for alpha releases per share, below Q / (2t) = 2^126 up to
+/// alpha = 2^50. No N = 4096 set has the room: 106 bits of Q P leave at most
+/// 2^62 below Q / (2t) where the same flood needs 2^74 at one release (the
+/// tests check the refusal).
+pub fn threshold_match_parameters() -> BfvParameters {
+    BfvParameters::new(
+        "bfv-n8192-threshold-match",
+        8192,
+        &[50, 50, 50],
+        &[50],
+        1 << COEFFICIENT_MATCH_LOG_T,
+    )
+    .with_dnum(3)
 }
 
 /// `count` deterministic pseudo-random embeddings with features in

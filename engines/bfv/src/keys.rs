@@ -106,6 +106,62 @@ pub(crate) fn scaled_message(ctx: &BfvContext, pt: &Plaintext, level: usize) -> 
     Ok(out)
 }
 
+/// round(t x / Q_l) mod t for phase coefficients x given by their residues
+/// (`limbs[i]` modulo prime i of the level, one value per coefficient), by
+/// the fixed-point sums of the module documentation. Wiped on drop.
+pub(crate) fn decode_phase(
+    ctx: &BfvContext,
+    level: usize,
+    limbs: &[&[u64]],
+) -> Result<Zeroizing<Vec<u64>>> {
+    let lv = ctx.level(level)?;
+    let basis = &lv.basis;
+    let t = ctx.plain_modulus();
+    let len = limbs.first().map_or(0, |l| l.len());
+    if limbs.len() != basis.len() || limbs.iter().any(|l| l.len() != len) {
+        return Err(Error::InvalidParameters(format!(
+            "a phase of {} limbs for a level of {} primes",
+            limbs.len(),
+            basis.len()
+        )));
+    }
+    let mut int_part = Zeroizing::new(vec![0u64; len]);
+    let mut frac = Zeroizing::new(vec![0u128; len]);
+    let mut y = Zeroizing::new(vec![0u64; len]);
+    for (i, limb) in limbs.iter().enumerate() {
+        let q = basis.modulus(i);
+        kernels::mul_scalar(q, &mut y, limb, basis.qhat_inv(i))?;
+        let f = lv.t_over_q[i];
+        let (f_hi, f_lo) = ((f >> 64) as u64, f as u64);
+        for ((acc_int, acc_frac), &yj) in int_part.iter_mut().zip(frac.iter_mut()).zip(y.iter()) {
+            let low = yj as u128 * f_lo as u128;
+            let high = yj as u128 * f_hi as u128;
+            let (s1, c1) = acc_frac.overflowing_add(low);
+            let (s2, c2) = s1.overflowing_add((high as u64 as u128) << 64);
+            *acc_frac = s2;
+            *acc_int = acc_int
+                .wrapping_add((high >> 64) as u64)
+                .wrapping_add(c1 as u64 + c2 as u64);
+        }
+    }
+    // x mod t without a division (whose time depends on the secret x):
+    // for x < 2^63 (guaranteed by the parameter checks: x < (k + 2) t),
+    // Barrett with floor((2^64 - 1) / t) is at most one short, removed by
+    // one masked subtraction.
+    let ratio = u64::MAX / t;
+    let reduce = |x: u64| {
+        let r = x.wrapping_sub(((x as u128 * ratio as u128) >> 64) as u64 * t);
+        r.wrapping_sub(t & 0u64.wrapping_sub((r >= t) as u64))
+    };
+    Ok(Zeroizing::new(
+        int_part
+            .iter()
+            .zip(frac.iter())
+            .map(|(&i, &f)| reduce(reduce(i) + (f >> 127) as u64))
+            .collect(),
+    ))
+}
+
 impl SecretKey {
     /// Draws a fresh uniform ternary secret from the OS-seeded CSPRNG.
     pub fn generate(ctx: &Arc<BfvContext>) -> Result<SecretKey> {
@@ -200,44 +256,9 @@ impl SecretKey {
     /// Decrypts: m = round(t x / Q) mod t (module documentation).
     pub fn decrypt(&self, ct: &Ciphertext) -> Result<Plaintext> {
         let x = self.phase(ct)?;
-        let lv = self.ctx.level(ct.level)?;
-        let (n, t) = (self.ctx.n(), self.ctx.plain_modulus());
-        let basis = &lv.basis;
-        let mut int_part = Zeroizing::new(vec![0u64; n]);
-        let mut frac = Zeroizing::new(vec![0u128; n]);
-        let mut y = Zeroizing::new(vec![0u64; n]);
-        for i in 0..basis.len() {
-            let q = basis.modulus(i);
-            kernels::mul_scalar(q, &mut y, x.limb(i), basis.qhat_inv(i))?;
-            let f = lv.t_over_q[i];
-            let (f_hi, f_lo) = ((f >> 64) as u64, f as u64);
-            for ((acc_int, acc_frac), &yj) in int_part.iter_mut().zip(frac.iter_mut()).zip(y.iter())
-            {
-                let low = yj as u128 * f_lo as u128;
-                let high = yj as u128 * f_hi as u128;
-                let (s1, c1) = acc_frac.overflowing_add(low);
-                let (s2, c2) = s1.overflowing_add((high as u64 as u128) << 64);
-                *acc_frac = s2;
-                *acc_int = acc_int
-                    .wrapping_add((high >> 64) as u64)
-                    .wrapping_add(c1 as u64 + c2 as u64);
-            }
-        }
-        // x mod t without a division (whose time depends on the secret x):
-        // for x < 2^63 (guaranteed by the parameter checks: x < (k + 2) t),
-        // Barrett with floor((2^64 - 1) / t) is at most one short, removed by
-        // one masked subtraction.
-        let ratio = u64::MAX / t;
-        let reduce = |x: u64| {
-            let r = x.wrapping_sub(((x as u128 * ratio as u128) >> 64) as u64 * t);
-            r.wrapping_sub(t & 0u64.wrapping_sub((r >= t) as u64))
-        };
-        let coeffs = int_part
-            .iter()
-            .zip(frac.iter())
-            .map(|(&i, &f)| reduce(reduce(i) + (f >> 127) as u64))
-            .collect();
-        Ok(Plaintext::from_reduced(&self.ctx, coeffs))
+        let limbs: Vec<&[u64]> = (0..x.basis().len()).map(|i| x.limb(i)).collect();
+        let coeffs = decode_phase(&self.ctx, ct.level, &limbs)?;
+        Ok(Plaintext::from_reduced(&self.ctx, coeffs.to_vec()))
     }
 
     /// The invariant noise budget in bits, measured (like SEAL's): with

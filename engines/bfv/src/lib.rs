@@ -26,6 +26,11 @@
 //! - [`Ciphertext`]: add, sub, negate, plaintext add/multiply, multiply
 //!   (HPS) and relinearize, square, row rotations and the row swap, modulus
 //!   switching; each carries a noise estimate and refuses to exhaust it.
+//! - [`threshold`]: collective keys made by N parties without a dealer
+//!   (public, relinearization, Galois), usable by every operation above, and
+//!   exact decryption by any t of them with noise flooding sized from the
+//!   ciphertext's noise estimate, and re-encryption under another public
+//!   key.
 //! - Key identities: every secret key has a [`triskel_ring::KeyId`] (16
 //!   random bytes from its generator), carried by its public,
 //!   relinearization and Galois keys and by every ciphertext under it
@@ -47,6 +52,7 @@ mod error;
 mod keys;
 mod params;
 mod serial;
+pub mod threshold;
 
 pub use ciphertext::Ciphertext;
 pub use context::BfvContext;

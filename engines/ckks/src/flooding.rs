@@ -44,8 +44,6 @@
 //! the trial's B holds for the real run when the circuit and the parameters
 //! (level, scale) are the same and the data within the same bounds.
 
-use std::sync::{MutexGuard, PoisonError};
-
 use triskel_ring::sampling::{sample_wide_gaussian, WIDE_GAUSSIAN_MAX_SIGMA, WIDE_GAUSSIAN_TAIL};
 use triskel_ring::{Poly, Prng, Representation};
 use zeroize::Zeroizing;
@@ -120,65 +118,31 @@ impl Flooding {
     }
 }
 
-/// The flooded decryptions made under one key and the least alpha among
-/// them (module documentation).
-#[derive(Debug)]
-pub(crate) struct FloodLedger {
-    done: u64,
-    least_alpha: u64,
-}
-
-impl Default for FloodLedger {
-    fn default() -> FloodLedger {
-        FloodLedger {
-            done: 0,
-            least_alpha: u64::MAX,
-        }
-    }
-}
-
-impl FloodLedger {
-    /// The alpha that bounds the total if a flood for `alpha` is made, and
-    /// how many more floods it allows.
-    fn bound(&self, alpha: u64) -> (u64, u64) {
-        let alpha = self.least_alpha.min(alpha);
-        (alpha, alpha.saturating_sub(self.done))
-    }
-}
-
 impl SecretKey {
     /// The flooded decryptions made under this key in memory (a key loaded
     /// from bytes starts at zero: module documentation).
     pub fn flooded_decryptions(&self) -> u64 {
-        self.ledger().done
+        self.floods.done()
     }
 
     /// How many more decryptions flooded with `flooding` this key allows:
     /// the least alpha of its floods and of `flooding`, less the floods made.
     pub fn flooded_decryptions_left(&self, flooding: &Flooding) -> u64 {
-        self.ledger().bound(flooding.decryptions).1
+        self.floods.left(flooding.decryptions)
     }
 
-    fn ledger(&self) -> MutexGuard<'_, FloodLedger> {
-        // Nothing panics while the lock is held: a poisoned ledger is whole.
-        self.floods.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Counts one flood for `alpha`, or refuses it when the key's total
+    /// Counts one flood for `alpha` on the key's ledger
+    /// ([`triskel_ring::FloodLedger`]), or refuses it when the key's total
     /// would exceed its least alpha.
     fn count_flood(&self, alpha: u64) -> Result<()> {
-        let mut ledger = self.ledger();
-        let (alpha, left) = ledger.bound(alpha);
-        if left == 0 {
-            return Err(Error::FloodingExhausted {
-                done: ledger.done,
+        self.floods.count(alpha).map_err(|e| match e {
+            triskel_ring::Error::FloodingExhausted { done, alpha } => Error::FloodingExhausted {
+                done,
                 asked: 1,
                 alpha,
-            });
-        }
-        ledger.done += 1;
-        ledger.least_alpha = alpha;
-        Ok(())
+            },
+            other => other.into(),
+        })
     }
 
     /// log2 of the infinity norm of the error polynomial

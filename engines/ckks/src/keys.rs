@@ -10,7 +10,7 @@
 //! ```
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use triskel_ring::{
     galois_element, power_of_two_steps, KeyId, KeySwitchKey, LweSecretKey, Poly, Prng,
@@ -21,7 +21,6 @@ use zeroize::Zeroizing;
 use crate::ciphertext::Ciphertext;
 use crate::context::CkksContext;
 use crate::error::{Error, Result};
-use crate::flooding::FloodLedger;
 use crate::noise::{public_key_error, symmetric_error};
 use crate::plaintext::Plaintext;
 
@@ -32,7 +31,7 @@ pub struct SecretKey {
     pub(crate) ctx: Arc<CkksContext>,
     pub(crate) secret: RlweSecret,
     /// The flooded decryptions made under this key (not serialized).
-    pub(crate) floods: Mutex<FloodLedger>,
+    pub(crate) floods: triskel_ring::FloodLedger,
 }
 
 impl std::fmt::Debug for SecretKey {
@@ -98,7 +97,7 @@ impl SecretKey {
         Ok(SecretKey {
             ctx: ctx.clone(),
             secret,
-            floods: Mutex::default(),
+            floods: triskel_ring::FloodLedger::default(),
         })
     }
 
@@ -106,7 +105,7 @@ impl SecretKey {
         Ok(SecretKey {
             ctx: ctx.clone(),
             secret: RlweSecret::new(secret, &ctx.level(ctx.max_level())?.basis)?,
-            floods: Mutex::default(),
+            floods: triskel_ring::FloodLedger::default(),
         })
     }
 

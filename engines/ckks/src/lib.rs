@@ -30,6 +30,9 @@
 //!   decryptions (IND-CPA-D, [`Flooding`]; each key counts its floods and
 //!   refuses one beyond alpha, [`SecretKey::flooded_decryptions`]) with the
 //!   trial-run noise estimate [`SecretKey::noise_bound_log2`].
+//! - [`threshold`]: collective keys made by N parties without a dealer
+//!   and decryption by any t of them, each share flooded for a stated
+//!   statistical security, with the precision left reported.
 //! - [`Ciphertext`]: add, sub, negate, constants and plaintexts, multiply,
 //!   relinearize, rescale and the fused pipeline, level and scale matching,
 //!   rotations (with a power-of-two fallback), conjugation, hoisted rotations,
@@ -66,6 +69,7 @@ mod params;
 mod plaintext;
 mod polynomial;
 mod serial;
+pub mod threshold;
 
 pub use bootstrap::sparse::{sparse_secret_security, SPARSE_SECRET_ESTIMATES};
 pub use bootstrap::{

@@ -46,6 +46,20 @@ pub enum Error {
         /// The identity `what` carries.
         found: KeyId,
     },
+    /// Another flooded release would take the count of a secret (or of a
+    /// party's share of it) above alpha, the number its flooding is proven
+    /// for ([`crate::FloodLedger`]): nothing was released.
+    FloodingExhausted {
+        /// Flooded releases made.
+        done: u64,
+        /// The least alpha of the floods made and of the one asked.
+        alpha: u64,
+    },
+    /// A threshold protocol step got shares or parties that do not fit it
+    /// (another session, key, ciphertext, protocol or party; a duplicate or
+    /// missing party; a threshold above the number of parties); the message
+    /// says which.
+    Protocol(String),
 }
 
 /// Result of ring operations.
@@ -81,6 +95,12 @@ impl fmt::Display for Error {
                 f,
                 "{what} belongs to secret key {found}, not to key {expected} used here"
             ),
+            Error::FloodingExhausted { done, alpha } => write!(
+                f,
+                "{done} flooded release(s) made: one more would exceed alpha = {alpha}, the \
+                 number the flooding is proven for"
+            ),
+            Error::Protocol(m) => write!(f, "threshold protocol: {m}"),
         }
     }
 }
@@ -90,6 +110,11 @@ impl std::error::Error for Error {}
 /// Shorthand for an [`Error::InvalidParameter`].
 pub(crate) fn invalid<T>(msg: impl Into<String>) -> Result<T> {
     Err(Error::InvalidParameter(msg.into()))
+}
+
+/// Shorthand for an [`Error::Protocol`].
+pub(crate) fn protocol<T>(msg: impl Into<String>) -> Result<T> {
+    Err(Error::Protocol(msg.into()))
 }
 
 /// Implements `From<triskel_ring::Error>` and `From<triskel_kernels::Error>`

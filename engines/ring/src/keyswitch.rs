@@ -500,7 +500,9 @@ impl KeySwitchContext {
         Ok((t, acc0, acc1))
     }
 
-    fn check_key(&self, key: &KeySwitchKey) -> Result<()> {
+    /// An error unless `key` has this context's digit count and basis Q P
+    /// (a key assembled elsewhere, e.g. by the threshold protocols).
+    pub fn check_key(&self, key: &KeySwitchKey) -> Result<()> {
         let belongs = key
             .b
             .iter()
@@ -845,13 +847,15 @@ fn level_tables(
 
 /// A hybrid key-switching key s' -> s: per digit j, (b_j, a_j) in R_{QP}, NTT
 /// form (module documentation). The a_j are regenerated from `seed`
-/// (stream j), so only the b_j and the seed are serialized. It carries the
+/// (stream j), so only the b_j and the seed are serialized; a key made by
+/// the two-round threshold protocol ([`crate::threshold`]) has no seed (its
+/// a_j are sums of the parties' shares) and stores them. It carries the
 /// identity of s, the key its results are under; the engine that uses it
 /// checks that identity against the ciphertext's.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KeySwitchKey {
     pub(crate) id: KeyId,
-    pub(crate) seed: Seed,
+    pub(crate) seed: Option<Seed>,
     pub(crate) b: Vec<Poly>,
     pub(crate) a: Vec<Poly>,
 }
@@ -876,15 +880,46 @@ impl KeySwitchKey {
         to: &SecretKey,
         rng: &mut Prng,
     ) -> Result<KeySwitchKey> {
-        if !same_basis(from.basis(), &ctx.qp) || to.n() != ctx.q.n() {
+        let seed = rng.gen_seed();
+        KeySwitchKey::generate_with_seed(ctx, from, to, seed, rng)
+    }
+
+    /// [`generate`](Self::generate) with the a_j from `seed` (a common
+    /// reference string in the threshold protocols); the errors from `rng`.
+    pub(crate) fn generate_with_seed(
+        ctx: &KeySwitchContext,
+        from: &Poly,
+        to: &SecretKey,
+        seed: Seed,
+        rng: &mut Prng,
+    ) -> Result<KeySwitchKey> {
+        let a = key_uniform_part(ctx, seed);
+        let b = KeySwitchKey::bodies(ctx, from, to, &a, rng)?;
+        Ok(KeySwitchKey {
+            id: to.id,
+            seed: Some(seed),
+            b,
+            a,
+        })
+    }
+
+    /// The b_j = -a_j s + e_j + P g_j s' of a key s' = `from` -> s = `to`
+    /// for the given a_j, errors from `rng`.
+    pub(crate) fn bodies(
+        ctx: &KeySwitchContext,
+        from: &Poly,
+        to: &SecretKey,
+        a: &[Poly],
+        rng: &mut Prng,
+    ) -> Result<Vec<Poly>> {
+        if !same_basis(from.basis(), &ctx.qp) || to.n() != ctx.q.n() || a.len() != ctx.digits.len()
+        {
             return Err(Error::BasisMismatch);
         }
         let n = ctx.q.n();
         let mut s_from = Zeroizing::new(from.clone());
         s_from.to_ntt()?;
         let s = to.to_poly(&ctx.qp, Representation::Ntt)?;
-        let seed = rng.gen_seed();
-        let a = key_uniform_part(ctx, seed);
         let mut b = Vec::with_capacity(a.len());
         for (j, range) in ctx.digits.iter().enumerate() {
             let e = Zeroizing::new(ctx.noise.sample(n, rng)?);
@@ -904,12 +939,7 @@ impl KeySwitchKey {
             }
             b.push(bj);
         }
-        Ok(KeySwitchKey {
-            id: to.id,
-            seed,
-            b,
-            a,
-        })
+        Ok(b)
     }
 
     /// The relinearization key: s' = s^2 -> s.
@@ -959,9 +989,10 @@ impl KeySwitchKey {
         self.id
     }
 
-    /// The seed of the uniform halves.
-    pub fn seed(&self) -> &Seed {
-        &self.seed
+    /// The seed of the uniform halves (None for a key whose halves are
+    /// stored, from the threshold relinearization protocol).
+    pub fn seed(&self) -> Option<&Seed> {
+        self.seed.as_ref()
     }
 
     /// Number of digits.

@@ -20,6 +20,12 @@
 //!   a GLWE/RLWE ciphertext, modulus switching and LWE key switching (TFHE and
 //!   engine transitions).
 //!
+//! - [`threshold`]: threshold RLWE (Shamir t-out-of-N and additive
+//!   N-out-of-N sharing of the secret, collective public, relinearization
+//!   and Galois keys, collective decryption and public-key switching with
+//!   flooding sized from the ciphertext, [`Smudging`]) and threshold LWE
+//!   decryption.
+//!
 //! Every public operation returns [`Result`]. With feature `parallel` (on by
 //! default) work is spread over limbs with rayon; results do not depend on the
 //! number of threads.
@@ -28,6 +34,7 @@ mod aligned;
 mod basis;
 mod conversion;
 mod error;
+mod flooding;
 mod key_id;
 mod keyswitch;
 mod lazy;
@@ -40,6 +47,7 @@ pub mod sampling;
 mod scratch;
 mod security;
 mod serialize;
+pub mod threshold;
 
 pub use aligned::{aligned_zeros, huge_page_zeros, AlignedVec, CACHE_LINE};
 pub use basis::{
@@ -48,6 +56,7 @@ pub use basis::{
 };
 pub use conversion::{BaseConverter, DivRound};
 pub use error::{Error, Result};
+pub use flooding::{Flood, FloodLedger, Smudging, DEFAULT_SMUDGING_SECURITY, MAX_FLOOD_LOG2};
 pub use key_id::KeyId;
 pub use keyswitch::{
     Addend, Decomposition, KeySwitchContext, KeySwitchKey, SecretDistribution, SecretKey,

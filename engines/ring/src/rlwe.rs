@@ -45,15 +45,15 @@ impl std::fmt::Debug for RlweSecret {
 /// seed and b only.
 #[derive(Clone, Debug)]
 pub struct RlwePublicKey {
-    id: KeyId,
-    seed: Seed,
-    b: Poly,
-    a: Poly,
+    pub(crate) id: KeyId,
+    pub(crate) seed: Seed,
+    pub(crate) b: Poly,
+    pub(crate) a: Poly,
 }
 
 /// The polynomial of `poly` at `basis` (a prefix of its own), borrowed when
 /// nothing has to be dropped.
-fn at_basis<'a>(
+pub(crate) fn at_basis<'a>(
     poly: &'a Poly,
     basis: &Arc<RnsBasis>,
     slot: &'a mut Option<Poly>,
@@ -73,6 +73,18 @@ fn public_key_for(
     rng: &mut Prng,
 ) -> Result<RlwePublicKey> {
     let seed = rng.gen_seed();
+    public_key_with_seed(s, id, noise, seed, rng)
+}
+
+/// [`public_key_for`] with a from `seed` (a common reference string in the
+/// threshold protocols), the error from `rng`.
+pub(crate) fn public_key_with_seed(
+    s: &Poly,
+    id: KeyId,
+    noise: NoiseDistribution,
+    seed: Seed,
+    rng: &mut Prng,
+) -> Result<RlwePublicKey> {
     let basis = s.basis().clone();
     let a = sample_uniform(&basis, Representation::Ntt, &mut Prng::from_seed(seed));
     let e = Zeroizing::new(noise.sample(basis.n(), rng)?);
@@ -230,6 +242,11 @@ impl RlwePublicKey {
     /// The seed of a.
     pub fn seed(&self) -> &Seed {
         &self.seed
+    }
+
+    /// The basis of the key.
+    pub fn basis(&self) -> &Arc<RnsBasis> {
+        self.b.basis()
     }
 
     /// Public-key encryption of `body` (coefficient or NTT form, in the

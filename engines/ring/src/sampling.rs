@@ -390,17 +390,35 @@ impl NoiseDistribution {
 /// n E / 2^(log2_bound + 1) (a shift by |e| <= E moves a uniform law on
 /// 2B + 1 points by |e| / (2B + 1)). Wipe it after use.
 pub fn sample_flooding(basis: &Arc<RnsBasis>, log2_bound: u32, rng: &mut Prng) -> Result<Poly> {
+    let n = basis.n();
+    let values = flooding_values(n, log2_bound, rng)?;
+    let mut p = Poly::zero(basis, Representation::Coefficient);
+    for (i, limb) in p.data_mut().chunks_mut(n).enumerate() {
+        let m = basis.modulus(i);
+        for (out, &x) in limb.iter_mut().zip(values.iter()) {
+            *out = flood_residue(m, x, log2_bound);
+        }
+    }
+    Ok(p)
+}
+
+/// `count` integers uniform in [0, 2 B] with B = 2^`log2_bound` (at most
+/// 2^120), each standing for its value minus B ([`flood_residue`]). Wiped
+/// on drop.
+pub(crate) fn flooding_values(
+    count: usize,
+    log2_bound: u32,
+    rng: &mut Prng,
+) -> Result<Zeroizing<Vec<u128>>> {
     if log2_bound > 120 {
         return invalid(format!(
             "flooding bound 2^{log2_bound} is above the supported 2^120"
         ));
     }
-    let bound = 1u128 << log2_bound;
-    let width = 2 * bound + 1;
+    let width = 2 * (1u128 << log2_bound) + 1;
     // Rejection on the smallest covering power of two: no modulo bias.
     let mask = u128::MAX >> (width - 1).leading_zeros();
-    let n = basis.n();
-    let mut values = Zeroizing::new(vec![0u128; n]);
+    let mut values = Zeroizing::new(vec![0u128; count]);
     for v in values.iter_mut() {
         *v = loop {
             let x = ((rng.next_u64() as u128) << 64 | rng.next_u64() as u128) & mask;
@@ -409,14 +427,11 @@ pub fn sample_flooding(basis: &Arc<RnsBasis>, log2_bound: u32, rng: &mut Prng) -
             }
         };
     }
-    // value - bound in [-B, B], taken modulo each prime: (x mod q) + q - (B mod q).
-    let mut p = Poly::zero(basis, Representation::Coefficient);
-    for (i, limb) in p.data_mut().chunks_mut(n).enumerate() {
-        let m = basis.modulus(i);
-        let b = m.reduce_u128(bound);
-        for (out, &x) in limb.iter_mut().zip(values.iter()) {
-            *out = m.sub_mod(m.reduce_u128(x), b);
-        }
-    }
-    Ok(p)
+    Ok(values)
+}
+
+/// x - 2^`log2_bound` modulo m for a value of [`flooding_values`]:
+/// (x mod q) + q - (B mod q), without a branch on x.
+pub(crate) fn flood_residue(m: &triskel_kernels::Modulus, x: u128, log2_bound: u32) -> u64 {
+    m.sub_mod(m.reduce_u128(x), m.reduce_u128(1u128 << log2_bound))
 }

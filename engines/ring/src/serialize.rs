@@ -8,7 +8,14 @@
 //!           | primes: k x u64 | residues: k x n x u64 (limb-major)
 //! key     = id: 16 bytes (the target secret's KeyId) | digits: u32 | seed: 32 bytes
 //!           | digits x poly (the b_j; the a_j come from the seed)
+//! key with stored halves (kind 3) = id: 16 bytes | digits: u32
+//!           | digits x (poly b_j | poly a_j)
 //! ```
+//!
+//! Kind 3 holds a key whose a_j no seed yields (the threshold
+//! relinearization key); both kinds load as a [`KeySwitchKey`]. The shares
+//! of the threshold protocols have kinds of their own
+//! ([`crate::threshold`]).
 //!
 //! Version 2 added the key's identity: a version-1 polynomial still loads,
 //! a version-1 key is refused with an error saying that it predates key
@@ -35,6 +42,7 @@ pub const FORMAT_VERSION: u8 = 2;
 const NO_KEY_ID_VERSION: u8 = 1;
 const KIND_POLY: u8 = 1;
 const KIND_KEY: u8 = 2;
+const KIND_KEY_STORED: u8 = 3;
 
 fn malformed<T>(msg: impl Into<String>) -> Result<T> {
     Err(Error::Malformed(msg.into()))
@@ -105,16 +113,19 @@ impl<'a> Reader<'a> {
     }
 }
 
-fn write_ring_header(out: &mut Vec<u8>, kind: u8) {
+pub(crate) fn write_ring_header(out: &mut Vec<u8>, kind: u8) {
     write_header(out, MAGIC, FORMAT_VERSION, kind);
 }
 
 /// Reads the header of this version, or of version 1 for a polynomial
 /// (whose layout did not change).
-fn read_ring_header(r: &mut Reader<'_>, kind: u8) -> Result<()> {
+pub(crate) fn read_ring_header(r: &mut Reader<'_>, kind: u8) -> Result<()> {
     let old = stored_version(r.bytes, MAGIC) == Some(NO_KEY_ID_VERSION);
     if old && kind == KIND_KEY {
         return malformed(predates_key_ids("key-switching key"));
+    }
+    if old && kind != KIND_POLY {
+        return Err(Error::UnsupportedVersion(NO_KEY_ID_VERSION));
     }
     let version = if old {
         NO_KEY_ID_VERSION
@@ -307,16 +318,33 @@ impl Poly {
 }
 
 impl KeySwitchKey {
-    /// Versioned, seed-compressed bytes: the identity, the b_j and the seed
-    /// of the a_j.
+    /// Versioned bytes: the identity, the b_j and the seed of the a_j
+    /// (kind 2), or the b_j and a_j of a key without a seed (kind 3).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        write_ring_header(&mut out, KIND_KEY);
+        write_ring_header(
+            &mut out,
+            if self.seed.is_some() {
+                KIND_KEY
+            } else {
+                KIND_KEY_STORED
+            },
+        );
         self.id.write(&mut out);
         out.extend_from_slice(&(self.b.len() as u32).to_le_bytes());
-        out.extend_from_slice(&self.seed);
-        for b in &self.b {
-            b.write_body(&mut out);
+        match &self.seed {
+            Some(seed) => {
+                out.extend_from_slice(seed);
+                for b in &self.b {
+                    b.write_body(&mut out);
+                }
+            }
+            None => {
+                for (b, a) in self.b.iter().zip(&self.a) {
+                    b.write_body(&mut out);
+                    a.write_body(&mut out);
+                }
+            }
         }
         out
     }
@@ -325,7 +353,8 @@ impl KeySwitchKey {
     /// digit count must match), regenerating the a_j from the seed.
     pub fn from_bytes(bytes: &[u8], ctx: &KeySwitchContext) -> Result<KeySwitchKey> {
         let mut r = Reader::new(bytes);
-        read_ring_header(&mut r, KIND_KEY)?;
+        let stored = bytes.get(5) == Some(&KIND_KEY_STORED);
+        read_ring_header(&mut r, if stored { KIND_KEY_STORED } else { KIND_KEY })?;
         let id = KeyId::read(&mut r)?;
         let digits = r.u32()? as usize;
         if digits != ctx.digits().len() {
@@ -334,17 +363,32 @@ impl KeySwitchKey {
                 ctx.digits().len()
             ));
         }
-        let seed = r.seed()?;
-        let b = (0..digits)
-            .map(|_| Poly::read_ntt_body(&mut r, ctx.qp()))
-            .collect::<Result<Vec<_>>>()?;
+        let key = if stored {
+            let (mut b, mut a) = (Vec::with_capacity(digits), Vec::with_capacity(digits));
+            for _ in 0..digits {
+                b.push(Poly::read_ntt_body(&mut r, ctx.qp())?);
+                a.push(Poly::read_ntt_body(&mut r, ctx.qp())?);
+            }
+            KeySwitchKey {
+                id,
+                seed: None,
+                b,
+                a,
+            }
+        } else {
+            let seed = r.seed()?;
+            let b = (0..digits)
+                .map(|_| Poly::read_ntt_body(&mut r, ctx.qp()))
+                .collect::<Result<Vec<_>>>()?;
+            KeySwitchKey {
+                id,
+                seed: Some(seed),
+                b,
+                a: key_uniform_part(ctx, seed),
+            }
+        };
         r.finish()?;
-        Ok(KeySwitchKey {
-            id,
-            seed,
-            b,
-            a: key_uniform_part(ctx, seed),
-        })
+        Ok(key)
     }
 }
 

@@ -175,6 +175,31 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     write(&dir, "ring_poly", &[&r.poly.to_bytes(), &ntt.to_bytes()])?;
     write(&dir, "ring_keyswitch_key", &[&r.key.to_bytes()])?;
 
+    let t = triskel_fuzz::threshold();
+    let tagged = |tag: u8, bytes: &[u8]| [&[tag][..], bytes].concat();
+    let dec = t.decryption();
+    let gen = triskel_ring::threshold::PublicKeyGen::new(
+        &t.session,
+        r.ks.qp(),
+        triskel_ring::NoiseDistribution::default(),
+    );
+    let lwe = t.lwe_decryption();
+    let threshold_seeds = [
+        tagged(0, &t.session.to_bytes()),
+        tagged(1, &dec.share(&t.shares[0])?.to_bytes()),
+        tagged(1, &gen.share(&t.secrets[1])?.to_bytes()),
+        tagged(2, &lwe.share(&t.lwe_shares[0])?.to_bytes()),
+        tagged(3, &t.lwe_shares[2].to_bytes()),
+    ];
+    write(
+        &dir,
+        "ring_threshold",
+        &threshold_seeds
+            .iter()
+            .map(Vec::as_slice)
+            .collect::<Vec<_>>(),
+    )?;
+
     let a = triskel_fuzz::attest();
     let records = [&a.record, &a.batch.record, &a.computation_record];
     let receipts: Vec<_> = records.iter().map(|r| r.receipt.to_bytes()).collect();

@@ -13,6 +13,7 @@ pub mod ring_workloads;
 pub mod router_demo;
 pub mod split;
 pub mod tfhe_workloads;
+pub mod threshold_workloads;
 pub mod transition_workloads;
 pub mod workloads;
 

@@ -138,6 +138,10 @@ pub fn all() -> Vec<Workload> {
             },
         },
         Workload {
+            name: "bfv.threshold_3of5",
+            run: super::threshold_workloads::threshold_3of5,
+        },
+        Workload {
             name: "bfv.mul_relin",
             run: || bfv::mul_relin(BfvParameters::n8192()),
         },
