@@ -535,13 +535,17 @@ mod tests {
     /// prediction of [`TfheParameters::step_variance_parts`] for the key's
     /// own weights (the fraction of small-key bits, or of pairs, that
     /// multiply the rounding, and |S|^2): the average key's prediction is
-    /// off by their deviation, about sqrt(n) / n.
+    /// off by their deviation, about sqrt(n) / n. Also returns the
+    /// measurement's relative standard error, estimated from the samples:
+    /// the squared errors are not those of one Gaussian (each sample sums a
+    /// different number of key-bit products), so sqrt(2 / samples) would
+    /// understate it.
     fn measured_step_variance(
         ck: &ClientKey,
         sk: &ServerKey,
         samples: usize,
         seed: u8,
-    ) -> (f64, f64) {
+    ) -> (f64, f64, f64) {
         let params = &ck.params;
         let ctx = &sk.ctx;
         let (k, n, lwe_n) = (ctx.k, ctx.n, params.lwe_dimension);
@@ -549,7 +553,7 @@ mod tests {
         let two_n = 2 * n as u64;
         let tv = sixteen_levels(sk);
         let small = ck.small.coefficients();
-        let sum: f64 = (0..samples)
+        let (sum, sum_sq) = (0..samples)
             .into_par_iter()
             .map(|i| {
                 let mut rng = Prng::from_seed_stream([seed; 32], i as u64);
@@ -569,11 +573,17 @@ mod tests {
                 rotate(&ctx.modulus, &tv.0, e as usize, &mut want);
                 let j = rng.below(n as u64).unwrap() as usize;
                 let phase = ck.glwe.phase_of(&acc).unwrap();
-                rel_mod_q(phase[j], want[j], ctx.q()).powi(2)
+                let sq = rel_mod_q(phase[j], want[j], ctx.q()).powi(2);
+                (sq, sq * sq)
             })
-            .sum();
+            .reduce(|| (0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1));
         let steps = SHORT_ROTATION_STEPS as f64;
-        let measured = (sum / samples as f64 - params.glwe_noise_std.powi(2)) / steps;
+        let mean = sum / samples as f64;
+        let spread = (sum_sq / samples as f64 - mean * mean).max(0.0).sqrt();
+        let fresh = params.glwe_noise_std.powi(2);
+        let measured = (mean - fresh) / steps;
+        // The standard error of the mean square, relative to the step variance.
+        let standard_error = spread / (samples as f64).sqrt() / (mean - fresh);
         // The key's weights against the average key's.
         let big = ck.big_key().coefficients();
         let ones_big = big.iter().filter(|&&s| s != 0).count() as f64;
@@ -585,11 +595,15 @@ mod tests {
             small.iter().filter(|&&s| s != 0).count() as f64 / lwe_n as f64 / 0.5
         };
         let (key_part, rounding_part) = params.step_variance_parts();
-        (measured, key_part + rounding_part * multiplied * s_norm)
+        (
+            measured,
+            key_part + rounding_part * multiplied * s_norm,
+            standard_error,
+        )
     }
 
     /// Measured variances against the analysis of the keys' set, each held
-    /// to [`assert_matches_the_analysis`] (a part with a count of 0 is not
+    /// to [`within`] (a part with a count of 0 is not
     /// measured): one blind-rotation step over `rotations` independent short
     /// rotations ([`measured_step_variance`]), and the key switch + modulus
     /// switch error over `inputs` inputs (one sample each). The step check
@@ -611,12 +625,16 @@ mod tests {
             );
         };
         if rotations > 0 {
-            let (measured, predicted) = measured_step_variance(ck, sk, rotations, 7);
+            let (measured, predicted, standard_error) =
+                measured_step_variance(ck, sk, rotations, 7);
             report("blind-rotation step", measured, predicted, rotations);
-            assert!(matches_the_analysis(measured, predicted, rotations));
+            eprintln!("  relative standard error {standard_error:.4}");
+            // The empirical standard error, and never less than a Gaussian's.
+            let standard_error = standard_error.max((2.0 / rotations as f64).sqrt());
+            assert!(within(measured, predicted, standard_error));
             for wrong in [1.1, 1.0 / 1.1] {
                 assert!(
-                    !matches_the_analysis(measured, predicted * wrong, rotations),
+                    !within(measured, predicted * wrong, standard_error),
                     "a prediction {wrong}x the right one passes"
                 );
             }
@@ -670,26 +688,20 @@ mod tests {
         }
     }
 
-    /// Whether a sample variance over `samples` independent samples matches
-    /// a prediction: within three standard errors of a sample variance
-    /// (sqrt(2 / samples)) and 0.5% for the approximations of the analysis.
-    /// A set's failure bound is computed from the analysis, and its exponent
-    /// scales as 1 / variance: a variance 10% above the analysis would turn
-    /// 2^-128 into about 2^-116; the measurements hold the analysis to
-    /// about 4%.
-    fn matches_the_analysis(measured: f64, predicted: f64, samples: usize) -> bool {
-        within(measured, predicted, (2.0 / samples as f64).sqrt())
-    }
-
-    /// |measured / predicted - 1| within three relative standard errors
-    /// and 0.5%.
+    /// |measured / predicted - 1| within four relative standard errors (a
+    /// chance failure about once in 16 000 checks) and 0.5% for the
+    /// approximations of the analysis. A set's failure
+    /// bound is computed from the analysis, and its exponent scales as
+    /// 1 / variance: a variance 10% above the analysis would turn 2^-128
+    /// into about 2^-116; the measurements hold the analysis to about 6.5%.
     fn within(measured: f64, predicted: f64, standard_error: f64) -> bool {
-        (measured / predicted - 1.0).abs() <= 3.0 * standard_error + 0.005
+        (measured / predicted - 1.0).abs() <= 4.0 * standard_error + 0.005
     }
 
-    /// Short rotations per blind-rotation check: a standard error of 1.29%
-    /// (3 of them and 0.5%: a 4.4% tolerance, within which a 10% error
-    /// cannot hide).
+    /// Short rotations per blind-rotation check: a standard error of at
+    /// least 1.29% (that of a Gaussian's sample variance; the samples' own
+    /// spread gives about 1.5%), so a tolerance of about 6.5%, within which
+    /// a 10% error cannot hide (each check asserts that it does not).
     const ROTATION_SAMPLES: usize = 12_000;
 
     /// The 2_2 set: 12 000 short rotations, 12 000 inputs.
