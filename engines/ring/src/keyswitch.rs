@@ -514,6 +514,21 @@ impl KeySwitchContext {
         Ok(())
     }
 
+    /// Galois keys assembled elsewhere (by element), each checked by
+    /// [`check_key`](Self::check_key) and to belong to the secret `id`.
+    pub fn check_galois_keys(
+        &self,
+        id: KeyId,
+        keys: impl IntoIterator<Item = (usize, KeySwitchKey)>,
+    ) -> Result<BTreeMap<usize, KeySwitchKey>> {
+        let keys: BTreeMap<usize, KeySwitchKey> = keys.into_iter().collect();
+        for key in keys.values() {
+            self.check_key(key)?;
+            id.check("a Galois key", key.id())?;
+        }
+        Ok(keys)
+    }
+
     /// [`switch`](Self::switch) of c(X^g) (with `galois = Some(g)`) or of c
     /// itself, from c's [`Decomposition`]: the ModUp is done once and shared
     /// by every switch of c and of its automorphic images (hoisting).

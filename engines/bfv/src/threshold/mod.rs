@@ -24,7 +24,6 @@
 //! caller needs ([`ThresholdDecryption::new`]'s `released`) costs
 //! log2(n / r) bits less.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use triskel_ring::threshold::{
@@ -120,11 +119,7 @@ impl GaloisKeys {
         id: KeyId,
         keys: impl IntoIterator<Item = (usize, KeySwitchKey)>,
     ) -> Result<GaloisKeys> {
-        let keys: BTreeMap<usize, KeySwitchKey> = keys.into_iter().collect();
-        for key in keys.values() {
-            ctx.key_switch().check_key(key)?;
-            id.check("a Galois key", key.id())?;
-        }
+        let keys = ctx.key_switch().check_galois_keys(id, keys)?;
         Ok(GaloisKeys {
             ctx: ctx.clone(),
             id,

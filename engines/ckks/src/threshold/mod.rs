@@ -20,7 +20,6 @@
 //! sqrt(n t) sigma / scale (t parties), which the returned plaintext's noise
 //! bound includes ([`ThresholdDecryption::precision_bits`]).
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use triskel_ring::threshold::{
@@ -110,11 +109,7 @@ impl GaloisKeys {
         id: KeyId,
         keys: impl IntoIterator<Item = (usize, KeySwitchKey)>,
     ) -> Result<GaloisKeys> {
-        let keys: BTreeMap<usize, KeySwitchKey> = keys.into_iter().collect();
-        for key in keys.values() {
-            ctx.key_switch().check_key(key)?;
-            id.check("a Galois key", key.id())?;
-        }
+        let keys = ctx.key_switch().check_galois_keys(id, keys)?;
         Ok(GaloisKeys {
             ctx: ctx.clone(),
             id,
