@@ -13,7 +13,7 @@
 //!
 //! A comparison of BFV values runs by the homomorphic BFV -> TFHE transition
 //! ([`bridge::run_bfv_to_tfhe`] on [`transition`]), its BFV part on the
-//! coefficient encoding. Lookup tables ([`Program::lookup`], [`lookup`]) run
+//! coefficient encoding. Lookup tables ([`Program::lookup`], [`tfhe::lookup`]) run
 //! on u8 values in TFHE and on small signed BFV values through the same
 //! transition. Conversions with no homomorphic path ([`Program::to_signed`],
 //! [`Program::to_real`]: TFHE -> BFV/CKKS, BFV -> CKKS) are refused unless
@@ -40,11 +40,9 @@ mod client;
 mod cost;
 mod error;
 mod exec;
-pub mod lookup;
-pub mod measure;
+mod measure;
 mod plan;
 mod program;
-pub mod ring_switch;
 mod serial;
 mod server;
 pub mod transition;

@@ -1,4 +1,5 @@
-//! Wall-clock medians for `triskel bench` and `triskel demo`.
+//! Wall-clock medians: the statistic of the cost table ([`crate::calibrate`]),
+//! `triskel bench` and `triskel demo`.
 
 use std::time::{Duration, Instant};
 

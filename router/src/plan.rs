@@ -2311,9 +2311,7 @@ pub(crate) fn argmax_shape(plan: &Plan, i: usize, part: usize) -> Result<ArgmaxS
 }
 
 /// The narrowest radix integer (8, 16, 32 or 64 bits) holding `bits`.
-pub(crate) fn radix_width(bits: u32) -> u32 {
-    bits.next_power_of_two().clamp(8, 64)
-}
+pub(crate) use triskel_tfhe::argmax::radix_width;
 
 /// Bits of a u8..u64 kind.
 fn index_bits(kind: Kind) -> f64 {

@@ -27,10 +27,9 @@ use triskel_ring::{KeyId, LweCiphertext};
 use triskel_tfhe::{Ciphertext as TfheBit, Comparison, RadixCiphertext, ServerKey};
 use zeroize::Zeroizing;
 
-use crate::argmax::{signed_argmax, tournament, Sources};
+use crate::argmax::{signed_argmax, Sources};
 use crate::bridge::{run_bfv_to_tfhe, BfvToTfhe};
 use crate::error::{Error, Result};
-use crate::lookup::{lookup_from_decisions, lookup_u8};
 use crate::plan::{
     ckks_polynomial, plan_chosen, read_tolerance, slots_dirty, BfvEncoding, Placement, Plan,
     PlanChoice, ReleaseMask, StepKind,
@@ -436,9 +435,9 @@ impl Evaluator<'_> {
                     let out = (0..coefficients.len())
                         .map(|v| {
                             let bits: Vec<_> = decisions.iter().map(|d| d[v].clone()).collect();
-                            lookup_from_decisions(t, &bits, table)
+                            triskel_tfhe::lookup::lookup_from_decisions(t, &bits, table)
                         })
-                        .collect::<Result<_>>()?;
+                        .collect::<triskel_tfhe::Result<_>>()?;
                     return Ok(Val::Radix(out));
                 }
                 let ((input, coefficients), cmp, constant) = match &node.op {
@@ -849,10 +848,14 @@ impl Evaluator<'_> {
             Op::Lookup { x, table } => Val::Radix(
                 radix(x)?
                     .iter()
-                    .map(|v| lookup_u8(sk, v, table))
-                    .collect::<Result<_>>()?,
+                    .map(|v| triskel_tfhe::lookup::lookup_u8(sk, v, table))
+                    .collect::<triskel_tfhe::Result<_>>()?,
             ),
-            Op::Argmax(a) => Val::Radix(vec![tournament(sk, radix(a)?.clone(), bits)?]),
+            Op::Argmax(a) => Val::Radix(vec![triskel_tfhe::argmax::tournament(
+                sk,
+                radix(a)?.clone(),
+                bits,
+            )?]),
             op => return Err(wrong(op.name())),
         };
         Ok(out)

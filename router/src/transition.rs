@@ -6,7 +6,7 @@
 //!
 //! 1. The BFV ciphertext is mod-switched down to its last prime q (phase
 //!    m q / t + e, m the plaintext coefficients).
-//! 2. A [`TransitionKey`] (a ring switching key, [`crate::ring_switch`],
+//! 2. A [`TransitionKey`] (a ring switching key, [`triskel_ring::ring_switch`],
 //!    made by the key holder) switches it, in its own ring modulo q, to the
 //!    key u(X^(N / N')) with u the TFHE set's GLWE key (degree N' = 2048),
 //!    and the needed coefficients are sample-extracted: LWE ciphertexts
@@ -76,7 +76,7 @@
 //! units of 1/(2N)^2 of variance:
 //!
 //! - ring switch N l (B^2 + 2) / 12 sigma_glwe^2 = 2^-18 (l = 3 digits of
-//!   21 bits of the 62-bit q, sigma_glwe = 2^-47; [`crate::ring_switch`]);
+//!   21 bits of the 62-bit q, sigma_glwe = 2^-47; [`triskel_ring::ring_switch`]);
 //! - the TFHE key switch (big key to small key) 2.76, its rows rounded to
 //!   32-bit words included (`TfheParameters::noise`);
 //! - modulus switch to 2N 1/12 + n/48 = 18.46 (binary-key mean correction);
@@ -140,7 +140,7 @@ use triskel_ckks as ckks;
 use triskel_ring::{KeyId, LweCiphertext, LweSecretKey, Poly, Prng, Reader, RnsBasis};
 use triskel_tfhe as tfhe;
 
-use crate::ring_switch::{self, RingSwitchKey};
+use triskel_ring::ring_switch::{self, RingSwitchKey};
 
 /// A TFHE block holding 0 or 1 (message space of the TFHE set, degree 1).
 pub type EncryptedBit = tfhe::Ciphertext;
@@ -280,7 +280,7 @@ impl Source {
 }
 
 /// The key that moves coefficients of one BFV or CKKS set's ciphertexts
-/// to one TFHE set's big key (a ring switching key, [`crate::ring_switch`]),
+/// to one TFHE set's big key (a ring switching key, [`triskel_ring::ring_switch`]),
 /// where the TFHE server's key switch and bootstrap take them. Public (an
 /// evaluation key); made by the holder of both secret keys.
 pub struct TransitionKey {
@@ -319,7 +319,7 @@ fn check_sizes(source: &Source, tfhe_params: &tfhe::TfheParameters) -> Result<()
         ));
     }
     // The ring switch lands in the TFHE set's GLWE ring (its security
-    // argument, crate::ring_switch).
+    // argument, triskel_ring::ring_switch).
     if tfhe_params.glwe_dimension != 1 || source.n() % tfhe_params.polynomial_size != 0 {
         return Err(Error::Mismatch(format!(
             "a transition from ring degree {} needs a TFHE set with one GLWE polynomial of a degree dividing it ({} has {} of degree {})",
@@ -418,7 +418,7 @@ impl TransitionKey {
     /// TFHE set name (u8 length + UTF-8) | TFHE key identity (16 bytes) |
     /// source key identity (16 bytes) |
     /// ring switching key body (seed,
-    /// then its rows' bodies, [`crate::ring_switch`])`.
+    /// then its rows' bodies, [`triskel_ring::ring_switch`])`.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
         out.extend_from_slice(MAGIC);

@@ -42,6 +42,7 @@ pub mod lwe;
 mod par;
 mod params;
 mod poly;
+pub mod ring_switch;
 mod rlwe;
 pub mod sampling;
 mod scratch;

@@ -5,12 +5,14 @@
 //! key switching) come from `triskel-ring`. See the crate README for the
 //! design and the noise analysis behind every parameter set.
 
+pub mod argmax;
 mod boolean;
 mod compressed;
 mod error;
 mod glwe;
 mod integer;
 mod keys;
+pub mod lookup;
 mod multibit;
 pub mod params;
 mod serialize;

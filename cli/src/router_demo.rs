@@ -7,9 +7,9 @@ use std::time::Instant;
 use triskel::attest::Identity;
 use triskel::{attest_outputs, verify_output, Session};
 
-use super::programs::{self, Demo};
-use super::split::{run_split, size};
-use super::CliResult;
+use crate::programs::{self, Demo};
+use crate::split::{run_split, size};
+use crate::CliResult;
 
 /// Plans and runs `demo`; returns the worst error against plaintext.
 fn run_demo(session: &mut Session, identity: &Identity, demo: &Demo) -> CliResult {

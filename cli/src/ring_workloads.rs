@@ -2,14 +2,14 @@
 //! N = 16384 with Q = 8 primes of 47 bits, P = 1 prime (log QP = 423), dnum = 8 (the shape
 //! of the key-switching goal of issue 12), checked with the secret key.
 
-use triskel::measure::median;
+use triskel::calibrate::median;
 use triskel_ring::sampling::sample_uniform;
 use triskel_ring::{
     KeySwitchContext, KeySwitchKey, NoiseDistribution, Poly, Prng, Representation, RnsBasis,
     SecretDistribution, SecretKey,
 };
 
-use super::workloads::{now_us, us, StageMedians, WorkloadReport};
+use crate::workloads::{now_us, us, StageMedians, WorkloadReport};
 
 type Error = Box<dyn std::error::Error>;
 

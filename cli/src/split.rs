@@ -15,8 +15,8 @@ use triskel::{
     PlanOptions, Program, Server, Session,
 };
 
-use super::programs;
-use super::CliResult;
+use crate::programs;
+use crate::CliResult;
 
 type Error = Box<dyn std::error::Error>;
 

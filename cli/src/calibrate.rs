@@ -2,7 +2,7 @@
 
 use std::time::Instant;
 
-use super::CliResult;
+use crate::CliResult;
 
 pub fn run() -> CliResult {
     let start = Instant::now();

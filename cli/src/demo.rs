@@ -3,14 +3,14 @@
 use std::time::{Duration, Instant};
 
 use triskel::bfv::{BfvContext, BfvParameters, Plaintext, SecretKey};
+use triskel::calibrate::median_ns;
 use triskel::kernels::{self, Backend, Modulus, NttPlan};
-use triskel::measure::median_ns;
 
-use super::bench::sample_residues;
-use super::bfv_workloads;
-use super::ckks_workloads;
-use super::workloads::print_workload;
-use super::CliResult;
+use crate::bench::sample_residues;
+use crate::bfv_workloads;
+use crate::ckks_workloads;
+use crate::workloads::print_workload;
+use crate::CliResult;
 
 pub fn run() -> CliResult {
     println!("triskel demo on {}", kernels::cpu_model());
@@ -19,7 +19,7 @@ pub fn run() -> CliResult {
         names(&kernels::available_backends())
     );
     println!();
-    super::router_demo::run()?;
+    crate::router_demo::run()?;
     for bits in [50, 60] {
         negacyclic_product(4096, bits)?;
     }
@@ -187,7 +187,7 @@ fn ckks_demo() -> CliResult {
         "CKKS workloads (error against float64; verified when <= {:.0e}):",
         ckks_workloads::ERROR_BOUND
     );
-    for w in super::workloads::all()
+    for w in crate::workloads::all()
         .iter()
         .filter(|w| w.name.starts_with("ckks."))
     {

@@ -3,13 +3,13 @@
 
 use std::sync::Arc;
 
+use triskel::calibrate::median;
 use triskel::ckks::{
     ChebyshevPolynomial, Ciphertext, CkksContext, CkksParameters, LinearTransform, Plaintext,
     SecretKey,
 };
-use triskel::measure::median;
 
-use super::workloads::{now_us, us, StageMedians, WorkloadReport};
+use crate::workloads::{now_us, us, StageMedians, WorkloadReport};
 
 type Error = Box<dyn std::error::Error>;
 

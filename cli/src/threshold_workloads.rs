@@ -12,10 +12,10 @@
 use triskel::bfv::biometric::{self, sample_embeddings, DIM};
 use triskel::bfv::threshold::{public_key_gen, share_basis, ThresholdDecryption};
 use triskel::bfv::{BfvContext, PublicKey};
-use triskel::measure::median;
+use triskel::calibrate::median;
 use triskel_ring::threshold::{CiphertextId, PartySecret, Session, Share, ThresholdShare};
 
-use super::workloads::{now_us, us, StageMedians, WorkloadReport};
+use crate::workloads::{now_us, us, StageMedians, WorkloadReport};
 
 type Error = Box<dyn std::error::Error>;
 

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use triskel::{CostModel, Engine, Kind, PlainValue, Program, Scalar, Session, StepKind, Value};
 
-use super::CliResult;
+use crate::CliResult;
 
 type Error = Box<dyn std::error::Error>;
 

@@ -1,6 +1,6 @@
-//! Lookup tables on encrypted values: any function of a u8 in TFHE, and a
-//! function of a small signed integer computed in BFV, read through the
-//! BFV -> TFHE transition's threshold decisions.
+//! Lookup tables on encrypted values: any function of a u8, and a function
+//! of a small signed integer given by its threshold decisions (the bits
+//! [x >= c], as the router's BFV -> TFHE transition produces them).
 //!
 //! # u8 in TFHE (blocks of 2 bits, the 2_2 set)
 //!
@@ -19,20 +19,19 @@
 //!
 //! For x in [-B, B]: table(x) = table(-B) + sum over c in (-B, B] of
 //! [x >= c] (table(c) - table(c - 1)) mod 256, each [x >= c] one decision of
-//! the transition ([`crate::bridge::run_bfv_to_tfhe`]), each term a u8 whose
+//! the transition, each term a u8 whose
 //! 2-bit blocks are the bit times the difference's digits (no bootstrap),
 //! added by radix additions.
 
-use rayon::prelude::*;
-use triskel_tfhe as tfhe;
-
+use crate as tfhe;
 use crate::error::{Error, Result};
+use rayon::prelude::*;
 
 /// Bootstraps of one u8 lookup ([module documentation](self)).
 pub const U8_LOOKUP_BOOTSTRAPS: usize = 64 + 64 + 16 + 16 + 4;
 
 fn unsupported<T>(server: &tfhe::ServerKey) -> Result<T> {
-    Err(Error::Unsupported(format!(
+    Err(Error::InvalidParameters(format!(
         "lookup tables on u8 need 2-bit message blocks with a 2-bit carry, not the set {}",
         server.parameters().name
     )))
@@ -65,7 +64,7 @@ fn choose(
         .iter()
         .flatten()
         .map(|v| server.pack(selector, v))
-        .collect::<tfhe::Result<Vec<_>>>()?;
+        .collect::<Result<Vec<_>>>()?;
     let luts: Vec<&tfhe::LookupTable> = (0..packed.len()).map(|k| &selects[k % 4]).collect();
     let terms = server.apply_lookup_tables(&packed.iter().collect::<Vec<_>>(), &luts)?;
     let sums = terms
@@ -75,9 +74,9 @@ fn choose(
                 .iter()
                 .try_fold(four[0].clone(), |acc, t| server.unchecked_add(&acc, t))
         })
-        .collect::<tfhe::Result<Vec<_>>>()?;
+        .collect::<Result<Vec<_>>>()?;
     let cleans: Vec<&tfhe::LookupTable> = vec![clean; sums.len()];
-    Ok(server.apply_lookup_tables(&sums.iter().collect::<Vec<_>>(), &cleans)?)
+    server.apply_lookup_tables(&sums.iter().collect::<Vec<_>>(), &cleans)
 }
 
 /// `table[x]` for an encrypted u8 x (clean radix blocks), as a u8.
@@ -88,7 +87,7 @@ pub fn lookup_u8(
 ) -> Result<tfhe::RadixCiphertext> {
     check_set(server)?;
     if x.bits() != 8 || table.len() != 256 {
-        return Err(Error::Input(format!(
+        return Err(Error::Mismatch(format!(
             "lookup: a table of 256 entries on a u8, not {} entries on u{}",
             table.len(),
             x.bits()
@@ -105,11 +104,11 @@ pub fn lookup_u8(
                 (entry >> (2 * j)) & 3
             })
         })
-        .collect::<tfhe::Result<Vec<_>>>()?;
+        .collect::<Result<Vec<_>>>()?;
     let by_high = server.apply_lookup_tables_shared(&low, &tables.iter().collect::<Vec<_>>())?;
     let selects = (0..4u64)
         .map(|c| server.bivariate_lookup_table(move |s, v| if s == c { v } else { 0 }))
-        .collect::<tfhe::Result<Vec<_>>>()?;
+        .collect::<Result<Vec<_>>>()?;
     let clean = server.lookup_table(|v| v % 4)?;
     // Step 2: for each (b3 = a, j), choose among h = 4 a + c by b2 = c.
     let level2: Vec<Vec<tfhe::Ciphertext>> = (0..16usize)
@@ -126,7 +125,7 @@ pub fn lookup_u8(
         .map(|j| (0..4).map(|a| by_b3[a * 4 + j].clone()).collect())
         .collect();
     let blocks = choose(server, &b[3], &level3, &selects, &clean)?;
-    Ok(server.radix_from_blocks(blocks, 8)?)
+    server.radix_from_blocks(blocks, 8)
 }
 
 /// `table[x + B]` for x in [-B, B] from its decisions: `first` is
@@ -139,7 +138,7 @@ pub fn lookup_from_decisions(
 ) -> Result<tfhe::RadixCiphertext> {
     check_set(server)?;
     if table.len() != at_least.len() + 1 {
-        return Err(Error::Input(format!(
+        return Err(Error::Mismatch(format!(
             "lookup: {} decisions for a table of {} entries",
             at_least.len(),
             table.len()
@@ -148,7 +147,7 @@ pub fn lookup_from_decisions(
     let digits = |v: u8| (0..4).map(move |j| (v as u64 >> (2 * j)) & 3);
     let constant = digits(table[0])
         .map(|d| server.trivial(d))
-        .collect::<tfhe::Result<Vec<_>>>()?;
+        .collect::<Result<Vec<_>>>()?;
     let terms = at_least
         .par_iter()
         .enumerate()
@@ -157,8 +156,8 @@ pub fn lookup_from_decisions(
             let step = table[k + 1].wrapping_sub(table[k]);
             let blocks = digits(step)
                 .map(|d| server.unchecked_scalar_mul(bit, d))
-                .collect::<tfhe::Result<Vec<_>>>()?;
-            Ok(server.radix_from_blocks(blocks, 8)?)
+                .collect::<Result<Vec<_>>>()?;
+            server.radix_from_blocks(blocks, 8)
         })
         .collect::<Result<Vec<_>>>()?;
     let mut acc = server.radix_from_blocks(constant, 8)?;

@@ -2,7 +2,7 @@
 
 use triskel::kernels::{self, Backend};
 
-use super::CliResult;
+use crate::CliResult;
 
 pub fn run() -> CliResult {
     println!("cpu:      {}", kernels::cpu_model());

@@ -3,9 +3,9 @@
 
 use triskel::{CostModel, PlanOptions, Session};
 
-use super::programs;
-use super::split::{run_split, size};
-use super::CliResult;
+use crate::programs;
+use crate::split::{run_split, size};
+use crate::CliResult;
 
 /// `ckks_scale_log2`: [`PlanOptions::ckks_scale_log2`].
 pub fn run(ckks_scale_log2: Option<u32>) -> CliResult {

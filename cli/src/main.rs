@@ -3,7 +3,25 @@
 use clap::{Parser, Subcommand};
 
 mod attest_cli;
-mod cli;
+mod bench;
+mod bench_engines;
+mod bfv_workloads;
+mod calibrate;
+mod ckks_workloads;
+mod demo;
+mod explain;
+mod info;
+mod programs;
+mod ring_workloads;
+mod router_demo;
+mod split;
+mod tfhe_workloads;
+mod threshold_workloads;
+mod transition_workloads;
+mod workloads;
+
+/// Errors of the command-line program: printed, then exit status 1.
+pub type CliResult = Result<(), Box<dyn std::error::Error>>;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -23,7 +41,7 @@ enum Command {
     /// Benchmarks: kernels per backend, or end-to-end workloads.
     Bench {
         #[command(subcommand)]
-        what: cli::bench::BenchCommand,
+        what: bench::BenchCommand,
     },
     /// The router's plans of the demo programs: engine, parameter set and predicted time per step.
     Explain {
@@ -38,17 +56,17 @@ enum Command {
     /// The demo's programs as files; a program run in one process.
     Program {
         #[command(subcommand)]
-        what: cli::split::ProgramCommand,
+        what: split::ProgramCommand,
     },
     /// The key holder: keys, encryption, verified decryption.
     Client {
         #[command(subcommand)]
-        what: cli::split::ClientCommand,
+        what: split::ClientCommand,
     },
     /// The evaluator: runs programs on ciphertexts with evaluation keys only.
     Server {
         #[command(subcommand)]
-        what: cli::split::ServerCommand,
+        what: split::ServerCommand,
     },
     /// Post-quantum attestation of results (ML-DSA + Falcon + SLH-DSA).
     Attest {
@@ -87,15 +105,15 @@ fn main() {
     keep_freed_memory();
     let args = Args::parse();
     let result = match args.command {
-        Command::Info => cli::info::run(),
-        Command::Bench { what } => cli::bench::run(what),
-        Command::Demo => cli::demo::run(),
-        Command::Calibrate => cli::calibrate::run(),
-        Command::Explain { ckks_scale_log2 } => cli::explain::run(ckks_scale_log2),
+        Command::Info => info::run(),
+        Command::Bench { what } => bench::run(what),
+        Command::Demo => demo::run(),
+        Command::Calibrate => calibrate::run(),
+        Command::Explain { ckks_scale_log2 } => explain::run(ckks_scale_log2),
         Command::Attest { what } => attest_cli::run(what),
-        Command::Program { what } => cli::split::program(what),
-        Command::Client { what } => cli::split::client(what),
-        Command::Server { what } => cli::split::server(what),
+        Command::Program { what } => split::program(what),
+        Command::Client { what } => split::client(what),
+        Command::Server { what } => split::server(what),
     };
     if let Err(e) = result {
         eprintln!("triskel: error: {e}");

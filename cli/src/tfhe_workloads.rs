@@ -6,10 +6,10 @@
 //! and failure probability); the classic sets stay named options of
 //! `TfheParameters`.
 
-use triskel::measure::median;
+use triskel::calibrate::median;
 use triskel::tfhe::{ClientKey, Comparison, Gate, RadixCiphertext, ServerKey, TfheParameters};
 
-use super::workloads::{now_us, us, StageMedians, WorkloadReport};
+use crate::workloads::{now_us, us, StageMedians, WorkloadReport};
 
 type Error = Box<dyn std::error::Error>;
 

@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 
-use super::CliResult;
+use crate::CliResult;
 
 /// Microseconds on the clock of the workloads: wall time, or with
 /// `TRISKEL_BENCH_CLOCK=cpu` the CPU time of the whole process (every thread,
@@ -116,9 +116,9 @@ pub struct Workload {
 
 /// Every workload, in report order.
 pub fn all() -> Vec<Workload> {
-    use super::bfv_workloads as bfv;
-    use super::ckks_workloads as ckks;
-    use super::tfhe_workloads as tfhe;
+    use crate::bfv_workloads as bfv;
+    use crate::ckks_workloads as ckks;
+    use crate::tfhe_workloads as tfhe;
     use triskel::bfv::biometric::{self, MatchPrivacy};
     use triskel::bfv::BfvParameters;
     use triskel::ckks::CkksParameters;
@@ -139,7 +139,7 @@ pub fn all() -> Vec<Workload> {
         },
         Workload {
             name: "bfv.threshold_3of5",
-            run: super::threshold_workloads::threshold_3of5,
+            run: crate::threshold_workloads::threshold_3of5,
         },
         Workload {
             name: "bfv.mul_relin",
@@ -151,7 +151,7 @@ pub fn all() -> Vec<Workload> {
         },
         Workload {
             name: "ring.keyswitch_16384",
-            run: super::ring_workloads::keyswitch_16384,
+            run: crate::ring_workloads::keyswitch_16384,
         },
         Workload {
             name: "ckks.mul_pipeline",
@@ -219,11 +219,11 @@ pub fn all() -> Vec<Workload> {
         },
         Workload {
             name: "router.match_decision",
-            run: super::transition_workloads::match_decision,
+            run: crate::transition_workloads::match_decision,
         },
         Workload {
             name: "router.match_identify",
-            run: super::transition_workloads::match_identify,
+            run: crate::transition_workloads::match_identify,
         },
     ]
 }
@@ -244,7 +244,7 @@ struct Report {
 pub fn on_request() -> Vec<Workload> {
     vec![Workload {
         name: "router.match_argmax",
-        run: super::transition_workloads::match_argmax,
+        run: crate::transition_workloads::match_argmax,
     }]
 }
 

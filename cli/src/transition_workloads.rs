@@ -15,12 +15,12 @@ use std::sync::Arc;
 
 use triskel::bfv::biometric::{self, sample_embeddings, Embedding, DIM};
 use triskel::bfv::{BfvContext, PublicKey, SecretKey};
-use triskel::measure::median;
+use triskel::calibrate::median;
 use triskel::tfhe::{ClientKey, ServerKey};
 use triskel::transition::{self, TransitionKey, WINDOW_BITS};
 
-use super::workloads::now_us;
-use super::workloads::{Baseline, StageMedians, WorkloadReport};
+use crate::workloads::now_us;
+use crate::workloads::{Baseline, StageMedians, WorkloadReport};
 
 type Error = Box<dyn std::error::Error>;
 

@@ -4,10 +4,10 @@ use std::time::Duration;
 
 use clap::Subcommand;
 use serde::Serialize;
+use triskel::calibrate::median_ns;
 use triskel::kernels::{self, Backend, Modulus, NttPlan};
-use triskel::measure::median_ns;
 
-use super::{workloads, CliResult};
+use crate::{workloads, CliResult};
 
 #[derive(Subcommand, Debug)]
 pub enum BenchCommand {
@@ -85,8 +85,8 @@ pub fn run(cmd: BenchCommand) -> CliResult {
             threads,
             spread,
         } => workloads::bench(only.as_deref(), json, threads, spread),
-        BenchCommand::Engines { json, csv, full } => super::bench_engines::run(json, csv, full),
-        BenchCommand::Split { rounds, json } => super::split::bench(rounds, json),
+        BenchCommand::Engines { json, csv, full } => crate::bench_engines::run(json, csv, full),
+        BenchCommand::Split { rounds, json } => crate::split::bench(rounds, json),
     }
 }
 

@@ -3,9 +3,9 @@
 
 use triskel::bfv::biometric::{self, sample_embeddings, MatchPrivacy, DIM};
 use triskel::bfv::{BfvContext, BfvParameters, Plaintext, SecretKey};
-use triskel::measure::median;
+use triskel::calibrate::median;
 
-use super::workloads::{now_us, us, StageMedians, WorkloadReport};
+use crate::workloads::{now_us, us, StageMedians, WorkloadReport};
 
 type Error = Box<dyn std::error::Error>;
 

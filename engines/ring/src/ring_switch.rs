@@ -1,4 +1,4 @@
-//! Ring switching, the first step of a transition ([`crate::transition`]):
+//! Ring switching, the first step of the router's BFV/CKKS -> TFHE transition:
 //! an RLWE key switch, in the source ring modulo its last prime q, from the
 //! source secret s to S(X) = u(X^stride), where u is the TFHE set's big LWE
 //! key (its GLWE key, one polynomial of degree N' = N / stride). A
@@ -17,7 +17,7 @@
 //! noise deviation is the set's GLWE deviation relative to the modulus
 //! (glwe_noise_std q), so these samples have the noise-to-modulus ratio of
 //! the bootstrapping key's GLWE samples, whose security
-//! (`TfheParameters::glwe_security_bits`: 135 bits by the lattice
+//! (the TFHE engine's `TfheParameters::glwe_security_bits`: 135 bits by the lattice
 //! estimator's current curves) covers them: lattice estimates depend on the
 //! dimension and q / sigma.
 //!
@@ -31,9 +31,9 @@
 
 use std::sync::Arc;
 
-use triskel_ring::sampling::sample_uniform;
-use triskel_ring::sampling::sample_wide_gaussian;
-use triskel_ring::{
+use crate::sampling::sample_uniform;
+use crate::sampling::sample_wide_gaussian;
+use crate::{
     KeyId, LweCiphertext, LweSecretKey, Poly, Prng, Reader, Representation, RnsBasis, Seed,
 };
 use zeroize::Zeroizing;
@@ -57,7 +57,7 @@ pub fn noise_variance(n: usize, q: u64, sigma: f64) -> f64 {
 /// The ring switching key (public): rows (b_i, a_i) in NTT form, the masks
 /// a_i regenerated from a seed; its LWE outputs carry the identity of the
 /// key they are under, `to`'s.
-pub(crate) struct RingSwitchKey {
+pub struct RingSwitchKey {
     basis: Arc<RnsBasis>,
     stride: usize,
     to_id: KeyId,
@@ -73,10 +73,10 @@ fn masks(basis: &Arc<RnsBasis>, seed: Seed) -> Vec<Poly> {
         .collect()
 }
 
-fn check_shape(basis: &Arc<RnsBasis>, out_dimension: usize) -> triskel_ring::Result<usize> {
+fn check_shape(basis: &Arc<RnsBasis>, out_dimension: usize) -> crate::Result<usize> {
     let n = basis.n();
     if basis.len() != 1 || out_dimension == 0 || n % out_dimension != 0 {
-        return Err(triskel_ring::Error::InvalidParameter(format!(
+        return Err(crate::Error::InvalidParameter(format!(
             "a ring switch from degree {n} over {} primes to dimension {out_dimension}",
             basis.len()
         )));
@@ -85,7 +85,7 @@ fn check_shape(basis: &Arc<RnsBasis>, out_dimension: usize) -> triskel_ring::Res
 }
 
 /// A secret polynomial in NTT form from small coefficients.
-fn secret_poly(basis: &Arc<RnsBasis>, coeffs: &[i64]) -> triskel_ring::Result<Poly> {
+fn secret_poly(basis: &Arc<RnsBasis>, coeffs: &[i64]) -> crate::Result<Poly> {
     let mut p = Poly::from_signed(basis, coeffs, Representation::Coefficient)?;
     p.to_ntt()?;
     Ok(p)
@@ -95,17 +95,17 @@ impl RingSwitchKey {
     /// Made by the key holder: from `from` (the source ring's secret
     /// coefficients, degree basis.n()) to `to` (dimension N' dividing it),
     /// with Gaussian noise of deviation `sigma` q.
-    pub(crate) fn generate(
+    pub fn generate(
         basis: &Arc<RnsBasis>,
         from: &LweSecretKey,
         to: &LweSecretKey,
         sigma: f64,
         rng: &mut Prng,
-    ) -> triskel_ring::Result<RingSwitchKey> {
+    ) -> crate::Result<RingSwitchKey> {
         let stride = check_shape(basis, to.dimension())?;
         let n = basis.n();
         if from.dimension() != n {
-            return Err(triskel_ring::Error::InvalidParameter(format!(
+            return Err(crate::Error::InvalidParameter(format!(
                 "a source key of dimension {} for a ring of degree {n}",
                 from.dimension()
             )));
@@ -151,17 +151,17 @@ impl RingSwitchKey {
     /// `indices` of `scale` (c0 + c1 s), for an RLWE ciphertext (c0, c1)
     /// over the key's prime (either representation). Scaling before the
     /// switch keeps its noise from being scaled.
-    pub(crate) fn extract(
+    pub fn extract(
         &self,
         c0: &Poly,
         c1: &Poly,
         scale: u64,
         indices: &[usize],
-    ) -> triskel_ring::Result<Vec<LweCiphertext>> {
+    ) -> crate::Result<Vec<LweCiphertext>> {
         let (n, q) = (self.basis.n(), self.basis.modulus(0).value());
         for c in [c0, c1] {
             if c.n() != n || c.basis().primes() != [q] {
-                return Err(triskel_ring::Error::InvalidParameter(format!(
+                return Err(crate::Error::InvalidParameter(format!(
                     "a ring switch over degree {n} modulo {q} given a polynomial of degree {} over {:?}",
                     c.n(),
                     c.basis().primes()
@@ -198,7 +198,7 @@ impl RingSwitchKey {
 
     /// Appends the body: seed (32 bytes) | the rows' bodies (ring's `poly`
     /// bodies, NTT form), l of them.
-    pub(crate) fn write_body(&self, out: &mut Vec<u8>) {
+    pub fn write_body(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.seed);
         for b in &self.bodies {
             b.write_body(out);
@@ -209,18 +209,18 @@ impl RingSwitchKey {
     /// `basis` (one prime) and an output key of dimension `out_dimension`
     /// and identity `to_id` (stored by the transition key): the rows' shape
     /// and ranges are checked (ring's `poly` reader).
-    pub(crate) fn read_body(
+    pub fn read_body(
         r: &mut Reader<'_>,
         basis: &Arc<RnsBasis>,
         out_dimension: usize,
         to_id: KeyId,
-    ) -> triskel_ring::Result<RingSwitchKey> {
+    ) -> crate::Result<RingSwitchKey> {
         let stride = check_shape(basis, out_dimension)?;
         let seed = r.seed()?;
         let masks = masks(basis, seed);
         let bodies = (0..masks.len())
             .map(|_| Poly::read_ntt_body(r, basis))
-            .collect::<triskel_ring::Result<Vec<_>>>()?;
+            .collect::<crate::Result<Vec<_>>>()?;
         Ok(RingSwitchKey {
             basis: basis.clone(),
             stride,
@@ -270,7 +270,7 @@ fn decompose(v: &[u64], q: u64, levels: usize) -> Vec<Vec<i64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use triskel_ring::sampling::sample_ternary;
+    use crate::sampling::sample_ternary;
 
     /// An RLWE ciphertext of m under a ternary key, switched: the LWE
     /// ciphertexts carry the big key's identity and decrypt under it to
@@ -324,7 +324,7 @@ mod tests {
         assert!(lwes.iter().all(|lwe| lwe.key_id == other));
         assert!(matches!(
             to.phase(&lwes[0]),
-            Err(triskel_ring::Error::KeyMismatch { .. })
+            Err(crate::Error::KeyMismatch { .. })
         ));
     }
 
