@@ -9,9 +9,10 @@ use triskel_bfv as bfv;
 use triskel_ckks as ckks;
 use triskel_tfhe as tfhe;
 
-use crate::cost::{machine, CostModel};
+use crate::cost::{machine, CostModel, Primitive};
 use crate::error::{Error, Result};
 use crate::plan::tfhe_set;
+use crate::plan::Engine;
 use crate::transition::{TransitionKey, MAX_TRANSITION_DIMENSION};
 
 /// The statistic of the cost table, also what `triskel bench` reports: the
@@ -24,7 +25,7 @@ pub use crate::measure::{median, median_ns};
 fn time<T>(what: &str, mut f: impl FnMut() -> Result<T>) -> Result<f64> {
     let mut once = || -> Result<f64> {
         let t = Instant::now();
-        std::hint::black_box(f().map_err(|e| Error::Engine(format!("calibrating {what}: {e}")))?);
+        std::hint::black_box(f().map_err(|e| Error::Cache(format!("calibrating {what}: {e}")))?);
         Ok(t.elapsed().as_nanos().max(1) as f64)
     };
     let first = once()?;
@@ -41,9 +42,6 @@ fn time<T>(what: &str, mut f: impl FnMut() -> Result<T>) -> Result<f64> {
 /// Measures the cost table; `progress` hears each set's name as it starts.
 pub fn calibrate(mut progress: impl FnMut(&str)) -> Result<CostModel> {
     let mut costs = BTreeMap::new();
-    let mut put = |engine: &str, set: &str, primitive: &str, ns: f64| {
-        costs.insert(format!("{engine}/{set}/{primitive}"), ns);
-    };
     progress("kernels");
     let (cpu, backend) = machine();
     for n in [4096usize, 16384] {
@@ -52,8 +50,11 @@ pub fn calibrate(mut progress: impl FnMut(&str)) -> Result<CostModel> {
         let plan = triskel_kernels::NttPlan::new(n, &m)?;
         let mut a: Vec<u64> = (0..n as u64).map(|i| i * 7919 % q).collect();
         let ns = time("ntt_forward", || Ok(plan.forward(&mut a)?))?;
-        put("kernels", &backend, &format!("ntt_forward_{n}"), ns);
+        costs.insert(format!("kernels/{backend}/ntt_forward_{n}"), ns);
     }
+    let mut put = |engine: Engine, set: &str, primitive: Primitive, ns: f64| {
+        costs.insert(format!("{}/{set}/{}", engine.name(), primitive.name()), ns);
+    };
     for base in bfv::BfvParameters::named() {
         progress(base.name());
         let set = base.name().to_string();
@@ -61,11 +62,16 @@ pub fn calibrate(mut progress: impl FnMut(&str)) -> Result<CostModel> {
         let t = Instant::now();
         let sk = bfv::SecretKey::generate(&ctx)?;
         let (pk, rk) = (sk.public_key()?, sk.relin_key()?);
-        put("bfv", &set, "keygen", t.elapsed().as_nanos() as f64);
         put(
-            "bfv",
+            Engine::Bfv,
             &set,
-            "galois_key",
+            Primitive::Keygen,
+            t.elapsed().as_nanos() as f64,
+        );
+        put(
+            Engine::Bfv,
+            &set,
+            Primitive::GaloisKey,
             time("galois_key", || Ok(sk.galois_keys(&[1], false)?))?,
         );
         let gk = sk.galois_keys(&[1], false)?;
@@ -74,40 +80,45 @@ pub fn calibrate(mut progress: impl FnMut(&str)) -> Result<CostModel> {
         let scalar = bfv::Plaintext::from_coeffs(&ctx, &[3])?;
         let x = pk.encrypt(&pt)?;
         put(
-            "bfv",
+            Engine::Bfv,
             &set,
-            "encode",
+            Primitive::Encode,
             time("encode", || Ok(bfv::Plaintext::from_slots(&ctx, &values)?))?,
         );
         put(
-            "bfv",
+            Engine::Bfv,
             &set,
-            "encrypt",
+            Primitive::Encrypt,
             time("encrypt", || Ok(sk.encrypt(&pt)?))?,
         );
-        put("bfv", &set, "add", time("add", || Ok(x.add(&x)?))?);
         put(
-            "bfv",
+            Engine::Bfv,
             &set,
-            "mul_plain",
+            Primitive::Add,
+            time("add", || Ok(x.add(&x)?))?,
+        );
+        put(
+            Engine::Bfv,
+            &set,
+            Primitive::MulPlain,
             time("mul_plain", || Ok(x.mul_plain(&scalar)?))?,
         );
         put(
-            "bfv",
+            Engine::Bfv,
             &set,
-            "mul_relin",
+            Primitive::MulRelin,
             time("mul_relin", || Ok(x.mul(&x)?.relinearize(&rk)?))?,
         );
         put(
-            "bfv",
+            Engine::Bfv,
             &set,
-            "rotate",
+            Primitive::Rotate,
             time("rotate", || Ok(x.rotate_rows(1, &gk)?))?,
         );
         put(
-            "bfv",
+            Engine::Bfv,
             &set,
-            "decrypt",
+            Primitive::Decrypt,
             time("decrypt", || Ok(sk.decrypt(&x)?))?,
         );
     }
@@ -118,11 +129,16 @@ pub fn calibrate(mut progress: impl FnMut(&str)) -> Result<CostModel> {
         let t = Instant::now();
         let sk = ckks::SecretKey::generate(&ctx)?;
         let (pk, rk) = (sk.public_key()?, sk.relin_key()?);
-        put("ckks", &set, "keygen", t.elapsed().as_nanos() as f64);
         put(
-            "ckks",
+            Engine::Ckks,
             &set,
-            "galois_key",
+            Primitive::Keygen,
+            t.elapsed().as_nanos() as f64,
+        );
+        put(
+            Engine::Ckks,
+            &set,
+            Primitive::GaloisKey,
             time("galois_key", || Ok(sk.galois_keys(&[1], false)?))?,
         );
         let gk = sk.galois_keys(&[1], false)?;
@@ -130,40 +146,45 @@ pub fn calibrate(mut progress: impl FnMut(&str)) -> Result<CostModel> {
         let pt = ckks::Plaintext::from_real(&ctx, &values)?;
         let x = pk.encrypt(&pt)?;
         put(
-            "ckks",
+            Engine::Ckks,
             &set,
-            "encode",
+            Primitive::Encode,
             time("encode", || Ok(ckks::Plaintext::from_real(&ctx, &values)?))?,
         );
         put(
-            "ckks",
+            Engine::Ckks,
             &set,
-            "encrypt",
+            Primitive::Encrypt,
             time("encrypt", || Ok(sk.encrypt(&pt)?))?,
         );
-        put("ckks", &set, "add", time("add", || Ok(x.add(&x)?))?);
         put(
-            "ckks",
+            Engine::Ckks,
             &set,
-            "mul_plain",
+            Primitive::Add,
+            time("add", || Ok(x.add(&x)?))?,
+        );
+        put(
+            Engine::Ckks,
+            &set,
+            Primitive::MulPlain,
             time("mul_plain", || Ok(x.mul_plain(&pt)?.rescale()?))?,
         );
         put(
-            "ckks",
+            Engine::Ckks,
             &set,
-            "mul_relin",
+            Primitive::MulRelin,
             time("mul_relin", || Ok(x.mul_relin_rescale(&x, &rk)?))?,
         );
         put(
-            "ckks",
+            Engine::Ckks,
             &set,
-            "rotate",
+            Primitive::Rotate,
             time("rotate", || Ok(x.rotate(1, &gk)?))?,
         );
         put(
-            "ckks",
+            Engine::Ckks,
             &set,
-            "decrypt",
+            Primitive::Decrypt,
             time("decrypt", || Ok(sk.decrypt_real(&x)?))?,
         );
     }
@@ -173,7 +194,12 @@ pub fn calibrate(mut progress: impl FnMut(&str)) -> Result<CostModel> {
     let t = Instant::now();
     let ck = tfhe::ClientKey::generate(&params)?;
     let sk = ck.server_key()?;
-    put("tfhe", set, "keygen", t.elapsed().as_nanos() as f64);
+    put(
+        Engine::Tfhe,
+        set,
+        Primitive::Keygen,
+        t.elapsed().as_nanos() as f64,
+    );
     // Transition keys (BFV secret -> this set's big key, a ring switch), per BFV set a
     // transition can start from.
     for base in bfv::BfvParameters::named() {
@@ -186,9 +212,9 @@ pub fn calibrate(mut progress: impl FnMut(&str)) -> Result<CostModel> {
         let t = Instant::now();
         let key = TransitionKey::generate(&bfv_key, &ck)?;
         put(
-            "bfv",
+            Engine::Bfv,
             &name,
-            "transition_key",
+            Primitive::TransitionKey,
             t.elapsed().as_nanos() as f64,
         );
         // One window's ring switch and extraction of a coefficient (what
@@ -199,80 +225,90 @@ pub fn calibrate(mut progress: impl FnMut(&str)) -> Result<CostModel> {
         }
         let (c0, c1) = (&ct.polys()[0], &ct.polys()[1]);
         put(
-            "bfv",
+            Engine::Bfv,
             &name,
-            "ring_switch",
+            Primitive::RingSwitch,
             time("ring_switch", || Ok(key.extract(c0, c1, 1, &[0])?))?,
         );
     }
     put(
-        "tfhe",
+        Engine::Tfhe,
         set,
-        "encrypt_block",
+        Primitive::EncryptBlock,
         time("encrypt_block", || Ok(ck.encrypt(1)?))?,
     );
     let block = ck.encrypt(1)?;
     put(
-        "tfhe",
+        Engine::Tfhe,
         set,
-        "decrypt_block",
+        Primitive::DecryptBlock,
         time("decrypt_block", || Ok(ck.decrypt(&block)?))?,
     );
     let lut = sk.lookup_table(|x| x)?;
     put(
-        "tfhe",
+        Engine::Tfhe,
         set,
-        "pbs",
+        Primitive::Pbs,
         time("pbs", || Ok(sk.apply_lookup_table(&block, &lut)?))?,
     );
     put(
-        "tfhe",
+        Engine::Tfhe,
         set,
-        "key_switch",
+        Primitive::KeySwitch,
         time("key_switch", || Ok(sk.key_switch(block.lwe())?))?,
     );
     let small = sk.key_switch(block.lwe())?;
     put(
-        "tfhe",
+        Engine::Tfhe,
         set,
-        "sign_bootstrap",
+        Primitive::SignBootstrap,
         time("sign_bootstrap", || Ok(sk.sign_block(&small)?))?,
     );
     let (a, b) = (ck.encrypt_u8(200)?, ck.encrypt_u8(77)?);
     let table: Vec<u8> = (0..=255u8).map(|v| v.wrapping_mul(37)).collect();
     put(
-        "tfhe",
+        Engine::Tfhe,
         set,
-        "lookup8",
+        Primitive::Lookup8,
         time("lookup8", || Ok(tfhe::lookup::lookup_u8(&sk, &a, &table)?))?,
     );
-    put("tfhe", set, "add8", time("add8", || Ok(sk.add(&a, &b)?))?);
     put(
-        "tfhe",
+        Engine::Tfhe,
         set,
-        "scalar_add8",
+        Primitive::Add8,
+        time("add8", || Ok(sk.add(&a, &b)?))?,
+    );
+    put(
+        Engine::Tfhe,
+        set,
+        Primitive::ScalarAdd8,
         time("scalar_add8", || Ok(sk.scalar_add(&a, 9)?))?,
     );
     put(
-        "tfhe",
+        Engine::Tfhe,
         set,
-        "scalar_mul8",
+        Primitive::ScalarMul8,
         time("scalar_mul8", || Ok(sk.scalar_mul(&a, 37)?))?,
     );
-    put("tfhe", set, "mul8", time("mul8", || Ok(sk.mul(&a, &b)?))?);
     put(
-        "tfhe",
+        Engine::Tfhe,
         set,
-        "compare8",
+        Primitive::Mul8,
+        time("mul8", || Ok(sk.mul(&a, &b)?))?,
+    );
+    put(
+        Engine::Tfhe,
+        set,
+        Primitive::Compare8,
         time("compare8", || {
             Ok(sk.compare(tfhe::Comparison::Gt, &a, &b)?)
         })?,
     );
     let cond = sk.compare(tfhe::Comparison::Gt, &a, &b)?;
     put(
-        "tfhe",
+        Engine::Tfhe,
         set,
-        "select8",
+        Primitive::Select8,
         time("select8", || Ok(sk.select(&cond, &a, &b)?))?,
     );
     Ok(CostModel::from_costs(&cpu, &backend, costs))

@@ -455,7 +455,7 @@ impl KeyStore {
                 PlainValue::Reals(
                     lwes.iter()
                         .map(|l| {
-                            let phase = key.phase(l).map_err(|e| Error::Engine(e.to_string()))?;
+                            let phase = key.phase(l)?;
                             Ok(phase as i64 as f64 * unit)
                         })
                         .collect::<Result<_>>()?,

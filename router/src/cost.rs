@@ -17,11 +17,95 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::plan::Engine;
 
 /// Format version of the cache file.
 const CACHE_VERSION: u32 = 1;
 /// Largest cache file read (a table has a few hundred entries).
 const CACHE_LIMIT: u64 = 1 << 20;
+
+/// A primitive of the cost table: the last part of its
+/// `engine/set/primitive` keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Primitive {
+    /// A ciphertext addition.
+    Add,
+    /// A u8 radix addition.
+    Add8,
+    /// A u8 radix comparison.
+    Compare8,
+    /// A decryption.
+    Decrypt,
+    /// A TFHE block decryption.
+    DecryptBlock,
+    /// A plaintext encoding.
+    Encode,
+    /// An encryption.
+    Encrypt,
+    /// A TFHE block encryption.
+    EncryptBlock,
+    /// One Galois key.
+    GaloisKey,
+    /// A TFHE LWE key switch.
+    KeySwitch,
+    /// Secret, public and relinearization (or client and server) keys.
+    Keygen,
+    /// A u8 lookup table.
+    Lookup8,
+    /// A u8 radix multiplication.
+    Mul8,
+    /// A plaintext product.
+    MulPlain,
+    /// A ciphertext product with relinearization.
+    MulRelin,
+    /// A programmable bootstrap.
+    Pbs,
+    /// A ring switch of one transition window.
+    RingSwitch,
+    /// A slot rotation.
+    Rotate,
+    /// A u8 radix addition of a clear scalar.
+    ScalarAdd8,
+    /// A u8 radix product with a clear scalar.
+    ScalarMul8,
+    /// A u8 radix select by an encrypted bit.
+    Select8,
+    /// A transition's sign bootstrap.
+    SignBootstrap,
+    /// A transition key.
+    TransitionKey,
+}
+
+impl Primitive {
+    /// The name in the table's keys.
+    pub fn name(self) -> &'static str {
+        match self {
+            Primitive::Add => "add",
+            Primitive::Add8 => "add8",
+            Primitive::Compare8 => "compare8",
+            Primitive::Decrypt => "decrypt",
+            Primitive::DecryptBlock => "decrypt_block",
+            Primitive::Encode => "encode",
+            Primitive::Encrypt => "encrypt",
+            Primitive::EncryptBlock => "encrypt_block",
+            Primitive::GaloisKey => "galois_key",
+            Primitive::KeySwitch => "key_switch",
+            Primitive::Keygen => "keygen",
+            Primitive::Lookup8 => "lookup8",
+            Primitive::Mul8 => "mul8",
+            Primitive::MulPlain => "mul_plain",
+            Primitive::MulRelin => "mul_relin",
+            Primitive::Pbs => "pbs",
+            Primitive::RingSwitch => "ring_switch",
+            Primitive::Rotate => "rotate",
+            Primitive::ScalarAdd8 => "scalar_add8",
+            Primitive::ScalarMul8 => "scalar_mul8",
+            Primitive::Select8 => "select8",
+            Primitive::SignBootstrap => "sign_bootstrap",
+            Primitive::TransitionKey => "transition_key",
+        }
+    }
+}
 
 /// Primitive costs and where they were measured.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -134,8 +218,8 @@ impl CostModel {
     }
 
     /// The cost of one primitive, or an error naming the missing entry.
-    pub fn get(&self, engine: &str, set: &str, primitive: &str) -> Result<f64> {
-        let key = format!("{engine}/{set}/{primitive}");
+    pub fn get(&self, engine: Engine, set: &str, primitive: Primitive) -> Result<f64> {
+        let key = format!("{}/{set}/{}", engine.name(), primitive.name());
         self.costs.get(&key).copied().ok_or_else(|| {
             Error::Cache(format!(
                 "the cost table has no entry {key} (run `triskel calibrate`)"
@@ -144,11 +228,11 @@ impl CostModel {
     }
 
     /// sum count * cost over `counts` of (primitive, count).
-    pub fn predict(&self, engine: &str, set: &str, counts: &[(&str, f64)]) -> Result<f64> {
+    pub fn predict(&self, engine: Engine, set: &str, counts: &[(Primitive, f64)]) -> Result<f64> {
         counts
             .iter()
             .filter(|(_, c)| *c != 0.0)
-            .map(|(p, c)| Ok(c * self.get(engine, set, p)?))
+            .map(|&(p, c)| Ok(c * self.get(engine, set, p)?))
             .sum()
     }
 }
@@ -164,12 +248,22 @@ mod tests {
         costs.insert("bfv/s/rotate".to_string(), 1000.0);
         let m = CostModel::from_costs("cpu", "portable", costs);
         assert_eq!(
-            m.predict("bfv", "s", &[("add", 3.0), ("rotate", 2.0)])
-                .unwrap(),
+            m.predict(
+                Engine::Bfv,
+                "s",
+                &[(Primitive::Add, 3.0), (Primitive::Rotate, 2.0)]
+            )
+            .unwrap(),
             2030.0
         );
-        assert_eq!(m.predict("bfv", "s", &[("missing", 0.0)]).unwrap(), 0.0);
-        assert!(m.predict("bfv", "s", &[("missing", 1.0)]).is_err());
+        assert_eq!(
+            m.predict(Engine::Bfv, "s", &[(Primitive::Pbs, 0.0)])
+                .unwrap(),
+            0.0
+        );
+        assert!(m
+            .predict(Engine::Bfv, "s", &[(Primitive::Pbs, 1.0)])
+            .is_err());
     }
 
     #[test]

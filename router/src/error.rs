@@ -15,10 +15,28 @@ pub enum Error {
     Input(String),
     /// Program bytes that do not load.
     Format(String),
-    /// The cost-model cache.
+    /// The cost model: its cache, or a primitive that failed while
+    /// calibrating it.
     Cache(String),
-    /// An engine or attestation error during a run.
-    Engine(String),
+    /// The BFV engine's error, kept matchable.
+    Bfv(triskel_bfv::Error),
+    /// The CKKS engine's error (an exhausted flooding budget, a scale
+    /// overflow, ...), kept matchable.
+    Ckks(triskel_ckks::Error),
+    /// The TFHE engine's error, kept matchable.
+    Tfhe(triskel_tfhe::Error),
+    /// The ring layer's error.
+    Ring(triskel_ring::Error),
+    /// The kernel layer's error.
+    Kernel(triskel_kernels::Error),
+    /// An attestation error (signing, verifying, records).
+    Attest(triskel_attest::Error),
+    /// A BFV/CKKS -> TFHE transition's error, except an unsupported
+    /// transition ([`Error::Unsupported`]).
+    Transition(crate::transition::Error),
+    /// A failure inside the router itself (a plan that does not match what
+    /// runs it), with what went wrong.
+    Internal(String),
 }
 
 impl fmt::Display for Error {
@@ -29,8 +47,15 @@ impl fmt::Display for Error {
             Error::Unsupported(msg) => write!(f, "unsupported: {msg}"),
             Error::Input(msg) => write!(f, "inputs: {msg}"),
             Error::Format(msg) => write!(f, "program bytes: {msg}"),
-            Error::Cache(msg) => write!(f, "cost model cache: {msg}"),
-            Error::Engine(msg) => write!(f, "engine: {msg}"),
+            Error::Cache(msg) => write!(f, "cost model: {msg}"),
+            Error::Bfv(e) => write!(f, "engine: bfv: {e}"),
+            Error::Ckks(e) => write!(f, "engine: ckks: {e}"),
+            Error::Tfhe(e) => write!(f, "engine: tfhe: {e}"),
+            Error::Ring(e) => write!(f, "engine: ring: {e}"),
+            Error::Kernel(e) => write!(f, "engine: kernels: {e}"),
+            Error::Attest(e) => write!(f, "engine: attest: {e}"),
+            Error::Transition(e) => write!(f, "engine: transition: {e}"),
+            Error::Internal(msg) => write!(f, "internal: {msg}"),
         }
     }
 }
@@ -38,29 +63,29 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {}
 
 macro_rules! from_engine {
-    ($($t:ty => $name:literal),*) => {$(
+    ($($t:ty => $variant:ident),*) => {$(
         impl From<$t> for Error {
             fn from(e: $t) -> Error {
-                Error::Engine(format!("{}: {e}", $name))
+                Error::$variant(e)
             }
         }
     )*};
 }
 
 from_engine!(
-    triskel_bfv::Error => "bfv",
-    triskel_ckks::Error => "ckks",
-    triskel_tfhe::Error => "tfhe",
-    triskel_attest::Error => "attest",
-    triskel_kernels::Error => "kernels",
-    triskel_ring::Error => "ring"
+    triskel_bfv::Error => Bfv,
+    triskel_ckks::Error => Ckks,
+    triskel_tfhe::Error => Tfhe,
+    triskel_attest::Error => Attest,
+    triskel_kernels::Error => Kernel,
+    triskel_ring::Error => Ring
 );
 
 impl From<crate::transition::Error> for Error {
     fn from(e: crate::transition::Error) -> Error {
         match e {
             crate::transition::Error::Unsupported { .. } => Error::Unsupported(e.to_string()),
-            e => Error::Engine(format!("transition: {e}")),
+            e => Error::Transition(e),
         }
     }
 }

@@ -49,7 +49,7 @@ pub mod transition;
 pub mod wire;
 
 pub use client::{Client, MAX_CLIENT_STATE_BYTES};
-pub use cost::{cache_path, machine, CostModel};
+pub use cost::{cache_path, machine, CostModel, Primitive};
 pub use error::{Error, Result};
 pub use exec::{attest_outputs, output_bytes, route, verify_output, Outputs, PlainValue, Session};
 pub use plan::{

@@ -177,7 +177,7 @@ fn missing(what: &str) -> Error {
 }
 
 pub(crate) fn wrong(op: &str) -> Error {
-    Error::Engine(format!(
+    Error::Internal(format!(
         "{op}: operand of an unexpected engine (a planner bug)"
     ))
 }
@@ -720,7 +720,7 @@ impl Evaluator<'_> {
             Op::MatVec { x, .. } => {
                 let lt = transforms.get(&i).ok_or_else(|| wrong("matvec"))?;
                 if lt.output_period() != period {
-                    return Err(Error::Engine(format!(
+                    return Err(Error::Internal(format!(
                         "matvec: the transform's output period {} differs from the planned {period}",
                         lt.output_period()
                     )));
@@ -1121,7 +1121,7 @@ fn check_keys(plan: &Plan, keys: &EvaluationKeys) -> Result<()> {
                     "CKKS: no relinearization key of its secret",
                 ));
             }
-            let rotations = crate::plan::ckks_rotations(plan, keys.transforms(plan)?);
+            let rotations = crate::plan::ckks_rotations(plan);
             let steps: Vec<i64> = rotations.into_iter().collect();
             let n = eval.ctx.n();
             check_rotations(

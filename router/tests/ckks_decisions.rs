@@ -90,7 +90,10 @@ fn thresholds_on_reals_are_decided_through_tfhe() {
         .iter()
         .find(|s| matches!(s.kind, StepKind::Keygen(Engine::Ckks, _)))
         .unwrap();
-    assert!(ckks_keys.label.contains("up to 0 rotations"), "{explained}");
+    assert!(
+        ckks_keys.label.contains("keys (0 rotations)"),
+        "{explained}"
+    );
 
     // Values on both sides of the threshold, some within the tolerance.
     let mut xs = random_reals(len, 1);

@@ -212,13 +212,13 @@ fn a_flood_the_level_cannot_hold_is_an_error() {
     keys.flood_ckks_releases(Some(flooding(25.0)));
     let mut plan = keys.plan(&p).unwrap();
     match keys.run(&mut plan, &inputs()) {
-        Err(Error::Engine(msg)) => assert!(msg.contains("would wrap"), "{msg}"),
+        Err(Error::Ckks(e)) => assert!(e.to_string().contains("would wrap"), "{e}"),
         other => panic!("expected the overflow error, got {other:?}"),
     }
     // Above the sampler's 2^59: refused whatever the level.
     keys.flood_ckks_releases(Some(flooding(36.0)));
     match keys.run(&mut plan, &inputs()) {
-        Err(Error::Engine(msg)) => assert!(msg.contains("2^59"), "{msg}"),
+        Err(Error::Ckks(e)) => assert!(e.to_string().contains("2^59"), "{e}"),
         other => panic!("expected the sampler's limit, got {other:?}"),
     }
     // A trial bound for an output that was not released in slots.
@@ -254,11 +254,14 @@ fn coefficient_encoded_outputs_are_not_flooded_silently() {
 #[test]
 fn the_session_refuses_the_flooded_release_beyond_alpha() {
     let exhausted = |r: Result<(), Error>, done: u64, asked: u64| match r {
-        Err(Error::Engine(msg)) => assert!(
-            msg.contains(&format!("made {done} flooded"))
-                && msg.contains(&format!("{asked} more would exceed alpha = 3")),
-            "{msg}"
-        ),
+        Err(Error::Ckks(e)) => {
+            let msg = e.to_string();
+            assert!(
+                msg.contains(&format!("made {done} flooded"))
+                    && msg.contains(&format!("{asked} more would exceed alpha = 3")),
+                "{msg}"
+            )
+        }
         other => panic!("expected the count's refusal, got {other:?}"),
     };
     let p = program();

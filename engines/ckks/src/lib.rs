@@ -82,7 +82,7 @@ pub use encoder::Complex;
 pub use error::{Error, Result};
 pub use flooding::{Flooding, DEFAULT_STATISTICAL_SECURITY};
 pub use keys::{GaloisKeys, PublicKey, RelinKey, SecretKey};
-pub use linear::{LinearTransform, RotationSum};
+pub use linear::{LinearTransform, RotationSum, TransformShape};
 pub use noise::{error_bounds, ErrorBounds, Noise};
 pub use params::CkksParameters;
 pub use plaintext::{Plaintext, DEFAULT_BOUND};

@@ -25,7 +25,7 @@
 //! diagonals are encoded once, at the level they will be applied at and the
 //! scale q_l of its last prime, so the result keeps x's scale.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use triskel_ring::{Decomposition, LazyRlwe, Poly, Representation};
@@ -38,14 +38,102 @@ use crate::keys::{rotation_element, GaloisKeys};
 use crate::noise::{digit_error, lazy_finish_error, rounding_error, Noise};
 use crate::plaintext::{encode_in, Plaintext};
 
+/// How a matrix's transform runs, decided from its entries alone (no
+/// context, no encoding): the method, its non-zero diagonals and so the
+/// rotations it needs keys for. The planner prices a transform and lists
+/// its Galois keys by this, and [`LinearTransform::new`] builds by it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TransformShape {
+    dim: usize,
+    baby: usize,
+    /// Hybrid method: the power of two r of the fold.
+    fold: Option<usize>,
+    /// Indices of the non-zero diagonals of the chosen method.
+    diagonals: Vec<usize>,
+}
+
+impl TransformShape {
+    /// The shape of `matrix` on a packing of `dim` (a power of two) slots:
+    /// the square diagonal method (u_i[j] = M[j][(j + i) mod dim], i < dim,
+    /// by baby-step giant-step) or, for fewer rows, the hybrid method
+    /// (r = rows rounded up to a power of two: u'_i[s] = M[s mod r][(s + i)
+    /// mod dim] for i < r, then a fold of log2(dim / r) rotations),
+    /// whichever rotates less.
+    pub fn of(matrix: &[Vec<f64>], dim: usize) -> TransformShape {
+        let dim = dim.max(1);
+        let entry =
+            |j: usize, c: usize| matrix.get(j).and_then(|r| r.get(c)).copied().unwrap_or(0.0);
+        let nonzero = |count: usize, u: &dyn Fn(usize, usize) -> f64| -> Vec<usize> {
+            (0..count)
+                .filter(|&i| (0..dim).any(|s| u(i, s) != 0.0))
+                .collect()
+        };
+        let square = nonzero(dim, &|i, j| entry(j, (j + i) % dim));
+        let r = matrix.len().next_power_of_two().min(dim);
+        let hybrid = nonzero(r, &|i, s| entry(s % r, (s + i) % dim));
+        let baby = 1usize << dim.trailing_zeros().div_ceil(2);
+        let babies: BTreeSet<usize> = square.iter().map(|i| i % baby).collect();
+        let giants: BTreeSet<usize> = square.iter().map(|i| i - i % baby).collect();
+        let bsgs_rotations = babies.len() + giants.len();
+        let hybrid_rotations = hybrid.len() + (dim / r).trailing_zeros() as usize;
+        if r < dim && hybrid_rotations < bsgs_rotations {
+            TransformShape {
+                dim,
+                baby: dim,
+                fold: Some(r),
+                diagonals: hybrid,
+            }
+        } else {
+            TransformShape {
+                dim,
+                baby,
+                fold: None,
+                diagonals: square,
+            }
+        }
+    }
+
+    /// Number of non-zero diagonals: the plaintext products of one apply.
+    pub fn diagonal_count(&self) -> usize {
+        self.diagonals.len()
+    }
+
+    /// The rotation steps an apply needs keys for, ascending.
+    pub fn rotation_steps(&self) -> Vec<i64> {
+        let mut steps: Vec<i64> = self
+            .diagonals
+            .iter()
+            .flat_map(|&i| [(i % self.baby) as i64, (i - i % self.baby) as i64])
+            .chain(self.fold_shifts())
+            .filter(|&s| s != 0)
+            .collect();
+        steps.sort_unstable();
+        steps.dedup();
+        steps
+    }
+
+    /// The rotations of the hybrid method's fold: r, 2r, ... below dim.
+    fn fold_shifts(&self) -> Vec<i64> {
+        let Some(r) = self.fold else {
+            return Vec::new();
+        };
+        (0..(self.dim / r).trailing_zeros())
+            .map(|k| (r << k) as i64)
+            .collect()
+    }
+
+    /// The period of the result's packing: r for the hybrid method, dim
+    /// for the square one.
+    pub fn output_period(&self) -> usize {
+        self.fold.unwrap_or(self.dim)
+    }
+}
+
 /// A matrix prepared for multiplication with packed encrypted vectors.
 #[derive(Clone, Debug)]
 pub struct LinearTransform {
-    dim: usize,
+    shape: TransformShape,
     rows: usize,
-    baby: usize,
-    /// Hybrid method: the power of two r of the fold (module documentation).
-    fold: Option<usize>,
     level: usize,
     /// Non-zero diagonals by index i (already rotated by -g n1), encoded.
     diagonals: BTreeMap<usize, Plaintext>,
@@ -94,35 +182,19 @@ impl LinearTransform {
         if matrix.iter().flatten().all(|&v| v == 0.0) {
             return Err(Error::Encoding("the matrix is zero".into()));
         }
+        let shape = TransformShape::of(matrix, dim);
+        let (baby, fold) = (shape.baby, shape.fold);
         let entry =
             |j: usize, c: usize| matrix.get(j).and_then(|r| r.get(c)).copied().unwrap_or(0.0);
-        // Square diagonal method: u_i[j] = M[j][(j + i) mod dim], i < dim.
-        let square: Vec<(usize, Vec<f64>)> = (0..dim)
-            .map(|i| (i, (0..dim).map(|j| entry(j, (j + i) % dim)).collect()))
-            .filter(|(_, u): &(usize, Vec<f64>)| u.iter().any(|&v| v != 0.0))
-            .collect();
-        // Hybrid method for fewer rows (r = rows rounded up to a power of
-        // two): u'_i[s] = M[s mod r][(s + i) mod dim] for i < r, then a fold
-        // of log2(dim / r) rotations.
-        let r = rows.next_power_of_two();
-        let hybrid: Vec<(usize, Vec<f64>)> = (0..r)
-            .map(|i| (i, (0..dim).map(|s| entry(s % r, (s + i) % dim)).collect()))
-            .filter(|(_, u): &(usize, Vec<f64>)| u.iter().any(|&v| v != 0.0))
-            .collect();
-        let baby = 1usize << (dim.trailing_zeros().div_ceil(2));
-        let bsgs_rotations = {
-            let babies: std::collections::BTreeSet<usize> =
-                square.iter().map(|(i, _)| i % baby).collect();
-            let giants: std::collections::BTreeSet<usize> =
-                square.iter().map(|(i, _)| i - i % baby).collect();
-            babies.len() + giants.len()
+        // Square diagonal method: u_i[j] = M[j][(j + i) mod dim]; hybrid:
+        // u'_i[s] = M[s mod r][(s + i) mod dim] ([`TransformShape::of`]).
+        let diagonal = |i: usize| -> Vec<f64> {
+            match fold {
+                None => (0..dim).map(|j| entry(j, (j + i) % dim)).collect(),
+                Some(r) => (0..dim).map(|s| entry(s % r, (s + i) % dim)).collect(),
+            }
         };
-        let hybrid_rotations = hybrid.len() + (dim / r).trailing_zeros() as usize;
-        let (chosen, baby, fold) = if r < dim && hybrid_rotations < bsgs_rotations {
-            (hybrid, dim, Some(r))
-        } else {
-            (square, baby, None)
-        };
+        let chosen = shape.diagonals.iter().map(|&i| (i, diagonal(i)));
         let slots = ctx.slots();
         let mut diagonals = BTreeMap::new();
         let mut extended = BTreeMap::new();
@@ -138,10 +210,8 @@ impl LinearTransform {
             extended.extend(ext.map(|e| (i, e)));
         }
         Ok(LinearTransform {
-            dim,
+            shape,
             rows,
-            baby,
-            fold,
             level,
             diagonals,
             extended,
@@ -162,33 +232,14 @@ impl LinearTransform {
 
     /// The rotation steps [`apply`](Self::apply) needs keys for.
     pub fn rotation_steps(&self) -> Vec<i64> {
-        let mut steps: Vec<i64> = self
-            .diagonals
-            .keys()
-            .flat_map(|&i| [(i % self.baby) as i64, (i - i % self.baby) as i64])
-            .chain(self.fold_shifts())
-            .filter(|&s| s != 0)
-            .collect();
-        steps.sort_unstable();
-        steps.dedup();
-        steps
-    }
-
-    /// The rotations of the hybrid method's fold: r, 2r, ... below dim.
-    fn fold_shifts(&self) -> Vec<i64> {
-        let Some(r) = self.fold else {
-            return Vec::new();
-        };
-        (0..(self.dim / r).trailing_zeros())
-            .map(|k| (r << k) as i64)
-            .collect()
+        self.shape.rotation_steps()
     }
 
     /// The period of the result's packing: r for the hybrid method, dim
     /// for the square one (whose rows beyond the matrix are zero). A next
     /// layer packs its input with this dimension.
     pub fn output_period(&self) -> usize {
-        self.fold.unwrap_or(self.dim)
+        self.shape.output_period()
     }
 
     /// Number of output rows.
@@ -203,17 +254,19 @@ impl LinearTransform {
 
     /// The dimension of the packing.
     pub fn dim(&self) -> usize {
-        self.dim
+        self.shape.dim
     }
 
     /// M x for a ciphertext packing x periodically (module documentation).
     pub fn apply(&self, ct: &Ciphertext, keys: &GaloisKeys) -> Result<Ciphertext> {
         keys.check(ct)?;
         let ct = &ct.drop_to_level(self.level)?;
-        if self.fold.is_some() {
-            return self
-                .hybrid_products(ct, keys)?
-                .rotate_and_add(&self.fold_shifts(), None, keys);
+        if self.shape.fold.is_some() {
+            return self.hybrid_products(ct, keys)?.rotate_and_add(
+                &self.shape.fold_shifts(),
+                None,
+                keys,
+            );
         }
         self.bsgs_products(ct, keys)?.rescale()
     }
@@ -236,7 +289,7 @@ impl LinearTransform {
         // (x0, x1) in Q_l P, all from one decomposition of c1.
         let mut babies: BTreeMap<usize, [Poly; 3]> = BTreeMap::new();
         let mut dec = None;
-        for b in self.diagonals.keys().map(|&i| i % self.baby) {
+        for b in self.diagonals.keys().map(|&i| i % self.shape.baby) {
             if b == 0 || babies.contains_key(&b) {
                 continue;
             }
@@ -253,12 +306,12 @@ impl LinearTransform {
         }
         let digits = digit_error(ctx, self.level);
         let mut total: Option<(LazyRlwe<'static>, Noise)> = None;
-        for g in (0..self.dim).step_by(self.baby) {
+        for g in (0..self.shape.dim).step_by(self.shape.baby) {
             // a = sum_b u (c0(X^g_b), [b = 0] c1) in Q_l, x = sum_b u (x0_b, x1_b) in Q_l P.
             let mut a = [Representation::Ntt; 2].map(|r| Poly::zero(ql, r));
             let mut x: Option<[Poly; 2]> = None;
             let mut noise: Option<Noise> = None;
-            for (&i, pt) in self.diagonals.range(g..g + self.baby) {
+            for (&i, pt) in self.diagonals.range(g..g + self.shape.baby) {
                 let term = match babies.get(&(i - g)) {
                     None => {
                         a[0].mul_acc(&ct.polys[0], &pt.poly)?;
@@ -299,7 +352,7 @@ impl LinearTransform {
             });
         }
         let (total, mut noise) = total.ok_or(Error::Encoding("the matrix is zero".into()))?;
-        if self.diagonals.keys().any(|&i| i >= self.baby) {
+        if self.diagonals.keys().any(|&i| i >= self.shape.baby) {
             noise = noise.plus_error(lazy_finish_error(ctx));
         }
         let (c0, c1) = total.finish(ks)?;
