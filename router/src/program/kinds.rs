@@ -235,8 +235,8 @@ impl Program {
             program: self,
             name,
         };
-        match op {
-            &Op::Compare(a, b, _) => {
+        match *op {
+            Op::Compare(a, b, _) => {
                 let (ka, _) = c.same(a, b)?;
                 match ka {
                     Kind::Uint { len, .. } | Kind::Signed { len, .. } => Ok(Kind::Bit { len }),
@@ -246,7 +246,7 @@ impl Program {
                     ),
                 }
             }
-            &Op::CompareScalar(a, s, _) => match self.kind_of(a) {
+            Op::CompareScalar(a, s, _) => match self.kind_of(a) {
                 k @ (Kind::Uint { len, .. } | Kind::Signed { len, .. }) => {
                     c.scalar_fits(k, s)?;
                     // Unsigned comparisons take constants of the values' width
@@ -267,7 +267,7 @@ impl Program {
                     format!("compares u8..u64 or signed integers, not {}", k.describe()),
                 ),
             },
-            &Op::ThresholdReal {
+            Op::ThresholdReal {
                 x,
                 threshold,
                 tolerance,
@@ -283,7 +283,7 @@ impl Program {
                 }
                 k => op_err(name, format!("decides on reals, not {}", k.describe())),
             },
-            &Op::ThresholdWithin {
+            Op::ThresholdWithin {
                 x,
                 threshold,
                 tolerance_bits,
