@@ -50,116 +50,26 @@ pub fn ckks_polynomial(op: &Op) -> Result<Option<ChebyshevPolynomial>> {
     })
 }
 
-/// CKKS packing and depth of every node, then, among the named sets of
-/// scale at least 2^`min_scale` deep and wide enough on which every CKKS ->
-/// TFHE decision fits its tolerance, the cheapest of the smallest scale.
-pub(crate) fn choose_ckks(
-    p: &Program,
-    costs: &CostModel,
-    min_scale: u32,
-    given: Option<&str>,
-) -> Result<(CkksParameters, Vec<Packing>)> {
+/// The packing of the CKKS part: each node's, the levels each real node
+/// needs (with its release's mask) and the operation, and the most slots a
+/// value takes.
+pub(crate) struct CkksShape {
+    pub(crate) packing: Vec<Packing>,
+    pub(crate) needs_of: Vec<(usize, &'static str)>,
+    pub(crate) widest: usize,
+}
+
+/// CKKS packing and depth of every real node.
+pub(crate) fn ckks_packing(p: &Program) -> Result<CkksShape> {
     let coefficients = coefficient_nodes(p)?;
     let mut packing = vec![Packing::default(); p.nodes.len()];
-    // Levels each real node needs (with its release's mask), in order.
-    let mut needs_of: Vec<(usize, &str)> = Vec::new();
+    let mut needs_of = Vec::new();
     let mut widest = 1;
     for (i, node) in p.nodes.iter().enumerate() {
         if !matches!(node.kind, Kind::Real { .. }) {
             continue;
         }
-        let len = node.kind.len();
-        let get = |k: &u32| packing[*k as usize];
-        let binary = |a: &u32, b: &u32| -> Result<(Packing, Packing)> {
-            let (x, y) = (get(a), get(b));
-            if x.period != y.period {
-                return refuse(
-                    node.op.name(),
-                    format!(
-                        "operands are packed with periods {} and {}",
-                        x.period, y.period
-                    ),
-                );
-            }
-            Ok((x, y))
-        };
-        let padded = |dirty: bool, period: usize| dirty && len < period;
-        let mut pk = match &node.op {
-            Op::Input { .. } | Op::ToReal { .. } => Packing {
-                period: len.next_power_of_two(),
-                ..Default::default()
-            },
-            Op::Add(a, b) | Op::Sub(a, b) => {
-                let (x, y) = binary(a, b)?;
-                Packing {
-                    dirty: x.dirty || y.dirty,
-                    depth: x.depth.max(y.depth),
-                    ..x
-                }
-            }
-            Op::Mul(a, b) => {
-                let (x, y) = binary(a, b)?;
-                Packing {
-                    dirty: x.dirty && y.dirty,
-                    depth: x.depth.max(y.depth) + 1,
-                    ..x
-                }
-            }
-            Op::AddScalar(a, _) => get(a),
-            Op::MulScalar(a, _) => Packing {
-                depth: get(a).depth + 1,
-                ..get(a)
-            },
-            Op::Dot(a, b) => {
-                let (x, y) = binary(a, b)?;
-                let mask = x.dirty && y.dirty;
-                Packing {
-                    period: 1,
-                    dirty: false,
-                    depth: x.depth.max(y.depth) + 1 + mask as usize,
-                    mask_operand: mask,
-                    ..Default::default()
-                }
-            }
-            Op::DotPlain(a, _) => Packing {
-                period: 1,
-                dirty: false,
-                depth: get(a).depth + 1,
-                ..Default::default()
-            },
-            Op::Sum(a) => {
-                let mask = get(a).dirty;
-                Packing {
-                    period: 1,
-                    dirty: false,
-                    depth: get(a).depth + mask as usize,
-                    mask_operand: mask,
-                    ..Default::default()
-                }
-            }
-            Op::Polynomial(a, _) | Op::Chebyshev { x: a, .. } => {
-                let poly = ckks_polynomial(&node.op)?.expect("a polynomial node");
-                let x = get(a);
-                Packing {
-                    dirty: padded(true, x.period) || x.dirty,
-                    depth: x.depth + poly.depth(),
-                    ..x
-                }
-            }
-            Op::MatVec { x, rows } => {
-                let input = get(x);
-                let dim = input.period.max(rows.len().next_power_of_two());
-                let period = ckks::TransformShape::of(rows, dim).output_period();
-                widest = widest.max(dim);
-                Packing {
-                    period,
-                    dirty: false,
-                    depth: input.depth + 1,
-                    ..Default::default()
-                }
-            }
-            op => return refuse(op.name(), "not available on reals"),
-        };
+        let mut pk = node_packing(p, &packing, i, &mut widest)?;
         pk.coefficients = coefficients[i];
         pk.release = ReleaseMask::None;
         // Slots: the release zeroes the slots not asked for (module documentation).
@@ -172,10 +82,130 @@ pub(crate) fn choose_ckks(
                 ReleaseMask::Product
             };
         }
-        widest = widest.max(pk.period).max(len);
+        widest = widest.max(pk.period).max(node.kind.len());
         needs_of.push((needs, node.op.name()));
         packing[i] = pk;
     }
+    Ok(CkksShape {
+        packing,
+        needs_of,
+        widest,
+    })
+}
+
+/// The packing of real node `i` from its operands' (a transform's
+/// dimension widens `widest`).
+fn node_packing(p: &Program, packing: &[Packing], i: usize, widest: &mut usize) -> Result<Packing> {
+    let node = &p.nodes[i];
+    let len = node.kind.len();
+    let get = |k: &u32| packing[*k as usize];
+    let binary = |a: &u32, b: &u32| -> Result<(Packing, Packing)> {
+        let (x, y) = (get(a), get(b));
+        if x.period != y.period {
+            return refuse(
+                node.op.name(),
+                format!(
+                    "operands are packed with periods {} and {}",
+                    x.period, y.period
+                ),
+            );
+        }
+        Ok((x, y))
+    };
+    let padded = |dirty: bool, period: usize| dirty && len < period;
+    Ok(match &node.op {
+        Op::Input { .. } | Op::ToReal { .. } => Packing {
+            period: len.next_power_of_two(),
+            ..Default::default()
+        },
+        Op::Add(a, b) | Op::Sub(a, b) => {
+            let (x, y) = binary(a, b)?;
+            Packing {
+                dirty: x.dirty || y.dirty,
+                depth: x.depth.max(y.depth),
+                ..x
+            }
+        }
+        Op::Mul(a, b) => {
+            let (x, y) = binary(a, b)?;
+            Packing {
+                dirty: x.dirty && y.dirty,
+                depth: x.depth.max(y.depth) + 1,
+                ..x
+            }
+        }
+        Op::AddScalar(a, _) => get(a),
+        Op::MulScalar(a, _) => Packing {
+            depth: get(a).depth + 1,
+            ..get(a)
+        },
+        Op::Dot(a, b) => {
+            let (x, y) = binary(a, b)?;
+            let mask = x.dirty && y.dirty;
+            Packing {
+                period: 1,
+                dirty: false,
+                depth: x.depth.max(y.depth) + 1 + mask as usize,
+                mask_operand: mask,
+                ..Default::default()
+            }
+        }
+        Op::DotPlain(a, _) => Packing {
+            period: 1,
+            dirty: false,
+            depth: get(a).depth + 1,
+            ..Default::default()
+        },
+        Op::Sum(a) => {
+            let mask = get(a).dirty;
+            Packing {
+                period: 1,
+                dirty: false,
+                depth: get(a).depth + mask as usize,
+                mask_operand: mask,
+                ..Default::default()
+            }
+        }
+        Op::Polynomial(a, _) | Op::Chebyshev { x: a, .. } => {
+            let poly = ckks_polynomial(&node.op)?
+                .ok_or_else(|| Error::Internal("a polynomial node without one".into()))?;
+            let x = get(a);
+            Packing {
+                dirty: padded(true, x.period) || x.dirty,
+                depth: x.depth + poly.depth(),
+                ..x
+            }
+        }
+        Op::MatVec { x, rows } => {
+            let input = get(x);
+            let dim = input.period.max(rows.len().next_power_of_two());
+            let period = ckks::TransformShape::of(rows, dim).output_period();
+            *widest = (*widest).max(dim);
+            Packing {
+                period,
+                dirty: false,
+                depth: input.depth + 1,
+                ..Default::default()
+            }
+        }
+        op => return refuse(op.name(), "not available on reals"),
+    })
+}
+
+/// Among the named sets of scale at least 2^`min_scale` deep and wide
+/// enough for the program's packing ([`ckks_packing`]) on which every CKKS
+/// -> TFHE decision fits its tolerance, the cheapest of the smallest scale.
+pub(crate) fn choose_ckks(
+    p: &Program,
+    costs: &CostModel,
+    min_scale: u32,
+    given: Option<&str>,
+) -> Result<(CkksParameters, Vec<Packing>)> {
+    let CkksShape {
+        packing,
+        needs_of,
+        widest,
+    } = ckks_packing(p)?;
     let deepest = needs_of.iter().map(|n| n.0).max().unwrap_or(0);
     let decides = p
         .nodes
