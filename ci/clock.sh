@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prints the core's current clock in GHz from a dependent loop of 2e9
-# one-cycle decrements (a loaded or throttled host reads low). BENCHMARKS.md
-# quotes it next to timings; older entries call it `/tmp/loop`.
+# one-cycle decrements (a loaded or throttled host reads low), to quote next
+# to timings.
 set -euo pipefail
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# triskel's CKKS workloads side by side with Lattigo v6.1.1 (issue 13), one
+# triskel's CKKS workloads side by side with Lattigo v6.1.1, one
 # core: for each workload, ROUNDS rounds that run ours
 # (`triskel bench workloads --only NAME --json`, compute median of 10) and
 # then Lattigo's (benches/peers/lattigo, GOMAXPROCS=1, median of 10), so

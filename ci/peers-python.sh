@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# triskel's CKKS workloads side by side with OpenFHE 1.6.1 and Microsoft SEAL 4.1 (issue 13),
+# triskel's CKKS workloads side by side with OpenFHE 1.6.1 and Microsoft SEAL 4.1,
 # one core, through their PyPI wheels: `openfhe` (OpenFHE's compiled libraries) and `tenseal`
 # (whose `tenseal.sealapi` is SEAL's own API). For each workload, ROUNDS rounds that run ours
 # (`triskel bench workloads --only NAME --json`, compute median of 10) and then each peer
@@ -74,7 +74,7 @@ for name in "${names[@]}"; do
         "$(printf '%s\n' "${se_wall[@]}" | median)" "$err_o" "$err_of" "$err_se"
 done
 
-# tfhe.gate_nand (issue 14), when named: OpenFHE BinFHE's NAND gate, STD128 with GINX (CGGI)
+# tfhe.gate_nand, when named: OpenFHE BinFHE's NAND gate, STD128 with GINX (CGGI)
 # and STD128_LMKCDEY with LMKCDEY, against ours, by the same rounds.
 if $gate; then
     printf '\n%-8s %9s %11s %11s %9s %9s %9s %9s\n' workload "ours wall" "ginx wall" \

@@ -556,7 +556,7 @@ pub(crate) fn check(
 /// id, the current time and a fresh 32-byte nonce) and signs the commitment with all
 /// three schemes.
 ///
-/// Takes about as long as one SLH-DSA signature (see BENCHMARKS.md).
+/// Takes about as long as one SLH-DSA signature.
 pub fn attest(identity: &Identity, result: &[u8], route: &Route, context: &[u8]) -> Result<Record> {
     let subject = |_: &Digest32| result_digest(result);
     seal(identity, RecordKind::Single, subject, route, context)

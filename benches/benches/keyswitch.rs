@@ -1,4 +1,4 @@
-//! The key-switching goals of issue 12 in thread CPU time (on a shared,
+//! Key switching in thread CPU time (on a shared,
 //! loaded machine wall time mostly measures the other processes): one key
 //! switch at N = 16384 (Q = 8 x 47-bit primes, P = 1, dnum = 8), one BFV
 //! rotation at N = 4096 (`bfv-n4096`), one BFV multiply + relinearize at

@@ -23,7 +23,7 @@ pub enum BenchCommand {
         /// usable one, or the one TRISKEL_KERNELS forces.
         #[arg(long)]
         backend: Option<String>,
-        /// Print one JSON object (the format of DESIGN.md, "Bench output").
+        /// Print one JSON object (the format of docs/architecture.md, "Bench output").
         #[arg(long)]
         json: bool,
     },
@@ -65,7 +65,7 @@ pub enum BenchCommand {
         /// operation on K threads.
         #[arg(long)]
         spread: bool,
-        /// Print one JSON object (the format of DESIGN.md, "Bench output").
+        /// Print one JSON object (the format of docs/architecture.md, "Bench output").
         #[arg(long)]
         json: bool,
     },

@@ -1,6 +1,5 @@
 //! The ring-level workload `ring.keyswitch_16384`: one hybrid key switch at
-//! N = 16384 with Q = 8 primes of 47 bits, P = 1 prime (log QP = 423), dnum = 8 (the shape
-//! of the key-switching goal of issue 12), checked with the secret key.
+//! N = 16384 with Q = 8 primes of 47 bits, P = 1 prime (log QP = 423), dnum = 8, checked with the secret key.
 
 use triskel::calibrate::median;
 use triskel_ring::sampling::sample_uniform;

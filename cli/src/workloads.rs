@@ -1,5 +1,5 @@
-//! The end-to-end workloads of `triskel bench workloads` (DESIGN.md, "Bench
-//! output"). Each engine adds its workloads to [`all`] as it lands.
+//! The end-to-end workloads of `triskel bench workloads` (docs/architecture.md,
+//! "Bench output"). Each engine adds its workloads to [`all`].
 
 use std::sync::OnceLock;
 use std::time::Instant;

@@ -1,4 +1,4 @@
-//! The `triskel` program: the bench JSON contract of DESIGN.md and clear
+//! The `triskel` program: the bench JSON contract of docs/architecture.md and clear
 //! errors for bad input.
 
 use std::process::Command;
@@ -153,8 +153,8 @@ fn ckks_workload_json_is_verified_and_threads_report_throughput() {
     assert!(w["workloads_per_second"].as_f64().unwrap() > 0.0);
 }
 
-/// Every CKKS workload of issue 13 decrypts within 2e-6 of its float64
-/// computation (the issue's error goal), each on the set it is benched on.
+/// Every CKKS workload decrypts within 2e-6 of its float64 computation,
+/// each on the set it is benched on.
 #[test]
 fn every_ckks_workload_is_within_its_error_goal() {
     let workloads = [
@@ -179,8 +179,7 @@ fn every_ckks_workload_is_within_its_error_goal() {
     }
 }
 
-/// The TFHE workloads run on the multi-bit sets (their default since the
-/// eighth round) and check their decrypted results.
+/// The TFHE workloads run on the multi-bit sets (their default) and check their decrypted results.
 #[test]
 fn tfhe_workloads_run_on_the_multi_bit_sets() {
     let workloads = [

@@ -1,5 +1,5 @@
 // Command lattigo runs the CKKS workloads of triskel's `bench workloads`
-// (issue 13) with Lattigo v6, one goroutine, and prints one line per
+// with Lattigo v6, one goroutine, and prints one line per
 // workload: "name wall_median_us cpu_median_us max_abs_error" (compute stage only: the inputs
 // are encoded and encrypted outside the timed region, as triskel's compute
 // stage), by wall time and by process CPU time. The algorithms are the ones triskel runs: a rotation tree for the

@@ -1,4 +1,4 @@
-"""The boolean NAND gate of OpenFHE's BinFHE (issue 14 peer of `tfhe.gate_nand`), one thread.
+"""The boolean NAND gate of OpenFHE's BinFHE (the peer of `tfhe.gate_nand`), one thread.
 
 For each parameter set (STD128 with GINX, i.e. CGGI blind rotation; STD128_LMKCDEY with
 LMKCDEY, OpenFHE's fastest 128-bit boolean set), prints "tfhe.gate_nand/SET/METHOD

@@ -1,4 +1,4 @@
-"""triskel's CKKS workloads (issue 13) with OpenFHE and Microsoft SEAL, one thread.
+"""triskel's CKKS workloads with OpenFHE and Microsoft SEAL, one thread.
 
 Runs through the PyPI wheels `openfhe` (OpenFHE's C++ libraries) and `tenseal`, whose
 `tenseal.sealapi` is SEAL's own low-level API (TenSEAL's CKKSVector is not used). Prints one

@@ -5,8 +5,7 @@
 //!
 //! `RAYON_NUM_THREADS=1 cargo run --release -p triskel-ckks --example cpu_loop -- rotate|mul|sum [ITERS]`
 //! (`sum`: the slot sum of 64; ITERS defaults to 2000, rounded down to a
-//! multiple of 10). Under `perf record -e cpu-clock` it gives the per-kernel
-//! split of BENCHMARKS.md.
+//! multiple of 10). Under `perf record -e cpu-clock` it gives the time per kernel.
 
 use triskel_ckks::{CkksContext, CkksParameters, Plaintext, SecretKey};
 

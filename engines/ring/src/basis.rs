@@ -241,7 +241,7 @@ pub const NARROW_PRIME_BITS: u32 = 31;
 /// dispatcher: [`NARROW_PRIME_BITS`] where the backend chosen for a 62-bit
 /// prime is the scalar `aarch64` one while 31-bit primes get `neon` (AArch64
 /// without SVE, such as Neoverse N1: twice the modulus bits per cycle there,
-/// by BENCHMARKS.md's llvm-mca figures), or when `TRISKEL_KERNELS` forces a
+/// by llvm-mca's estimates), or when `TRISKEL_KERNELS` forces a
 /// backend that takes no wider prime; otherwise `wide_bits`. On SVE cores
 /// (Neoverse V1, V2) the 62-bit `sve` kernels carry more bits per cycle than
 /// `neon`, so wide primes stay.

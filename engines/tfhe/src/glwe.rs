@@ -1069,7 +1069,7 @@ fn rotate_minus_one_map(
 
 /// Scratch space of one external product, on cache lines (N >= 256 words
 /// per polynomial, so every polynomial of it starts on one): the NTT kernels
-/// run slower on buffers that straddle them (BENCHMARKS.md, session 15).
+/// run slower on buffers that straddle them.
 pub(crate) struct Scratch {
     digits: AlignedVec,
     out: AlignedVec,
@@ -1203,7 +1203,7 @@ fn decompose_glwe(ctx: &GlweContext, glwe: &[u64], digits: &mut [u64]) {
 
 /// A zeroed buffer for a bootstrapping key: on a cache line (its rows are
 /// the `dot` kernel's operands) and on huge pages where the OS allows (a
-/// blind rotation streams the whole key once; BENCHMARKS.md).
+/// blind rotation streams the whole key once).
 pub(crate) fn key_buffer(len: usize) -> AlignedVec {
     huge_page_zeros(len)
 }

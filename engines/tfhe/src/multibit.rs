@@ -108,8 +108,7 @@ fn combine(
 
 /// Pairs handed over between the two threads at once: a join per pair pays
 /// a worker's wake-up (a futex, and on a busy host a wait for a core) every
-/// ~60 us, which measured slower than one thread (BENCHMARKS.md, seventh
-/// round); a batch pays it once per `BATCH` pairs.
+/// ~60 us, which measured slower than one thread; a batch pays it once per `BATCH` pairs.
 const BATCH: usize = 8;
 
 /// acc <- X^(sum_i a_i s_i) acc with the multi-bit key `bsk` (3 GGSWs per

@@ -1,5 +1,5 @@
 //! Values carry their parameter set, and keys of another set refuse them
-//! with `Error::Mismatch` naming both sets (audit 14's probe): 1_1 and 2_2
+//! with `Error::Mismatch` naming both sets: 1_1 and 2_2
 //! values, a set and its multi-bit or 2^-64 variant, and the boolean set and
 //! its multi-bit variant all have 2048-dimensional LWE ciphertexts, which a
 //! key of the other set used to decrypt and compute to garbage with `Ok`.
