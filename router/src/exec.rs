@@ -188,7 +188,7 @@ impl Session {
                     .values()
                     .map(|key| key.to_bytes().len())
                     .sum();
-                keys.tfhe()?.compressed_size() + transition
+                keys.tfhe_compressed()?.as_bytes().len() + transition
             }
         })
     }

@@ -769,32 +769,15 @@ impl LweKeySwitchKey {
         (n_in, n_out): (usize, usize),
         (input_id, output_id): (KeyId, KeyId),
     ) -> Result<LweKeySwitchKey> {
-        let got = [r.u32()?, r.u32()?, r.u32()?, r.u32()?];
-        if got != [base_log, levels, n_in as u32, n_out as u32] {
-            return Err(Error::Malformed(format!(
-                "key-switching key shape {got:?}, expected {:?}",
-                [base_log, levels, n_in as u32, n_out as u32]
-            )));
-        }
-        check_decomposition(base_log, levels)?;
-        let mut seed = [0u8; 32];
-        seed.copy_from_slice(r.take(32)?);
+        let (seed, bodies) = read_ksk_shape(r, base_log, levels, (n_in, n_out))?;
         let count = n_in * levels as usize;
-        let bodies = r.take(count * 8)?;
         let mut rows = Vec::with_capacity(count * (n_out + 1));
         // Streamed whole by every switch: on huge pages (see `aligned`).
         crate::aligned::advise_huge_pages(rows.spare_capacity_mut());
         for (a, b) in ksk_masks(seed, count, n_out).zip(bodies.chunks_exact(8)) {
-            let body = u64::from_le_bytes(b.try_into().expect("8-byte chunk"));
-            if body as u32 != 0 {
-                return Err(Error::Malformed(
-                    "key-switching key body is not a multiple of 2^32 (a key from before \
-                     the 32-bit storage: generate it again)"
-                        .into(),
-                ));
-            }
+            let body = ksk_body(b)?;
             rows.extend(a.iter().map(|&w| top_half(w)));
-            rows.push((body >> 32) as u32);
+            rows.push(body);
         }
         Ok(LweKeySwitchKey {
             base_log,
@@ -807,6 +790,59 @@ impl LweKeySwitchKey {
             rows,
         })
     }
+
+    /// Checks a body written by [`LweKeySwitchKey::write_body`] as
+    /// [`read_body`](Self::read_body) does, without regenerating its masks:
+    /// what a loader that expands the key later validates.
+    pub fn check_body(
+        r: &mut Reader<'_>,
+        base_log: u32,
+        levels: u32,
+        dimensions: (usize, usize),
+    ) -> Result<()> {
+        let (_, bodies) = read_ksk_shape(r, base_log, levels, dimensions)?;
+        bodies
+            .chunks_exact(8)
+            .try_for_each(|b| ksk_body(b).map(drop))
+    }
+}
+
+/// The shape, seed and body bytes of a key-switching key's body, checked
+/// against the expected shape.
+fn read_ksk_shape<'a>(
+    r: &mut Reader<'a>,
+    base_log: u32,
+    levels: u32,
+    (n_in, n_out): (usize, usize),
+) -> Result<(Seed, &'a [u8])> {
+    let got = [r.u32()?, r.u32()?, r.u32()?, r.u32()?];
+    if got != [base_log, levels, n_in as u32, n_out as u32] {
+        return Err(Error::Malformed(format!(
+            "key-switching key shape {got:?}, expected {:?}",
+            [base_log, levels, n_in as u32, n_out as u32]
+        )));
+    }
+    check_decomposition(base_log, levels)?;
+    let mut seed = [0u8; 32];
+    seed.copy_from_slice(r.take(32)?);
+    let count = n_in * levels as usize;
+    Ok((seed, r.take(count * 8)?))
+}
+
+/// A key-switching key body word: its top half, refused unless it is a
+/// multiple of 2^32 (so that a loaded key re-encodes to its bytes).
+fn ksk_body(b: &[u8]) -> Result<u32> {
+    let mut word = [0u8; 8];
+    word.copy_from_slice(b);
+    let body = u64::from_le_bytes(word);
+    if body as u32 != 0 {
+        return Err(Error::Malformed(
+            "key-switching key body is not a multiple of 2^32 (a key from before \
+             the 32-bit storage: generate it again)"
+                .into(),
+        ));
+    }
+    Ok((body >> 32) as u32)
 }
 
 #[cfg(test)]

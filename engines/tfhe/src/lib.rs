@@ -28,6 +28,7 @@ pub use glwe::{
 pub use integer::{Bitwise, Comparison, RadixCiphertext};
 pub use keys::{ClientKey, ServerKey, TestVector};
 pub use params::{Encoding, NoiseAnalysis, TfheParameters};
+pub use serialize::CompressedServerKey;
 pub use serialize::FORMAT_VERSION;
 pub use shortint::{Ciphertext, LookupTable, TwoLookupTables};
 

@@ -57,7 +57,7 @@
 use std::sync::Arc;
 
 use triskel_ring::{
-    CompressedLweCiphertext, KeyId, LweCiphertext, LweKeySwitchKey, LweSecretKey, Reader,
+    CompressedLweCiphertext, KeyId, LweCiphertext, LweKeySwitchKey, LweSecretKey, Reader, Seed,
 };
 use zeroize::Zeroizing;
 
@@ -259,39 +259,151 @@ impl ServerKey {
 
     /// Loads [`ServerKey::to_bytes`] output, regenerating every mask.
     pub fn from_bytes(bytes: &[u8]) -> Result<ServerKey> {
-        let mut r = Reader::new(bytes);
-        let (params, id) = read_header(&mut r, server_kind)?;
-        let ctx = context(&params)?;
-        let mut bsk_seed = [0u8; 32];
-        bsk_seed.copy_from_slice(r.take(32)?);
+        let mut parts = ServerKeyParts::read(bytes)?;
+        let ServerKeyParts {
+            params,
+            id,
+            ref ctx,
+            bsk_seed,
+            bodies,
+            ..
+        } = parts;
         let (k, n) = (ctx.k, ctx.n);
-        let rows = params.bootstrapping_ggsws() * ctx.ggsw_rows();
-        let raw = r.take(rows * n * 8)?;
-        let q = ctx.q();
-        let mut bsk = crate::glwe::key_buffer(rows * ctx.glwe_len());
+        let mut bsk = crate::glwe::key_buffer(bodies.len() / 8 * (k + 1));
         for (i, (row, body)) in bsk
             .chunks_mut(ctx.glwe_len())
-            .zip(raw.chunks_exact(n * 8))
+            .zip(bodies.chunks_exact(n * 8))
             .enumerate()
         {
             let (mask, dst) = row.split_at_mut(k * n);
             ctx.uniform_mask(bsk_seed, i as u64, mask)?;
             for (d, c) in dst.iter_mut().zip(body.chunks_exact(8)) {
-                *d = u64::from_le_bytes(c.try_into().expect("8-byte chunk"));
-                if *d >= q {
-                    return malformed("bootstrapping key residue not reduced");
-                }
+                *d = word(c);
             }
         }
         let ksk = LweKeySwitchKey::read_body(
-            &mut r,
+            &mut parts.reader,
             params.ks_base_log,
             params.ks_levels,
             (k * n, params.lwe_dimension),
             (id, id),
         )?;
-        r.finish()?;
-        Ok(ServerKey::new(params, id, ctx, bsk_seed, bsk, ksk))
+        parts.reader.finish()?;
+        let ctx = parts.ctx;
+        Ok(ServerKey::new(params.clone(), id, ctx, bsk_seed, bsk, ksk))
+    }
+
+    /// The key in its compressed form (its [`to_bytes`](Self::to_bytes)).
+    pub fn compress(&self) -> CompressedServerKey {
+        CompressedServerKey {
+            params: self.params.clone(),
+            id: self.id,
+            bytes: self.to_bytes(),
+        }
+    }
+}
+
+/// A little-endian word of an 8-byte chunk.
+fn word(c: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(c);
+    u64::from_le_bytes(w)
+}
+
+/// The parts of a server key's bytes up to its key-switching key, checked:
+/// the header, the bootstrapping key's seed and its bodies (each reduced).
+struct ServerKeyParts<'a> {
+    params: TfheParameters,
+    id: KeyId,
+    ctx: Arc<crate::glwe::GlweContext>,
+    bsk_seed: Seed,
+    bodies: &'a [u8],
+    reader: Reader<'a>,
+}
+
+impl<'a> ServerKeyParts<'a> {
+    fn read(bytes: &'a [u8]) -> Result<ServerKeyParts<'a>> {
+        let mut reader = Reader::new(bytes);
+        let (params, id) = read_header(&mut reader, server_kind)?;
+        let ctx = context(&params)?;
+        let mut bsk_seed = [0u8; 32];
+        bsk_seed.copy_from_slice(reader.take(32)?);
+        let rows = params.bootstrapping_ggsws() * ctx.ggsw_rows();
+        let bodies = reader.take(rows * ctx.n * 8)?;
+        let q = ctx.q();
+        if bodies.chunks_exact(8).any(|c| word(c) >= q) {
+            return malformed("bootstrapping key residue not reduced");
+        }
+        Ok(ServerKeyParts {
+            params,
+            id,
+            ctx,
+            bsk_seed,
+            bodies,
+            reader,
+        })
+    }
+}
+
+/// A server key as loaded and checked, its masks not yet regenerated: what
+/// a server receives and stores. Every check of [`ServerKey::from_bytes`]
+/// but the expansion runs when it loads, so [`decompress`](Self::decompress)
+/// only spends time and memory (the expanded key is several times larger).
+#[derive(Clone)]
+pub struct CompressedServerKey {
+    params: TfheParameters,
+    id: KeyId,
+    bytes: Vec<u8>,
+}
+
+impl std::fmt::Debug for CompressedServerKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "CompressedServerKey {{ params: {}, .. }}",
+            self.params.name
+        )
+    }
+}
+
+impl CompressedServerKey {
+    /// Loads and checks [`ServerKey::to_bytes`] output.
+    pub fn from_bytes(bytes: &[u8]) -> Result<CompressedServerKey> {
+        let mut parts = ServerKeyParts::read(bytes)?;
+        let (k, n) = (parts.ctx.k, parts.ctx.n);
+        let p = &parts.params;
+        LweKeySwitchKey::check_body(
+            &mut parts.reader,
+            p.ks_base_log,
+            p.ks_levels,
+            (k * n, p.lwe_dimension),
+        )?;
+        parts.reader.finish()?;
+        Ok(CompressedServerKey {
+            params: parts.params,
+            id: parts.id,
+            bytes: bytes.to_vec(),
+        })
+    }
+
+    /// The bytes it was loaded from (or compressed to).
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The parameter set.
+    pub fn parameters(&self) -> &TfheParameters {
+        &self.params
+    }
+
+    /// The identity of the client key it was made from.
+    pub fn key_id(&self) -> KeyId {
+        self.id
+    }
+
+    /// The server key, its masks regenerated from their seeds.
+    pub fn decompress(&self) -> Result<ServerKey> {
+        ServerKey::from_bytes(&self.bytes)
     }
 }
 

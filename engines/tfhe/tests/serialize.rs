@@ -4,11 +4,35 @@
 mod common;
 use common::keys_2_2;
 use triskel_ring::{KeyId, Prng};
+use triskel_tfhe::CompressedServerKey;
 use triskel_tfhe::{
     BoolCiphertext, Ciphertext, ClientKey, CompressedBoolCiphertext, CompressedCiphertext,
     CompressedGgswCiphertext, CompressedGlweCiphertext, CompressedRadixCiphertext, Error, Gate,
     GgswCiphertext, GlweCiphertext, GlweSecretKey, RadixCiphertext, ServerKey, TfheParameters,
 };
+
+/// Loads a server key by both loaders, which must agree: the checked,
+/// unexpanded [`CompressedServerKey`] accepts exactly what the expanding
+/// loader accepts, keeps the bytes, and decompresses to the same key.
+#[track_caller]
+fn server_key(bytes: &[u8]) -> Result<ServerKey, Error> {
+    let compressed = CompressedServerKey::from_bytes(bytes);
+    let full = ServerKey::from_bytes(bytes);
+    match (&compressed, &full) {
+        (Ok(c), Ok(f)) => {
+            assert_eq!(c.as_bytes(), bytes);
+            assert_eq!(c.key_id(), f.key_id());
+            assert_eq!(c.parameters(), f.parameters());
+            assert_eq!(c.decompress().unwrap().to_bytes(), f.to_bytes());
+        }
+        (Err(c), Err(f)) => assert_eq!(c, f, "both loaders name the same fault"),
+        _ => panic!(
+            "the loaders disagree: {compressed:?} against {:?}",
+            full.as_ref().err()
+        ),
+    }
+    full
+}
 
 /// The caller's line names the case (the loaded value is too large to print).
 #[track_caller]
@@ -48,7 +72,7 @@ fn keys_and_booleans_round_trip_and_malformed_bytes_are_rejected() {
         sk.expanded_size()
     );
     let ck2 = ClientKey::from_bytes(&ck_bytes).unwrap();
-    let sk2 = ServerKey::from_bytes(&sk_bytes).unwrap();
+    let sk2 = server_key(&sk_bytes).unwrap();
     let (a, b) = (
         ck.encrypt_bool(true).unwrap(),
         ck.encrypt_bool(false).unwrap(),
@@ -66,7 +90,7 @@ fn keys_and_booleans_round_trip_and_malformed_bytes_are_rejected() {
         rejected(ClientKey::from_bytes(&ck_bytes[..cut]));
     }
     for cut in [0, 40, 1000, sk_bytes.len() - 1] {
-        rejected(ServerKey::from_bytes(&sk_bytes[..cut]));
+        rejected(server_key(&sk_bytes[..cut]));
     }
     let mut long = ck_bytes.clone();
     long.push(0);
@@ -85,7 +109,14 @@ fn keys_and_booleans_round_trip_and_malformed_bytes_are_rejected() {
     let mut bad = sk_bytes.clone();
     let header = 7 + params.name.len() + KeyId::LEN + 32;
     bad[header..header + 8].copy_from_slice(&u64::MAX.to_le_bytes());
-    rejected(ServerKey::from_bytes(&bad));
+    rejected(server_key(&bad));
+    // A key-switching key body that is not a multiple of 2^32.
+    let mut bad = sk_bytes.clone();
+    let last = bad.len() - 8;
+    bad[last] ^= 1;
+    rejected(server_key(&bad));
+    // The compressed form writes the bytes it was made from.
+    assert_eq!(sk.compress().as_bytes(), &sk_bytes[..]);
     // A boolean loaded as another set, or as a block.
     rejected(BoolCiphertext::from_bytes(
         &a.to_bytes(),
@@ -118,7 +149,7 @@ fn keys_and_values_of_superseded_sets_are_refused() {
         };
         let key = renamed(&ck.to_bytes(), params.name, old);
         assert_eq!(ClientKey::from_bytes(&key).unwrap_err(), want);
-        assert_eq!(ServerKey::from_bytes(&key).unwrap_err(), want);
+        assert_eq!(server_key(&key).unwrap_err(), want);
         let bytes = renamed(&block, block_params.name, old);
         assert_eq!(
             Ciphertext::from_bytes(&bytes, &block_params).unwrap_err(),
@@ -590,7 +621,7 @@ fn mutated_bytes_never_panic() {
                 assert_eq!(x.to_bytes(), m, "radix encoding is canonical");
                 used(ck.key_id(), x.key_id(), ck.decrypt_radix(&x));
             }
-            let _ = ServerKey::from_bytes(&m);
+            let _ = server_key(&m);
             let _ = CompressedBoolCiphertext::from_bytes(&m, &params);
             if let Ok(x) = CompressedCiphertext::from_bytes(&m, &params) {
                 assert_eq!(x.to_bytes(), m, "compressed block encoding is canonical");

@@ -174,7 +174,9 @@ impl KeyStore {
             None => None,
         };
         let tfhe = match plan.tfhe {
-            Some(_) => Some(self.tfhe_part()?.sk.clone().ok_or_else(saved)?),
+            Some(_) => Some(TfheEval::new(
+                self.tfhe_part()?.sk.clone().ok_or_else(saved)?,
+            )),
             None => None,
         };
         let transition = transition_sets(plan)

@@ -20,7 +20,7 @@ use crate::plan::{
 };
 use crate::program::{Kind, Op, Program};
 use crate::server::{
-    bfv_plain, ckks_plain, wrong, BfvEval, CkksEval, EvaluationKeys, Released, Val,
+    bfv_plain, ckks_plain, wrong, BfvEval, CkksEval, EvaluationKeys, Released, TfheEval, Val,
 };
 use crate::transition::TransitionKey;
 use crate::wire::{

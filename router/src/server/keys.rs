@@ -23,6 +23,42 @@ pub(crate) struct CkksEval {
     pub(crate) gk: Option<Arc<CkksGaloisKeys>>,
 }
 
+/// The TFHE server key of a bundle: checked when loaded, its masks
+/// regenerated from their seeds on first use (the expanded key is several
+/// times the size of its bytes, and reading a bundle stays as fast as
+/// reading bytes).
+#[derive(Clone)]
+pub(crate) struct TfheEval {
+    pub(crate) compressed: CompressedServerKey,
+    pub(crate) expanded: OnceLock<Arc<ServerKey>>,
+}
+
+impl TfheEval {
+    /// The key of a client that holds it expanded.
+    pub(crate) fn new(key: Arc<ServerKey>) -> TfheEval {
+        TfheEval {
+            compressed: key.compress(),
+            expanded: OnceLock::from(key),
+        }
+    }
+
+    /// The key as loaded, to expand when a run needs it.
+    pub(crate) fn loaded(compressed: CompressedServerKey) -> TfheEval {
+        TfheEval {
+            compressed,
+            expanded: OnceLock::new(),
+        }
+    }
+
+    fn expanded(&self) -> Result<&ServerKey> {
+        if let Some(key) = self.expanded.get() {
+            return Ok(key);
+        }
+        let key = Arc::new(self.compressed.decompress()?);
+        Ok(self.expanded.get_or_init(|| key))
+    }
+}
+
 /// Everything a server needs to run one plan of one program, and nothing
 /// secret: per BFV part and for CKKS the public key (to re-randomize
 /// releases), the relinearization key when the part multiplies and the
@@ -37,7 +73,7 @@ pub struct EvaluationKeys {
     pub(crate) choice: PlanChoice,
     pub(crate) bfv: Vec<BfvEval>,
     pub(crate) ckks: Option<CkksEval>,
-    pub(crate) tfhe: Option<Arc<ServerKey>>,
+    pub(crate) tfhe: Option<TfheEval>,
     /// By the name of the BFV or CKKS set whose key they switch from.
     pub(crate) transition: BTreeMap<String, Arc<TransitionKey>>,
     /// The key-set id ([`EvaluationKeys::id`]), computed once.
@@ -78,10 +114,21 @@ impl EvaluationKeys {
         self.ckks.as_ref().ok_or_else(|| missing("the CKKS keys"))
     }
 
+    /// The TFHE server key, expanded on first use.
     pub(crate) fn tfhe(&self) -> Result<&ServerKey> {
         self.tfhe
-            .as_deref()
-            .ok_or_else(|| missing("the TFHE server key"))
+            .as_ref()
+            .ok_or_else(|| missing("the TFHE server key"))?
+            .expanded()
+    }
+
+    /// The TFHE server key as loaded (checked, not expanded).
+    pub(crate) fn tfhe_compressed(&self) -> Result<&CompressedServerKey> {
+        Ok(&self
+            .tfhe
+            .as_ref()
+            .ok_or_else(|| missing("the TFHE server key"))?
+            .compressed)
     }
 
     /// The CKKS linear transforms of `plan` (node -> transform).
@@ -175,7 +222,7 @@ pub(crate) fn check_keys(plan: &Plan, keys: &EvaluationKeys) -> Result<()> {
     }
     match (&plan.tfhe, &keys.tfhe) {
         (None, None) => {}
-        (Some(params), Some(sk)) if sk.parameters() == params => {}
+        (Some(params), Some(sk)) if sk.compressed.parameters() == params => {}
         _ => {
             return Err(refused(
                 "evaluation keys",
@@ -199,7 +246,7 @@ pub(crate) fn check_keys(plan: &Plan, keys: &EvaluationKeys) -> Result<()> {
             .find(|(p, _)| p.params.name() == set)
             .map(|(_, e)| e.pk.id())
             .or_else(|| keys.ckks.as_ref().map(|c| c.pk.id()));
-        let tfhe = keys.tfhe()?;
+        let tfhe = keys.tfhe_compressed()?;
         if Some(key.source_key_id()) != source || key.tfhe_key_id() != tfhe.key_id() {
             return Err(refused(
                 "evaluation keys",

@@ -24,7 +24,9 @@ use triskel_ckks::{
     Plaintext as CkksPlaintext, PublicKey as CkksPublicKey, RelinKey as CkksRelinKey,
 };
 use triskel_ring::{KeyId, LweCiphertext};
-use triskel_tfhe::{Ciphertext as TfheBit, Comparison, RadixCiphertext, ServerKey};
+use triskel_tfhe::{
+    Ciphertext as TfheBit, Comparison, CompressedServerKey, RadixCiphertext, ServerKey,
+};
 use zeroize::Zeroizing;
 
 use crate::argmax::{signed_argmax, Sources};

@@ -71,9 +71,9 @@ pub(crate) fn key_set_id(bytes: &[u8]) -> Digest32 {
 }
 
 impl EvaluationKeys {
-    /// The key-set id: SHA3-256 of the bundle's bytes (module
-    /// documentation), so it commits to the program, the plan choice and
-    /// every key.
+    /// The key-set id: BLAKE3 in key-derivation mode over the bundle's bytes
+    /// (module documentation), so it commits to the program, the plan
+    /// choice and every key.
     pub fn id(&self) -> Digest32 {
         *self.id.get_or_init(|| {
             let bytes = self.body_bytes();
@@ -98,7 +98,7 @@ impl EvaluationKeys {
             w.opt(c.rk.as_ref(), |w, k| w.blob(&k.to_bytes()));
             w.opt(c.gk.as_ref(), |w, k| w.blob(&k.to_bytes()));
         });
-        w.opt(self.tfhe.as_ref(), |w, k| w.blob(&k.to_bytes()));
+        w.opt(self.tfhe.as_ref(), |w, k| w.blob(k.compressed.as_bytes()));
         w.u8(self.transition.len() as u8);
         for (name, key) in &self.transition {
             w.name(name);
@@ -178,7 +178,9 @@ impl EvaluationKeys {
             }
         };
         let tfhe = match r.flag()? {
-            true => Some(Arc::new(ServerKey::from_bytes(r.blob()?)?)),
+            true => Some(TfheEval::loaded(CompressedServerKey::from_bytes(
+                r.blob()?,
+            )?)),
             false => None,
         };
         let count = r.u8()? as usize;
@@ -201,7 +203,9 @@ impl EvaluationKeys {
             id: OnceLock::new(),
             transforms: OnceLock::new(),
         };
-        let _ = keys.id.set(id.try_into().expect("32 bytes"));
+        let mut set_id = [0u8; 32];
+        set_id.copy_from_slice(id);
+        let _ = keys.id.set(set_id);
         Ok(keys)
     }
 }

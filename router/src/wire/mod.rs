@@ -62,14 +62,14 @@ use triskel_ckks::{
 };
 use triskel_ring::{KeyId, LweCiphertext};
 use triskel_tfhe::{
-    Ciphertext as TfheBit, CompressedCiphertext, CompressedRadixCiphertext, RadixCiphertext,
-    ServerKey,
+    Ciphertext as TfheBit, CompressedCiphertext, CompressedRadixCiphertext, CompressedServerKey,
+    RadixCiphertext,
 };
 
 use crate::error::{Error, Result};
 use crate::plan::{Engine, Placement, Plan, PlanChoice, PlanOptions};
 use crate::program::{Kind, Op};
-use crate::server::{BfvEval, CkksEval, EvaluationKeys, Released, Val};
+use crate::server::{BfvEval, CkksEval, EvaluationKeys, Released, TfheEval, Val};
 use crate::transition::TransitionKey;
 
 mod keys;

@@ -234,7 +234,7 @@ pub(crate) fn decode_input(plan: &Plan, keys: &EvaluationKeys, v: &InputValue) -
             Ok(Val::Ckks(c, period))
         }
         Placement::Tfhe => {
-            let sk = keys.tfhe()?;
+            let sk = keys.tfhe_compressed()?;
             let (params, id) = (sk.parameters(), sk.key_id());
             let foreign = || bad(what, format!("v{i} is encrypted under another TFHE key"));
             let len = node.kind.len();
