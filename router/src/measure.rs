@@ -26,11 +26,14 @@ pub fn median_ns(samples: usize, sample_time: Duration, mut f: impl FnMut()) -> 
     median(&mut per_call)
 }
 
-/// Median of a non-empty list (mean of the middle two for even lengths).
+/// Median of a list (mean of the middle two for even lengths; NaN for an
+/// empty one).
 pub fn median(values: &mut [f64]) -> f64 {
     values.sort_by(f64::total_cmp);
     let mid = values.len() / 2;
-    if values.len() % 2 == 0 {
+    if values.is_empty() {
+        f64::NAN
+    } else if values.len() % 2 == 0 {
         (values[mid - 1] + values[mid]) / 2.0
     } else {
         values[mid]
@@ -45,6 +48,7 @@ mod tests {
     fn median_of_odd_and_even_lists() {
         assert_eq!(median(&mut [3.0, 1.0, 2.0]), 2.0);
         assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), 2.5);
+        assert!(median(&mut []).is_nan());
     }
 
     #[test]
