@@ -356,7 +356,7 @@ def threshold_table(outputs, old, shown):
     dec = table(["decryption, 3 of 5 (" + w["params"] + ")", "partial (one party)",
                  "combine", "total"],
                 [["`triskel bench workloads --only bfv.threshold_3of5` (process CPU time)",
-                  num(m["compute"]) + " us", num(m.get("decrypt")) + " us",
+                  num(m.get("partial")) + " us", num(m.get("combine")) + " us",
                   num(m["total"]) + " us"]]
                 + [["criterion, CPU time of the measuring thread"]
                    + [dur(v) for v in (

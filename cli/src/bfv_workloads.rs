@@ -145,6 +145,8 @@ fn report(
         engine: "bfv",
         params: ctx.params().name().to_string(),
         median_us: StageMedians {
+            partial: None,
+            combine: None,
             encode: Some(encode),
             encrypt: Some(encrypt),
             compute,

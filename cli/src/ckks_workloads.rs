@@ -89,6 +89,8 @@ fn measure(
         engine: "ckks",
         params: ctx.params().name().to_string(),
         median_us: StageMedians {
+            partial: None,
+            combine: None,
             encode: Some(encode),
             encrypt: Some(encrypt),
             compute,

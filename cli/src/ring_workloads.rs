@@ -77,6 +77,8 @@ pub fn keyswitch_16384() -> Result<WorkloadReport, Error> {
         engine: "ring",
         params: format!("n16384-q{kq}x47-p1x47-dnum{kq}"),
         median_us: StageMedians {
+            partial: None,
+            combine: None,
             compute,
             total: compute,
             ..Default::default()

@@ -25,6 +25,8 @@ fn report(
         engine: "tfhe",
         params: params.to_string(),
         median_us: StageMedians {
+            partial: None,
+            combine: None,
             encode: None,
             encrypt: Some(median(&mut enc)),
             compute: median(&mut comp),

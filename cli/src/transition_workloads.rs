@@ -178,6 +178,8 @@ fn report(
             bootstraps
         ),
         median_us: StageMedians {
+            partial: None,
+            combine: None,
             encode: None,
             encrypt: Some(median(&mut m.encrypt)),
             compute,
@@ -387,6 +389,8 @@ fn match_argmax_on_this_thread() -> Result<WorkloadReport, Error> {
             plan.tfhe().as_ref().map_or("", |t| t.name)
         ),
         median_us: StageMedians {
+            partial: None,
+            combine: None,
             encode: None,
             encrypt: Some(encrypt),
             compute,

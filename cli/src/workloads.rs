@@ -67,6 +67,12 @@ pub struct StageMedians {
     pub compute: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decrypt: Option<f64>,
+    /// A threshold decryption: one party's partial decryption.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partial: Option<f64>,
+    /// A threshold decryption: the combination of the partial decryptions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub combine: Option<f64>,
     pub total: f64,
 }
 
