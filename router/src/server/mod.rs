@@ -44,6 +44,7 @@ mod eval;
 mod eval_bfv;
 mod eval_ckks;
 mod eval_tfhe;
+mod eval_transition;
 mod keys;
 
 pub(crate) use self::eval::*;
