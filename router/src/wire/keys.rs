@@ -71,9 +71,9 @@ pub(crate) fn key_set_id(bytes: &[u8]) -> Digest32 {
 }
 
 impl EvaluationKeys {
-    /// The key-set id: SHA3-256 of the bundle's bytes (module
-    /// documentation), so it commits to the program, the plan choice and
-    /// every key.
+    /// The key-set id: BLAKE3 in key-derivation mode over the bundle's
+    /// bytes (module documentation), so it commits to the program, the plan
+    /// choice and every key.
     pub fn id(&self) -> Digest32 {
         *self.id.get_or_init(|| {
             let bytes = self.body_bytes();
