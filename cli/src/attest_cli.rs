@@ -75,10 +75,10 @@ pub struct RecordArgs {
     /// Caller context (who asked, for what), as text.
     #[arg(long, default_value = "")]
     context: String,
-    /// Receipt file [default: <result>.receipt].
+    /// Receipt file [default: RESULT.receipt].
     #[arg(long)]
     receipt: Option<PathBuf>,
-    /// Signature bundle file [default: <result>.bundle].
+    /// Signature bundle file [default: RESULT.bundle].
     #[arg(long)]
     bundle: Option<PathBuf>,
 }

@@ -289,7 +289,7 @@ fn names(backends: &[Backend]) -> String {
         .join(", ")
 }
 
-/// Multiplies two random polynomials of Z_q[X]/(X^n + 1) through the NTT on
+/// Multiplies two random polynomials of Z_q\[X\]/(X^n + 1) through the NTT on
 /// every backend, checks each product against the schoolbook product and
 /// reports the timings.
 fn negacyclic_product(n: usize, bits: u32) -> CliResult {

@@ -13,6 +13,40 @@ use crate::program::Cmp;
 use crate::transition::{bfv_scores_above, TransitionKey};
 
 /// One BFV -> TFHE transition with its decision.
+///
+/// # Examples
+///
+/// ```
+/// use triskel::bfv::{self, biometric, BfvContext, Plaintext};
+/// use triskel::bridge::{run_bfv_to_tfhe, BfvToTfhe};
+/// use triskel::tfhe::ClientKey;
+/// use triskel::transition::TransitionKey;
+/// use triskel::Cmp;
+///
+/// let ctx = BfvContext::new(biometric::coefficient_match_parameters())?;
+/// let bfv_key = bfv::SecretKey::generate(&ctx)?;
+/// let tfhe_key = ClientKey::generate(&triskel::tfhe_set())?;
+/// let key = TransitionKey::generate(&bfv_key, &tfhe_key)?;
+/// let tfhe_server = tfhe_key.server_key()?;
+///
+/// let values = [-7i64, 41, 42, 43];
+/// let t = ctx.plain_modulus() as i64;
+/// let coeffs: Vec<u64> = values.iter().map(|v| v.rem_euclid(t) as u64).collect();
+/// let input = bfv_key.encrypt(&Plaintext::from_coeffs(&ctx, &coeffs)?)?;
+/// let step = BfvToTfhe {
+///     input: &input,
+///     coefficients: &[0, 1, 2, 3],
+///     cmp: Cmp::Eq,
+///     constant: 42,
+///     tolerance_bits: 0,
+///     key: &key,
+///     tfhe_server: &tfhe_server,
+/// };
+/// let bits = run_bfv_to_tfhe(&step)?;
+/// let equal: Vec<u64> = bits.iter().map(|b| tfhe_key.decrypt(b)).collect::<Result<_, _>>()?;
+/// assert_eq!(equal, [0, 0, 1, 0]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct BfvToTfhe<'a> {
     /// BFV ciphertext (coefficient encoding, t a power of two) whose
     /// `coefficients` hold the values, as signed integers centred modulo t,

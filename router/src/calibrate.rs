@@ -1,6 +1,18 @@
 //! `triskel calibrate`: measures the primitives of every named set the
 //! planner can pick (and the NTT of the kernel backend in use) on this
 //! machine, for the cost model.
+//!
+//! # Examples
+//!
+//! Calibrating takes about ten seconds ([`calibrate`], `triskel
+//! calibrate`); the statistic it keeps is cheap to show:
+//!
+//! ```
+//! use triskel::calibrate::median;
+//!
+//! assert_eq!(median(&mut [5.0, 1.0, 3.0]), 3.0);
+//! assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), 2.5);
+//! ```
 
 use std::collections::BTreeMap;
 use std::time::Instant;

@@ -26,6 +26,20 @@ const CACHE_LIMIT: u64 = 1 << 20;
 
 /// A primitive of the cost table: the last part of its
 /// `engine/set/primitive` keys.
+///
+/// # Examples
+///
+/// ```
+/// use triskel::{CostModel, Engine, Primitive};
+///
+/// assert_eq!(Primitive::MulRelin.name(), "mul_relin");
+/// let costs = CostModel::builtin();
+/// let set = triskel::bfv::BfvParameters::n4096().name().to_string();
+/// let add = costs.get(Engine::Bfv, &set, Primitive::Add)?;
+/// let mul = costs.get(Engine::Bfv, &set, Primitive::MulRelin)?;
+/// assert!(0.0 < add && add < mul);
+/// # Ok::<(), triskel::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Primitive {
     /// A ciphertext addition.
@@ -108,6 +122,22 @@ impl Primitive {
 }
 
 /// Primitive costs and where they were measured.
+///
+/// # Examples
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use triskel::{CostModel, Engine, Error, Primitive};
+///
+/// let costs = BTreeMap::from([("bfv/s/add".to_string(), 10.0), ("bfv/s/rotate".into(), 1000.0)]);
+/// let model = CostModel::from_costs("cpu", "portable", costs);
+/// let counts = [(Primitive::Add, 3.0), (Primitive::Rotate, 2.0)];
+/// assert_eq!(model.predict(Engine::Bfv, "s", &counts)?, 2030.0);
+/// // A missing entry is an error naming it, not a guess.
+/// assert!(matches!(model.get(Engine::Bfv, "s", Primitive::Pbs), Err(Error::Cache(_))));
+/// assert!(matches!(CostModel::from_json("{}"), Err(Error::Cache(_))));
+/// # Ok::<(), triskel::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct CostModel {
     /// Cache format version.

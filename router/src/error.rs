@@ -3,6 +3,26 @@
 use std::fmt;
 
 /// Errors of programs, plans and runs.
+///
+/// # Examples
+///
+/// ```
+/// use triskel::{plan, CostModel, Error, Kind, Program};
+///
+/// // Reals in a BFV operation are refused as the operation is recorded...
+/// let mut p = Program::new();
+/// let r = p.input("r", Kind::Real { len: 4 })?;
+/// let x = p.input("x", Kind::Signed { len: 4, bound: 10 })?;
+/// assert!(matches!(p.add(r, x), Err(Error::Program { op, .. }) if op == "add"));
+///
+/// // ...and a modulus no BFV set batches is refused by the planner.
+/// let mut p = Program::new();
+/// let m = p.input("m", Kind::Modular { len: 4, modulus: 15 })?;
+/// p.output("m", m)?;
+/// let err = plan(&p, &CostModel::builtin()).unwrap_err();
+/// assert!(matches!(err, Error::Refused { .. }), "{err}");
+/// # Ok::<(), triskel::Error>(())
+/// ```
 #[derive(Debug)]
 pub enum Error {
     /// An operation was recorded with operands it cannot take.
@@ -91,4 +111,20 @@ impl From<crate::transition::Error> for Error {
 }
 
 /// Results of the router.
+///
+/// # Examples
+///
+/// ```
+/// use triskel::{Kind, Program, Value};
+///
+/// fn doubled(p: &mut Program) -> triskel::Result<Value> {
+///     let x = p.input("x", Kind::Real { len: 2 })?;
+///     p.add(x, x)
+/// }
+/// let mut p = Program::new();
+/// assert_eq!(doubled(&mut p)?.index(), 1);
+/// // A second input named "x" is refused.
+/// assert!(matches!(doubled(&mut p), Err(triskel::Error::Program { .. })));
+/// # Ok::<(), triskel::Error>(())
+/// ```
 pub type Result<T> = std::result::Result<T, Error>;

@@ -6,6 +6,24 @@
 //! releases and decrypts, timing each step; nothing is serialized or
 //! signed on the way. Per-output attestation of decrypted results:
 //! [`attest_outputs`].
+//!
+//! # Examples
+//!
+//! ```
+//! use std::collections::BTreeMap;
+//! use triskel::{CostModel, Kind, PlainValue, Program, Scalar, Session};
+//!
+//! let mut p = Program::new();
+//! let x = p.input("x", Kind::Signed { len: 4, bound: 100 })?;
+//! let s = p.dot_plain(x, &[1, -2, 3, 4].map(Scalar::Int))?;
+//! p.output("s", s)?;
+//! let mut session = Session::with_costs(CostModel::builtin());
+//! let mut plan = session.plan(&p)?;
+//! let inputs = BTreeMap::from([("x".to_string(), PlainValue::Ints(vec![10, 20, 30, 40]))]);
+//! let out = session.run(&mut plan, &inputs)?;
+//! assert_eq!(out.get("s"), Some(&PlainValue::Ints(vec![10 - 40 + 90 + 160])));
+//! # Ok::<(), triskel::Error>(())
+//! ```
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::Instant;
@@ -21,6 +39,32 @@ use crate::program::{Kind, Op, Program};
 use crate::server::{wrong, EvaluationKeys, Evaluator, Released, Val};
 
 /// Plain values going in and coming out.
+///
+/// # Examples
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use triskel::{Error, Kind, PlainValue, Program, Session};
+///
+/// let mut p = Program::new();
+/// let x = p.input("x", Kind::Signed { len: 3, bound: 100 })?;
+/// let y = p.mul(x, x)?;
+/// p.output("y", y)?;
+/// let mut session = Session::new();
+/// let mut plan = session.plan(&p)?;
+/// let run = |session: &mut Session, plan: &mut _, v: PlainValue| {
+///     session.run(plan, &BTreeMap::from([("x".to_string(), v)]))
+/// };
+/// let out = run(&mut session, &mut plan, PlainValue::Ints(vec![-3, 7, 100]))?;
+/// assert_eq!(out.get("y"), Some(&PlainValue::Ints(vec![9, 49, 10_000])));
+/// // Values of the wrong kind, or out of the declared range, are refused
+/// // before anything runs.
+/// let reals = PlainValue::Reals(vec![0.5, 0.5, 0.5]);
+/// assert!(matches!(run(&mut session, &mut plan, reals), Err(Error::Input(_))));
+/// let big = PlainValue::Ints(vec![101, 0, 0]);
+/// assert!(matches!(run(&mut session, &mut plan, big), Err(Error::Input(_))));
+/// # Ok::<(), triskel::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub enum PlainValue {
     /// Integers of `Modular`, `Signed` and `Uint` kinds.
@@ -30,6 +74,30 @@ pub enum PlainValue {
 }
 
 /// Decrypted outputs, in the program's output order.
+///
+/// # Examples
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use triskel::{Kind, PlainValue, Program, Scalar, Session};
+///
+/// let mut p = Program::new();
+/// let x = p.input("x", Kind::Modular { len: 2, modulus: 65537 })?;
+/// let plus = p.add_scalar(x, Scalar::Int(1))?;
+/// let sum = p.sum(x)?;
+/// p.output("plus", plus)?;
+/// p.output("sum", sum)?;
+/// let mut session = Session::new();
+/// let mut plan = session.plan(&p)?;
+/// let inputs = BTreeMap::from([("x".to_string(), PlainValue::Ints(vec![65536, 5]))]);
+/// let out = session.run(&mut plan, &inputs)?;
+/// let names: Vec<&str> = out.values.iter().map(|(n, _)| n.as_str()).collect();
+/// assert_eq!(names, ["plus", "sum"]);
+/// assert_eq!(out.get("plus"), Some(&PlainValue::Ints(vec![0, 6]))); // mod 65537
+/// assert_eq!(out.get("sum"), Some(&PlainValue::Ints(vec![4])));
+/// assert_eq!(out.get("other"), None);
+/// # Ok::<(), triskel::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Outputs {
     pub values: Vec<(String, PlainValue)>,
@@ -43,6 +111,30 @@ impl Outputs {
 }
 
 /// A key holder's session: the cost model and the keys made so far.
+///
+/// # Examples
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use triskel::{Kind, PlainValue, Program, Session};
+///
+/// let mut p = Program::new();
+/// let x = p.input("x", Kind::Signed { len: 2, bound: 10 })?;
+/// let y = p.add(x, x)?;
+/// p.output("y", y)?;
+/// let mut session = Session::new();
+/// session.record_sizes(true);
+/// let mut plan = session.plan(&p)?;
+/// let inputs = BTreeMap::from([("x".to_string(), PlainValue::Ints(vec![1, -2]))]);
+/// assert_eq!(session.run(&mut plan, &inputs)?.get("y"), Some(&PlainValue::Ints(vec![2, -4])));
+/// assert!(plan.steps().iter().all(|s| s.measured_ns.is_some()));
+/// assert!(plan.steps()[0].bytes.is_some()); // the evaluation keys' size
+///
+/// // The keys stay with the session: planning again predicts no key generation.
+/// let again = session.plan(&p)?;
+/// assert_eq!(again.steps()[0].predicted_ns, 0.0);
+/// # Ok::<(), triskel::Error>(())
+/// ```
 pub struct Session {
     costs: CostModel,
     store: KeyStore,

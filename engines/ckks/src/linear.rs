@@ -54,10 +54,11 @@ pub struct TransformShape {
 
 impl TransformShape {
     /// The shape of `matrix` on a packing of `dim` (a power of two) slots:
-    /// the square diagonal method (u_i[j] = M[j][(j + i) mod dim], i < dim,
+    /// the square diagonal method (`u_i[j] = M[j][(j + i) mod dim]`, i < dim,
     /// by baby-step giant-step) or, for fewer rows, the hybrid method
-    /// (r = rows rounded up to a power of two: u'_i[s] = M[s mod r][(s + i)
-    /// mod dim] for i < r, then a fold of log2(dim / r) rotations),
+    /// (r = rows rounded up to a power of two:
+    /// `u'_i[s] = M[s mod r][(s + i) mod dim]` for i < r, then a fold of
+    /// log2(dim / r) rotations),
     /// whichever rotates less.
     pub fn of(matrix: &[Vec<f64>], dim: usize) -> TransformShape {
         let dim = dim.max(1);

@@ -30,6 +30,27 @@
 //! the transition's noise analysis would not pass, a modulus no set
 //! batches, vectors longer than any set holds) are refused here, before any
 //! key or ciphertext exists, with an error naming the operation.
+//!
+//! # Examples
+//!
+//! ```
+//! use triskel::{plan, CostModel, Engine, Kind, Program, Scalar};
+//!
+//! let mut p = Program::new();
+//! let x = p.input("x", Kind::Signed { len: 4, bound: 100 })?;
+//! let r = p.input("r", Kind::Real { len: 4 })?;
+//! let s = p.dot_plain(x, &[1, -2, 3, 4].map(Scalar::Int))?;
+//! let y = p.mul(r, r)?;
+//! p.output("s", s)?;
+//! p.output("y", y)?;
+//! let plan = plan(&p, &CostModel::builtin())?;
+//! assert_eq!(plan.engines(), [Engine::Bfv, Engine::Ckks]); // the engines used
+//! let per_node = [Engine::Bfv, Engine::Ckks, Engine::Bfv, Engine::Ckks];
+//! assert_eq!(plan.choice().engines, per_node);
+//! assert!(plan.predicted_ns() > 0.0);
+//! println!("{}", plan.explain());
+//! # Ok::<(), triskel::Error>(())
+//! ```
 
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -64,6 +85,22 @@ pub(crate) use self::steps::*;
 pub(crate) use self::tfhe_part::*;
 
 /// An engine.
+///
+/// # Examples
+///
+/// ```
+/// use triskel::{plan, CostModel, Engine, Kind, Program};
+///
+/// let mut p = Program::new();
+/// let r = p.input("r", Kind::Real { len: 2 })?;
+/// let y = p.add(r, r)?;
+/// p.output("y", y)?;
+/// let plan = plan(&p, &CostModel::builtin())?;
+/// assert_eq!(plan.engines(), [Engine::Ckks]);
+/// assert_eq!(plan.choice().engines, [Engine::Ckks, Engine::Ckks]); // per node
+/// assert_eq!(Engine::Ckks.name(), "ckks");
+/// # Ok::<(), triskel::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Engine {
     Bfv,
@@ -83,6 +120,22 @@ impl Engine {
 }
 
 /// How a BFV part encodes its vectors.
+///
+/// # Examples
+///
+/// ```
+/// use triskel::{plan, BfvEncoding, CostModel, Kind, Program, Scalar};
+///
+/// // Signed integers compared with a constant: coefficient encoding, read by
+/// // the BFV -> TFHE transition.
+/// let mut p = Program::new();
+/// let x = p.input("x", Kind::Signed { len: 4, bound: 100 })?;
+/// let big = p.threshold(x, Scalar::Int(50))?;
+/// p.output("big", big)?;
+/// let plan = plan(&p, &CostModel::builtin())?;
+/// assert_eq!(plan.bfv()[0].encoding, BfvEncoding::Coefficients);
+/// # Ok::<(), triskel::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BfvEncoding {
     /// Values in slots 0..len of row 0 (t prime, 1 mod 2n).
@@ -92,6 +145,23 @@ pub enum BfvEncoding {
 }
 
 /// The BFV contexts of a plan: one per plaintext modulus and encoding.
+///
+/// # Examples
+///
+/// ```
+/// use triskel::{plan, BfvEncoding, CostModel, Kind, Program};
+///
+/// let mut p = Program::new();
+/// let x = p.input("x", Kind::Modular { len: 4, modulus: 65537 })?;
+/// let y = p.mul(x, x)?;
+/// p.output("y", y)?;
+/// let plan = plan(&p, &CostModel::builtin())?;
+/// let part = &plan.bfv()[0];
+/// assert_eq!(part.encoding, BfvEncoding::Slots);
+/// assert_eq!(part.params.plain_modulus(), 65537);
+/// assert!(plan.choice().bfv.contains(&part.base));
+/// # Ok::<(), triskel::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct BfvPart {
     pub encoding: BfvEncoding,
@@ -101,6 +171,21 @@ pub struct BfvPart {
 }
 
 /// Where a node runs.
+///
+/// # Examples
+///
+/// ```
+/// use triskel::{plan, CostModel, Engine, Kind, Placement, Program, Scalar};
+///
+/// let mut p = Program::new();
+/// let r = p.input("r", Kind::Real { len: 4 })?;
+/// let high = p.threshold_real(r, 0.5, 0.01)?;
+/// p.output("high", high)?;
+/// let plan = plan(&p, &CostModel::builtin())?;
+/// assert_eq!(plan.placements(), [Placement::Ckks, Placement::CkksToTfhe]);
+/// assert_eq!(Placement::CkksToTfhe.engine(), Engine::Tfhe);
+/// # Ok::<(), triskel::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Placement {
     Bfv(usize),
@@ -123,6 +208,24 @@ impl Placement {
 }
 
 /// What a step does.
+///
+/// # Examples
+///
+/// ```
+/// use triskel::{plan, CostModel, Engine, Kind, Program, StepKind};
+///
+/// let mut p = Program::new();
+/// let x = p.input("x", Kind::Signed { len: 2, bound: 10 })?;
+/// let y = p.add(x, x)?;
+/// p.output("y", y)?;
+/// let plan = plan(&p, &CostModel::builtin())?;
+/// let kinds: Vec<&StepKind> = plan.steps().iter().map(|s| &s.kind).collect();
+/// assert_eq!(kinds.first(), Some(&&StepKind::Keygen(Engine::Bfv, 0)));
+/// assert!(kinds.contains(&&StepKind::Encrypt(0)));
+/// assert!(kinds.contains(&&StepKind::Op(1)));
+/// assert_eq!(kinds.last(), Some(&&StepKind::Decrypt(0)));
+/// # Ok::<(), triskel::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub enum StepKind {
     /// Key generation of one engine part (only the keys the program needs).
@@ -151,6 +254,24 @@ pub enum StepKind {
 }
 
 /// One step of a plan.
+///
+/// # Examples
+///
+/// ```
+/// use triskel::{plan, CostModel, Engine, Kind, Program, Step};
+///
+/// let mut p = Program::new();
+/// let x = p.input("x", Kind::Signed { len: 2, bound: 10 })?;
+/// let y = p.add(x, x)?;
+/// p.output("y", y)?;
+/// let plan = plan(&p, &CostModel::builtin())?;
+/// let step: &Step = &plan.steps()[0];
+/// assert_eq!(step.engine, Engine::Bfv);
+/// assert!(step.predicted_ns > 0.0);
+/// // Not run yet: nothing measured, no ratio.
+/// assert_eq!((step.measured_ns, step.ratio()), (None, None));
+/// # Ok::<(), triskel::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Step {
     pub kind: StepKind,
@@ -176,6 +297,25 @@ impl Step {
 }
 
 /// How a released CKKS value in slots gets every other slot zeroed.
+///
+/// # Examples
+///
+/// ```
+/// use triskel::{plan, CostModel, Kind, Program, ReleaseMask, Scalar};
+///
+/// let mut p = Program::new();
+/// let r = p.input("r", Kind::Real { len: 4 })?;
+/// let h = p.mul_scalar(r, Scalar::Real(0.5))?;
+/// let y = p.mul(r, r)?;
+/// p.output("h", h)?;
+/// p.output("y", y)?;
+/// let plan = plan(&p, &CostModel::builtin())?;
+/// let release = |v: triskel::Value| plan.packing()[v.index()].release;
+/// assert_eq!(release(r), ReleaseMask::None); // not an output
+/// assert_eq!(release(h), ReleaseMask::Folded); // the scalar product masks it
+/// assert_eq!(release(y), ReleaseMask::Product); // one more product, one level
+/// # Ok::<(), triskel::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ReleaseMask {
     /// Not released in slots (not an output, or coefficient-encoded: the
@@ -192,6 +332,23 @@ pub enum ReleaseMask {
 /// CKKS layout of a node's value: vectors are packed periodically over all
 /// slots with `period` (a power of two >= len, zeros in len..period unless
 /// `dirty`), or, with `coefficients`, held in coefficients 0..len.
+///
+/// # Examples
+///
+/// ```
+/// use triskel::{plan, CostModel, Kind, Program};
+///
+/// let mut p = Program::new();
+/// let r = p.input("r", Kind::Real { len: 3 })?;
+/// let y = p.mul(r, r)?;
+/// p.output("y", y)?;
+/// let plan = plan(&p, &CostModel::builtin())?;
+/// let packing = plan.packing()[y.index()];
+/// assert!(packing.period >= 3 && packing.period.is_power_of_two());
+/// assert!(!packing.coefficients);
+/// assert!(packing.depth >= 1); // the product used a level
+/// # Ok::<(), triskel::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Packing {
     pub period: usize,
@@ -212,6 +369,29 @@ pub struct Packing {
 /// product's other coefficients hold partial sums of the templates, so it
 /// is never decrypted or used whole: only decisions read it, by extracting
 /// their score's coefficient as an LWE ciphertext.
+///
+/// # Examples
+///
+/// ```
+/// use triskel::{plan, CostModel, Kind, Program, Scalar, ScoreSlot};
+///
+/// // Two scores of one vector, each only decided: one shared product.
+/// let mut p = Program::new();
+/// let x = p.input("x", Kind::Signed { len: 4, bound: 100 })?;
+/// let a = p.dot_plain(x, &[1, 2, 3, 4].map(Scalar::Int))?;
+/// let b = p.dot_plain(x, &[4, 3, 2, 1].map(Scalar::Int))?;
+/// let (ta, tb) = (p.threshold(a, Scalar::Int(500))?, p.threshold(b, Scalar::Int(500))?);
+/// let m = p.any(&[ta, tb])?;
+/// p.output("m", m)?;
+/// let plan = plan(&p, &CostModel::builtin())?;
+/// let (sa, sb): (ScoreSlot, ScoreSlot) = match plan.scores() {
+///     [_, Some(sa), Some(sb), ..] => (*sa, *sb),
+///     other => panic!("no shared product: {other:?}"),
+/// };
+/// assert_eq!(sa.leader, sb.leader);
+/// assert_ne!(sa.coefficient, sb.coefficient);
+/// # Ok::<(), triskel::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ScoreSlot {
     pub leader: usize,
@@ -221,6 +401,24 @@ pub struct ScoreSlot {
 /// A plan: placements, parameter sets and steps. Only the planner writes
 /// its parts ([`Session::run`](crate::Session::run) trusts them; readers
 /// take them through the methods of the same names).
+///
+/// # Examples
+///
+/// ```
+/// use triskel::{plan, CostModel, Kind, Placement, Program, Scalar};
+///
+/// let mut p = Program::new();
+/// let x = p.input("x", Kind::Signed { len: 4, bound: 100 })?;
+/// let s = p.dot_plain(x, &[1, -2, 3, 4].map(Scalar::Int))?;
+/// p.output("s", s)?;
+/// let plan = plan(&p, &CostModel::builtin())?;
+/// assert_eq!(plan.placements(), [Placement::Bfv(0), Placement::Bfv(0)]);
+/// assert!(plan.ckks().is_none() && plan.tfhe().is_none());
+/// assert!(plan.round_trips().is_empty());
+/// assert!(plan.route().ends_with("round-trips:none"));
+/// assert!(plan.explain().contains(plan.bfv()[0].params.name()));
+/// # Ok::<(), triskel::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct Plan {
     pub(crate) program: Program,
@@ -243,6 +441,25 @@ pub struct Plan {
 }
 
 /// What the caller allows the planner beyond homomorphic evaluation.
+///
+/// # Examples
+///
+/// ```
+/// use triskel::{plan, plan_with, CostModel, Engine, Error, Kind, PlanOptions, Program};
+///
+/// // u8 values (TFHE) as signed integers (BFV): no homomorphic path.
+/// let mut p = Program::new();
+/// let u = p.input("u", Kind::Uint { len: 2, bits: 8 })?;
+/// let s = p.to_signed(u)?;
+/// p.output("s", s)?;
+/// let costs = CostModel::builtin();
+/// assert!(matches!(plan(&p, &costs), Err(Error::Refused { .. })));
+///
+/// let options = PlanOptions { allow_round_trips: true, ..PlanOptions::default() };
+/// let plan = plan_with(&p, &costs, options)?;
+/// assert_eq!(plan.round_trips(), [(s.index(), Engine::Tfhe)]);
+/// # Ok::<(), triskel::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PlanOptions {
     /// Conversions with no homomorphic path (TFHE -> BFV/CKKS, BFV ->
@@ -270,6 +487,28 @@ pub struct PlanOptions {
 /// client sends a server with its evaluation keys. Costs differ by machine,
 /// so a server does not plan again by its own cost model; it re-derives the
 /// plan under these decisions and checks it ([`plan_chosen`]).
+///
+/// # Examples
+///
+/// ```
+/// use triskel::{plan, plan_chosen, CostModel, Engine, Error, Kind, Program, Scalar};
+///
+/// let mut p = Program::new();
+/// let x = p.input("x", Kind::Signed { len: 4, bound: 100 })?;
+/// let s = p.dot_plain(x, &[1, -2, 3, 4].map(Scalar::Int))?;
+/// p.output("s", s)?;
+/// let choice = plan(&p, &CostModel::builtin())?.choice();
+/// assert_eq!(choice.engines, [Engine::Bfv, Engine::Bfv]);
+/// assert!(choice.describe().ends_with("with 2 BFV, 0 CKKS, 0 TFHE nodes"));
+///
+/// // What a server does: the same plan from the program and the choice,
+/// // and a choice the rules do not give is refused.
+/// assert_eq!(plan_chosen(&p, &choice)?.choice(), choice);
+/// let mut forged = choice.clone();
+/// forged.engines[1] = Engine::Ckks;
+/// assert!(matches!(plan_chosen(&p, &forged), Err(Error::Refused { .. })));
+/// # Ok::<(), triskel::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct PlanChoice {
     pub options: PlanOptions,

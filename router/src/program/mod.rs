@@ -2,6 +2,19 @@
 //! a DAG (every operation reads only values recorded before it, so a program
 //! is acyclic by construction). Shapes and kinds are checked as each
 //! operation is recorded; the error names the operation.
+//!
+//! # Examples
+//!
+//! ```
+//! use triskel::{Kind, Program, Scalar};
+//!
+//! let mut p = Program::new();
+//! let x = p.input("x", Kind::Signed { len: 3, bound: 10 })?;
+//! let y = p.mul_scalar(x, Scalar::Int(3))?;
+//! p.output("y", y)?;
+//! assert_eq!(p.kind(y)?, Kind::Signed { len: 3, bound: 30 }); // bounds grow with the work
+//! # Ok::<(), triskel::Error>(())
+//! ```
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -28,6 +41,30 @@ pub const MAX_LOOKUP_BOUND: u64 = 127;
 const REAL_ARGMAX: &str = "reals are approximate (CKKS values carry an error): an argmax of reals is not built; decide them with threshold_real, which states a tolerance";
 
 /// What an encrypted value holds.
+///
+/// The kind decides the engine: reals run on CKKS, modular and signed
+/// integers on BFV, unsigned integers and bits on TFHE (u8..u32 values
+/// touched only by additions and scalars may run on BFV).
+///
+/// # Examples
+///
+/// ```
+/// use triskel::{plan, CostModel, Engine, Kind, Program};
+///
+/// let k = Kind::Signed { len: 4, bound: 100 };
+/// assert_eq!((k.len(), k.describe()), (4, "4 signed integers |v| <= 100".to_string()));
+///
+/// let mut p = Program::new();
+/// let r = p.input("r", Kind::Real { len: 4 })?;
+/// let u = p.input("u", Kind::Uint { len: 4, bits: 64 })?;
+/// let x = p.input("x", k)?;
+/// p.output("r", r)?;
+/// p.output("u", u)?;
+/// p.output("x", x)?;
+/// let plan = plan(&p, &CostModel::builtin())?;
+/// assert_eq!(plan.choice().engines, [Engine::Ckks, Engine::Tfhe, Engine::Bfv]);
+/// # Ok::<(), triskel::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Kind {
     /// `len` integers modulo a prime `modulus` (exact, wraps around). The
@@ -97,6 +134,22 @@ impl Kind {
 }
 
 /// A constant operand: integers for integer kinds, reals for real ones.
+///
+/// # Examples
+///
+/// ```
+/// use triskel::{Error, Kind, Program, Scalar};
+///
+/// let mut p = Program::new();
+/// let x = p.input("x", Kind::Signed { len: 2, bound: 10 })?;
+/// let r = p.input("r", Kind::Real { len: 2 })?;
+/// p.add_scalar(x, Scalar::Int(5))?;
+/// p.mul_scalar(r, Scalar::Real(0.5))?;
+/// // A real constant on integers is refused as it is recorded.
+/// let refused = p.add_scalar(x, Scalar::Real(0.5));
+/// assert!(matches!(refused, Err(Error::Program { op, .. }) if op == "add_scalar"));
+/// # Ok::<(), triskel::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Scalar {
     /// An integer (for `Uint`, taken modulo 2^bits).
@@ -106,6 +159,23 @@ pub enum Scalar {
 }
 
 /// Comparisons.
+///
+/// # Examples
+///
+/// ```
+/// use triskel::{plan, Cmp, CostModel, Kind, Placement, Program, Scalar};
+///
+/// assert!(Cmp::Gt.eval(3, 2) && !Cmp::Eq.eval(3, 2));
+///
+/// // A comparison of BFV values runs by the BFV -> TFHE transition.
+/// let mut p = Program::new();
+/// let x = p.input("x", Kind::Signed { len: 4, bound: 100 })?;
+/// let big = p.compare_scalar(x, Cmp::Gt, Scalar::Int(50))?;
+/// p.output("big", big)?;
+/// let plan = plan(&p, &CostModel::builtin())?;
+/// assert!(matches!(plan.placements()[big.index()], Placement::BfvToTfhe(_)));
+/// # Ok::<(), triskel::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cmp {
     Eq,
@@ -131,6 +201,22 @@ impl Cmp {
 }
 
 /// A handle to a value of one program (typed by its [`Kind`]).
+///
+/// # Examples
+///
+/// ```
+/// use triskel::{Error, Kind, Program};
+///
+/// let mut p = Program::new();
+/// let x = p.input("x", Kind::Real { len: 2 })?;
+/// let y = p.add(x, x)?;
+/// assert_eq!((x.index(), y.index()), (0, 1));
+///
+/// // A value of one program is refused by another.
+/// let mut other = Program::new();
+/// assert!(matches!(other.output("y", y), Err(Error::Program { .. })));
+/// # Ok::<(), triskel::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Value {
     pub(crate) program: u64,
@@ -145,6 +231,21 @@ impl Value {
 }
 
 /// One recorded operation. Operands are indices of earlier nodes.
+///
+/// # Examples
+///
+/// ```
+/// use triskel::{Kind, Op, Program, Scalar};
+///
+/// let mut p = Program::new();
+/// let x = p.input("x", Kind::Signed { len: 2, bound: 10 })?;
+/// let y = p.add_scalar(x, Scalar::Int(1))?;
+/// let z = p.mul(x, y)?;
+/// let op = &p.nodes()[z.index()].op;
+/// assert_eq!(*op, Op::Mul(0, 1));
+/// assert_eq!((op.name(), op.operands()), ("mul", vec![0, 1]));
+/// # Ok::<(), triskel::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub enum Op {
     /// An encrypted input supplied at run time under `name`.
@@ -293,6 +394,20 @@ impl Op {
 }
 
 /// A node: the operation and the kind of the value it produces.
+///
+/// # Examples
+///
+/// ```
+/// use triskel::{Kind, Node, Op, Program};
+///
+/// let mut p = Program::new();
+/// let x = p.input("x", Kind::Real { len: 4 })?;
+/// p.sum(x)?;
+/// let node: &Node = &p.nodes()[1];
+/// assert_eq!(node.op, Op::Sum(0));
+/// assert_eq!(node.kind, Kind::Real { len: 1 });
+/// # Ok::<(), triskel::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Node {
     pub op: Op,
@@ -300,6 +415,28 @@ pub struct Node {
 }
 
 /// A program under construction or loaded: nodes in order and named outputs.
+///
+/// # Examples
+///
+/// ```
+/// use triskel::{plan, CostModel, Error, Kind, Program, Scalar};
+///
+/// let mut p = Program::new();
+/// let x = p.input("x", Kind::Signed { len: 4, bound: 100 })?;
+/// let s = p.dot_plain(x, &[1, -2, 3, 4].map(Scalar::Int))?;
+/// p.output("s", s)?;
+/// assert_eq!(p.outputs().collect::<Vec<_>>(), [("s", 1)]);
+///
+/// // Versioned bytes: a loaded program re-encodes to the same bytes.
+/// let loaded = Program::from_bytes(&p.to_bytes())?;
+/// assert_eq!(loaded.to_bytes(), p.to_bytes());
+/// assert!(matches!(Program::from_bytes(b"not a program"), Err(Error::Format(_))));
+///
+/// // A program with no outputs is refused by the planner.
+/// let empty = Program::new();
+/// assert!(matches!(plan(&empty, &CostModel::builtin()), Err(Error::Refused { .. })));
+/// # Ok::<(), triskel::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct Program {
     pub(crate) tag: u64,

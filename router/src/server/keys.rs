@@ -66,6 +66,31 @@ impl TfheEval {
 /// transition keys (BFV/CKKS -> TFHE). Made by
 /// [`Client::evaluation_keys`](crate::Client::evaluation_keys); its bytes
 /// are seed-compressed ([`EvaluationKeys::to_bytes`]).
+///
+/// # Examples
+///
+/// ```
+/// use triskel::{Client, Error, EvaluationKeys, Kind, PlanOptions, Program};
+///
+/// let mut p = Program::new();
+/// let x = p.input("x", Kind::Signed { len: 4, bound: 100 })?;
+/// let y = p.mul(x, x)?;
+/// p.output("y", y)?;
+/// let client = Client::new(&p, PlanOptions::default())?;
+/// let keys = client.evaluation_keys()?;
+/// assert_eq!(keys.choice(), &client.plan().choice());
+/// assert_eq!(keys.id(), *client.key_set());
+/// assert_eq!(*keys.program_digest(), triskel::attest::program_digest(&p.to_bytes()));
+///
+/// // Versioned bytes, loaded under a size limit and checked on the way.
+/// let bytes = keys.to_bytes();
+/// assert_eq!(EvaluationKeys::from_bytes(&bytes, 1 << 30)?.id(), keys.id());
+/// assert!(EvaluationKeys::from_bytes(&bytes, 1024).is_err()); // above the limit
+/// let mut flipped = bytes.clone();
+/// *flipped.last_mut().unwrap() ^= 1; // the key-set id no longer matches
+/// assert!(EvaluationKeys::from_bytes(&flipped, 1 << 30).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone)]
 pub struct EvaluationKeys {
     /// The digest of the program's bytes.

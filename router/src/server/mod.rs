@@ -97,6 +97,33 @@ pub(crate) fn wrong(op: &str) -> Error {
 
 /// The evaluator of outsourced work: holds the server's attestation
 /// identity and nothing secret of any client.
+///
+/// # Examples
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use triskel::{attest::Identity, Client, Error, Kind, PlainValue, PlanOptions, Program, Server};
+///
+/// let mut p = Program::new();
+/// let x = p.input("x", Kind::Signed { len: 2, bound: 100 })?;
+/// let y = p.add(x, x)?;
+/// p.output("y", y)?;
+/// let (mut alice, bob) = (Client::new(&p, PlanOptions::default())?, Client::new(&p, PlanOptions::default())?);
+/// let inputs = alice.encrypt(&BTreeMap::from([("x".into(), PlainValue::Ints(vec![3, -4]))]))?;
+///
+/// let server = Server::new(Identity::generate()?);
+/// let keys = alice.evaluation_keys()?;
+/// let outputs = server.run(&p, keys.choice(), keys, &inputs)?;
+/// assert!(outputs.is_final());
+/// let plain = alice.decrypt(&outputs, server.identity().public())?;
+/// assert_eq!(plain.get("y"), Some(&PlainValue::Ints(vec![6, -8])));
+///
+/// // Alice's inputs under Bob's keys are refused before any work.
+/// let bobs = bob.evaluation_keys()?;
+/// let refused = server.run(&p, bobs.choice(), bobs, &inputs);
+/// assert!(matches!(refused, Err(Error::Refused { .. })));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Server {
     identity: Identity,
 }

@@ -4,6 +4,24 @@
 use super::*;
 
 /// The noise analysis of one decision (module documentation).
+///
+/// # Examples
+///
+/// The exact decision on the coefficient match's 23-bit values, before any
+/// key exists:
+///
+/// ```
+/// use triskel::bfv::{biometric, BfvContext};
+/// use triskel::transition::{decision_analysis, MAX_LOG2_FAILURE};
+///
+/// let ctx = BfvContext::new(biometric::coefficient_match_parameters())?;
+/// let q = ctx.q_primes()[0];
+/// let a = decision_analysis(4096, &triskel::tfhe_set(), 10.0, q, 23, false);
+/// assert_eq!((a.window_bits, a.bootstraps), (4, 6));
+/// assert!(a.log2_failure_per_decision <= MAX_LOG2_FAILURE);
+/// assert!(a.log2_failure_per_bootstrap < a.log2_failure_per_decision);
+/// # Ok::<(), triskel::bfv::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DecisionAnalysis {
     /// Bits per window above the lowest.
@@ -260,6 +278,26 @@ pub(crate) fn check_tolerance(k: u32, tolerance_bits: u32) -> Result<()> {
 }
 
 /// What a CKKS -> TFHE decision reads (module documentation).
+///
+/// # Examples
+///
+/// ```
+/// use triskel::transition::{ckks_reading, Error, MAX_LOG2_FAILURE};
+///
+/// // N = 8192, scale 2^40, q_0 ~ 2^49, an error of 2^-29, values in [-1, 1]:
+/// // is x >= 0.5, to within 2^-10?
+/// let tfhe = triskel::tfhe_set();
+/// let (error, scale, q0) = (2f64.powi(11), 2f64.powi(40), 2f64.powi(49));
+/// let r = ckks_reading(8192, &tfhe, error, scale, q0, 1.0, 0.5, 2f64.powi(-10))?;
+/// assert!(r.tolerance <= 2f64.powi(-10));
+/// assert_eq!(r.read_bits, r.precision_bits + 9); // + log2(q_0 / scale)
+/// assert!(r.log2_failure <= MAX_LOG2_FAILURE);
+///
+/// // Finer than the value's own error: refused.
+/// let fine = ckks_reading(8192, &tfhe, error, scale, q0, 1.0, 0.5, 2f64.powi(-40));
+/// assert!(matches!(fine, Err(Error::OutOfRange(_))));
+/// # Ok::<(), Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CkksReading {
     /// p: the reading rounds x - threshold to a multiple of 2^-p.

@@ -2,6 +2,34 @@
 //! coefficients of a BFV ciphertext, returned as TFHE-encrypted bits,
 //! without anyone decrypting the values compared.
 //!
+//! # Examples
+//!
+//! ```
+//! use triskel::bfv::{self, biometric, BfvContext, Plaintext};
+//! use triskel::tfhe::ClientKey;
+//! use triskel::transition::{bfv_scores_above, TransitionKey};
+//!
+//! // The key holder: a BFV key (coefficient encoding, t = 2^23), a TFHE key
+//! // and the transition key between them.
+//! let ctx = BfvContext::new(biometric::coefficient_match_parameters())?;
+//! let bfv_key = bfv::SecretKey::generate(&ctx)?;
+//! let tfhe_key = ClientKey::generate(&triskel::tfhe_set())?;
+//! let key = TransitionKey::generate(&bfv_key, &tfhe_key)?;
+//! let server = tfhe_key.server_key()?;
+//!
+//! // Signed values in coefficients 0..4 of one BFV ciphertext.
+//! let values = [-1000i64, 999, 1000, 1_000_000];
+//! let t = ctx.plain_modulus() as i64;
+//! let coeffs: Vec<u64> = values.iter().map(|v| v.rem_euclid(t) as u64).collect();
+//! let ct = bfv_key.encrypt(&Plaintext::from_coeffs(&ctx, &coeffs)?)?;
+//!
+//! // value >= 1000, decided in TFHE: the values are never decrypted.
+//! let bits = bfv_scores_above(&ct, &[0, 1, 2, 3], 1000, 0, &key, &server)?;
+//! let decided: Vec<u64> = bits.iter().map(|b| tfhe_key.decrypt_with_carry(b)).collect::<Result<_, _>>()?;
+//! assert_eq!(decided, [0, 0, 1, 1]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Path
 //!
 //! 1. The BFV ciphertext is mod-switched down to its last prime q (phase
@@ -143,6 +171,22 @@ use triskel_tfhe as tfhe;
 use triskel_ring::ring_switch::{self, RingSwitchKey};
 
 /// A TFHE block holding 0 or 1 (message space of the TFHE set, degree 1).
+///
+/// # Examples
+///
+/// The decisions of [`bfv_scores_above`] (the module's example) are such
+/// blocks, decrypted by the TFHE client key:
+///
+/// ```
+/// use triskel::tfhe::ClientKey;
+/// use triskel::transition::EncryptedBit;
+///
+/// let tfhe_key = ClientKey::generate(&triskel::tfhe_set())?;
+/// let bit: EncryptedBit = tfhe_key.encrypt(1)?;
+/// assert_eq!(tfhe_key.decrypt_with_carry(&bit)?, 1);
+/// assert_eq!(bit.key_id(), tfhe_key.key_id());
+/// # Ok::<(), triskel::tfhe::Error>(())
+/// ```
 pub type EncryptedBit = tfhe::Ciphertext;
 
 /// Bits per window of the sign decomposition (BFV decisions; a CKKS
@@ -170,6 +214,18 @@ pub use self::analysis::*;
 pub use self::decide::*;
 
 /// What can go wrong in a transition.
+///
+/// # Examples
+///
+/// ```
+/// use triskel::transition::{check_direction, Engine, Error, TransitionKey};
+///
+/// assert!(check_direction(Engine::Bfv, Engine::Tfhe).is_ok());
+/// let err = check_direction(Engine::Tfhe, Engine::Bfv).unwrap_err();
+/// assert_eq!(err, Error::Unsupported { transition: "TFHE -> BFV".into() });
+/// assert!(matches!(TransitionKey::from_bytes(b"TKTR"), Err(Error::Malformed(_))));
+/// assert!(matches!(TransitionKey::from_bytes(b"TKTR\x09"), Err(Error::UnsupportedVersion(9))));
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub enum Error {
     /// From the BFV engine.
@@ -194,6 +250,19 @@ pub enum Error {
 }
 
 /// Result of transitions.
+///
+/// # Examples
+///
+/// ```
+/// use triskel::transition::{self, check_direction, Engine};
+///
+/// fn both_ways(a: Engine, b: Engine) -> transition::Result<()> {
+///     check_direction(a, b)?;
+///     check_direction(b, a)
+/// }
+/// assert!(both_ways(Engine::Ckks, Engine::Ckks).is_ok());
+/// assert!(both_ways(Engine::Ckks, Engine::Tfhe).is_err()); // TFHE -> CKKS has no path
+/// ```
 pub type Result<T> = std::result::Result<T, Error>;
 
 impl From<bfv::Error> for Error {
@@ -259,6 +328,17 @@ pub fn check_direction(from: Engine, to: Engine) -> Result<()> {
 }
 
 /// The set whose ciphertexts a transition key takes coefficients of.
+///
+/// # Examples
+///
+/// ```
+/// use triskel::bfv::biometric;
+/// use triskel::transition::Source;
+///
+/// let source = Source::Bfv(biometric::coefficient_match_parameters());
+/// assert_eq!(source.n(), 4096);
+/// assert!(source.name().starts_with("bfv-n4096"));
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub enum Source {
     /// A BFV set.
@@ -289,6 +369,32 @@ impl Source {
 /// to one TFHE set's big key (a ring switching key, [`triskel_ring::ring_switch`]),
 /// where the TFHE server's key switch and bootstrap take them. Public (an
 /// evaluation key); made by the holder of both secret keys.
+///
+/// # Examples
+///
+/// Making one needs only the two secret keys (the module's example decides
+/// with it):
+///
+/// ```
+/// use triskel::bfv::{self, biometric, BfvContext};
+/// use triskel::tfhe::ClientKey;
+/// use triskel::transition::{Source, TransitionKey};
+///
+/// let params = biometric::coefficient_match_parameters();
+/// let bfv_key = bfv::SecretKey::generate(&BfvContext::new(params.clone())?)?;
+/// let tfhe_key = ClientKey::generate(&triskel::tfhe_set())?;
+/// let key = TransitionKey::generate(&bfv_key, &tfhe_key)?;
+/// assert_eq!(key.source(), &Source::Bfv(params));
+/// assert_eq!(key.tfhe_key_id(), tfhe_key.key_id());
+///
+/// // Public: it travels to the server as versioned bytes.
+/// let bytes = key.to_bytes();
+/// let loaded = TransitionKey::from_bytes(&bytes)?;
+/// assert_eq!(loaded.to_bytes(), bytes);
+/// assert_eq!(loaded.source_key_id(), key.source_key_id());
+/// assert!(TransitionKey::from_bytes(&bytes[..bytes.len() - 1]).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct TransitionKey {
     source: Source,
     tfhe: tfhe::TfheParameters,

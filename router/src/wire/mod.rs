@@ -46,6 +46,27 @@
 //! anything is read ([`read_limited`]), every count is checked against the
 //! bytes left before anything is allocated, and trailing bytes are an
 //! error.
+//!
+//! # Examples
+//!
+//! ```
+//! use triskel::{plan, CostModel, Error, Kind, PlanChoice, Program};
+//!
+//! let mut p = Program::new();
+//! let x = p.input("x", Kind::Real { len: 4 })?;
+//! let y = p.mul(x, x)?;
+//! p.output("y", y)?;
+//! let choice = plan(&p, &CostModel::builtin())?.choice();
+//! let bytes = choice.to_bytes();
+//! assert_eq!(&bytes[..8], b"TRSKCHO\x01");
+//! assert_eq!(PlanChoice::from_bytes(&bytes, 1 << 10)?, choice);
+//! // A limit below the size, or a trailing byte, is refused.
+//! assert!(matches!(PlanChoice::from_bytes(&bytes, 8), Err(Error::Format(_))));
+//! let mut longer = bytes.clone();
+//! longer.push(0);
+//! assert!(matches!(PlanChoice::from_bytes(&longer, 1 << 10), Err(Error::Format(_))));
+//! # Ok::<(), triskel::Error>(())
+//! ```
 
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -260,6 +281,27 @@ fn read_context(r: &mut Reader<'_>) -> Result<Vec<u8>> {
 }
 
 /// Where an entry of [`EncryptedOutputs`] goes.
+///
+/// # Examples
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use triskel::{attest::Identity, Client, Kind, PlainValue, PlanOptions, Program, Server, Slot};
+///
+/// let mut p = Program::new();
+/// let x = p.input("x", Kind::Signed { len: 2, bound: 100 })?;
+/// let (a, b) = (p.add(x, x)?, p.mul(x, x)?);
+/// p.output("a", a)?;
+/// p.output("b", b)?;
+/// let mut client = Client::new(&p, PlanOptions::default())?;
+/// let inputs = client.encrypt(&BTreeMap::from([("x".into(), PlainValue::Ints(vec![1, 2]))]))?;
+/// let server = Server::new(Identity::generate()?);
+/// let keys = client.evaluation_keys()?;
+/// let outputs = server.run(&p, keys.choice(), keys, &inputs)?;
+/// let slots: Vec<Slot> = outputs.entries().iter().map(|e| e.slot()).collect();
+/// assert_eq!(slots, [Slot::Output(0), Slot::Output(1)]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Slot {
     /// Output `u32` of the program, in its output order.

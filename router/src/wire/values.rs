@@ -276,6 +276,33 @@ pub(crate) fn decode_input(plan: &Plan, keys: &EvaluationKeys, v: &InputValue) -
 
 /// One encrypted input value (or a key holder's round-trip value) of
 /// [`EncryptedInputs`].
+///
+/// # Examples
+///
+/// One per input, each bound by the server's records through its digest:
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use triskel::{Client, Kind, PlainValue, PlanOptions, Program};
+///
+/// let mut p = Program::new();
+/// let x = p.input("x", Kind::Signed { len: 2, bound: 100 })?;
+/// let r = p.input("r", Kind::Signed { len: 2, bound: 100 })?;
+/// let y = p.add(x, r)?;
+/// p.output("y", y)?;
+/// let mut client = Client::new(&p, PlanOptions::default())?;
+/// let plain = BTreeMap::from([
+///     ("x".to_string(), PlainValue::Ints(vec![1, 2])),
+///     ("r".to_string(), PlainValue::Ints(vec![3, 4])),
+/// ]);
+/// let inputs = client.encrypt(&plain)?;
+/// let digests = inputs.digests();
+/// assert_eq!(digests.len(), 2);
+/// assert_ne!(digests[0], digests[1]);
+/// // Encryption is randomized: the same values encrypt to new digests.
+/// assert_ne!(client.encrypt(&plain)?.digests(), digests);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct InputValue {
     pub(crate) node: u32,
@@ -300,6 +327,32 @@ impl InputValue {
 
 /// A client's encrypted inputs for one run, under one key set, with the
 /// caller's context (which the server's records bind).
+///
+/// # Examples
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use triskel::{Client, Kind, PlainValue, PlanOptions, Program};
+///
+/// let mut p = Program::new();
+/// let x = p.input("x", Kind::Signed { len: 2, bound: 100 })?;
+/// let r = p.input("r", Kind::Signed { len: 2, bound: 100 })?;
+/// let y = p.add(x, r)?;
+/// p.output("y", y)?;
+/// let mut client = Client::new(&p, PlanOptions::default())?;
+/// let plain = BTreeMap::from([
+///     ("x".to_string(), PlainValue::Ints(vec![1, 2])),
+///     ("r".to_string(), PlainValue::Ints(vec![3, 4])),
+/// ]);
+/// let inputs = client.encrypt_with_context(&plain, b"job 7")?;
+/// assert_eq!(inputs.key_set(), client.key_set());
+/// assert_eq!(inputs.context(), b"job 7");
+///
+/// let bytes = inputs.to_bytes();
+/// assert_eq!(triskel::EncryptedInputs::from_bytes(&bytes, 1 << 30)?, inputs);
+/// assert!(triskel::EncryptedInputs::from_bytes(&bytes[..bytes.len() - 1], 1 << 30).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EncryptedInputs {
     pub(crate) key_set: Digest32,
@@ -361,6 +414,37 @@ impl EncryptedInputs {
 }
 
 /// One released value and the server's record of it.
+///
+/// # Examples
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use triskel::attest::{verify_computation, Computation, Identity};
+/// use triskel::{Client, Kind, PlainValue, PlanOptions, Program, Server, Slot};
+///
+/// let mut p = Program::new();
+/// let x = p.input("x", Kind::Signed { len: 2, bound: 100 })?;
+/// let y = p.add(x, x)?;
+/// p.output("y", y)?;
+/// let mut client = Client::new(&p, PlanOptions::default())?;
+/// let inputs = client.encrypt(&BTreeMap::from([("x".into(), PlainValue::Ints(vec![1, 2]))]))?;
+/// let server = Server::new(Identity::generate()?);
+/// let keys = client.evaluation_keys()?;
+/// let outputs = server.run(&p, keys.choice(), keys, &inputs)?;
+/// let entry = &outputs.entries()[0];
+/// assert_eq!(entry.slot(), Slot::Output(0));
+/// // The record binds the program, the key set, the inputs and this entry.
+/// let computation = Computation {
+///     program: triskel::attest::program_digest(&p.to_bytes()),
+///     key_set: *client.key_set(),
+///     inputs: &inputs.digests(),
+///     output: entry.digest(),
+/// };
+/// let route = triskel::route(client.plan());
+/// let public = server.identity().public();
+/// verify_computation(public, &computation, &route, inputs.context(), entry.record())?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EncryptedOutput {
     pub(crate) slot: Slot,
@@ -388,6 +472,35 @@ impl EncryptedOutput {
 /// What a server returns for one run: every output, or the values of the
 /// key-holder round trips not made yet ([`EncryptedOutputs::is_final`]),
 /// each with its record.
+///
+/// # Examples
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use triskel::{attest::Identity, Client, EncryptedOutputs, Kind, PlainValue, PlanOptions};
+/// use triskel::{Program, Server};
+///
+/// let mut p = Program::new();
+/// let x = p.input("x", Kind::Signed { len: 2, bound: 100 })?;
+/// let y = p.mul(x, x)?;
+/// p.output("y", y)?;
+/// let mut client = Client::new(&p, PlanOptions::default())?;
+/// let inputs = client.encrypt(&BTreeMap::from([("x".into(), PlainValue::Ints(vec![-5, 6]))]))?;
+/// let server = Server::new(Identity::generate()?);
+/// let keys = client.evaluation_keys()?;
+/// let outputs = server.run(&p, keys.choice(), keys, &inputs)?;
+/// assert!(outputs.is_final());
+/// assert_eq!(outputs.key_set(), client.key_set());
+///
+/// let loaded = EncryptedOutputs::from_bytes(&outputs.to_bytes(), 1 << 30)?;
+/// assert_eq!(loaded, outputs);
+/// let plain = client.decrypt(&loaded, server.identity().public())?;
+/// assert_eq!(plain.get("y"), Some(&PlainValue::Ints(vec![25, 36])));
+/// // Records of another server do not verify.
+/// let stranger = Identity::generate()?;
+/// assert!(client.decrypt(&loaded, stranger.public()).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EncryptedOutputs {
     pub(crate) key_set: Digest32,
