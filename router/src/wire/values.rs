@@ -276,35 +276,8 @@ pub(crate) fn decode_input(plan: &Plan, keys: &EvaluationKeys, v: &InputValue) -
 
 /// One encrypted input value (or a key holder's round-trip value) of
 /// [`EncryptedInputs`].
-///
-/// # Examples
-///
-/// One per input, each bound by the server's records through its digest:
-///
-/// ```
-/// use std::collections::BTreeMap;
-/// use triskel::{Client, Kind, PlainValue, PlanOptions, Program};
-///
-/// let mut p = Program::new();
-/// let x = p.input("x", Kind::Signed { len: 2, bound: 100 })?;
-/// let r = p.input("r", Kind::Signed { len: 2, bound: 100 })?;
-/// let y = p.add(x, r)?;
-/// p.output("y", y)?;
-/// let mut client = Client::new(&p, PlanOptions::default())?;
-/// let plain = BTreeMap::from([
-///     ("x".to_string(), PlainValue::Ints(vec![1, 2])),
-///     ("r".to_string(), PlainValue::Ints(vec![3, 4])),
-/// ]);
-/// let inputs = client.encrypt(&plain)?;
-/// let digests = inputs.digests();
-/// assert_eq!(digests.len(), 2);
-/// assert_ne!(digests[0], digests[1]);
-/// // Encryption is randomized: the same values encrypt to new digests.
-/// assert_ne!(client.encrypt(&plain)?.digests(), digests);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct InputValue {
+pub(crate) struct InputValue {
     pub(crate) node: u32,
     pub(crate) value: Encoded,
 }
