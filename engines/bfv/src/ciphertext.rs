@@ -21,7 +21,8 @@ use triskel_ring::{KeyId, LazyRlwe, LweCiphertext, Poly, Representation, Seed};
 use crate::context::BfvContext;
 use crate::encoding::Plaintext;
 use crate::error::{Error, Result};
-use crate::keys::{check_same_context, GaloisKeys, PublicKey, RelinKey};
+use crate::keys::{GaloisKeys, PublicKey, RelinKey};
+use triskel_ring::rlwe::{check_same_context, Encrypted};
 
 /// Tail factor of the heuristic bound: 8 standard deviations.
 pub(crate) const TAIL: f64 = 8.0;
@@ -47,6 +48,16 @@ pub struct Ciphertext {
     pub(crate) noise_log2: f64,
     /// For a fresh symmetric encryption, the seed c1 was drawn from.
     pub(crate) seed: Option<Seed>,
+}
+
+impl Encrypted<BfvContext> for Ciphertext {
+    fn context(&self) -> &Arc<BfvContext> {
+        &self.ctx
+    }
+
+    fn key_id(&self) -> KeyId {
+        self.key_id
+    }
 }
 
 /// The log2 of a bound on the standard deviation of a sum of any two terms
@@ -369,7 +380,7 @@ impl Ciphertext {
         rk.check(self)?;
         self.expect_size(3)?;
         let [c0, c1, c2] = [0, 1, 2].map(|i| &self.polys[i]);
-        let (u0, u1) = self.ctx.key_switch().relinearize(&rk.key, [c0, c1, c2])?;
+        let (u0, u1) = self.ctx.key_switch().relinearize(rk.key(), [c0, c1, c2])?;
         let polys = vec![u0, u1];
         let noise = add_std(self.noise_log2, self.key_switch_noise_log2());
         self.derived(polys, noise).checked("relinearize")
@@ -385,7 +396,7 @@ impl Ciphertext {
             return Vec::new();
         }
         let g = self.ctx.galois_element_for_rotation(steps);
-        if keys.keys.contains_key(&g) {
+        if keys.keys().contains_key(&g) {
             return vec![g];
         }
         (0..half.trailing_zeros())
@@ -470,7 +481,7 @@ impl Ciphertext {
                 self.noise_log2
             } else {
                 let g = self.ctx.galois_element_for_rotation(s.rem_euclid(half));
-                let key = keys.keys.get(&g).ok_or_else(|| {
+                let key = keys.get(g).ok_or_else(|| {
                     Error::MissingKey(format!(
                         "Galois key for a rotation by {s} (element {g}; hoisted sums have no \
                          power-of-two fallback)"
@@ -509,7 +520,7 @@ impl Ciphertext {
     pub fn rerandomize(&self, pk: &PublicKey) -> Result<Ciphertext> {
         pk.check(self)?;
         self.expect_size(2)?;
-        self.add(&pk.encrypt_zero(self.level, None)?)
+        self.add(&crate::keys::encrypt_zero(pk, self.level, None)?)
     }
 
     /// Noise flooding with `statistical_security` = lambda bits (at least
@@ -534,7 +545,7 @@ impl Ciphertext {
         if f > 120.0 {
             return Err(Error::NoiseBudgetExhausted { operation: "flood" });
         }
-        let zero = pk.encrypt_zero(self.level, Some(f.max(0.0) as u32))?;
+        let zero = crate::keys::encrypt_zero(pk, self.level, Some(f.max(0.0) as u32))?;
         let noise = add_std(self.noise_log2, zero.noise_log2);
         let polys = vec![
             self.polys[0].add(&zero.polys[0])?,
@@ -609,8 +620,7 @@ impl<'a> LazyCiphertext<'a> {
     /// X -> X^g with its Galois key: (c0(X^g), 0) + switch(c1(X^g)).
     fn rotated(&self, g: usize, keys: &GaloisKeys) -> Result<LazyCiphertext<'a>> {
         let key = keys
-            .keys
-            .get(&g)
+            .get(g)
             .ok_or_else(|| Error::MissingKey(format!("Galois key for element {g}")))?;
         Ok(LazyCiphertext {
             ct: self.ct,

@@ -38,16 +38,16 @@
 
 use std::sync::Arc;
 
+use triskel_ring::rlwe::Scheme;
 use triskel_ring::{
-    predates_key_ids, read_components, read_galois_keys, stored_version, write_components,
-    write_galois_keys, KeyId, KeySwitchKey, ObjectKind as Kind, Reader, RlwePublicKey, RlweSet,
-    SecretKey as RingSecret,
+    predates_key_ids, read_components, stored_version, write_components, KeyId, ObjectKind as Kind,
+    Reader, RlweSecret, RlweSet,
 };
 
 use crate::ciphertext::Ciphertext;
 use crate::context::BfvContext;
 use crate::error::{Error, Result};
-use crate::keys::{GaloisKeys, PublicKey, RelinKey, SecretKey};
+use crate::keys::SecretKey;
 use crate::params::BfvParameters;
 
 const MAGIC: &[u8; 4] = b"TRKB";
@@ -74,7 +74,9 @@ impl BfvParameters {
 
     /// Versioned bytes of the parameter set.
     pub fn to_bytes(&self) -> Vec<u8> {
-        begin(Kind::Params, self)
+        let mut out = Vec::new();
+        write_header(self, Kind::Params, &mut out);
+        out
     }
 
     /// Loads [`to_bytes`](Self::to_bytes) output. The set is validated,
@@ -92,19 +94,15 @@ impl BfvParameters {
 }
 
 /// The header and the parameter set of an object of `kind`.
-fn begin(kind: Kind, params: &BfvParameters) -> Vec<u8> {
-    let mut out = Vec::new();
-    triskel_ring::write_header(&mut out, MAGIC, FORMAT_VERSION, kind as u8);
-    params
-        .set
-        .write(&mut out, &params.plain_modulus.to_le_bytes());
-    out
+pub(crate) fn write_header(params: &BfvParameters, kind: Kind, out: &mut Vec<u8>) {
+    triskel_ring::write_header(out, MAGIC, FORMAT_VERSION, kind as u8);
+    params.set.write(out, &params.plain_modulus.to_le_bytes());
 }
 
 /// Reads the header of an object of `kind` (this version, or version 2 for
 /// parameters: module documentation) and its parameter set (unchecked, not
 /// insecure).
-fn read_object(bytes: &[u8], kind: Kind) -> Result<(Reader<'_>, BfvParameters)> {
+pub(crate) fn read_object(bytes: &[u8], kind: Kind) -> Result<(Reader<'_>, BfvParameters)> {
     let mut version = FORMAT_VERSION;
     if stored_version(bytes, MAGIC) == Some(NO_KEY_ID_VERSION) {
         if kind != Kind::Params {
@@ -120,90 +118,15 @@ fn read_object(bytes: &[u8], kind: Kind) -> Result<(Reader<'_>, BfvParameters)> 
     Ok((r, BfvParameters { set, plain_modulus }))
 }
 
-/// Reads the header; the parameter set must be `ctx`'s.
-fn open<'a>(bytes: &'a [u8], kind: Kind, ctx: &BfvContext) -> Result<Reader<'a>> {
-    let (r, params) = read_object(bytes, kind)?;
-    if params != *ctx.params() {
-        return Err(Error::ParameterMismatch);
-    }
-    Ok(r)
-}
-
 impl SecretKey {
     /// Versioned bytes of the secret key (keep them secret).
     pub fn to_bytes(&self) -> zeroize::Zeroizing<Vec<u8>> {
-        let mut out = zeroize::Zeroizing::new(begin(Kind::Secret, self.ctx.params()));
-        self.secret.secret().write_ternary(&mut out);
-        out
+        self.secret.to_bytes(&*self.ctx)
     }
 
     /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`.
     pub fn from_bytes(bytes: &[u8], ctx: &Arc<BfvContext>) -> Result<SecretKey> {
-        let mut r = open(bytes, Kind::Secret, ctx)?;
-        let secret = RingSecret::read_ternary(&mut r, ctx.n())?;
-        r.finish()?;
-        SecretKey::from_ring(ctx, secret)
-    }
-}
-
-impl PublicKey {
-    /// Versioned, seed-compressed bytes (b and the seed of a).
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = begin(Kind::Public, self.ctx.params());
-        self.key.write(&mut out);
-        out
-    }
-
-    /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`.
-    pub fn from_bytes(bytes: &[u8], ctx: &Arc<BfvContext>) -> Result<PublicKey> {
-        let mut r = open(bytes, Kind::Public, ctx)?;
-        let key = RlwePublicKey::read(&mut r, &ctx.level(ctx.max_level())?.basis)?;
-        r.finish()?;
-        Ok(PublicKey {
-            ctx: ctx.clone(),
-            key,
-        })
-    }
-}
-
-impl RelinKey {
-    /// Versioned, seed-compressed bytes.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = begin(Kind::Relin, self.ctx.params());
-        self.key.write_blob(&mut out);
-        out
-    }
-
-    /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`.
-    pub fn from_bytes(bytes: &[u8], ctx: &Arc<BfvContext>) -> Result<RelinKey> {
-        let mut r = open(bytes, Kind::Relin, ctx)?;
-        let key = KeySwitchKey::read_blob(&mut r, ctx.key_switch())?;
-        r.finish()?;
-        Ok(RelinKey {
-            ctx: ctx.clone(),
-            key,
-        })
-    }
-}
-
-impl GaloisKeys {
-    /// Versioned, seed-compressed bytes.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = begin(Kind::Galois, self.ctx.params());
-        write_galois_keys(&mut out, self.id, &self.keys);
-        out
-    }
-
-    /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`.
-    pub fn from_bytes(bytes: &[u8], ctx: &Arc<BfvContext>) -> Result<GaloisKeys> {
-        let mut r = open(bytes, Kind::Galois, ctx)?;
-        let (id, keys) = read_galois_keys(&mut r, ctx.key_switch())?;
-        r.finish()?;
-        Ok(GaloisKeys {
-            ctx: ctx.clone(),
-            id,
-            keys,
-        })
+        SecretKey::from_rlwe(ctx, RlweSecret::from_bytes(bytes, &**ctx)?)
     }
 }
 
@@ -211,7 +134,7 @@ impl Ciphertext {
     /// Versioned bytes; a fresh symmetric encryption stores the seed of c1
     /// instead of c1 (half the size).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = begin(Kind::Ciphertext, self.ctx.params());
+        let mut out = self.ctx.begin(Kind::Ciphertext);
         self.key_id.write(&mut out);
         out.push(self.level as u8);
         out.push(self.polys.len() as u8);
@@ -222,7 +145,7 @@ impl Ciphertext {
 
     /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`.
     pub fn from_bytes(bytes: &[u8], ctx: &Arc<BfvContext>) -> Result<Ciphertext> {
-        let mut r = open(bytes, Kind::Ciphertext, ctx)?;
+        let mut r = ctx.open(bytes, Kind::Ciphertext)?;
         let key_id = KeyId::read(&mut r)?;
         let level = r.u8()? as usize;
         if level > ctx.max_level() {

@@ -37,6 +37,7 @@ use crate::noise::{
     digit_error, key_switch_error, lazy_finish_error, lazy_switch_error, rounding_error, Noise,
 };
 use crate::plaintext::{check_scale, reduce_i128, Plaintext};
+use triskel_ring::rlwe::Encrypted;
 
 /// Largest relative difference of two scales treated as equal.
 const SCALE_TOLERANCE: f64 = 1.0 / (1u64 << 30) as f64;
@@ -55,6 +56,16 @@ pub struct Ciphertext {
     pub(crate) noise: Noise,
     /// For a fresh symmetric encryption, the seed c1 was drawn from.
     pub(crate) seed: Option<Seed>,
+}
+
+impl Encrypted<CkksContext> for Ciphertext {
+    fn context(&self) -> &Arc<CkksContext> {
+        &self.ctx
+    }
+
+    fn key_id(&self) -> KeyId {
+        self.key_id
+    }
 }
 
 /// True when two scales agree within [`SCALE_TOLERANCE`].
@@ -473,7 +484,7 @@ impl Ciphertext {
         rk.check(self)?;
         self.expect_size(3)?;
         let [c0, c1, c2] = [0, 1, 2].map(|i| &self.polys[i]);
-        let (u0, u1) = self.ctx.key_switch().relinearize(&rk.key, [c0, c1, c2])?;
+        let (u0, u1) = self.ctx.key_switch().relinearize(rk.key(), [c0, c1, c2])?;
         let polys = vec![u0, u1];
         let noise = self
             .noise
@@ -539,11 +550,11 @@ impl Ciphertext {
         // The division by q_l P runs limb by limb inside the switch.
         let (u0, u1) = if std::ptr::eq(self, other) {
             let x1_terms = [(&a[1], &pb0); 2];
-            ks.switch_divided(&rk.key, &d2, [&[(&a[0], &pb0)], &x1_terms], div)?
+            ks.switch_divided(rk.key(), &d2, [&[(&a[0], &pb0)], &x1_terms], div)?
         } else {
             let pb1 = ks.times_p(&b[1])?;
             let x1_terms = [(&a[0], &pb1), (&a[1], &pb0)];
-            ks.switch_divided(&rk.key, &d2, [&[(&a[0], &pb0)], &x1_terms], div)?
+            ks.switch_divided(rk.key(), &d2, [&[(&a[0], &pb0)], &x1_terms], div)?
         };
         let q = self.ctx.prime(level)? as f64;
         let polys = vec![u0, u1];

@@ -4,43 +4,87 @@
 use std::sync::Arc;
 
 use triskel_kernels as kernels;
-use triskel_ring::{DivRound, KeySwitchContext, NoiseDistribution, Poly, RnsBasis};
+use triskel_ring::rlwe::{LevelTables, RlweContext, Scheme};
+use triskel_ring::{DivRound, NoiseDistribution, ObjectKind, Poly, Reader, RnsBasis};
 use zeroize::Zeroizing;
 
+use crate::ciphertext::Ciphertext;
 use crate::encoder::Encoder;
 use crate::error::{Error, Result};
+use crate::keys::PublicKey;
 use crate::params::CkksParameters;
+use crate::plaintext::Plaintext;
 
-/// Precomputed parameters of one CKKS instance.
+/// Precomputed parameters of one CKKS instance. Dereferences to its
+/// [`RlweContext`]: levels, primes and key switching.
 pub struct CkksContext {
     params: CkksParameters,
-    levels: Vec<Level>,
-    key_switch: KeySwitchContext,
+    rlwe: RlweContext<Level>,
     pub(crate) encoder: Encoder,
 }
 
 /// The tables of one level: the first `level + 1` primes of Q.
-pub(crate) struct Level {
-    pub basis: Arc<RnsBasis>,
+pub struct Level {
+    pub(crate) basis: Arc<RnsBasis>,
     /// round(x / q_l) into the level below (none at level 0).
-    pub rescale: Option<DivRound>,
+    pub(crate) rescale: Option<DivRound>,
     /// round(x / (q_l P)) from Q_l P into the level below: ModDown and
     /// rescale in one division (none at level 0).
-    pub mod_down_rescale: Option<DivRound>,
+    pub(crate) mod_down_rescale: Option<DivRound>,
     /// Exact centered CRT: (Q/q_i) mod 2^128, Q mod 2^128 and 1/q_i.
     qhat_wrapped: Vec<u128>,
     q_wrapped: u128,
     inv_q: Vec<f64>,
-    pub log2_q: f64,
+    pub(crate) log2_q: f64,
 }
 
 impl std::fmt::Debug for CkksContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CkksContext")
-            .field("params", &self.params)
-            .field("q", &self.q_primes())
-            .field("p", &self.key_switch.p().primes())
-            .finish_non_exhaustive()
+        self.rlwe.fmt_debug("CkksContext", &self.params, f)
+    }
+}
+
+impl std::ops::Deref for CkksContext {
+    type Target = RlweContext<Level>;
+
+    fn deref(&self) -> &RlweContext<Level> {
+        &self.rlwe
+    }
+}
+
+impl LevelTables for Level {
+    fn basis(&self) -> &Arc<RnsBasis> {
+        &self.basis
+    }
+}
+
+impl Scheme for CkksContext {
+    type Params = CkksParameters;
+    type Level = Level;
+    type Error = Error;
+    type Plaintext = Plaintext;
+    type Ciphertext = Ciphertext;
+
+    fn params(&self) -> &CkksParameters {
+        &self.params
+    }
+
+    fn public_key_basis(&self) -> &Arc<RnsBasis> {
+        self.key_switch().qp()
+    }
+
+    const ROTATION_GENERATOR: u64 = 5;
+
+    fn write_header(params: &CkksParameters, kind: ObjectKind, out: &mut Vec<u8>) {
+        crate::serial::write_header(params, kind, out)
+    }
+
+    fn read_header(bytes: &[u8], kind: ObjectKind) -> Result<(Reader<'_>, CkksParameters)> {
+        crate::serial::read_object(bytes, kind)
+    }
+
+    fn encrypt_public(pk: &PublicKey, pt: &Plaintext) -> Result<Ciphertext> {
+        crate::keys::encrypt_public(pk, pt)
     }
 }
 
@@ -59,19 +103,13 @@ impl CkksContext {
         Ok(Arc::new(CkksContext {
             encoder: Encoder::new(n),
             params,
-            levels,
-            key_switch,
+            rlwe: RlweContext::new(key_switch, levels)?,
         }))
     }
 
     /// The parameter set.
     pub fn params(&self) -> &CkksParameters {
         &self.params
-    }
-
-    /// Ring degree n.
-    pub fn n(&self) -> usize {
-        self.params.n()
     }
 
     /// Number of complex slots, n / 2.
@@ -84,26 +122,6 @@ impl CkksContext {
         2f64.powi(self.params.log_scale as i32)
     }
 
-    /// The ciphertext primes q_0..q_L.
-    pub fn q_primes(&self) -> Vec<u64> {
-        self.key_switch.q().primes()
-    }
-
-    /// The special (key-switching) primes.
-    pub fn p_primes(&self) -> Vec<u64> {
-        self.key_switch.p().primes()
-    }
-
-    /// log2(Q P), the figure the security standard bounds.
-    pub fn log2_qp(&self) -> f64 {
-        self.key_switch.qp().log2_product()
-    }
-
-    /// The highest level L (fresh ciphertexts).
-    pub fn max_level(&self) -> usize {
-        self.levels.len() - 1
-    }
-
     /// The prime q_l dropped by rescaling at level l.
     pub fn prime(&self, level: usize) -> Result<u64> {
         Ok(self.level(level)?.basis.modulus(level).value())
@@ -114,23 +132,6 @@ impl CkksContext {
     /// to M need a scale below Q_l / (4 M)).
     pub fn max_scale(&self, level: usize) -> Result<f64> {
         Ok((self.level(level)?.log2_q - 2.0).exp2())
-    }
-
-    pub(crate) fn level(&self, level: usize) -> Result<&Level> {
-        self.levels
-            .get(level)
-            .ok_or(Error::InvalidParameters(format!(
-                "level {level} does not exist (max {})",
-                self.max_level()
-            )))
-    }
-
-    pub(crate) fn key_switch(&self) -> &KeySwitchContext {
-        &self.key_switch
-    }
-
-    pub(crate) fn noise(&self) -> NoiseDistribution {
-        self.key_switch.noise()
     }
 }
 
@@ -174,7 +175,7 @@ impl Level {
     /// whenever it lies within +-2^127 (any decryptable message), and v is
     /// exact unless x / Q is within k 2^-52 of 1/2 (no room for a message).
     /// Wiped on drop, like its scratch: x may be a secret phase.
-    pub fn centered_coefficients(&self, x: &Poly) -> Result<Zeroizing<Vec<f64>>> {
+    pub(crate) fn centered_coefficients(&self, x: &Poly) -> Result<Zeroizing<Vec<f64>>> {
         let n = self.basis.n();
         let mut acc = Zeroizing::new(vec![0u128; n]);
         let mut frac = Zeroizing::new(vec![0f64; n]);
