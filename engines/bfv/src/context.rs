@@ -6,13 +6,10 @@ use std::sync::{Arc, OnceLock};
 use num_bigint::BigUint;
 use num_traits::ToPrimitive;
 use triskel_kernels::{ntt_primes, Modulus, NttPlan};
-use triskel_ring::rlwe::{LevelTables, RlweContext, Scheme};
-use triskel_ring::{BaseConverter, DivRound, NoiseDistribution, ObjectKind, Reader, RnsBasis};
+use triskel_ring::rlwe::{RlweContext, Scheme};
+use triskel_ring::{BaseConverter, DivRound, NoiseDistribution, RnsBasis};
 
-use crate::ciphertext::Ciphertext;
-use crate::encoding::Plaintext;
 use crate::error::{Error, Result};
-use crate::keys::PublicKey;
 use crate::params::BfvParameters;
 
 /// Bit size of the auxiliary primes of multiplication: below 2^50, so the
@@ -22,11 +19,19 @@ const AUX_PRIME_BITS: u32 = 50;
 /// Precomputed parameters of one BFV instance: the ciphertext bases at every
 /// level, key switching, batching and the constants of encryption,
 /// decryption and multiplication. Answers every question about the set.
-/// Dereferences to its [`RlweContext`]: levels, primes and key switching.
+/// Dereferences to its [`RlweContext`]: parameters, levels, primes and key
+/// switching.
 pub struct BfvContext {
-    params: BfvParameters,
-    rlwe: RlweContext<Level>,
+    rlwe: RlweContext<BfvParameters, Level>,
     batching: Option<Batching>,
+}
+
+impl std::ops::Deref for BfvContext {
+    type Target = RlweContext<BfvParameters, Level>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.rlwe
+    }
 }
 
 /// The tables of one level: the first `level + 1` primes of Q.
@@ -71,56 +76,6 @@ pub(crate) struct Batching {
     pub slot_index: Vec<usize>,
 }
 
-impl std::fmt::Debug for BfvContext {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.rlwe.fmt_debug("BfvContext", &self.params, f)
-    }
-}
-
-impl std::ops::Deref for BfvContext {
-    type Target = RlweContext<Level>;
-
-    fn deref(&self) -> &RlweContext<Level> {
-        &self.rlwe
-    }
-}
-
-impl LevelTables for Level {
-    fn basis(&self) -> &Arc<RnsBasis> {
-        &self.basis
-    }
-}
-
-impl Scheme for BfvContext {
-    type Params = BfvParameters;
-    type Level = Level;
-    type Error = Error;
-    type Plaintext = Plaintext;
-    type Ciphertext = Ciphertext;
-
-    fn params(&self) -> &BfvParameters {
-        &self.params
-    }
-
-    fn public_key_basis(&self) -> &Arc<RnsBasis> {
-        self.top_basis()
-    }
-
-    const ROTATION_GENERATOR: u64 = 3;
-
-    fn write_header(params: &BfvParameters, kind: ObjectKind, out: &mut Vec<u8>) {
-        crate::serial::write_header(params, kind, out)
-    }
-
-    fn read_header(bytes: &[u8], kind: ObjectKind) -> Result<(Reader<'_>, BfvParameters)> {
-        crate::serial::read_object(bytes, kind)
-    }
-
-    fn encrypt_public(pk: &PublicKey, pt: &Plaintext) -> Result<Ciphertext> {
-        crate::keys::encrypt_public(pk, pt)
-    }
-}
-
 fn product(primes: &[u64]) -> BigUint {
     primes.iter().fold(BigUint::from(1u32), |acc, &q| acc * q)
 }
@@ -134,32 +89,17 @@ impl BfvContext {
     /// otherwise) and precomputes everything.
     pub fn new(params: BfvParameters) -> Result<Arc<BfvContext>> {
         params.validate()?;
-        let n = params.n();
         let key_switch = params.key_switch_context(NoiseDistribution::default())?;
-        let q = key_switch.q().clone();
         let t = params.plain_modulus;
-        let batching = Batching::new(n, t);
+        let batching = Batching::new(params.n(), t);
         // Bases of every level derived from the top one, O(k) each.
-        let levels = q
-            .prefixes()?
-            .into_iter()
-            .map(|basis| Level::new(basis, t))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Arc::new(BfvContext {
-            params,
-            rlwe: RlweContext::new(key_switch, levels)?,
-            batching,
-        }))
-    }
-
-    /// The parameter set.
-    pub fn params(&self) -> &BfvParameters {
-        &self.params
+        let rlwe = RlweContext::new(params, key_switch, |basis| Level::new(basis, t))?;
+        Ok(Arc::new(BfvContext { rlwe, batching }))
     }
 
     /// Plaintext modulus t.
     pub fn plain_modulus(&self) -> u64 {
-        self.params.plain_modulus()
+        self.params().plain_modulus()
     }
 
     /// True when t supports the batch encoder (t prime and 2n | t - 1).
@@ -313,6 +253,12 @@ impl MulTables {
             log2_q_over_aux: q.log2_product() - aux.log2_product(),
             aux,
         })
+    }
+}
+
+impl std::fmt::Debug for BfvContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.rlwe.fmt_debug("BfvContext", f)
     }
 }
 

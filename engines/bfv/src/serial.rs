@@ -40,14 +40,15 @@ use std::sync::Arc;
 
 use triskel_ring::rlwe::Scheme;
 use triskel_ring::{
-    predates_key_ids, read_components, stored_version, write_components, KeyId, ObjectKind as Kind,
-    Reader, RlweSecret, RlweSet,
+    predates_key_ids, read_components, stored_version, write_components, ObjectKind as Kind,
+    Reader, RlweSecret, RlweSet, RnsBasis,
 };
 
 use crate::ciphertext::Ciphertext;
-use crate::context::BfvContext;
+use crate::context::{BfvContext, Level};
+use crate::encoding::Plaintext;
 use crate::error::{Error, Result};
-use crate::keys::SecretKey;
+use crate::keys::{PublicKey, SecretKey};
 use crate::params::BfvParameters;
 
 const MAGIC: &[u8; 4] = b"TRKB";
@@ -57,13 +58,9 @@ pub const FORMAT_VERSION: u8 = 3;
 /// The last version without key identities: its parameters still load.
 const NO_KEY_ID_VERSION: u8 = 2;
 
-fn malformed<T>(msg: impl Into<String>) -> Result<T> {
-    Err(Error::Malformed(msg.into()))
-}
-
 impl BfvParameters {
     fn read_checked(bytes: &[u8], allow_insecure: bool) -> Result<BfvParameters> {
-        let (r, mut params) = read_object(bytes, Kind::Params)?;
+        let (r, mut params) = BfvContext::read_header(bytes, Kind::Params)?;
         r.finish()?;
         if allow_insecure {
             params.set = params.set.allow_insecure();
@@ -75,7 +72,7 @@ impl BfvParameters {
     /// Versioned bytes of the parameter set.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        write_header(self, Kind::Params, &mut out);
+        BfvContext::write_header(self, Kind::Params, &mut out);
         out
     }
 
@@ -93,29 +90,50 @@ impl BfvParameters {
     }
 }
 
-/// The header and the parameter set of an object of `kind`.
-pub(crate) fn write_header(params: &BfvParameters, kind: Kind, out: &mut Vec<u8>) {
-    triskel_ring::write_header(out, MAGIC, FORMAT_VERSION, kind as u8);
-    params.set.write(out, &params.plain_modulus.to_le_bytes());
-}
+/// What BFV gives the RLWE layer: its format's header (module
+/// documentation) and its public-key encryption.
+impl Scheme for BfvContext {
+    type Params = BfvParameters;
+    type Error = Error;
 
-/// Reads the header of an object of `kind` (this version, or version 2 for
-/// parameters: module documentation) and its parameter set (unchecked, not
-/// insecure).
-pub(crate) fn read_object(bytes: &[u8], kind: Kind) -> Result<(Reader<'_>, BfvParameters)> {
-    let mut version = FORMAT_VERSION;
-    if stored_version(bytes, MAGIC) == Some(NO_KEY_ID_VERSION) {
-        if kind != Kind::Params {
-            return malformed(predates_key_ids(&format!(
-                "BFV object of version {NO_KEY_ID_VERSION}"
-            )));
-        }
-        version = NO_KEY_ID_VERSION;
+    /// The header and the parameter set of an object of `kind`.
+    fn write_header(params: &BfvParameters, kind: Kind, out: &mut Vec<u8>) {
+        triskel_ring::write_header(out, MAGIC, FORMAT_VERSION, kind as u8);
+        params.set.write(out, &params.plain_modulus.to_le_bytes());
     }
-    let mut r = Reader::new(bytes);
-    triskel_ring::read_header(&mut r, MAGIC, version, kind as u8)?;
-    let (set, plain_modulus) = RlweSet::read(&mut r, |r| r.u64())?;
-    Ok((r, BfvParameters { set, plain_modulus }))
+
+    /// Reads the header of an object of `kind` (this version, or version 2
+    /// for parameters: module documentation) and its parameter set
+    /// (unchecked, not insecure).
+    fn read_header(bytes: &[u8], kind: Kind) -> Result<(Reader<'_>, BfvParameters)> {
+        let mut version = FORMAT_VERSION;
+        if stored_version(bytes, MAGIC) == Some(NO_KEY_ID_VERSION) {
+            if kind != Kind::Params {
+                return Error::malformed(predates_key_ids(&format!(
+                    "BFV object of version {NO_KEY_ID_VERSION}"
+                )));
+            }
+            version = NO_KEY_ID_VERSION;
+        }
+        let mut r = Reader::new(bytes);
+        triskel_ring::read_header(&mut r, MAGIC, version, kind as u8)?;
+        let (set, plain_modulus) = RlweSet::read(&mut r, |r| r.u64())?;
+        Ok((r, BfvParameters { set, plain_modulus }))
+    }
+
+    type Level = Level;
+    type Plaintext = Plaintext;
+    type Ciphertext = Ciphertext;
+
+    fn public_key_basis(&self) -> &Arc<RnsBasis> {
+        self.top_basis()
+    }
+
+    const ROTATION_GENERATOR: u64 = 3;
+
+    fn encrypt_public(pk: &PublicKey, pt: &Plaintext) -> Result<Ciphertext> {
+        crate::keys::encrypt_public(pk, pt)
+    }
 }
 
 impl SecretKey {
@@ -134,10 +152,9 @@ impl Ciphertext {
     /// Versioned bytes; a fresh symmetric encryption stores the seed of c1
     /// instead of c1 (half the size).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = self.ctx.begin(Kind::Ciphertext);
-        self.key_id.write(&mut out);
-        out.push(self.level as u8);
-        out.push(self.polys.len() as u8);
+        let mut out = self
+            .ctx
+            .begin_ciphertext(self.key_id, self.level, self.polys.len());
         out.extend_from_slice(&self.noise_log2.to_le_bytes());
         write_components(&mut out, &self.polys, self.seed.as_ref());
         out
@@ -145,22 +162,10 @@ impl Ciphertext {
 
     /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`.
     pub fn from_bytes(bytes: &[u8], ctx: &Arc<BfvContext>) -> Result<Ciphertext> {
-        let mut r = ctx.open(bytes, Kind::Ciphertext)?;
-        let key_id = KeyId::read(&mut r)?;
-        let level = r.u8()? as usize;
-        if level > ctx.max_level() {
-            return malformed(format!(
-                "level {level} above the maximum {}",
-                ctx.max_level()
-            ));
-        }
-        let size = r.u8()? as usize;
-        if !(2..=3).contains(&size) {
-            return malformed(format!("{size} components; 2 or 3 expected"));
-        }
+        let (mut r, key_id, level, size) = ctx.open_ciphertext(bytes)?;
         let noise_log2 = r.f64()?;
         if !noise_log2.is_finite() || !(-8.0..=1024.0).contains(&noise_log2) {
-            return malformed("noise estimate out of range");
+            return Error::malformed("noise estimate out of range");
         }
         // A claim of less noise than a fresh encryption is not believed.
         let noise_log2 = noise_log2.max(ctx.fresh_noise_floor_log2(level)?);

@@ -4,23 +4,27 @@
 use std::sync::Arc;
 
 use triskel_kernels as kernels;
-use triskel_ring::rlwe::{LevelTables, RlweContext, Scheme};
-use triskel_ring::{DivRound, NoiseDistribution, ObjectKind, Poly, Reader, RnsBasis};
+use triskel_ring::rlwe::RlweContext;
+use triskel_ring::{DivRound, NoiseDistribution, Poly, RnsBasis};
 use zeroize::Zeroizing;
 
-use crate::ciphertext::Ciphertext;
 use crate::encoder::Encoder;
-use crate::error::{Error, Result};
-use crate::keys::PublicKey;
+use crate::error::Result;
 use crate::params::CkksParameters;
-use crate::plaintext::Plaintext;
 
 /// Precomputed parameters of one CKKS instance. Dereferences to its
-/// [`RlweContext`]: levels, primes and key switching.
+/// [`RlweContext`]: parameters, levels, primes and key switching.
 pub struct CkksContext {
-    params: CkksParameters,
-    rlwe: RlweContext<Level>,
+    rlwe: RlweContext<CkksParameters, Level>,
     pub(crate) encoder: Encoder,
+}
+
+impl std::ops::Deref for CkksContext {
+    type Target = RlweContext<CkksParameters, Level>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.rlwe
+    }
 }
 
 /// The tables of one level: the first `level + 1` primes of Q.
@@ -38,88 +42,26 @@ pub struct Level {
     pub(crate) log2_q: f64,
 }
 
-impl std::fmt::Debug for CkksContext {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.rlwe.fmt_debug("CkksContext", &self.params, f)
-    }
-}
-
-impl std::ops::Deref for CkksContext {
-    type Target = RlweContext<Level>;
-
-    fn deref(&self) -> &RlweContext<Level> {
-        &self.rlwe
-    }
-}
-
-impl LevelTables for Level {
-    fn basis(&self) -> &Arc<RnsBasis> {
-        &self.basis
-    }
-}
-
-impl Scheme for CkksContext {
-    type Params = CkksParameters;
-    type Level = Level;
-    type Error = Error;
-    type Plaintext = Plaintext;
-    type Ciphertext = Ciphertext;
-
-    fn params(&self) -> &CkksParameters {
-        &self.params
-    }
-
-    fn public_key_basis(&self) -> &Arc<RnsBasis> {
-        self.key_switch().qp()
-    }
-
-    const ROTATION_GENERATOR: u64 = 5;
-
-    fn write_header(params: &CkksParameters, kind: ObjectKind, out: &mut Vec<u8>) {
-        crate::serial::write_header(params, kind, out)
-    }
-
-    fn read_header(bytes: &[u8], kind: ObjectKind) -> Result<(Reader<'_>, CkksParameters)> {
-        crate::serial::read_object(bytes, kind)
-    }
-
-    fn encrypt_public(pk: &PublicKey, pt: &Plaintext) -> Result<Ciphertext> {
-        crate::keys::encrypt_public(pk, pt)
-    }
-}
-
 impl CkksContext {
     /// Validates the parameters (including 128-bit security, unless allowed
     /// otherwise) and precomputes everything.
     pub fn new(params: CkksParameters) -> Result<Arc<CkksContext>> {
         params.validate()?;
-        let n = params.n();
+        let encoder = Encoder::new(params.n());
         let key_switch = params.key_switch_context(NoiseDistribution::default())?;
-        let q = key_switch.q().clone();
         let p = key_switch.p().clone();
-        let levels = (1..=q.len())
-            .map(|len| Level::new(&q, &p, len))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Arc::new(CkksContext {
-            encoder: Encoder::new(n),
-            params,
-            rlwe: RlweContext::new(key_switch, levels)?,
-        }))
-    }
-
-    /// The parameter set.
-    pub fn params(&self) -> &CkksParameters {
-        &self.params
+        let rlwe = RlweContext::new(params, key_switch, |basis| Level::new(basis, &p))?;
+        Ok(Arc::new(CkksContext { rlwe, encoder }))
     }
 
     /// Number of complex slots, n / 2.
     pub fn slots(&self) -> usize {
-        self.params.slots()
+        self.params().slots()
     }
 
     /// The default scale 2^log_scale.
     pub fn default_scale(&self) -> f64 {
-        2f64.powi(self.params.log_scale as i32)
+        2f64.powi(self.params().log_scale as i32)
     }
 
     /// The prime q_l dropped by rescaling at level l.
@@ -135,9 +77,15 @@ impl CkksContext {
     }
 }
 
+impl std::fmt::Debug for CkksContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.rlwe.fmt_debug("CkksContext", f)
+    }
+}
+
 impl Level {
-    fn new(q: &Arc<RnsBasis>, p: &Arc<RnsBasis>, len: usize) -> Result<Level> {
-        let basis = q.sub_basis(0..len)?;
+    fn new(basis: Arc<RnsBasis>, p: &Arc<RnsBasis>) -> Result<Level> {
+        let len = basis.len();
         let primes = basis.primes();
         let wrapped = |skip: Option<usize>| {
             primes

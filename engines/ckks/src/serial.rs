@@ -54,18 +54,18 @@ use std::sync::Arc;
 use triskel_ring::rlwe::Scheme;
 use triskel_ring::{
     predates_key_ids, read_components, read_galois_keys, read_header, stored_version,
-    write_components, write_galois_keys, KeyId, KeySwitchKey, ObjectKind as Kind, Reader,
-    RlweSecret, RlweSet,
+    write_components, write_galois_keys, write_header, KeyId, KeySwitchKey, ObjectKind as Kind,
+    Reader, RlweSecret, RlweSet, RnsBasis,
 };
 
 use crate::bootstrap::{encapsulation_context, BootstrapKeys};
 use crate::ciphertext::Ciphertext;
-use crate::context::CkksContext;
+use crate::context::{CkksContext, Level};
 use crate::error::{Error, Result};
-use crate::keys::{GaloisKeys, RelinKey, SecretKey};
+use crate::keys::{GaloisKeys, PublicKey, RelinKey, SecretKey};
 use crate::noise::{encoding_error, public_key_error, Noise};
 use crate::params::CkksParameters;
-use crate::plaintext::check_scale;
+use crate::plaintext::{check_scale, Plaintext};
 
 const MAGIC: &[u8; 4] = b"TRKC";
 /// The format version written by this build.
@@ -74,52 +74,69 @@ pub const FORMAT_VERSION: u8 = 5;
 /// The oldest version whose parameters still load (module documentation).
 const OLDEST_PARAMS_VERSION: u8 = 3;
 
-fn malformed<T>(msg: impl Into<String>) -> Result<T> {
-    Err(Error::Malformed(msg.into()))
-}
-
-/// Reads the header of an object of `kind` (this version, or versions 3
-/// and 4 for parameters: module documentation) and its parameter set,
-/// always fully checked, 128-bit security included.
-pub(crate) fn read_object(bytes: &[u8], kind: Kind) -> Result<(Reader<'_>, CkksParameters)> {
-    let mut version = FORMAT_VERSION;
-    if let Some(v) =
-        stored_version(bytes, MAGIC).filter(|v| (OLDEST_PARAMS_VERSION..FORMAT_VERSION).contains(v))
-    {
-        if kind != Kind::Params {
-            return malformed(predates_key_ids(&format!("CKKS object of version {v}")));
-        }
-        version = v;
-    }
-    let mut r = Reader::new(bytes);
-    read_header(&mut r, MAGIC, version, kind as u8)?;
-    let (set, log_scale) = RlweSet::read(&mut r, |r| Ok(r.u8()? as u32))?;
-    let params = CkksParameters { set, log_scale };
-    params.validate()?;
-    Ok((r, params))
-}
-
 impl CkksParameters {
     /// Versioned bytes of the parameter set.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        write_header(self, Kind::Params, &mut out);
+        CkksContext::write_header(self, Kind::Params, &mut out);
         out
     }
 
     /// Loads [`to_bytes`](Self::to_bytes) output; the set is validated,
     /// 128-bit security included.
     pub fn from_bytes(bytes: &[u8]) -> Result<CkksParameters> {
-        let (r, params) = read_object(bytes, Kind::Params)?;
+        let (r, params) = CkksContext::read_header(bytes, Kind::Params)?;
         r.finish()?;
         Ok(params)
     }
 }
 
-/// The header and the parameter set of an object of `kind`.
-pub(crate) fn write_header(params: &CkksParameters, kind: Kind, out: &mut Vec<u8>) {
-    triskel_ring::write_header(out, MAGIC, FORMAT_VERSION, kind as u8);
-    params.set.write(out, &[params.log_scale as u8]);
+/// What CKKS gives the RLWE layer: its format's header (module
+/// documentation) and its public-key encryption.
+impl Scheme for CkksContext {
+    type Params = CkksParameters;
+    type Error = Error;
+
+    /// The header and the parameter set of an object of `kind`.
+    fn write_header(params: &CkksParameters, kind: Kind, out: &mut Vec<u8>) {
+        write_header(out, MAGIC, FORMAT_VERSION, kind as u8);
+        params.set.write(out, &[params.log_scale as u8]);
+    }
+
+    /// Reads the header of an object of `kind` (this version, or versions
+    /// 3 and 4 for parameters: module documentation) and its parameter set,
+    /// always fully checked, 128-bit security included.
+    fn read_header(bytes: &[u8], kind: Kind) -> Result<(Reader<'_>, CkksParameters)> {
+        let mut version = FORMAT_VERSION;
+        if let Some(v) = stored_version(bytes, MAGIC)
+            .filter(|v| (OLDEST_PARAMS_VERSION..FORMAT_VERSION).contains(v))
+        {
+            if kind != Kind::Params {
+                return Error::malformed(predates_key_ids(&format!("CKKS object of version {v}")));
+            }
+            version = v;
+        }
+        let mut r = Reader::new(bytes);
+        read_header(&mut r, MAGIC, version, kind as u8)?;
+        let (set, log_scale) = RlweSet::read(&mut r, |r| Ok(r.u8()? as u32))?;
+        let params = CkksParameters { set, log_scale };
+        params.validate()?;
+        Ok((r, params))
+    }
+
+    type Level = Level;
+    type Plaintext = Plaintext;
+    type Ciphertext = Ciphertext;
+
+    fn public_key_basis(&self) -> &Arc<RnsBasis> {
+        self.key_switch().qp()
+    }
+
+    const ROTATION_GENERATOR: u64 = 5;
+
+    fn encrypt_public(pk: &PublicKey, pt: &Plaintext) -> Result<Ciphertext> {
+        crate::keys::encrypt_public(pk, pt)
+    }
 }
 
 impl SecretKey {
@@ -168,7 +185,7 @@ impl BootstrapKeys {
         id.check("Galois keys", galois_id)?;
         id.check("sparse-to-dense key", to_dense.id())?;
         if to_sparse.id() == id {
-            return malformed("the dense-to-sparse key switches to the dense secret itself");
+            return Error::malformed("the dense-to-sparse key switches to the dense secret itself");
         }
         Ok(BootstrapKeys {
             id,
@@ -184,10 +201,9 @@ impl Ciphertext {
     /// Versioned bytes; a fresh symmetric encryption stores the seed of c1
     /// instead of c1 (half the size).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = self.ctx.begin(Kind::Ciphertext);
-        self.key_id.write(&mut out);
-        out.push(self.level as u8);
-        out.push(self.polys.len() as u8);
+        let mut out = self
+            .ctx
+            .begin_ciphertext(self.key_id, self.level, self.polys.len());
         out.extend_from_slice(&self.scale.to_le_bytes());
         out.extend_from_slice(&self.noise.error.to_le_bytes());
         out.extend_from_slice(&self.noise.message.to_le_bytes());
@@ -198,22 +214,15 @@ impl Ciphertext {
     /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`, checking the
     /// level, size and scale (module documentation).
     pub fn from_bytes(bytes: &[u8], ctx: &Arc<CkksContext>) -> Result<Ciphertext> {
-        let mut r = ctx.open(bytes, Kind::Ciphertext)?;
-        let key_id = KeyId::read(&mut r)?;
-        let level = r.u8()? as usize;
-        if level > ctx.max_level() {
-            return malformed(format!("level {level} above {}", ctx.max_level()));
-        }
-        let size = r.u8()? as usize;
-        if !(2..=3).contains(&size) {
-            return malformed(format!("{size} components (2 or 3 allowed)"));
-        }
+        let (mut r, key_id, level, size) = ctx.open_ciphertext(bytes)?;
         let scale = r.f64()?;
         check_scale(ctx, level, scale)
             .map_err(|e| Error::Malformed(format!("scale impossible at level {level}: {e}")))?;
         let (error, message) = (r.f64()?, r.f64()?);
         if !(error >= 0.0 && message > 0.0) {
-            return malformed("the error bound must be non-negative, the message bound positive");
+            return Error::malformed(
+                "the error bound must be non-negative, the message bound positive",
+            );
         }
         let fresh = public_key_error(ctx) + encoding_error(ctx);
         let noise = Noise::new(message, error.max(fresh))

@@ -241,6 +241,13 @@ macro_rules! rlwe_error {
 
         $crate::impl_from_ring_error!($name);
 
+        impl $name {
+            /// `Err(Malformed(msg))`.
+            pub(crate) fn malformed<T>(msg: impl Into<String>) -> ::std::result::Result<T, Self> {
+                Err(Self::Malformed(msg.into()))
+            }
+        }
+
         impl ::std::fmt::Display for $name {
             fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 match self {

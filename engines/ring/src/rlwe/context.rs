@@ -1,40 +1,54 @@
-//! The part of a scheme's context that every RLWE scheme shares: the
-//! key-switching context (Q, P, digits, noise) and one table per level, and
-//! the [`Scheme`] a context implements for the shared keys and formats.
+//! The part of a scheme's context that every RLWE scheme shares: its
+//! parameter set, the key-switching context (Q, P, digits, noise) and one
+//! table per level, and the [`Scheme`] a context implements for the shared
+//! keys and formats.
 
 use std::sync::Arc;
 
 use crate::basis::RnsBasis;
 use crate::error::{Error, Result};
+use crate::key_id::KeyId;
 use crate::keyswitch::KeySwitchContext;
 use crate::poly::galois_power;
 use crate::rlwe::keys::PublicKey;
 use crate::sampling::NoiseDistribution;
 use crate::serialize::{ObjectKind, Reader};
 
-/// The tables of one level of a scheme: built over the first `level + 1`
-/// primes of Q.
-pub trait LevelTables {
-    /// The level's ciphertext basis Q_l.
-    fn basis(&self) -> &Arc<RnsBasis>;
-}
-
-/// The levels and the key switching of an RLWE context. A scheme's context
-/// holds one and dereferences to it, so that its accessors answer for the
-/// scheme too.
-pub struct RlweContext<L> {
+/// The parameters, levels and key switching of an RLWE context. A
+/// scheme's context holds one (with the scheme's parameter set `P` and
+/// per-level tables `L`) and dereferences to it, so that its accessors
+/// answer for the scheme too.
+pub struct RlweContext<P, L> {
+    params: P,
     key_switch: KeySwitchContext,
     levels: Vec<L>,
 }
 
-impl<L: LevelTables> RlweContext<L> {
-    /// The context of `key_switch` with `levels` (level l at index l, the
-    /// last over all of Q); an error when there is none.
-    pub fn new(key_switch: KeySwitchContext, levels: Vec<L>) -> Result<RlweContext<L>> {
-        if levels.is_empty() {
-            return Err(Error::InvalidParameter("a context without levels".into()));
-        }
-        Ok(RlweContext { key_switch, levels })
+impl<P, L> RlweContext<P, L> {
+    /// The context of `params` with `key_switch`, level l's tables built
+    /// by `level` over the prefix q_0..q_l of Q (level 0 first; the last
+    /// basis is Q itself).
+    pub fn new<E: From<Error>>(
+        params: P,
+        key_switch: KeySwitchContext,
+        level: impl FnMut(Arc<RnsBasis>) -> std::result::Result<L, E>,
+    ) -> std::result::Result<RlweContext<P, L>, E> {
+        let levels = key_switch
+            .q()
+            .prefixes()?
+            .into_iter()
+            .map(level)
+            .collect::<std::result::Result<Vec<_>, E>>()?;
+        Ok(RlweContext {
+            params,
+            key_switch,
+            levels,
+        })
+    }
+
+    /// The parameter set.
+    pub fn params(&self) -> &P {
+        &self.params
     }
 
     /// Ring degree n.
@@ -75,7 +89,7 @@ impl<L: LevelTables> RlweContext<L> {
     /// The basis of the highest level (all of Q), which secret keys are
     /// held over.
     pub fn top_basis(&self) -> &Arc<RnsBasis> {
-        self.levels[self.max_level()].basis()
+        self.key_switch.q()
     }
 
     /// Key switching: relinearization and Galois keys live here.
@@ -119,14 +133,12 @@ impl<L: LevelTables> RlweContext<L> {
     }
 
     /// Debug output of a scheme's context `name`: its parameters, Q and P.
-    pub fn fmt_debug(
-        &self,
-        name: &str,
-        params: &dyn std::fmt::Debug,
-        f: &mut std::fmt::Formatter<'_>,
-    ) -> std::fmt::Result {
+    pub fn fmt_debug(&self, name: &str, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result
+    where
+        P: std::fmt::Debug,
+    {
         f.debug_struct(name)
-            .field("params", params)
+            .field("params", &self.params)
             .field("q", &self.q_primes())
             .field("p", &self.p_primes())
             .finish_non_exhaustive()
@@ -137,21 +149,18 @@ impl<L: LevelTables> RlweContext<L> {
 /// parameters, levels, error type, the basis of its public keys, its
 /// format's header and its public-key encryption. The keys of
 /// [`crate::rlwe`] are generic over it.
-pub trait Scheme: std::ops::Deref<Target = RlweContext<Self::Level>> + Sized {
+pub trait Scheme: std::ops::Deref<Target = RlweContext<Self::Params, Self::Level>> + Sized {
     /// The scheme's parameter set: contexts of equal sets are
     /// interchangeable.
     type Params: PartialEq;
     /// The tables of one level.
-    type Level: LevelTables;
+    type Level;
     /// The scheme's error, which every ring error converts into.
     type Error: From<Error>;
     /// What public-key encryption takes.
     type Plaintext;
     /// What public-key encryption returns.
     type Ciphertext;
-
-    /// The parameter set.
-    fn params(&self) -> &Self::Params;
 
     /// The basis of public keys: Q (BFV) or Q P (CKKS, which encrypts
     /// modulo Q_l P and divides by P).
@@ -198,6 +207,41 @@ pub trait Scheme: std::ops::Deref<Target = RlweContext<Self::Level>> + Sized {
             return Err(Error::ParameterMismatch.into());
         }
         Ok(r)
+    }
+
+    /// The head of a ciphertext's bytes: the header, then
+    /// id | level: u8 | size: u8; the scheme's fields and the components
+    /// ([`write_components`](crate::rlwe::write_components)) follow.
+    fn begin_ciphertext(&self, id: KeyId, level: usize, size: usize) -> Vec<u8> {
+        let mut out = self.begin(ObjectKind::Ciphertext);
+        id.write(&mut out);
+        out.push(level as u8);
+        out.push(size as u8);
+        out
+    }
+
+    /// Reads [`begin_ciphertext`](Self::begin_ciphertext) output (through
+    /// [`open`](Self::open)): the identity, a level of this context and a
+    /// size of 2 or 3; the reader is left at the scheme's fields.
+    fn open_ciphertext<'a>(
+        &self,
+        bytes: &'a [u8],
+    ) -> std::result::Result<(Reader<'a>, KeyId, usize, usize), Self::Error> {
+        let mut r = self.open(bytes, ObjectKind::Ciphertext)?;
+        let id = KeyId::read(&mut r)?;
+        let level = r.u8()? as usize;
+        if level > self.max_level() {
+            return Err(Error::Malformed(format!(
+                "level {level} above the maximum {}",
+                self.max_level()
+            ))
+            .into());
+        }
+        let size = r.u8()? as usize;
+        if !(2..=3).contains(&size) {
+            return Err(Error::Malformed(format!("{size} components; 2 or 3 expected")).into());
+        }
+        Ok((r, id, level, size))
     }
 }
 

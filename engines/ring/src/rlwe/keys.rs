@@ -13,7 +13,7 @@ use crate::keyswitch::{KeySwitchKey, SecretKey};
 use crate::rlwe::context::{check_same_context, Scheme};
 use crate::rlwe::encryption::{RlwePublicKey, RlweSecret};
 use crate::sampling::Prng;
-use crate::serialize::{read_galois_keys, write_galois_keys, ObjectKind};
+use crate::serialize::{read_galois_keys, write_galois_keys, ObjectKind, Reader};
 
 /// A value encrypted under a secret key of a context (a scheme's
 /// ciphertext): what keys check before they are used on it.
@@ -31,80 +31,159 @@ pub fn check_encrypted<C: Scheme>(ctx: &Arc<C>, id: KeyId, ct: &impl Encrypted<C
     id.check("ciphertext", ct.key_id())
 }
 
-/// A public key (b, a) = (e - a s, a) in NTT form over the scheme's
-/// public-key basis ([`Scheme::public_key_basis`]).
-pub struct PublicKey<C> {
-    ctx: Arc<C>,
-    key: RlwePublicKey,
+/// The ring part of a scheme's key: what [`Key`] holds, checks and
+/// serializes after the scheme's header.
+pub trait KeyBody: Clone + std::fmt::Debug + Sized {
+    /// The kind of object its bytes are.
+    const KIND: ObjectKind;
+    /// The name of the key type, for `Debug`.
+    const NAME: &'static str;
+    /// The identity of the secret key it belongs to.
+    fn id(&self) -> KeyId;
+    /// Appends its bytes.
+    fn write_body(&self, out: &mut Vec<u8>);
+    /// Reads [`write_body`](Self::write_body) output for `ctx`.
+    fn read_body<C: Scheme>(r: &mut Reader<'_>, ctx: &C) -> Result<Self>;
 }
 
-/// The relinearization key (s^2 -> s).
-pub struct RelinKey<C> {
-    ctx: Arc<C>,
-    key: KeySwitchKey,
-}
-
-/// Galois keys s(X^g) -> s for a set of Galois elements g, with the
-/// identity of s (which every key of the set carries, and an empty set too).
-pub struct GaloisKeys<C> {
-    ctx: Arc<C>,
+/// A set of Galois keys s(X^g) -> s by element g, with the identity of s
+/// (which every key of the set carries, and an empty set too).
+#[derive(Clone, Debug)]
+pub struct GaloisSet {
     id: KeyId,
     keys: BTreeMap<usize, KeySwitchKey>,
 }
 
-impl<C> Clone for PublicKey<C> {
+impl KeyBody for RlwePublicKey {
+    const KIND: ObjectKind = ObjectKind::Public;
+    const NAME: &'static str = "PublicKey";
+
+    fn id(&self) -> KeyId {
+        RlwePublicKey::id(self)
+    }
+
+    /// id | seed of a | b.
+    fn write_body(&self, out: &mut Vec<u8>) {
+        self.write(out);
+    }
+
+    fn read_body<C: Scheme>(r: &mut Reader<'_>, ctx: &C) -> Result<Self> {
+        RlwePublicKey::read(r, ctx.public_key_basis())
+    }
+}
+
+impl KeyBody for KeySwitchKey {
+    const KIND: ObjectKind = ObjectKind::Relin;
+    const NAME: &'static str = "RelinKey";
+
+    fn id(&self) -> KeyId {
+        KeySwitchKey::id(self)
+    }
+
+    /// len: u32 | ring key (seed-compressed).
+    fn write_body(&self, out: &mut Vec<u8>) {
+        self.write_blob(out);
+    }
+
+    fn read_body<C: Scheme>(r: &mut Reader<'_>, ctx: &C) -> Result<Self> {
+        KeySwitchKey::read_blob(r, ctx.key_switch())
+    }
+}
+
+impl KeyBody for GaloisSet {
+    const KIND: ObjectKind = ObjectKind::Galois;
+    const NAME: &'static str = "GaloisKeys";
+
+    fn id(&self) -> KeyId {
+        self.id
+    }
+
+    /// id | count: u32 | count x (g: u32 | len: u32 | ring key), g
+    /// increasing.
+    fn write_body(&self, out: &mut Vec<u8>) {
+        write_galois_keys(out, self.id, &self.keys);
+    }
+
+    /// Galois elements must be odd, in 3..2n and increasing (one encoding
+    /// per set of keys), every key of the set's identity.
+    fn read_body<C: Scheme>(r: &mut Reader<'_>, ctx: &C) -> Result<Self> {
+        let (id, keys) = read_galois_keys(r, ctx.key_switch())?;
+        Ok(GaloisSet { id, keys })
+    }
+}
+
+/// A key of a scheme: its ring part `K` with the context it belongs to.
+pub struct Key<C, K> {
+    ctx: Arc<C>,
+    key: K,
+}
+
+/// A public key (b, a) = (e - a s, a) in NTT form over the scheme's
+/// public-key basis ([`Scheme::public_key_basis`]).
+pub type PublicKey<C> = Key<C, RlwePublicKey>;
+
+/// The relinearization key: a key-switching key from s^2 to s.
+pub type RelinKey<C> = Key<C, KeySwitchKey>;
+
+/// Galois keys s(X^g) -> s for a set of Galois elements g.
+pub type GaloisKeys<C> = Key<C, GaloisSet>;
+
+impl<C, K: Clone> Clone for Key<C, K> {
     fn clone(&self) -> Self {
-        PublicKey {
+        Key {
             ctx: self.ctx.clone(),
             key: self.key.clone(),
         }
     }
 }
 
-impl<C> Clone for RelinKey<C> {
-    fn clone(&self) -> Self {
-        RelinKey {
-            ctx: self.ctx.clone(),
-            key: self.key.clone(),
-        }
-    }
-}
-
-impl<C> Clone for GaloisKeys<C> {
-    fn clone(&self) -> Self {
-        GaloisKeys {
-            ctx: self.ctx.clone(),
-            id: self.id,
-            keys: self.keys.clone(),
-        }
-    }
-}
-
-impl<C: std::fmt::Debug> std::fmt::Debug for PublicKey<C> {
+impl<C: std::fmt::Debug, K: KeyBody> std::fmt::Debug for Key<C, K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("PublicKey")
+        f.debug_struct(K::NAME)
             .field("ctx", &self.ctx)
             .field("key", &self.key)
             .finish()
     }
 }
 
-impl<C: std::fmt::Debug> std::fmt::Debug for RelinKey<C> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RelinKey")
-            .field("ctx", &self.ctx)
-            .field("key", &self.key)
-            .finish()
+impl<C: Scheme, K: KeyBody> Key<C, K> {
+    /// The ring part.
+    pub fn key(&self) -> &K {
+        &self.key
     }
-}
 
-impl<C: std::fmt::Debug> std::fmt::Debug for GaloisKeys<C> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GaloisKeys")
-            .field("ctx", &self.ctx)
-            .field("id", &self.id)
-            .field("keys", &self.keys)
-            .finish()
+    /// The parameters this key belongs to.
+    pub fn context(&self) -> &Arc<C> {
+        &self.ctx
+    }
+
+    /// The identity of the secret key it belongs to.
+    pub fn id(&self) -> KeyId {
+        self.key.id()
+    }
+
+    /// Ok when `ct` is under this key's secret (parameter set and identity).
+    pub fn check(&self, ct: &impl Encrypted<C>) -> Result<()> {
+        check_encrypted(&self.ctx, self.key.id(), ct)
+    }
+
+    /// Versioned bytes: the scheme's header, then the ring part
+    /// (seed-compressed; module documentation).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = self.ctx.begin(K::KIND);
+        self.key.write_body(&mut out);
+        out
+    }
+
+    /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`.
+    pub fn from_bytes(bytes: &[u8], ctx: &Arc<C>) -> std::result::Result<Self, C::Error> {
+        let mut r = ctx.open(bytes, K::KIND)?;
+        let key = K::read_body(&mut r, &**ctx)?;
+        r.finish()?;
+        Ok(Key {
+            ctx: ctx.clone(),
+            key,
+        })
     }
 }
 
@@ -146,7 +225,7 @@ impl<C: Scheme> PublicKey<C> {
     pub fn generate(ctx: &Arc<C>, secret: &RlweSecret) -> Result<PublicKey<C>> {
         let key =
             secret.public_key_over(ctx.public_key_basis(), ctx.noise(), &mut Prng::from_os()?)?;
-        Ok(PublicKey {
+        Ok(Key {
             ctx: ctx.clone(),
             key,
         })
@@ -162,7 +241,7 @@ impl<C: Scheme> PublicKey<C> {
         if **key.basis() != **ctx.public_key_basis() {
             return Err(Error::ParameterMismatch.into());
         }
-        Ok(PublicKey {
+        Ok(Key {
             ctx: ctx.clone(),
             key,
         })
@@ -172,51 +251,13 @@ impl<C: Scheme> PublicKey<C> {
     pub fn encrypt(&self, pt: &C::Plaintext) -> std::result::Result<C::Ciphertext, C::Error> {
         C::encrypt_public(self, pt)
     }
-
-    /// The ring key.
-    pub fn key(&self) -> &RlwePublicKey {
-        &self.key
-    }
-
-    /// The parameters this key belongs to.
-    pub fn context(&self) -> &Arc<C> {
-        &self.ctx
-    }
-
-    /// The identity of the secret key it encrypts under.
-    pub fn id(&self) -> KeyId {
-        self.key.id()
-    }
-
-    /// Ok when `ct` is under this key's secret (parameter set and identity).
-    pub fn check(&self, ct: &impl Encrypted<C>) -> Result<()> {
-        check_encrypted(&self.ctx, self.key.id(), ct)
-    }
-
-    /// Versioned bytes: header | id | seed of a | b.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = self.ctx.begin(ObjectKind::Public);
-        self.key.write(&mut out);
-        out
-    }
-
-    /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`.
-    pub fn from_bytes(bytes: &[u8], ctx: &Arc<C>) -> std::result::Result<PublicKey<C>, C::Error> {
-        let mut r = ctx.open(bytes, ObjectKind::Public)?;
-        let key = RlwePublicKey::read(&mut r, ctx.public_key_basis())?;
-        r.finish()?;
-        Ok(PublicKey {
-            ctx: ctx.clone(),
-            key,
-        })
-    }
 }
 
 impl<C: Scheme> RelinKey<C> {
     /// The relinearization key of `secret` for `ctx`, from the OS-seeded
     /// CSPRNG.
     pub fn generate(ctx: &Arc<C>, secret: &RlweSecret) -> Result<RelinKey<C>> {
-        Ok(RelinKey {
+        Ok(Key {
             ctx: ctx.clone(),
             key: secret.relin_key(ctx.key_switch())?,
         })
@@ -230,45 +271,7 @@ impl<C: Scheme> RelinKey<C> {
         key: KeySwitchKey,
     ) -> std::result::Result<RelinKey<C>, C::Error> {
         ctx.key_switch().check_key(&key)?;
-        Ok(RelinKey {
-            ctx: ctx.clone(),
-            key,
-        })
-    }
-
-    /// The ring key-switching key.
-    pub fn key(&self) -> &KeySwitchKey {
-        &self.key
-    }
-
-    /// The parameters this key belongs to.
-    pub fn context(&self) -> &Arc<C> {
-        &self.ctx
-    }
-
-    /// The identity of the secret key it belongs to.
-    pub fn id(&self) -> KeyId {
-        self.key.id()
-    }
-
-    /// Ok when `ct` is under this key's secret (parameter set and identity).
-    pub fn check(&self, ct: &impl Encrypted<C>) -> Result<()> {
-        check_encrypted(&self.ctx, self.key.id(), ct)
-    }
-
-    /// Versioned, seed-compressed bytes: header | len: u32 | ring key.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = self.ctx.begin(ObjectKind::Relin);
-        self.key.write_blob(&mut out);
-        out
-    }
-
-    /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`.
-    pub fn from_bytes(bytes: &[u8], ctx: &Arc<C>) -> std::result::Result<RelinKey<C>, C::Error> {
-        let mut r = ctx.open(bytes, ObjectKind::Relin)?;
-        let key = KeySwitchKey::read_blob(&mut r, ctx.key_switch())?;
-        r.finish()?;
-        Ok(RelinKey {
+        Ok(Key {
             ctx: ctx.clone(),
             key,
         })
@@ -283,10 +286,13 @@ impl<C: Scheme> GaloisKeys<C> {
         secret: &RlweSecret,
         elements: &[usize],
     ) -> Result<GaloisKeys<C>> {
-        Ok(GaloisKeys {
+        let keys = secret.galois_keys(ctx.key_switch(), elements)?;
+        Ok(Key {
             ctx: ctx.clone(),
-            id: secret.id(),
-            keys: secret.galois_keys(ctx.key_switch(), elements)?,
+            key: GaloisSet {
+                id: secret.id(),
+                keys,
+            },
         })
     }
 
@@ -299,63 +305,24 @@ impl<C: Scheme> GaloisKeys<C> {
         keys: impl IntoIterator<Item = (usize, KeySwitchKey)>,
     ) -> std::result::Result<GaloisKeys<C>, C::Error> {
         let keys = ctx.key_switch().check_galois_keys(id, keys)?;
-        Ok(GaloisKeys {
+        Ok(Key {
             ctx: ctx.clone(),
-            id,
-            keys,
+            key: GaloisSet { id, keys },
         })
     }
 
     /// The Galois elements covered.
     pub fn elements(&self) -> Vec<usize> {
-        self.keys.keys().copied().collect()
+        self.key.keys.keys().copied().collect()
     }
 
     /// The key of element `g`, if covered.
     pub fn get(&self, g: usize) -> Option<&KeySwitchKey> {
-        self.keys.get(&g)
+        self.key.keys.get(&g)
     }
 
     /// The keys by element.
     pub fn keys(&self) -> &BTreeMap<usize, KeySwitchKey> {
-        &self.keys
-    }
-
-    /// The parameters these keys belong to.
-    pub fn context(&self) -> &Arc<C> {
-        &self.ctx
-    }
-
-    /// The identity of the secret key they belong to.
-    pub fn id(&self) -> KeyId {
-        self.id
-    }
-
-    /// Ok when `ct` is under these keys' secret (parameter set and
-    /// identity).
-    pub fn check(&self, ct: &impl Encrypted<C>) -> Result<()> {
-        check_encrypted(&self.ctx, self.id, ct)
-    }
-
-    /// Versioned, seed-compressed bytes: header | id | count: u32 |
-    /// count x (g: u32 | len: u32 | ring key), g increasing.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = self.ctx.begin(ObjectKind::Galois);
-        write_galois_keys(&mut out, self.id, &self.keys);
-        out
-    }
-
-    /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`: Galois elements
-    /// must be odd, in 3..2n and increasing (one encoding per set of keys),
-    /// every key of the set's identity.
-    pub fn from_bytes(bytes: &[u8], ctx: &Arc<C>) -> std::result::Result<GaloisKeys<C>, C::Error> {
-        let mut r = ctx.open(bytes, ObjectKind::Galois)?;
-        let (id, keys) = read_galois_keys(&mut r, ctx.key_switch())?;
-        r.finish()?;
-        Ok(GaloisKeys {
-            ctx: ctx.clone(),
-            id,
-            keys,
-        })
+        &self.key.keys
     }
 }

@@ -7,16 +7,19 @@
 //!   public-key encryption of a message body, the phase c0 + c1 s + ...;
 //!   [`write_components`] / [`read_components`] for ciphertext bodies (c1
 //!   stored as its seed when it is one).
-//! - [`RlweContext`]: a scheme context's key switching and per-level tables
-//!   ([`LevelTables`]); a scheme's context dereferences to it.
+//! - [`RlweContext`]: a scheme context's parameters, key switching and
+//!   per-level tables over the prefixes of Q; a scheme's context
+//!   dereferences to it.
 //! - [`Scheme`]: what a scheme's context gives this layer (parameters,
 //!   error type, the basis of public keys, its format's header, public-key
 //!   encryption); [`Scheme::open`] reads any object's header against a
 //!   context.
 //! - [`PublicKey`], [`RelinKey`], [`GaloisKeys`]: the keys of a scheme,
-//!   generic over its context: generation from an [`RlweSecret`], key
-//!   identities, checks against a ciphertext ([`Encrypted`]), assembly from
-//!   threshold protocols, and their serialized form.
+//!   one [`Key`] generic over its context and its ring part ([`KeyBody`]:
+//!   [`RlwePublicKey`], a key-switching key, a [`GaloisSet`]): generation
+//!   from an [`RlweSecret`], key identities, checks against a ciphertext
+//!   ([`Encrypted`]), assembly from threshold protocols, and their
+//!   serialized form.
 //! - [`rlwe_error!`](crate::rlwe_error): a scheme's error enum with the
 //!   variants every RLWE scheme has, and its conversions from ring and
 //!   kernel errors.
@@ -41,7 +44,9 @@ mod context;
 mod encryption;
 mod keys;
 
-pub use context::{check_same_context, LevelTables, RlweContext, Scheme};
+pub use context::{check_same_context, RlweContext, Scheme};
 pub(crate) use encryption::{at_basis, public_key_with_seed};
 pub use encryption::{read_components, write_components, RlwePublicKey, RlweSecret};
-pub use keys::{check_encrypted, Encrypted, GaloisKeys, PublicKey, RelinKey};
+pub use keys::{
+    check_encrypted, Encrypted, GaloisKeys, GaloisSet, Key, KeyBody, PublicKey, RelinKey,
+};
