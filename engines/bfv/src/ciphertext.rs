@@ -22,7 +22,7 @@ use crate::context::BfvContext;
 use crate::encoding::Plaintext;
 use crate::error::{Error, Result};
 use crate::keys::{GaloisKeys, PublicKey, RelinKey};
-use triskel_ring::rlwe::{check_same_context, Encrypted};
+use triskel_ring::rlwe::{check_same_context, RlweCiphertext};
 
 /// Tail factor of the heuristic bound: 8 standard deviations.
 pub(crate) const TAIL: f64 = 8.0;
@@ -39,24 +39,18 @@ pub const MIN_FLOODING_SECURITY: u32 = 40;
 /// the secret key it is encrypted under: operations refuse to combine it
 /// with a ciphertext or key of another secret key
 /// ([`triskel_ring::Error::KeyMismatch`]), and results carry it on.
+/// Dereferences to its [`RlweCiphertext`]: components, level, key identity.
 #[derive(Clone, Debug)]
 pub struct Ciphertext {
-    pub(crate) ctx: Arc<BfvContext>,
-    pub(crate) key_id: KeyId,
-    pub(crate) polys: Vec<Poly>,
-    pub(crate) level: usize,
+    pub(crate) rlwe: RlweCiphertext<BfvContext>,
     pub(crate) noise_log2: f64,
-    /// For a fresh symmetric encryption, the seed c1 was drawn from.
-    pub(crate) seed: Option<Seed>,
 }
 
-impl Encrypted<BfvContext> for Ciphertext {
-    fn context(&self) -> &Arc<BfvContext> {
-        &self.ctx
-    }
+impl std::ops::Deref for Ciphertext {
+    type Target = RlweCiphertext<BfvContext>;
 
-    fn key_id(&self) -> KeyId {
-        self.key_id
+    fn deref(&self) -> &Self::Target {
+        &self.rlwe
     }
 }
 
@@ -89,14 +83,14 @@ impl Ciphertext {
         noise_log2: f64,
         seed: Option<Seed>,
     ) -> Ciphertext {
-        Ciphertext {
+        let rlwe = RlweCiphertext {
             ctx: ctx.clone(),
             key_id,
             polys,
             level,
-            noise_log2,
             seed,
-        }
+        };
+        Ciphertext { rlwe, noise_log2 }
     }
 
     /// Refuses a result whose estimated budget is gone.
@@ -108,40 +102,7 @@ impl Ciphertext {
     }
 
     fn derived(&self, polys: Vec<Poly>, noise_log2: f64) -> Ciphertext {
-        Ciphertext {
-            ctx: self.ctx.clone(),
-            key_id: self.key_id,
-            polys,
-            level: self.level,
-            noise_log2,
-            seed: None,
-        }
-    }
-
-    /// The polynomials (c0, c1[, c2]) over the level's primes, phase
-    /// c0 + c1 s (+ c2 s^2): what a transition reads.
-    pub fn polys(&self) -> &[Poly] {
-        &self.polys
-    }
-
-    /// The level: number of ciphertext primes - 1.
-    pub fn level(&self) -> usize {
-        self.level
-    }
-
-    /// Number of components (2, or 3 after a multiplication before relinearization).
-    pub fn size(&self) -> usize {
-        self.polys.len()
-    }
-
-    /// The parameters this ciphertext belongs to.
-    pub fn context(&self) -> &Arc<BfvContext> {
-        &self.ctx
-    }
-
-    /// The identity of the secret key this ciphertext is under.
-    pub fn key_id(&self) -> KeyId {
-        self.key_id
+        Ciphertext::new(&self.ctx, self.key_id, polys, self.level, noise_log2, None)
     }
 
     /// log2 of the estimated standard deviation of the noise coefficients
@@ -161,8 +122,7 @@ impl Ciphertext {
     /// Ok when `other` belongs to this ciphertext's parameter set, secret
     /// key and level: checked before any work by operations on two.
     fn check_pair(&self, other: &Ciphertext) -> Result<()> {
-        check_same_context(&self.ctx, &other.ctx)?;
-        self.key_id.check("second operand", other.key_id)?;
+        self.rlwe.check_pair(other)?;
         if self.level != other.level {
             return Err(Error::LevelMismatch {
                 left: self.level,
@@ -593,7 +553,7 @@ impl Ciphertext {
         let q_last = lv.basis.modulus(lv.basis.len() - 1).value();
         let noise = mod_switched_noise_log2(self.noise_log2, q_last, self.ctx.n());
         let mut ct = self.derived(polys, noise);
-        ct.level -= 1;
+        ct.rlwe.level -= 1;
         ct.checked("mod_switch")
     }
 }

@@ -37,7 +37,7 @@ use crate::noise::{
     digit_error, key_switch_error, lazy_finish_error, lazy_switch_error, rounding_error, Noise,
 };
 use crate::plaintext::{check_scale, reduce_i128, Plaintext};
-use triskel_ring::rlwe::Encrypted;
+use triskel_ring::rlwe::RlweCiphertext;
 
 /// Largest relative difference of two scales treated as equal.
 const SCALE_TOLERANCE: f64 = 1.0 / (1u64 << 30) as f64;
@@ -46,25 +46,19 @@ const SCALE_TOLERANCE: f64 = 1.0 / (1u64 << 30) as f64;
 /// the secret key it is encrypted under: operations refuse to combine it
 /// with a ciphertext or key of another secret key
 /// ([`triskel_ring::Error::KeyMismatch`]), and results carry it on.
+/// Dereferences to its [`RlweCiphertext`]: components, level, key identity.
 #[derive(Clone, Debug)]
 pub struct Ciphertext {
-    pub(crate) ctx: Arc<CkksContext>,
-    pub(crate) key_id: KeyId,
-    pub(crate) polys: Vec<Poly>,
-    pub(crate) level: usize,
+    pub(crate) rlwe: RlweCiphertext<CkksContext>,
     pub(crate) scale: f64,
     pub(crate) noise: Noise,
-    /// For a fresh symmetric encryption, the seed c1 was drawn from.
-    pub(crate) seed: Option<Seed>,
 }
 
-impl Encrypted<CkksContext> for Ciphertext {
-    fn context(&self) -> &Arc<CkksContext> {
-        &self.ctx
-    }
+impl std::ops::Deref for Ciphertext {
+    type Target = RlweCiphertext<CkksContext>;
 
-    fn key_id(&self) -> KeyId {
-        self.key_id
+    fn deref(&self) -> &Self::Target {
+        &self.rlwe
     }
 }
 
@@ -83,15 +77,14 @@ impl Ciphertext {
         noise: Noise,
         seed: Option<Seed>,
     ) -> Ciphertext {
-        Ciphertext {
+        let rlwe = RlweCiphertext {
             ctx: ctx.clone(),
             key_id,
             polys,
             level,
-            scale,
-            noise,
             seed,
-        }
+        };
+        Ciphertext { rlwe, scale, noise }
     }
 
     /// A result of an operation, with its scale and noise checked.
@@ -146,42 +139,9 @@ impl Ciphertext {
         self.noise.message.log2()
     }
 
-    /// The polynomials (c0, c1[, c2]) over the level's primes, phase
-    /// c0 + c1 s (+ c2 s^2): what a transition reads.
-    pub fn polys(&self) -> &[Poly] {
-        &self.polys
-    }
-
-    /// The level: number of ciphertext primes - 1.
-    pub fn level(&self) -> usize {
-        self.level
-    }
-
     /// The scale.
     pub fn scale(&self) -> f64 {
         self.scale
-    }
-
-    /// Number of components (2, or 3 after a multiplication before relinearization).
-    pub fn size(&self) -> usize {
-        self.polys.len()
-    }
-
-    /// The parameters this ciphertext belongs to.
-    pub fn context(&self) -> &Arc<CkksContext> {
-        &self.ctx
-    }
-
-    /// The identity of the secret key this ciphertext is under.
-    pub fn key_id(&self) -> KeyId {
-        self.key_id
-    }
-
-    /// Ok when `other` belongs to this ciphertext's parameter set and
-    /// secret key: checked before any work by operations on two.
-    fn check_pair(&self, other: &Ciphertext) -> Result<()> {
-        check_same_context(&self.ctx, &other.ctx)?;
-        Ok(self.key_id.check("second operand", other.key_id)?)
     }
 
     pub(crate) fn expect_size(&self, expected: usize) -> Result<()> {
@@ -289,15 +249,15 @@ impl Ciphertext {
                 z.data_mut().fill(0);
                 z
             });
-            a.polys.extend(extra.collect::<Vec<_>>());
+            a.rlwe.polys.extend(extra.collect::<Vec<_>>());
         }
-        for (x, y) in a.polys.iter_mut().zip(&b.polys) {
+        for (x, y) in a.rlwe.polys.iter_mut().zip(&b.polys) {
             f(x, y)?;
         }
         // b's values are read at a's scale: a relative error |a/b - 1|.
         let drift = b.noise.message * (a.scale / b.scale - 1.0).abs();
         let noise = (a.noise + b.noise).plus_error(drift);
-        let polys = std::mem::take(&mut a.polys);
+        let polys = std::mem::take(&mut a.rlwe.polys);
         a.derived(polys, a.level, a.scale, noise)
     }
 

@@ -10,25 +10,17 @@ use zeroize::Zeroizing;
 use crate::error::{Error, Result};
 use crate::key_id::KeyId;
 use crate::keyswitch::{KeySwitchKey, SecretKey};
+use crate::rlwe::ciphertext::RlweCiphertext;
 use crate::rlwe::context::{check_same_context, Scheme};
 use crate::rlwe::encryption::{RlwePublicKey, RlweSecret};
 use crate::sampling::Prng;
 use crate::serialize::{read_galois_keys, write_galois_keys, ObjectKind, Reader};
 
-/// A value encrypted under a secret key of a context (a scheme's
-/// ciphertext): what keys check before they are used on it.
-pub trait Encrypted<C> {
-    /// The context it belongs to.
-    fn context(&self) -> &Arc<C>;
-    /// The identity of the secret key it is under.
-    fn key_id(&self) -> KeyId;
-}
-
 /// Ok when `ct` belongs to the parameter set of `ctx` and to the secret key
 /// `id` (that of the key an operation uses); checked before any work.
-pub fn check_encrypted<C: Scheme>(ctx: &Arc<C>, id: KeyId, ct: &impl Encrypted<C>) -> Result<()> {
-    check_same_context(ctx, ct.context())?;
-    id.check("ciphertext", ct.key_id())
+pub fn check_encrypted<C: Scheme>(ctx: &Arc<C>, id: KeyId, ct: &RlweCiphertext<C>) -> Result<()> {
+    check_same_context(ctx, &ct.ctx)?;
+    id.check("ciphertext", ct.key_id)
 }
 
 /// The ring part of a scheme's key: what [`Key`] holds, checks and
@@ -163,7 +155,7 @@ impl<C: Scheme, K: KeyBody> Key<C, K> {
     }
 
     /// Ok when `ct` is under this key's secret (parameter set and identity).
-    pub fn check(&self, ct: &impl Encrypted<C>) -> Result<()> {
+    pub fn check(&self, ct: &RlweCiphertext<C>) -> Result<()> {
         check_encrypted(&self.ctx, self.key.id(), ct)
     }
 

@@ -18,8 +18,11 @@
 //!   one [`Key`] generic over its context and its ring part ([`KeyBody`]:
 //!   [`RlwePublicKey`], a key-switching key, a [`GaloisSet`]): generation
 //!   from an [`RlweSecret`], key identities, checks against a ciphertext
-//!   ([`Encrypted`]), assembly from threshold protocols, and their
+//!   ([`RlweCiphertext`]), assembly from threshold protocols, and their
 //!   serialized form.
+//! - [`RlweCiphertext`]: the RLWE part of a scheme's ciphertext
+//!   (components, level, key identity, seed of c1), which the scheme's
+//!   ciphertext dereferences to; the scheme adds its noise bookkeeping.
 //! - [`rlwe_error!`](crate::rlwe_error): a scheme's error enum with the
 //!   variants every RLWE scheme has, and its conversions from ring and
 //!   kernel errors.
@@ -40,13 +43,13 @@
 //!              key of the set's id
 //! ```
 
+mod ciphertext;
 mod context;
 mod encryption;
 mod keys;
 
+pub use ciphertext::RlweCiphertext;
 pub use context::{check_same_context, RlweContext, Scheme};
 pub(crate) use encryption::{at_basis, public_key_with_seed};
 pub use encryption::{read_components, write_components, RlwePublicKey, RlweSecret};
-pub use keys::{
-    check_encrypted, Encrypted, GaloisKeys, GaloisSet, Key, KeyBody, PublicKey, RelinKey,
-};
+pub use keys::{check_encrypted, GaloisKeys, GaloisSet, Key, KeyBody, PublicKey, RelinKey};
