@@ -530,12 +530,7 @@ impl Ciphertext {
                 self.level
             )));
         }
-        Ok(LweCiphertext::sample_extract_rlwe(
-            &self.polys[0],
-            &self.polys[1],
-            indices,
-            self.key_id,
-        )?)
+        Ok(self.rlwe.sample_extract(indices)?)
     }
 
     /// Modulus switching to the next level: c -> round(c / q_last) in
@@ -545,11 +540,7 @@ impl Ciphertext {
     pub fn mod_switch_to_next(&self) -> Result<Ciphertext> {
         let lv = self.ctx.level(self.level)?;
         let down = lv.switch_down.as_ref().ok_or(Error::LowestLevel)?;
-        let polys = self
-            .polys
-            .iter()
-            .map(|c| down.apply_joined(c))
-            .collect::<triskel_ring::Result<Vec<_>>>()?;
+        let polys = self.divided_components(down)?;
         let q_last = lv.basis.modulus(lv.basis.len() - 1).value();
         let noise = mod_switched_noise_log2(self.noise_log2, q_last, self.ctx.n());
         let mut ct = self.derived(polys, noise);

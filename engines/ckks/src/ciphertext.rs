@@ -461,12 +461,7 @@ impl Ciphertext {
     pub fn sample_extract(&self, indices: &[usize]) -> Result<Vec<LweCiphertext>> {
         self.expect_size(2)?;
         let low = self.drop_to_level(0)?;
-        Ok(LweCiphertext::sample_extract_rlwe(
-            &low.polys[0],
-            &low.polys[1],
-            indices,
-            self.key_id,
-        )?)
+        Ok(low.rlwe.sample_extract(indices)?)
     }
 
     /// Divides by the last prime q_l: level l - 1, scale / q_l.
@@ -474,11 +469,7 @@ impl Ciphertext {
         let lv = self.ctx.level(self.level)?;
         let div = lv.rescale.as_ref().ok_or(Error::LowestLevel)?;
         let q = self.ctx.prime(self.level)? as f64;
-        let polys = self
-            .polys
-            .iter()
-            .map(|p| div.apply_joined(p))
-            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let polys = self.divided_components(div)?;
         let noise = self
             .noise
             .divide(q, rounding_error(&self.ctx, self.polys.len()));

@@ -4,8 +4,10 @@
 
 use std::sync::Arc;
 
-use crate::error::Result;
+use crate::conversion::DivRound;
+use crate::error::{Error, Result};
 use crate::key_id::KeyId;
+use crate::lwe::LweCiphertext;
 use crate::poly::Poly;
 use crate::rlwe::context::{check_same_context, Scheme};
 use crate::sampling::Seed;
@@ -80,6 +82,27 @@ impl<C: Scheme> RlweCiphertext<C> {
     /// The identity of the secret key this ciphertext is under.
     pub fn key_id(&self) -> KeyId {
         self.key_id
+    }
+
+    /// Every component divided by `div` (rounded: [`DivRound::apply_joined`]),
+    /// towards the level below: modulus switching or rescaling.
+    pub fn divided_components(&self, div: &DivRound) -> Result<Vec<Poly>> {
+        self.polys.iter().map(|c| div.apply_joined(c)).collect()
+    }
+
+    /// Sample extraction: coefficients `indices` of the phase c0 + c1 s as
+    /// LWE ciphertexts modulo 2^64 under the secret's LWE key
+    /// ([`RlweSecret::lwe_key`](crate::RlweSecret::lwe_key)), with this
+    /// ciphertext's identity. Needs two components over one prime (the
+    /// scheme brings the ciphertext to level 0 first).
+    pub fn sample_extract(&self, indices: &[usize]) -> Result<Vec<LweCiphertext>> {
+        let [c0, c1] = &self.polys[..] else {
+            return Err(Error::InvalidParameter(format!(
+                "sample extraction needs 2 components, not {}",
+                self.polys.len()
+            )));
+        };
+        LweCiphertext::sample_extract_rlwe(c0, c1, indices, self.key_id)
     }
 
     /// Ok when `other` belongs to this ciphertext's parameter set and
