@@ -83,13 +83,7 @@ impl Ciphertext {
         noise_log2: f64,
         seed: Option<Seed>,
     ) -> Ciphertext {
-        let rlwe = RlweCiphertext {
-            ctx: ctx.clone(),
-            key_id,
-            polys,
-            level,
-            seed,
-        };
+        let rlwe = RlweCiphertext::new(ctx, key_id, polys, level, seed);
         Ciphertext { rlwe, noise_log2 }
     }
 

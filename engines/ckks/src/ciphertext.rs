@@ -77,13 +77,7 @@ impl Ciphertext {
         noise: Noise,
         seed: Option<Seed>,
     ) -> Ciphertext {
-        let rlwe = RlweCiphertext {
-            ctx: ctx.clone(),
-            key_id,
-            polys,
-            level,
-            seed,
-        };
+        let rlwe = RlweCiphertext::new(ctx, key_id, polys, level, seed);
         Ciphertext { rlwe, scale, noise }
     }
 

@@ -57,6 +57,24 @@ impl<C: std::fmt::Debug> std::fmt::Debug for RlweCiphertext<C> {
 }
 
 impl<C: Scheme> RlweCiphertext<C> {
+    /// The ciphertext of `polys` at `level` under the secret `key_id` in
+    /// `ctx`; `seed` for a fresh symmetric encryption's c1.
+    pub fn new(
+        ctx: &Arc<C>,
+        key_id: KeyId,
+        polys: Vec<Poly>,
+        level: usize,
+        seed: Option<Seed>,
+    ) -> RlweCiphertext<C> {
+        RlweCiphertext {
+            ctx: ctx.clone(),
+            key_id,
+            polys,
+            level,
+            seed,
+        }
+    }
+
     /// The polynomials (c0, c1[, c2]) over the level's primes, phase
     /// c0 + c1 s (+ c2 s^2): what a transition reads.
     pub fn polys(&self) -> &[Poly] {
