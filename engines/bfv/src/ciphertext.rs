@@ -21,7 +21,8 @@ use triskel_ring::{KeyId, LazyRlwe, LweCiphertext, Poly, Representation, Seed};
 use crate::context::BfvContext;
 use crate::encoding::Plaintext;
 use crate::error::{Error, Result};
-use crate::keys::{check_same_context, GaloisKeys, PublicKey, RelinKey};
+use crate::keys::{GaloisKeys, PublicKey, RelinKey};
+use triskel_ring::rlwe::{check_same_context, RlweCiphertext};
 
 /// Tail factor of the heuristic bound: 8 standard deviations.
 pub(crate) const TAIL: f64 = 8.0;
@@ -38,15 +39,19 @@ pub const MIN_FLOODING_SECURITY: u32 = 40;
 /// the secret key it is encrypted under: operations refuse to combine it
 /// with a ciphertext or key of another secret key
 /// ([`triskel_ring::Error::KeyMismatch`]), and results carry it on.
+/// Dereferences to its [`RlweCiphertext`]: components, level, key identity.
 #[derive(Clone, Debug)]
 pub struct Ciphertext {
-    pub(crate) ctx: Arc<BfvContext>,
-    pub(crate) key_id: KeyId,
-    pub(crate) polys: Vec<Poly>,
-    pub(crate) level: usize,
+    pub(crate) rlwe: RlweCiphertext<BfvContext>,
     pub(crate) noise_log2: f64,
-    /// For a fresh symmetric encryption, the seed c1 was drawn from.
-    pub(crate) seed: Option<Seed>,
+}
+
+impl std::ops::Deref for Ciphertext {
+    type Target = RlweCiphertext<BfvContext>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.rlwe
+    }
 }
 
 /// The log2 of a bound on the standard deviation of a sum of any two terms
@@ -78,14 +83,8 @@ impl Ciphertext {
         noise_log2: f64,
         seed: Option<Seed>,
     ) -> Ciphertext {
-        Ciphertext {
-            ctx: ctx.clone(),
-            key_id,
-            polys,
-            level,
-            noise_log2,
-            seed,
-        }
+        let rlwe = RlweCiphertext::new(ctx, key_id, polys, level, seed);
+        Ciphertext { rlwe, noise_log2 }
     }
 
     /// Refuses a result whose estimated budget is gone.
@@ -97,40 +96,7 @@ impl Ciphertext {
     }
 
     fn derived(&self, polys: Vec<Poly>, noise_log2: f64) -> Ciphertext {
-        Ciphertext {
-            ctx: self.ctx.clone(),
-            key_id: self.key_id,
-            polys,
-            level: self.level,
-            noise_log2,
-            seed: None,
-        }
-    }
-
-    /// The polynomials (c0, c1[, c2]) over the level's primes, phase
-    /// c0 + c1 s (+ c2 s^2): what a transition reads.
-    pub fn polys(&self) -> &[Poly] {
-        &self.polys
-    }
-
-    /// The level: number of ciphertext primes - 1.
-    pub fn level(&self) -> usize {
-        self.level
-    }
-
-    /// Number of components (2, or 3 after a multiplication before relinearization).
-    pub fn size(&self) -> usize {
-        self.polys.len()
-    }
-
-    /// The parameters this ciphertext belongs to.
-    pub fn context(&self) -> &Arc<BfvContext> {
-        &self.ctx
-    }
-
-    /// The identity of the secret key this ciphertext is under.
-    pub fn key_id(&self) -> KeyId {
-        self.key_id
+        Ciphertext::new(&self.ctx, self.key_id, polys, self.level, noise_log2, None)
     }
 
     /// log2 of the estimated standard deviation of the noise coefficients
@@ -150,8 +116,7 @@ impl Ciphertext {
     /// Ok when `other` belongs to this ciphertext's parameter set, secret
     /// key and level: checked before any work by operations on two.
     fn check_pair(&self, other: &Ciphertext) -> Result<()> {
-        check_same_context(&self.ctx, &other.ctx)?;
-        self.key_id.check("second operand", other.key_id)?;
+        self.rlwe.check_pair(other)?;
         if self.level != other.level {
             return Err(Error::LevelMismatch {
                 left: self.level,
@@ -369,7 +334,7 @@ impl Ciphertext {
         rk.check(self)?;
         self.expect_size(3)?;
         let [c0, c1, c2] = [0, 1, 2].map(|i| &self.polys[i]);
-        let (u0, u1) = self.ctx.key_switch().relinearize(&rk.key, [c0, c1, c2])?;
+        let (u0, u1) = self.ctx.key_switch().relinearize(rk.key(), [c0, c1, c2])?;
         let polys = vec![u0, u1];
         let noise = add_std(self.noise_log2, self.key_switch_noise_log2());
         self.derived(polys, noise).checked("relinearize")
@@ -385,7 +350,7 @@ impl Ciphertext {
             return Vec::new();
         }
         let g = self.ctx.galois_element_for_rotation(steps);
-        if keys.keys.contains_key(&g) {
+        if keys.keys().contains_key(&g) {
             return vec![g];
         }
         (0..half.trailing_zeros())
@@ -470,7 +435,7 @@ impl Ciphertext {
                 self.noise_log2
             } else {
                 let g = self.ctx.galois_element_for_rotation(s.rem_euclid(half));
-                let key = keys.keys.get(&g).ok_or_else(|| {
+                let key = keys.get(g).ok_or_else(|| {
                     Error::MissingKey(format!(
                         "Galois key for a rotation by {s} (element {g}; hoisted sums have no \
                          power-of-two fallback)"
@@ -509,7 +474,7 @@ impl Ciphertext {
     pub fn rerandomize(&self, pk: &PublicKey) -> Result<Ciphertext> {
         pk.check(self)?;
         self.expect_size(2)?;
-        self.add(&pk.encrypt_zero(self.level, None)?)
+        self.add(&crate::keys::encrypt_zero(pk, self.level, None)?)
     }
 
     /// Noise flooding with `statistical_security` = lambda bits (at least
@@ -534,7 +499,7 @@ impl Ciphertext {
         if f > 120.0 {
             return Err(Error::NoiseBudgetExhausted { operation: "flood" });
         }
-        let zero = pk.encrypt_zero(self.level, Some(f.max(0.0) as u32))?;
+        let zero = crate::keys::encrypt_zero(pk, self.level, Some(f.max(0.0) as u32))?;
         let noise = add_std(self.noise_log2, zero.noise_log2);
         let polys = vec![
             self.polys[0].add(&zero.polys[0])?,
@@ -559,12 +524,7 @@ impl Ciphertext {
                 self.level
             )));
         }
-        Ok(LweCiphertext::sample_extract_rlwe(
-            &self.polys[0],
-            &self.polys[1],
-            indices,
-            self.key_id,
-        )?)
+        Ok(self.rlwe.sample_extract(indices)?)
     }
 
     /// Modulus switching to the next level: c -> round(c / q_last) in
@@ -574,15 +534,11 @@ impl Ciphertext {
     pub fn mod_switch_to_next(&self) -> Result<Ciphertext> {
         let lv = self.ctx.level(self.level)?;
         let down = lv.switch_down.as_ref().ok_or(Error::LowestLevel)?;
-        let polys = self
-            .polys
-            .iter()
-            .map(|c| down.apply_joined(c))
-            .collect::<triskel_ring::Result<Vec<_>>>()?;
+        let polys = self.divided_components(down)?;
         let q_last = lv.basis.modulus(lv.basis.len() - 1).value();
         let noise = mod_switched_noise_log2(self.noise_log2, q_last, self.ctx.n());
         let mut ct = self.derived(polys, noise);
-        ct.level -= 1;
+        ct.rlwe.level -= 1;
         ct.checked("mod_switch")
     }
 }
@@ -609,8 +565,7 @@ impl<'a> LazyCiphertext<'a> {
     /// X -> X^g with its Galois key: (c0(X^g), 0) + switch(c1(X^g)).
     fn rotated(&self, g: usize, keys: &GaloisKeys) -> Result<LazyCiphertext<'a>> {
         let key = keys
-            .keys
-            .get(&g)
+            .get(g)
             .ok_or_else(|| Error::MissingKey(format!("Galois key for element {g}")))?;
         Ok(LazyCiphertext {
             ct: self.ct,

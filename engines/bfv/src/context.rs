@@ -6,7 +6,8 @@ use std::sync::{Arc, OnceLock};
 use num_bigint::BigUint;
 use num_traits::ToPrimitive;
 use triskel_kernels::{ntt_primes, Modulus, NttPlan};
-use triskel_ring::{BaseConverter, DivRound, KeySwitchContext, NoiseDistribution, RnsBasis};
+use triskel_ring::rlwe::{RlweContext, Scheme};
+use triskel_ring::{BaseConverter, DivRound, NoiseDistribution, RnsBasis};
 
 use crate::error::{Error, Result};
 use crate::params::BfvParameters;
@@ -18,27 +19,35 @@ const AUX_PRIME_BITS: u32 = 50;
 /// Precomputed parameters of one BFV instance: the ciphertext bases at every
 /// level, key switching, batching and the constants of encryption,
 /// decryption and multiplication. Answers every question about the set.
+/// Dereferences to its [`RlweContext`]: parameters, levels, primes and key
+/// switching.
 pub struct BfvContext {
-    params: BfvParameters,
-    levels: Vec<Level>,
-    key_switch: KeySwitchContext,
+    rlwe: RlweContext<BfvParameters, Level>,
     batching: Option<Batching>,
 }
 
+impl std::ops::Deref for BfvContext {
+    type Target = RlweContext<BfvParameters, Level>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.rlwe
+    }
+}
+
 /// The tables of one level: the first `level + 1` primes of Q.
-pub(crate) struct Level {
-    pub basis: Arc<RnsBasis>,
+pub struct Level {
+    pub(crate) basis: Arc<RnsBasis>,
     /// floor(Q_l / t) mod q_i.
-    pub delta: Vec<u64>,
+    pub(crate) delta: Vec<u64>,
     /// round((Q_l mod t) m / t) for messages m < t.
-    pub q_mod_t_scaling: RoundedRatio,
+    pub(crate) q_mod_t_scaling: RoundedRatio,
     /// floor(t * 2^128 / q_i), the fixed-point fractions of decryption.
-    pub t_over_q: Vec<u128>,
+    pub(crate) t_over_q: Vec<u128>,
     /// Division by the last prime, towards the level below (none at level 0).
-    pub switch_down: Option<DivRound>,
+    pub(crate) switch_down: Option<DivRound>,
     /// Multiplication tables, built on first use.
     mul: OnceLock<std::result::Result<MulTables, Error>>,
-    pub log2_q: f64,
+    pub(crate) log2_q: f64,
 }
 
 /// Tables of multiplication at one level (the "HPS over P" variant of
@@ -67,16 +76,6 @@ pub(crate) struct Batching {
     pub slot_index: Vec<usize>,
 }
 
-impl std::fmt::Debug for BfvContext {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BfvContext")
-            .field("params", &self.params)
-            .field("q", &self.q_primes())
-            .field("p", &self.key_switch.p().primes())
-            .finish_non_exhaustive()
-    }
-}
-
 fn product(primes: &[u64]) -> BigUint {
     primes.iter().fold(BigUint::from(1u32), |acc, &q| acc * q)
 }
@@ -90,72 +89,22 @@ impl BfvContext {
     /// otherwise) and precomputes everything.
     pub fn new(params: BfvParameters) -> Result<Arc<BfvContext>> {
         params.validate()?;
-        let n = params.n();
         let key_switch = params.key_switch_context(NoiseDistribution::default())?;
-        let q = key_switch.q().clone();
         let t = params.plain_modulus;
-        let batching = Batching::new(n, t);
+        let batching = Batching::new(params.n(), t);
         // Bases of every level derived from the top one, O(k) each.
-        let levels = q
-            .prefixes()?
-            .into_iter()
-            .map(|basis| Level::new(basis, t))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Arc::new(BfvContext {
-            params,
-            levels,
-            key_switch,
-            batching,
-        }))
-    }
-
-    /// The parameter set.
-    pub fn params(&self) -> &BfvParameters {
-        &self.params
-    }
-
-    /// Ring degree n.
-    pub fn n(&self) -> usize {
-        self.params.n()
+        let rlwe = RlweContext::new(params, key_switch, |basis| Level::new(basis, t))?;
+        Ok(Arc::new(BfvContext { rlwe, batching }))
     }
 
     /// Plaintext modulus t.
     pub fn plain_modulus(&self) -> u64 {
-        self.params.plain_modulus()
-    }
-
-    /// The ciphertext primes q_0..q_{k-1}.
-    pub fn q_primes(&self) -> Vec<u64> {
-        self.key_switch.q().primes()
-    }
-
-    /// The special (key-switching) primes.
-    pub fn p_primes(&self) -> Vec<u64> {
-        self.key_switch.p().primes()
-    }
-
-    /// log2(Q P), the figure the security standard bounds.
-    pub fn log2_qp(&self) -> f64 {
-        self.key_switch.qp().log2_product()
-    }
-
-    /// The highest level (fresh ciphertexts): number of ciphertext primes - 1.
-    pub fn max_level(&self) -> usize {
-        self.levels.len() - 1
+        self.params().plain_modulus()
     }
 
     /// True when t supports the batch encoder (t prime and 2n | t - 1).
     pub fn supports_batching(&self) -> bool {
         self.batching.is_some()
-    }
-
-    pub(crate) fn level(&self, level: usize) -> Result<&Level> {
-        self.levels
-            .get(level)
-            .ok_or(Error::InvalidParameters(format!(
-                "level {level} does not exist (max {})",
-                self.max_level()
-            )))
     }
 
     /// The least noise (log2 standard deviation) a ciphertext at `level` can
@@ -165,19 +114,11 @@ impl BfvContext {
         self.level(level)?;
         let mut noise = crate::params::symmetric_fresh_noise_log2(self.noise().variance().sqrt());
         for l in (level + 1..=self.max_level()).rev() {
-            let basis = &self.levels[l].basis;
+            let basis = &self.level(l)?.basis;
             let q_last = basis.modulus(basis.len() - 1).value();
             noise = crate::ciphertext::mod_switched_noise_log2(noise, q_last, self.n());
         }
         Ok(noise)
-    }
-
-    pub(crate) fn key_switch(&self) -> &KeySwitchContext {
-        &self.key_switch
-    }
-
-    pub(crate) fn noise(&self) -> NoiseDistribution {
-        self.key_switch.noise()
     }
 
     pub(crate) fn batching(&self) -> Result<&Batching> {
@@ -193,13 +134,13 @@ impl BfvContext {
     /// The Galois element of a row rotation by `steps` (left when positive):
     /// 3^steps mod 2n, with 3 of order n/2.
     pub fn galois_element_for_rotation(&self, steps: i64) -> usize {
-        triskel_ring::galois_power(self.n(), 3, steps)
+        self.rotation_element(Self::ROTATION_GENERATOR, steps)
             .expect("a context's ring degree is a checked power of two")
     }
 
     /// The Galois element that swaps the two rows: 2n - 1 (X -> X^-1).
     pub fn galois_element_for_row_swap(&self) -> usize {
-        2 * self.n() - 1
+        self.inverse_element()
     }
 }
 
@@ -266,7 +207,7 @@ impl Level {
     }
 
     /// The multiplication tables, built on first use.
-    pub fn mul_tables(&self, ctx: &BfvContext) -> Result<&MulTables> {
+    pub(crate) fn mul_tables(&self, ctx: &BfvContext) -> Result<&MulTables> {
         self.mul
             .get_or_init(|| MulTables::new(ctx, &self.basis))
             .as_ref()
@@ -312,6 +253,12 @@ impl MulTables {
             log2_q_over_aux: q.log2_product() - aux.log2_product(),
             aux,
         })
+    }
+}
+
+impl std::fmt::Debug for BfvContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.rlwe.fmt_debug("BfvContext", f)
     }
 }
 

@@ -16,14 +16,14 @@
 //! (mod t), and the sum is accumulated in 64.128-bit fixed point (each
 //! fraction t/q_i truncated to 128 bits, an error below 2^-66 per term).
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use num_bigint::BigUint;
 use triskel_kernels as kernels;
+use triskel_ring::rlwe::{self, check_encrypted, check_same_context, Scheme};
+use triskel_ring::KeyId;
 use triskel_ring::{
-    power_of_two_steps, KeyId, KeySwitchKey, LweCiphertext, LweSecretKey, Poly, Prng,
-    Representation, RlwePublicKey, RlweSecret, SecretKey as RingSecret,
+    power_of_two_steps, LweCiphertext, LweSecretKey, Poly, Prng, Representation, RlweSecret,
 };
 use zeroize::Zeroizing;
 
@@ -45,44 +45,16 @@ impl std::fmt::Debug for SecretKey {
     }
 }
 
-/// The public key (b, a) = (e - a s, a) in NTT form.
-#[derive(Clone, Debug)]
-pub struct PublicKey {
-    pub(crate) ctx: Arc<BfvContext>,
-    pub(crate) key: RlwePublicKey,
-}
+/// The public key (b, a) = (e - a s, a) in NTT form over Q: the RLWE
+/// layer's, for BFV.
+pub type PublicKey = rlwe::PublicKey<BfvContext>;
 
-/// The relinearization key (s^2 -> s).
-#[derive(Clone, Debug)]
-pub struct RelinKey {
-    pub(crate) ctx: Arc<BfvContext>,
-    pub(crate) key: KeySwitchKey,
-}
+/// The relinearization key (s^2 -> s): the RLWE layer's, for BFV.
+pub type RelinKey = rlwe::RelinKey<BfvContext>;
 
-/// Galois keys s(X^g) -> s for a set of Galois elements g, with the
-/// identity of s (which every key of the set carries, and an empty set too).
-#[derive(Clone, Debug)]
-pub struct GaloisKeys {
-    pub(crate) ctx: Arc<BfvContext>,
-    pub(crate) id: KeyId,
-    pub(crate) keys: BTreeMap<usize, KeySwitchKey>,
-}
-
-/// Ok when both belong to the same parameter set.
-pub(crate) fn check_same_context(a: &Arc<BfvContext>, b: &Arc<BfvContext>) -> Result<()> {
-    if Arc::ptr_eq(a, b) || a.params() == b.params() {
-        Ok(())
-    } else {
-        Err(Error::ParameterMismatch)
-    }
-}
-
-/// Ok when `ct` belongs to the parameter set `ctx` and to the secret key
-/// `id` (that of the key an operation uses); checked before any work.
-fn check_ciphertext(ctx: &Arc<BfvContext>, id: KeyId, ct: &Ciphertext) -> Result<()> {
-    check_same_context(ctx, &ct.ctx)?;
-    Ok(id.check("ciphertext", ct.key_id)?)
-}
+/// Galois keys s(X^g) -> s for row rotations and the row swap: the RLWE
+/// layer's, for BFV.
+pub type GaloisKeys = rlwe::GaloisKeys<BfvContext>;
 
 /// D(m) = round(Q_l m / t) at a level, in coefficient form.
 pub(crate) fn scaled_message(ctx: &BfvContext, pt: &Plaintext, level: usize) -> Result<Poly> {
@@ -165,53 +137,41 @@ pub(crate) fn decode_phase(
 impl SecretKey {
     /// Draws a fresh uniform ternary secret from the OS-seeded CSPRNG.
     pub fn generate(ctx: &Arc<BfvContext>) -> Result<SecretKey> {
-        let secret = RlweSecret::generate(&ctx.level(ctx.max_level())?.basis)?;
+        SecretKey::from_rlwe(ctx, RlweSecret::generate_for(&**ctx)?)
+    }
+
+    pub(crate) fn from_rlwe(ctx: &Arc<BfvContext>, secret: RlweSecret) -> Result<SecretKey> {
         Ok(SecretKey {
             ctx: ctx.clone(),
             secret,
         })
     }
 
-    pub(crate) fn from_ring(ctx: &Arc<BfvContext>, secret: RingSecret) -> Result<SecretKey> {
-        Ok(SecretKey {
-            ctx: ctx.clone(),
-            secret: RlweSecret::new(secret, &ctx.level(ctx.max_level())?.basis)?,
-        })
+    #[cfg(test)]
+    pub(crate) fn from_ring(
+        ctx: &Arc<BfvContext>,
+        secret: triskel_ring::SecretKey,
+    ) -> Result<SecretKey> {
+        SecretKey::from_rlwe(ctx, RlweSecret::for_context(&**ctx, secret)?)
     }
 
     /// A public key for this secret.
     pub fn public_key(&self) -> Result<PublicKey> {
-        Ok(PublicKey {
-            ctx: self.ctx.clone(),
-            key: self
-                .secret
-                .public_key(self.ctx.noise(), &mut Prng::from_os()?)?,
-        })
+        Ok(PublicKey::generate(&self.ctx, &self.secret)?)
     }
 
     /// The relinearization key (needed after ciphertext multiplication).
     pub fn relin_key(&self) -> Result<RelinKey> {
-        Ok(RelinKey {
-            ctx: self.ctx.clone(),
-            key: self.secret.relin_key(self.ctx.key_switch())?,
-        })
+        Ok(RelinKey::generate(&self.ctx, &self.secret)?)
     }
 
     /// Galois keys for row rotations by each of `steps` (positive = left)
     /// and, when `row_swap`, for swapping the two rows.
     pub fn galois_keys(&self, steps: &[i64], row_swap: bool) -> Result<GaloisKeys> {
-        let mut elements: Vec<usize> = steps
-            .iter()
-            .map(|&s| self.ctx.galois_element_for_rotation(s))
-            .collect();
-        if row_swap {
-            elements.push(self.ctx.galois_element_for_row_swap());
-        }
-        Ok(GaloisKeys {
-            ctx: self.ctx.clone(),
-            id: self.secret.id(),
-            keys: self.secret.galois_keys(self.ctx.key_switch(), &elements)?,
-        })
+        let elements = self
+            .ctx
+            .galois_elements(BfvContext::ROTATION_GENERATOR, steps, row_swap)?;
+        Ok(GaloisKeys::generate(&self.ctx, &self.secret, &elements)?)
     }
 
     /// Galois keys for rotations by every power of two (both directions) and
@@ -236,7 +196,7 @@ impl SecretKey {
 
     /// Ok when `ct` is under this key (parameter set and identity).
     pub(crate) fn check(&self, ct: &Ciphertext) -> Result<()> {
-        check_ciphertext(&self.ctx, self.secret.id(), ct)
+        Ok(check_encrypted(&self.ctx, self.secret.id(), ct)?)
     }
 
     /// The identity of this key, carried by every key and ciphertext made
@@ -328,84 +288,47 @@ fn big_log2(x: &BigUint) -> f64 {
     top.log2() + shift as f64
 }
 
-impl PublicKey {
-    /// Public-key encryption: c = (b u + e0 + D(m), a u + e1).
-    pub fn encrypt(&self, pt: &Plaintext) -> Result<Ciphertext> {
-        check_same_context(&self.ctx, &pt.ctx)?;
-        let level = self.ctx.max_level();
-        self.encrypt_phase(scaled_message(&self.ctx, pt, level)?, level, None)
-    }
+/// Public-key encryption: c = (b u + e0 + D(m), a u + e1).
+pub(crate) fn encrypt_public(pk: &PublicKey, pt: &Plaintext) -> Result<Ciphertext> {
+    let ctx = pk.context();
+    check_same_context(ctx, &pt.ctx)?;
+    let level = ctx.max_level();
+    encrypt_phase(pk, scaled_message(ctx, pt, level)?, level, None)
+}
 
-    /// A fresh encryption of zero at `level`; with `flood_log2 = Some(f)`,
-    /// its c0 also carries noise uniform in [-2^f, 2^f]
-    /// ([`triskel_ring::sampling::sample_flooding`]).
-    pub(crate) fn encrypt_zero(&self, level: usize, flood_log2: Option<u32>) -> Result<Ciphertext> {
-        let basis = &self.ctx.level(level)?.basis;
-        let c0 = match flood_log2 {
-            Some(f) => {
-                let mut rng = Prng::from_os()?;
-                triskel_ring::sampling::sample_flooding(basis, f, &mut rng)?
-            }
-            None => Poly::zero(basis, Representation::Coefficient),
-        };
-        self.encrypt_phase(c0, level, flood_log2)
-    }
-
-    /// (b u + e0 + c0, a u + e1) at `level` for c0 in coefficient form (the
-    /// scaled message, or flooding noise of 2^`flood_log2`, or zero).
-    fn encrypt_phase(&self, c0: Poly, level: usize, flood_log2: Option<u32>) -> Result<Ciphertext> {
-        let ctx = &self.ctx;
-        let polys = self.key.encrypt(c0, ctx.noise(), &mut Prng::from_os()?)?;
-        let mut noise = public_fresh_noise_log2(ctx.n(), ctx.noise().variance().sqrt());
-        if let Some(f) = flood_log2 {
-            // Uniform on [-B, B]: standard deviation B / sqrt(3).
-            noise = crate::ciphertext::add_std(noise, f as f64 - 0.5 * 3f64.log2());
+/// A fresh encryption of zero under `pk` at `level`; with
+/// `flood_log2 = Some(f)`, its c0 also carries noise uniform in
+/// [-2^f, 2^f] ([`triskel_ring::sampling::sample_flooding`]).
+pub(crate) fn encrypt_zero(
+    pk: &PublicKey,
+    level: usize,
+    flood_log2: Option<u32>,
+) -> Result<Ciphertext> {
+    let basis = &pk.context().level(level)?.basis;
+    let c0 = match flood_log2 {
+        Some(f) => {
+            let mut rng = Prng::from_os()?;
+            triskel_ring::sampling::sample_flooding(basis, f, &mut rng)?
         }
-        Ciphertext::new(ctx, self.key.id(), polys.into(), level, noise, None).checked("encrypt")
-    }
-
-    /// The parameters this key belongs to.
-    pub fn context(&self) -> &Arc<BfvContext> {
-        &self.ctx
-    }
-
-    /// The identity of the secret key it encrypts under.
-    pub fn id(&self) -> KeyId {
-        self.key.id()
-    }
-
-    /// Ok when `ct` is under this key's secret (parameter set and identity).
-    pub(crate) fn check(&self, ct: &Ciphertext) -> Result<()> {
-        check_ciphertext(&self.ctx, self.key.id(), ct)
-    }
+        None => Poly::zero(basis, Representation::Coefficient),
+    };
+    encrypt_phase(pk, c0, level, flood_log2)
 }
 
-impl RelinKey {
-    /// The identity of the secret key it belongs to.
-    pub fn id(&self) -> KeyId {
-        self.key.id()
+/// (b u + e0 + c0, a u + e1) at `level` for c0 in coefficient form (the
+/// scaled message, or flooding noise of 2^`flood_log2`, or zero).
+fn encrypt_phase(
+    pk: &PublicKey,
+    c0: Poly,
+    level: usize,
+    flood_log2: Option<u32>,
+) -> Result<Ciphertext> {
+    let ctx = pk.context();
+    let polys = pk.key().encrypt(c0, ctx.noise(), &mut Prng::from_os()?)?;
+    let mut noise = public_fresh_noise_log2(ctx.n(), ctx.noise().variance().sqrt());
+    if let Some(f) = flood_log2 {
+        // Uniform on [-B, B]: standard deviation B / sqrt(3).
+        noise = crate::ciphertext::add_std(noise, f as f64 - 0.5 * 3f64.log2());
     }
-
-    /// Ok when `ct` is under this key's secret (parameter set and identity).
-    pub(crate) fn check(&self, ct: &Ciphertext) -> Result<()> {
-        check_ciphertext(&self.ctx, self.key.id(), ct)
-    }
-}
-
-impl GaloisKeys {
-    /// The Galois elements covered.
-    pub fn elements(&self) -> Vec<usize> {
-        self.keys.keys().copied().collect()
-    }
-
-    /// The identity of the secret key they belong to.
-    pub fn id(&self) -> KeyId {
-        self.id
-    }
-
-    /// Ok when `ct` is under these keys' secret (parameter set and
-    /// identity).
-    pub(crate) fn check(&self, ct: &Ciphertext) -> Result<()> {
-        check_ciphertext(&self.ctx, self.id, ct)
-    }
+    Ciphertext::new(ctx, pk.id(), polys.into(), level, noise, None).checked("encrypt")
 }

@@ -38,16 +38,17 @@
 
 use std::sync::Arc;
 
+use triskel_ring::rlwe::Scheme;
 use triskel_ring::{
-    predates_key_ids, read_components, read_galois_keys, stored_version, write_components,
-    write_galois_keys, KeyId, KeySwitchKey, ObjectKind as Kind, Reader, RlwePublicKey, RlweSet,
-    SecretKey as RingSecret,
+    predates_key_ids, read_components, stored_version, write_components, ObjectKind as Kind,
+    Reader, RlweSecret, RlweSet, RnsBasis,
 };
 
 use crate::ciphertext::Ciphertext;
-use crate::context::BfvContext;
+use crate::context::{BfvContext, Level};
+use crate::encoding::Plaintext;
 use crate::error::{Error, Result};
-use crate::keys::{GaloisKeys, PublicKey, RelinKey, SecretKey};
+use crate::keys::{PublicKey, SecretKey};
 use crate::params::BfvParameters;
 
 const MAGIC: &[u8; 4] = b"TRKB";
@@ -57,13 +58,9 @@ pub const FORMAT_VERSION: u8 = 3;
 /// The last version without key identities: its parameters still load.
 const NO_KEY_ID_VERSION: u8 = 2;
 
-fn malformed<T>(msg: impl Into<String>) -> Result<T> {
-    Err(Error::Malformed(msg.into()))
-}
-
 impl BfvParameters {
     fn read_checked(bytes: &[u8], allow_insecure: bool) -> Result<BfvParameters> {
-        let (r, mut params) = read_object(bytes, Kind::Params)?;
+        let (r, mut params) = BfvContext::read_header(bytes, Kind::Params)?;
         r.finish()?;
         if allow_insecure {
             params.set = params.set.allow_insecure();
@@ -74,7 +71,9 @@ impl BfvParameters {
 
     /// Versioned bytes of the parameter set.
     pub fn to_bytes(&self) -> Vec<u8> {
-        begin(Kind::Params, self)
+        let mut out = Vec::new();
+        BfvContext::write_header(self, Kind::Params, &mut out);
+        out
     }
 
     /// Loads [`to_bytes`](Self::to_bytes) output. The set is validated,
@@ -91,119 +90,61 @@ impl BfvParameters {
     }
 }
 
-/// The header and the parameter set of an object of `kind`.
-fn begin(kind: Kind, params: &BfvParameters) -> Vec<u8> {
-    let mut out = Vec::new();
-    triskel_ring::write_header(&mut out, MAGIC, FORMAT_VERSION, kind as u8);
-    params
-        .set
-        .write(&mut out, &params.plain_modulus.to_le_bytes());
-    out
-}
+/// What BFV gives the RLWE layer: its format's header (module
+/// documentation) and its public-key encryption.
+impl Scheme for BfvContext {
+    type Params = BfvParameters;
+    type Error = Error;
 
-/// Reads the header of an object of `kind` (this version, or version 2 for
-/// parameters: module documentation) and its parameter set (unchecked, not
-/// insecure).
-fn read_object(bytes: &[u8], kind: Kind) -> Result<(Reader<'_>, BfvParameters)> {
-    let mut version = FORMAT_VERSION;
-    if stored_version(bytes, MAGIC) == Some(NO_KEY_ID_VERSION) {
-        if kind != Kind::Params {
-            return malformed(predates_key_ids(&format!(
-                "BFV object of version {NO_KEY_ID_VERSION}"
-            )));
+    /// The header and the parameter set of an object of `kind`.
+    fn write_header(params: &BfvParameters, kind: Kind, out: &mut Vec<u8>) {
+        triskel_ring::write_header(out, MAGIC, FORMAT_VERSION, kind as u8);
+        params.set.write(out, &params.plain_modulus.to_le_bytes());
+    }
+
+    /// Reads the header of an object of `kind` (this version, or version 2
+    /// for parameters: module documentation) and its parameter set
+    /// (unchecked, not insecure).
+    fn read_header(bytes: &[u8], kind: Kind) -> Result<(Reader<'_>, BfvParameters)> {
+        let mut version = FORMAT_VERSION;
+        if stored_version(bytes, MAGIC) == Some(NO_KEY_ID_VERSION) {
+            if kind != Kind::Params {
+                return Error::malformed(predates_key_ids(&format!(
+                    "BFV object of version {NO_KEY_ID_VERSION}"
+                )));
+            }
+            version = NO_KEY_ID_VERSION;
         }
-        version = NO_KEY_ID_VERSION;
+        let mut r = Reader::new(bytes);
+        triskel_ring::read_header(&mut r, MAGIC, version, kind as u8)?;
+        let (set, plain_modulus) = RlweSet::read(&mut r, |r| r.u64())?;
+        Ok((r, BfvParameters { set, plain_modulus }))
     }
-    let mut r = Reader::new(bytes);
-    triskel_ring::read_header(&mut r, MAGIC, version, kind as u8)?;
-    let (set, plain_modulus) = RlweSet::read(&mut r, |r| r.u64())?;
-    Ok((r, BfvParameters { set, plain_modulus }))
-}
 
-/// Reads the header; the parameter set must be `ctx`'s.
-fn open<'a>(bytes: &'a [u8], kind: Kind, ctx: &BfvContext) -> Result<Reader<'a>> {
-    let (r, params) = read_object(bytes, kind)?;
-    if params != *ctx.params() {
-        return Err(Error::ParameterMismatch);
+    type Level = Level;
+    type Plaintext = Plaintext;
+    type Ciphertext = Ciphertext;
+
+    fn public_key_basis(&self) -> &Arc<RnsBasis> {
+        self.top_basis()
     }
-    Ok(r)
+
+    const ROTATION_GENERATOR: u64 = 3;
+
+    fn encrypt_public(pk: &PublicKey, pt: &Plaintext) -> Result<Ciphertext> {
+        crate::keys::encrypt_public(pk, pt)
+    }
 }
 
 impl SecretKey {
     /// Versioned bytes of the secret key (keep them secret).
     pub fn to_bytes(&self) -> zeroize::Zeroizing<Vec<u8>> {
-        let mut out = zeroize::Zeroizing::new(begin(Kind::Secret, self.ctx.params()));
-        self.secret.secret().write_ternary(&mut out);
-        out
+        self.secret.to_bytes(&*self.ctx)
     }
 
     /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`.
     pub fn from_bytes(bytes: &[u8], ctx: &Arc<BfvContext>) -> Result<SecretKey> {
-        let mut r = open(bytes, Kind::Secret, ctx)?;
-        let secret = RingSecret::read_ternary(&mut r, ctx.n())?;
-        r.finish()?;
-        SecretKey::from_ring(ctx, secret)
-    }
-}
-
-impl PublicKey {
-    /// Versioned, seed-compressed bytes (b and the seed of a).
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = begin(Kind::Public, self.ctx.params());
-        self.key.write(&mut out);
-        out
-    }
-
-    /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`.
-    pub fn from_bytes(bytes: &[u8], ctx: &Arc<BfvContext>) -> Result<PublicKey> {
-        let mut r = open(bytes, Kind::Public, ctx)?;
-        let key = RlwePublicKey::read(&mut r, &ctx.level(ctx.max_level())?.basis)?;
-        r.finish()?;
-        Ok(PublicKey {
-            ctx: ctx.clone(),
-            key,
-        })
-    }
-}
-
-impl RelinKey {
-    /// Versioned, seed-compressed bytes.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = begin(Kind::Relin, self.ctx.params());
-        self.key.write_blob(&mut out);
-        out
-    }
-
-    /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`.
-    pub fn from_bytes(bytes: &[u8], ctx: &Arc<BfvContext>) -> Result<RelinKey> {
-        let mut r = open(bytes, Kind::Relin, ctx)?;
-        let key = KeySwitchKey::read_blob(&mut r, ctx.key_switch())?;
-        r.finish()?;
-        Ok(RelinKey {
-            ctx: ctx.clone(),
-            key,
-        })
-    }
-}
-
-impl GaloisKeys {
-    /// Versioned, seed-compressed bytes.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = begin(Kind::Galois, self.ctx.params());
-        write_galois_keys(&mut out, self.id, &self.keys);
-        out
-    }
-
-    /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`.
-    pub fn from_bytes(bytes: &[u8], ctx: &Arc<BfvContext>) -> Result<GaloisKeys> {
-        let mut r = open(bytes, Kind::Galois, ctx)?;
-        let (id, keys) = read_galois_keys(&mut r, ctx.key_switch())?;
-        r.finish()?;
-        Ok(GaloisKeys {
-            ctx: ctx.clone(),
-            id,
-            keys,
-        })
+        SecretKey::from_rlwe(ctx, RlweSecret::from_bytes(bytes, &**ctx)?)
     }
 }
 
@@ -211,10 +152,9 @@ impl Ciphertext {
     /// Versioned bytes; a fresh symmetric encryption stores the seed of c1
     /// instead of c1 (half the size).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = begin(Kind::Ciphertext, self.ctx.params());
-        self.key_id.write(&mut out);
-        out.push(self.level as u8);
-        out.push(self.polys.len() as u8);
+        let mut out = self
+            .ctx
+            .begin_ciphertext(self.key_id, self.level, self.polys.len());
         out.extend_from_slice(&self.noise_log2.to_le_bytes());
         write_components(&mut out, &self.polys, self.seed.as_ref());
         out
@@ -222,22 +162,10 @@ impl Ciphertext {
 
     /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`.
     pub fn from_bytes(bytes: &[u8], ctx: &Arc<BfvContext>) -> Result<Ciphertext> {
-        let mut r = open(bytes, Kind::Ciphertext, ctx)?;
-        let key_id = KeyId::read(&mut r)?;
-        let level = r.u8()? as usize;
-        if level > ctx.max_level() {
-            return malformed(format!(
-                "level {level} above the maximum {}",
-                ctx.max_level()
-            ));
-        }
-        let size = r.u8()? as usize;
-        if !(2..=3).contains(&size) {
-            return malformed(format!("{size} components; 2 or 3 expected"));
-        }
+        let (mut r, key_id, level, size) = ctx.open_ciphertext(bytes)?;
         let noise_log2 = r.f64()?;
         if !noise_log2.is_finite() || !(-8.0..=1024.0).contains(&noise_log2) {
-            return malformed("noise estimate out of range");
+            return Error::malformed("noise estimate out of range");
         }
         // A claim of less noise than a fresh encryption is not believed.
         let noise_log2 = noise_log2.max(ctx.fresh_noise_floor_log2(level)?);

@@ -37,6 +37,7 @@ use crate::noise::{
     digit_error, key_switch_error, lazy_finish_error, lazy_switch_error, rounding_error, Noise,
 };
 use crate::plaintext::{check_scale, reduce_i128, Plaintext};
+use triskel_ring::rlwe::RlweCiphertext;
 
 /// Largest relative difference of two scales treated as equal.
 const SCALE_TOLERANCE: f64 = 1.0 / (1u64 << 30) as f64;
@@ -45,16 +46,20 @@ const SCALE_TOLERANCE: f64 = 1.0 / (1u64 << 30) as f64;
 /// the secret key it is encrypted under: operations refuse to combine it
 /// with a ciphertext or key of another secret key
 /// ([`triskel_ring::Error::KeyMismatch`]), and results carry it on.
+/// Dereferences to its [`RlweCiphertext`]: components, level, key identity.
 #[derive(Clone, Debug)]
 pub struct Ciphertext {
-    pub(crate) ctx: Arc<CkksContext>,
-    pub(crate) key_id: KeyId,
-    pub(crate) polys: Vec<Poly>,
-    pub(crate) level: usize,
+    pub(crate) rlwe: RlweCiphertext<CkksContext>,
     pub(crate) scale: f64,
     pub(crate) noise: Noise,
-    /// For a fresh symmetric encryption, the seed c1 was drawn from.
-    pub(crate) seed: Option<Seed>,
+}
+
+impl std::ops::Deref for Ciphertext {
+    type Target = RlweCiphertext<CkksContext>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.rlwe
+    }
 }
 
 /// True when two scales agree within [`SCALE_TOLERANCE`].
@@ -72,15 +77,8 @@ impl Ciphertext {
         noise: Noise,
         seed: Option<Seed>,
     ) -> Ciphertext {
-        Ciphertext {
-            ctx: ctx.clone(),
-            key_id,
-            polys,
-            level,
-            scale,
-            noise,
-            seed,
-        }
+        let rlwe = RlweCiphertext::new(ctx, key_id, polys, level, seed);
+        Ciphertext { rlwe, scale, noise }
     }
 
     /// A result of an operation, with its scale and noise checked.
@@ -135,42 +133,9 @@ impl Ciphertext {
         self.noise.message.log2()
     }
 
-    /// The polynomials (c0, c1[, c2]) over the level's primes, phase
-    /// c0 + c1 s (+ c2 s^2): what a transition reads.
-    pub fn polys(&self) -> &[Poly] {
-        &self.polys
-    }
-
-    /// The level: number of ciphertext primes - 1.
-    pub fn level(&self) -> usize {
-        self.level
-    }
-
     /// The scale.
     pub fn scale(&self) -> f64 {
         self.scale
-    }
-
-    /// Number of components (2, or 3 after a multiplication before relinearization).
-    pub fn size(&self) -> usize {
-        self.polys.len()
-    }
-
-    /// The parameters this ciphertext belongs to.
-    pub fn context(&self) -> &Arc<CkksContext> {
-        &self.ctx
-    }
-
-    /// The identity of the secret key this ciphertext is under.
-    pub fn key_id(&self) -> KeyId {
-        self.key_id
-    }
-
-    /// Ok when `other` belongs to this ciphertext's parameter set and
-    /// secret key: checked before any work by operations on two.
-    fn check_pair(&self, other: &Ciphertext) -> Result<()> {
-        check_same_context(&self.ctx, &other.ctx)?;
-        Ok(self.key_id.check("second operand", other.key_id)?)
     }
 
     pub(crate) fn expect_size(&self, expected: usize) -> Result<()> {
@@ -278,15 +243,15 @@ impl Ciphertext {
                 z.data_mut().fill(0);
                 z
             });
-            a.polys.extend(extra.collect::<Vec<_>>());
+            a.rlwe.polys.extend(extra.collect::<Vec<_>>());
         }
-        for (x, y) in a.polys.iter_mut().zip(&b.polys) {
+        for (x, y) in a.rlwe.polys.iter_mut().zip(&b.polys) {
             f(x, y)?;
         }
         // b's values are read at a's scale: a relative error |a/b - 1|.
         let drift = b.noise.message * (a.scale / b.scale - 1.0).abs();
         let noise = (a.noise + b.noise).plus_error(drift);
-        let polys = std::mem::take(&mut a.polys);
+        let polys = std::mem::take(&mut a.rlwe.polys);
         a.derived(polys, a.level, a.scale, noise)
     }
 
@@ -473,7 +438,7 @@ impl Ciphertext {
         rk.check(self)?;
         self.expect_size(3)?;
         let [c0, c1, c2] = [0, 1, 2].map(|i| &self.polys[i]);
-        let (u0, u1) = self.ctx.key_switch().relinearize(&rk.key, [c0, c1, c2])?;
+        let (u0, u1) = self.ctx.key_switch().relinearize(rk.key(), [c0, c1, c2])?;
         let polys = vec![u0, u1];
         let noise = self
             .noise
@@ -490,12 +455,7 @@ impl Ciphertext {
     pub fn sample_extract(&self, indices: &[usize]) -> Result<Vec<LweCiphertext>> {
         self.expect_size(2)?;
         let low = self.drop_to_level(0)?;
-        Ok(LweCiphertext::sample_extract_rlwe(
-            &low.polys[0],
-            &low.polys[1],
-            indices,
-            self.key_id,
-        )?)
+        Ok(low.rlwe.sample_extract(indices)?)
     }
 
     /// Divides by the last prime q_l: level l - 1, scale / q_l.
@@ -503,11 +463,7 @@ impl Ciphertext {
         let lv = self.ctx.level(self.level)?;
         let div = lv.rescale.as_ref().ok_or(Error::LowestLevel)?;
         let q = self.ctx.prime(self.level)? as f64;
-        let polys = self
-            .polys
-            .iter()
-            .map(|p| div.apply_joined(p))
-            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let polys = self.divided_components(div)?;
         let noise = self
             .noise
             .divide(q, rounding_error(&self.ctx, self.polys.len()));
@@ -539,11 +495,11 @@ impl Ciphertext {
         // The division by q_l P runs limb by limb inside the switch.
         let (u0, u1) = if std::ptr::eq(self, other) {
             let x1_terms = [(&a[1], &pb0); 2];
-            ks.switch_divided(&rk.key, &d2, [&[(&a[0], &pb0)], &x1_terms], div)?
+            ks.switch_divided(rk.key(), &d2, [&[(&a[0], &pb0)], &x1_terms], div)?
         } else {
             let pb1 = ks.times_p(&b[1])?;
             let x1_terms = [(&a[0], &pb1), (&a[1], &pb0)];
-            ks.switch_divided(&rk.key, &d2, [&[(&a[0], &pb0)], &x1_terms], div)?
+            ks.switch_divided(rk.key(), &d2, [&[(&a[0], &pb0)], &x1_terms], div)?
         };
         let q = self.ctx.prime(level)? as f64;
         let polys = vec![u0, u1];

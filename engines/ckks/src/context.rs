@@ -4,44 +4,42 @@
 use std::sync::Arc;
 
 use triskel_kernels as kernels;
-use triskel_ring::{DivRound, KeySwitchContext, NoiseDistribution, Poly, RnsBasis};
+use triskel_ring::rlwe::RlweContext;
+use triskel_ring::{DivRound, NoiseDistribution, Poly, RnsBasis};
 use zeroize::Zeroizing;
 
 use crate::encoder::Encoder;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::params::CkksParameters;
 
-/// Precomputed parameters of one CKKS instance.
+/// Precomputed parameters of one CKKS instance. Dereferences to its
+/// [`RlweContext`]: parameters, levels, primes and key switching.
 pub struct CkksContext {
-    params: CkksParameters,
-    levels: Vec<Level>,
-    key_switch: KeySwitchContext,
+    rlwe: RlweContext<CkksParameters, Level>,
     pub(crate) encoder: Encoder,
 }
 
+impl std::ops::Deref for CkksContext {
+    type Target = RlweContext<CkksParameters, Level>;
+
+    fn deref(&self) -> &Self::Target {
+        &self.rlwe
+    }
+}
+
 /// The tables of one level: the first `level + 1` primes of Q.
-pub(crate) struct Level {
-    pub basis: Arc<RnsBasis>,
+pub struct Level {
+    pub(crate) basis: Arc<RnsBasis>,
     /// round(x / q_l) into the level below (none at level 0).
-    pub rescale: Option<DivRound>,
+    pub(crate) rescale: Option<DivRound>,
     /// round(x / (q_l P)) from Q_l P into the level below: ModDown and
     /// rescale in one division (none at level 0).
-    pub mod_down_rescale: Option<DivRound>,
+    pub(crate) mod_down_rescale: Option<DivRound>,
     /// Exact centered CRT: (Q/q_i) mod 2^128, Q mod 2^128 and 1/q_i.
     qhat_wrapped: Vec<u128>,
     q_wrapped: u128,
     inv_q: Vec<f64>,
-    pub log2_q: f64,
-}
-
-impl std::fmt::Debug for CkksContext {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CkksContext")
-            .field("params", &self.params)
-            .field("q", &self.q_primes())
-            .field("p", &self.key_switch.p().primes())
-            .finish_non_exhaustive()
-    }
+    pub(crate) log2_q: f64,
 }
 
 impl CkksContext {
@@ -49,59 +47,21 @@ impl CkksContext {
     /// otherwise) and precomputes everything.
     pub fn new(params: CkksParameters) -> Result<Arc<CkksContext>> {
         params.validate()?;
-        let n = params.n();
+        let encoder = Encoder::new(params.n());
         let key_switch = params.key_switch_context(NoiseDistribution::default())?;
-        let q = key_switch.q().clone();
         let p = key_switch.p().clone();
-        let levels = (1..=q.len())
-            .map(|len| Level::new(&q, &p, len))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(Arc::new(CkksContext {
-            encoder: Encoder::new(n),
-            params,
-            levels,
-            key_switch,
-        }))
-    }
-
-    /// The parameter set.
-    pub fn params(&self) -> &CkksParameters {
-        &self.params
-    }
-
-    /// Ring degree n.
-    pub fn n(&self) -> usize {
-        self.params.n()
+        let rlwe = RlweContext::new(params, key_switch, |basis| Level::new(basis, &p))?;
+        Ok(Arc::new(CkksContext { rlwe, encoder }))
     }
 
     /// Number of complex slots, n / 2.
     pub fn slots(&self) -> usize {
-        self.params.slots()
+        self.params().slots()
     }
 
     /// The default scale 2^log_scale.
     pub fn default_scale(&self) -> f64 {
-        2f64.powi(self.params.log_scale as i32)
-    }
-
-    /// The ciphertext primes q_0..q_L.
-    pub fn q_primes(&self) -> Vec<u64> {
-        self.key_switch.q().primes()
-    }
-
-    /// The special (key-switching) primes.
-    pub fn p_primes(&self) -> Vec<u64> {
-        self.key_switch.p().primes()
-    }
-
-    /// log2(Q P), the figure the security standard bounds.
-    pub fn log2_qp(&self) -> f64 {
-        self.key_switch.qp().log2_product()
-    }
-
-    /// The highest level L (fresh ciphertexts).
-    pub fn max_level(&self) -> usize {
-        self.levels.len() - 1
+        2f64.powi(self.params().log_scale as i32)
     }
 
     /// The prime q_l dropped by rescaling at level l.
@@ -115,28 +75,17 @@ impl CkksContext {
     pub fn max_scale(&self, level: usize) -> Result<f64> {
         Ok((self.level(level)?.log2_q - 2.0).exp2())
     }
+}
 
-    pub(crate) fn level(&self, level: usize) -> Result<&Level> {
-        self.levels
-            .get(level)
-            .ok_or(Error::InvalidParameters(format!(
-                "level {level} does not exist (max {})",
-                self.max_level()
-            )))
-    }
-
-    pub(crate) fn key_switch(&self) -> &KeySwitchContext {
-        &self.key_switch
-    }
-
-    pub(crate) fn noise(&self) -> NoiseDistribution {
-        self.key_switch.noise()
+impl std::fmt::Debug for CkksContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.rlwe.fmt_debug("CkksContext", f)
     }
 }
 
 impl Level {
-    fn new(q: &Arc<RnsBasis>, p: &Arc<RnsBasis>, len: usize) -> Result<Level> {
-        let basis = q.sub_basis(0..len)?;
+    fn new(basis: Arc<RnsBasis>, p: &Arc<RnsBasis>) -> Result<Level> {
+        let len = basis.len();
         let primes = basis.primes();
         let wrapped = |skip: Option<usize>| {
             primes
@@ -174,7 +123,7 @@ impl Level {
     /// whenever it lies within +-2^127 (any decryptable message), and v is
     /// exact unless x / Q is within k 2^-52 of 1/2 (no room for a message).
     /// Wiped on drop, like its scratch: x may be a secret phase.
-    pub fn centered_coefficients(&self, x: &Poly) -> Result<Zeroizing<Vec<f64>>> {
+    pub(crate) fn centered_coefficients(&self, x: &Poly) -> Result<Zeroizing<Vec<f64>>> {
         let n = self.basis.n();
         let mut acc = Zeroizing::new(vec![0u128; n]);
         let mut frac = Zeroizing::new(vec![0f64; n]);

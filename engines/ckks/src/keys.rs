@@ -9,18 +9,16 @@
 //! decryption  m' = c0 + c1 s  (mod Q_l), decoded with the ciphertext's scale
 //! ```
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use triskel_ring::{
-    galois_element, power_of_two_steps, KeyId, KeySwitchKey, LweSecretKey, Poly, Prng,
-    RlwePublicKey, RlweSecret, SecretKey as RingSecret,
-};
+pub(crate) use triskel_ring::rlwe::check_same_context;
+use triskel_ring::rlwe::{self, check_encrypted, Scheme};
+use triskel_ring::{power_of_two_steps, KeyId, LweSecretKey, Poly, Prng, RlweSecret};
 use zeroize::Zeroizing;
 
 use crate::ciphertext::Ciphertext;
 use crate::context::CkksContext;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::noise::{public_key_error, symmetric_error};
 use crate::plaintext::Plaintext;
 
@@ -40,60 +38,40 @@ impl std::fmt::Debug for SecretKey {
     }
 }
 
-/// The public key (b, a) = (-(a s) + e, a), NTT form.
-#[derive(Clone, Debug)]
-pub struct PublicKey {
-    pub(crate) ctx: Arc<CkksContext>,
-    pub(crate) key: RlwePublicKey,
-}
+/// The public key (b, a) = (-(a s) + e, a) modulo Q P, NTT form: the RLWE
+/// layer's, for CKKS.
+pub type PublicKey = rlwe::PublicKey<CkksContext>;
 
-/// The relinearization key (s^2 -> s).
-#[derive(Clone, Debug)]
-pub struct RelinKey {
-    pub(crate) ctx: Arc<CkksContext>,
-    pub(crate) key: KeySwitchKey,
-}
+/// The relinearization key (s^2 -> s): the RLWE layer's, for CKKS.
+pub type RelinKey = rlwe::RelinKey<CkksContext>;
 
-/// Galois keys s(X^g) -> s for a set of Galois elements g (rotations and
-/// conjugation), with the identity of s (which every key of the set
-/// carries, and an empty set too).
-#[derive(Clone, Debug)]
-pub struct GaloisKeys {
-    pub(crate) ctx: Arc<CkksContext>,
-    pub(crate) id: KeyId,
-    pub(crate) keys: BTreeMap<usize, KeySwitchKey>,
-}
-
-/// Ok when both belong to the same parameter set.
-pub(crate) fn check_same_context(a: &Arc<CkksContext>, b: &Arc<CkksContext>) -> Result<()> {
-    if Arc::ptr_eq(a, b) || a.params() == b.params() {
-        Ok(())
-    } else {
-        Err(Error::ParameterMismatch)
-    }
-}
+/// Galois keys s(X^g) -> s for rotations and conjugation: the RLWE layer's,
+/// for CKKS.
+pub type GaloisKeys = rlwe::GaloisKeys<CkksContext>;
 
 /// Ok when `ct` belongs to the parameter set `ctx` and to the secret key
 /// `id` (that of the keys an operation uses); checked before any work.
 pub(crate) fn check_ciphertext(ctx: &Arc<CkksContext>, id: KeyId, ct: &Ciphertext) -> Result<()> {
-    check_same_context(ctx, &ct.ctx)?;
-    Ok(id.check("ciphertext", ct.key_id)?)
+    Ok(check_encrypted(ctx, id, ct)?)
 }
 
 /// The Galois element of a left rotation by `step` slots (5^step mod 2n).
 pub(crate) fn rotation_element(ctx: &CkksContext, step: i64) -> Result<usize> {
-    Ok(galois_element(ctx.n(), step)?)
+    Ok(ctx.rotation_element(CkksContext::ROTATION_GENERATOR, step)?)
 }
 
 /// The Galois element of complex conjugation (X -> X^-1).
 pub(crate) fn conjugation_element(ctx: &CkksContext) -> usize {
-    2 * ctx.n() - 1
+    ctx.inverse_element()
 }
 
 impl SecretKey {
     /// Draws a fresh uniform ternary secret from the OS-seeded CSPRNG.
     pub fn generate(ctx: &Arc<CkksContext>) -> Result<SecretKey> {
-        let secret = RlweSecret::generate(&ctx.level(ctx.max_level())?.basis)?;
+        SecretKey::from_rlwe(ctx, RlweSecret::generate_for(&**ctx)?)
+    }
+
+    pub(crate) fn from_rlwe(ctx: &Arc<CkksContext>, secret: RlweSecret) -> Result<SecretKey> {
         Ok(SecretKey {
             ctx: ctx.clone(),
             secret,
@@ -101,50 +79,23 @@ impl SecretKey {
         })
     }
 
-    pub(crate) fn from_ring(ctx: &Arc<CkksContext>, secret: RingSecret) -> Result<SecretKey> {
-        Ok(SecretKey {
-            ctx: ctx.clone(),
-            secret: RlweSecret::new(secret, &ctx.level(ctx.max_level())?.basis)?,
-            floods: triskel_ring::FloodLedger::default(),
-        })
-    }
-
     /// A public key for this secret, modulo Q P (encryption moves down by P).
     pub fn public_key(&self) -> Result<PublicKey> {
-        let ctx = &self.ctx;
-        Ok(PublicKey {
-            ctx: ctx.clone(),
-            key: self.secret.public_key_mod_qp(
-                ctx.key_switch(),
-                ctx.noise(),
-                &mut Prng::from_os()?,
-            )?,
-        })
+        Ok(PublicKey::generate(&self.ctx, &self.secret)?)
     }
 
     /// The relinearization key (needed after ciphertext multiplication).
     pub fn relin_key(&self) -> Result<RelinKey> {
-        Ok(RelinKey {
-            ctx: self.ctx.clone(),
-            key: self.secret.relin_key(self.ctx.key_switch())?,
-        })
+        Ok(RelinKey::generate(&self.ctx, &self.secret)?)
     }
 
     /// Galois keys for left rotations by each of `steps` (negative = right)
     /// and, when `conjugate`, for complex conjugation.
     pub fn galois_keys(&self, steps: &[i64], conjugate: bool) -> Result<GaloisKeys> {
-        let mut elements = steps
-            .iter()
-            .map(|&s| rotation_element(&self.ctx, s))
-            .collect::<Result<Vec<_>>>()?;
-        if conjugate {
-            elements.push(conjugation_element(&self.ctx));
-        }
-        Ok(GaloisKeys {
-            ctx: self.ctx.clone(),
-            id: self.secret.id(),
-            keys: self.secret.galois_keys(self.ctx.key_switch(), &elements)?,
-        })
+        let elements =
+            self.ctx
+                .galois_elements(CkksContext::ROTATION_GENERATOR, steps, conjugate)?;
+        Ok(GaloisKeys::generate(&self.ctx, &self.secret, &elements)?)
     }
 
     /// Galois keys for rotations by every power of two in both directions
@@ -229,75 +180,29 @@ impl SecretKey {
     }
 }
 
-impl PublicKey {
-    /// Public-key encryption at the plaintext's level l, modulo Q_l P then
-    /// divided by P: c = (round((b u + e0) / P) + m, round((a u + e1) / P)),
-    /// whose error is the rounding r0 + r1 s instead of e0 + e u + e1 s.
-    pub fn encrypt(&self, pt: &Plaintext) -> Result<Ciphertext> {
-        check_same_context(&self.ctx, &pt.ctx)?;
-        let ctx = &self.ctx;
-        let polys = self.key.encrypt_mod_qp(
-            pt.poly.clone(),
-            ctx.key_switch(),
-            ctx.noise(),
-            &mut Prng::from_os()?,
-        )?;
-        let noise = pt
-            .noise
-            .plus_error(public_key_error(ctx))
-            .check(pt.scale, ctx.level(pt.level)?.log2_q)?;
-        Ok(Ciphertext::new(
-            ctx,
-            self.key.id(),
-            polys.into(),
-            pt.level,
-            pt.scale,
-            noise,
-            None,
-        ))
-    }
-
-    /// The parameters this key belongs to.
-    pub fn context(&self) -> &Arc<CkksContext> {
-        &self.ctx
-    }
-
-    /// The identity of the secret key it encrypts under.
-    pub fn id(&self) -> KeyId {
-        self.key.id()
-    }
-}
-
-impl RelinKey {
-    /// The identity of the secret key it belongs to.
-    pub fn id(&self) -> KeyId {
-        self.key.id()
-    }
-
-    /// Ok when `ct` is under this key's secret (parameter set and identity).
-    pub(crate) fn check(&self, ct: &Ciphertext) -> Result<()> {
-        check_ciphertext(&self.ctx, self.key.id(), ct)
-    }
-}
-
-impl GaloisKeys {
-    /// The Galois elements covered.
-    pub fn elements(&self) -> Vec<usize> {
-        self.keys.keys().copied().collect()
-    }
-
-    /// The identity of the secret key they belong to.
-    pub fn id(&self) -> KeyId {
-        self.id
-    }
-
-    /// Ok when `ct` is under these keys' secret (parameter set and
-    /// identity).
-    pub(crate) fn check(&self, ct: &Ciphertext) -> Result<()> {
-        check_ciphertext(&self.ctx, self.id, ct)
-    }
-
-    pub(crate) fn get(&self, g: usize) -> Option<&KeySwitchKey> {
-        self.keys.get(&g)
-    }
+/// Public-key encryption at the plaintext's level l, modulo Q_l P then
+/// divided by P: c = (round((b u + e0) / P) + m, round((a u + e1) / P)),
+/// whose error is the rounding r0 + r1 s instead of e0 + e u + e1 s.
+pub(crate) fn encrypt_public(pk: &PublicKey, pt: &Plaintext) -> Result<Ciphertext> {
+    let ctx = pk.context();
+    check_same_context(ctx, &pt.ctx)?;
+    let polys = pk.key().encrypt_mod_qp(
+        pt.poly.clone(),
+        ctx.key_switch(),
+        ctx.noise(),
+        &mut Prng::from_os()?,
+    )?;
+    let noise = pt
+        .noise
+        .plus_error(public_key_error(ctx))
+        .check(pt.scale, ctx.level(pt.level)?.log2_q)?;
+    Ok(Ciphertext::new(
+        ctx,
+        pk.id(),
+        polys.into(),
+        pt.level,
+        pt.scale,
+        noise,
+        None,
+    ))
 }

@@ -558,7 +558,7 @@ impl RotationSum {
                 &group.extended,
                 keys,
             )?;
-            let mut polys = std::mem::take(&mut z.polys).into_iter();
+            let mut polys = std::mem::take(&mut z.rlwe.polys).into_iter();
             let (Some(c0), Some(c1)) = (polys.next(), polys.next()) else {
                 return Err(Error::CiphertextSize {
                     expected: 2,

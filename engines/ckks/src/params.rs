@@ -75,7 +75,7 @@ impl CkksParameters {
     }
 
     /// N = 16384 with the shape of [`n8192`](Self::n8192) (Q = 50 + 40 + 40
-    /// bits, P = 50 bits, dnum = 3): the pipeline at N = 16384, for
+    /// bits, P = 50 bits, dnum = 3): the multiply pipeline at N = 16384, for
     /// comparisons with peers (not among [`named`](Self::named), whose
     /// deeper N = 16384 set the planner picks).
     pub fn n16384_depth2() -> CkksParameters {

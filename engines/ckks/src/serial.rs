@@ -51,20 +51,21 @@
 
 use std::sync::Arc;
 
+use triskel_ring::rlwe::Scheme;
 use triskel_ring::{
     predates_key_ids, read_components, read_galois_keys, read_header, stored_version,
     write_components, write_galois_keys, write_header, KeyId, KeySwitchKey, ObjectKind as Kind,
-    Reader, RlwePublicKey, RlweSet, SecretKey as RingSecret,
+    Reader, RlweSecret, RlweSet, RnsBasis,
 };
 
 use crate::bootstrap::{encapsulation_context, BootstrapKeys};
 use crate::ciphertext::Ciphertext;
-use crate::context::CkksContext;
+use crate::context::{CkksContext, Level};
 use crate::error::{Error, Result};
 use crate::keys::{GaloisKeys, PublicKey, RelinKey, SecretKey};
 use crate::noise::{encoding_error, public_key_error, Noise};
 use crate::params::CkksParameters;
-use crate::plaintext::check_scale;
+use crate::plaintext::{check_scale, Plaintext};
 
 const MAGIC: &[u8; 4] = b"TRKC";
 /// The format version written by this build.
@@ -73,61 +74,69 @@ pub const FORMAT_VERSION: u8 = 5;
 /// The oldest version whose parameters still load (module documentation).
 const OLDEST_PARAMS_VERSION: u8 = 3;
 
-fn malformed<T>(msg: impl Into<String>) -> Result<T> {
-    Err(Error::Malformed(msg.into()))
-}
-
-/// Reads the header of an object of `kind` (this version, or versions 3
-/// and 4 for parameters: module documentation) and its parameter set,
-/// always fully checked, 128-bit security included.
-fn read_object(bytes: &[u8], kind: Kind) -> Result<(Reader<'_>, CkksParameters)> {
-    let mut version = FORMAT_VERSION;
-    if let Some(v) =
-        stored_version(bytes, MAGIC).filter(|v| (OLDEST_PARAMS_VERSION..FORMAT_VERSION).contains(v))
-    {
-        if kind != Kind::Params {
-            return malformed(predates_key_ids(&format!("CKKS object of version {v}")));
-        }
-        version = v;
-    }
-    let mut r = Reader::new(bytes);
-    read_header(&mut r, MAGIC, version, kind as u8)?;
-    let (set, log_scale) = RlweSet::read(&mut r, |r| Ok(r.u8()? as u32))?;
-    let params = CkksParameters { set, log_scale };
-    params.validate()?;
-    Ok((r, params))
-}
-
 impl CkksParameters {
     /// Versioned bytes of the parameter set.
     pub fn to_bytes(&self) -> Vec<u8> {
-        begin(Kind::Params, self)
+        let mut out = Vec::new();
+        CkksContext::write_header(self, Kind::Params, &mut out);
+        out
     }
 
     /// Loads [`to_bytes`](Self::to_bytes) output; the set is validated,
     /// 128-bit security included.
     pub fn from_bytes(bytes: &[u8]) -> Result<CkksParameters> {
-        let (r, params) = read_object(bytes, Kind::Params)?;
+        let (r, params) = CkksContext::read_header(bytes, Kind::Params)?;
         r.finish()?;
         Ok(params)
     }
 }
 
-/// The header and the parameter set of an object of `kind`.
-fn begin(kind: Kind, params: &CkksParameters) -> Vec<u8> {
-    let mut out = Vec::new();
-    write_header(&mut out, MAGIC, FORMAT_VERSION, kind as u8);
-    params.set.write(&mut out, &[params.log_scale as u8]);
-    out
-}
+/// What CKKS gives the RLWE layer: its format's header (module
+/// documentation) and its public-key encryption.
+impl Scheme for CkksContext {
+    type Params = CkksParameters;
+    type Error = Error;
 
-/// Reads the header and the parameters, which must be `ctx`'s.
-fn open<'a>(bytes: &'a [u8], ctx: &CkksContext, kind: Kind) -> Result<Reader<'a>> {
-    let (r, params) = read_object(bytes, kind)?;
-    if params != *ctx.params() {
-        return Err(Error::ParameterMismatch);
+    /// The header and the parameter set of an object of `kind`.
+    fn write_header(params: &CkksParameters, kind: Kind, out: &mut Vec<u8>) {
+        write_header(out, MAGIC, FORMAT_VERSION, kind as u8);
+        params.set.write(out, &[params.log_scale as u8]);
     }
-    Ok(r)
+
+    /// Reads the header of an object of `kind` (this version, or versions
+    /// 3 and 4 for parameters: module documentation) and its parameter set,
+    /// always fully checked, 128-bit security included.
+    fn read_header(bytes: &[u8], kind: Kind) -> Result<(Reader<'_>, CkksParameters)> {
+        let mut version = FORMAT_VERSION;
+        if let Some(v) = stored_version(bytes, MAGIC)
+            .filter(|v| (OLDEST_PARAMS_VERSION..FORMAT_VERSION).contains(v))
+        {
+            if kind != Kind::Params {
+                return Error::malformed(predates_key_ids(&format!("CKKS object of version {v}")));
+            }
+            version = v;
+        }
+        let mut r = Reader::new(bytes);
+        read_header(&mut r, MAGIC, version, kind as u8)?;
+        let (set, log_scale) = RlweSet::read(&mut r, |r| Ok(r.u8()? as u32))?;
+        let params = CkksParameters { set, log_scale };
+        params.validate()?;
+        Ok((r, params))
+    }
+
+    type Level = Level;
+    type Plaintext = Plaintext;
+    type Ciphertext = Ciphertext;
+
+    fn public_key_basis(&self) -> &Arc<RnsBasis> {
+        self.key_switch().qp()
+    }
+
+    const ROTATION_GENERATOR: u64 = 5;
+
+    fn encrypt_public(pk: &PublicKey, pt: &Plaintext) -> Result<Ciphertext> {
+        crate::keys::encrypt_public(pk, pt)
+    }
 }
 
 impl SecretKey {
@@ -135,81 +144,14 @@ impl SecretKey {
     /// Its count of flooded decryptions is not stored: the key holder
     /// carries it across a reload ([`SecretKey::flooded_decryptions`]).
     pub fn to_bytes(&self) -> zeroize::Zeroizing<Vec<u8>> {
-        let mut out = zeroize::Zeroizing::new(begin(Kind::Secret, self.ctx.params()));
-        self.secret.secret().write_ternary(&mut out);
-        out
+        self.secret.to_bytes(&*self.ctx)
     }
 
     /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`, with no flooded
     /// decryptions counted: the floods the key made before it was stored
     /// still count against its alpha, and only the key holder knows them.
     pub fn from_bytes(bytes: &[u8], ctx: &Arc<CkksContext>) -> Result<SecretKey> {
-        let mut r = open(bytes, ctx, Kind::Secret)?;
-        let secret = RingSecret::read_ternary(&mut r, ctx.n())?;
-        r.finish()?;
-        SecretKey::from_ring(ctx, secret)
-    }
-}
-
-impl PublicKey {
-    /// Versioned bytes: b and the seed of a.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = begin(Kind::Public, self.ctx.params());
-        self.key.write(&mut out);
-        out
-    }
-
-    /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`.
-    pub fn from_bytes(bytes: &[u8], ctx: &Arc<CkksContext>) -> Result<PublicKey> {
-        let mut r = open(bytes, ctx, Kind::Public)?;
-        let key = RlwePublicKey::read(&mut r, ctx.key_switch().qp())?;
-        r.finish()?;
-        Ok(PublicKey {
-            ctx: ctx.clone(),
-            key,
-        })
-    }
-}
-
-impl RelinKey {
-    /// Versioned, seed-compressed bytes.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = begin(Kind::Relin, self.ctx.params());
-        self.key.write_blob(&mut out);
-        out
-    }
-
-    /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`.
-    pub fn from_bytes(bytes: &[u8], ctx: &Arc<CkksContext>) -> Result<RelinKey> {
-        let mut r = open(bytes, ctx, Kind::Relin)?;
-        let key = KeySwitchKey::read_blob(&mut r, ctx.key_switch())?;
-        r.finish()?;
-        Ok(RelinKey {
-            ctx: ctx.clone(),
-            key,
-        })
-    }
-}
-
-impl GaloisKeys {
-    /// Versioned, seed-compressed bytes of every key.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = begin(Kind::Galois, self.ctx.params());
-        write_galois_keys(&mut out, self.id, &self.keys);
-        out
-    }
-
-    /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`: Galois elements
-    /// must be odd, in 3..2n and increasing (one encoding per set of keys).
-    pub fn from_bytes(bytes: &[u8], ctx: &Arc<CkksContext>) -> Result<GaloisKeys> {
-        let mut r = open(bytes, ctx, Kind::Galois)?;
-        let (id, keys) = read_galois_keys(&mut r, ctx.key_switch())?;
-        r.finish()?;
-        Ok(GaloisKeys {
-            ctx: ctx.clone(),
-            id,
-            keys,
-        })
+        SecretKey::from_rlwe(ctx, RlweSecret::from_bytes(bytes, &**ctx)?)
     }
 }
 
@@ -217,10 +159,10 @@ impl BootstrapKeys {
     /// Versioned, seed-compressed bytes of all the keys (module
     /// documentation).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = begin(Kind::Bootstrap, self.relin.ctx.params());
+        let mut out = self.relin.context().begin(Kind::Bootstrap);
         self.id.write(&mut out);
-        self.relin.key.write_blob(&mut out);
-        write_galois_keys(&mut out, self.galois.id, &self.galois.keys);
+        self.relin.key().write_blob(&mut out);
+        write_galois_keys(&mut out, self.galois.id(), self.galois.keys());
         self.to_sparse.write_blob(&mut out);
         self.to_dense.write_blob(&mut out);
         out
@@ -232,7 +174,7 @@ impl BootstrapKeys {
     /// Whether the Galois keys cover a circuit's rotations is checked when
     /// it runs ([`Error::MissingKey`]).
     pub fn from_bytes(bytes: &[u8], ctx: &Arc<CkksContext>) -> Result<BootstrapKeys> {
-        let mut r = open(bytes, ctx, Kind::Bootstrap)?;
+        let mut r = ctx.open(bytes, Kind::Bootstrap)?;
         let id = KeyId::read(&mut r)?;
         let relin = KeySwitchKey::read_blob(&mut r, ctx.key_switch())?;
         let (galois_id, galois) = read_galois_keys(&mut r, ctx.key_switch())?;
@@ -243,19 +185,12 @@ impl BootstrapKeys {
         id.check("Galois keys", galois_id)?;
         id.check("sparse-to-dense key", to_dense.id())?;
         if to_sparse.id() == id {
-            return malformed("the dense-to-sparse key switches to the dense secret itself");
+            return Error::malformed("the dense-to-sparse key switches to the dense secret itself");
         }
         Ok(BootstrapKeys {
             id,
-            relin: RelinKey {
-                ctx: ctx.clone(),
-                key: relin,
-            },
-            galois: GaloisKeys {
-                ctx: ctx.clone(),
-                id,
-                keys: galois,
-            },
+            relin: RelinKey::from_collective(ctx, relin)?,
+            galois: GaloisKeys::from_collective(ctx, id, galois)?,
             to_sparse,
             to_dense,
         })
@@ -266,10 +201,9 @@ impl Ciphertext {
     /// Versioned bytes; a fresh symmetric encryption stores the seed of c1
     /// instead of c1 (half the size).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = begin(Kind::Ciphertext, self.ctx.params());
-        self.key_id.write(&mut out);
-        out.push(self.level as u8);
-        out.push(self.polys.len() as u8);
+        let mut out = self
+            .ctx
+            .begin_ciphertext(self.key_id, self.level, self.polys.len());
         out.extend_from_slice(&self.scale.to_le_bytes());
         out.extend_from_slice(&self.noise.error.to_le_bytes());
         out.extend_from_slice(&self.noise.message.to_le_bytes());
@@ -280,22 +214,15 @@ impl Ciphertext {
     /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`, checking the
     /// level, size and scale (module documentation).
     pub fn from_bytes(bytes: &[u8], ctx: &Arc<CkksContext>) -> Result<Ciphertext> {
-        let mut r = open(bytes, ctx, Kind::Ciphertext)?;
-        let key_id = KeyId::read(&mut r)?;
-        let level = r.u8()? as usize;
-        if level > ctx.max_level() {
-            return malformed(format!("level {level} above {}", ctx.max_level()));
-        }
-        let size = r.u8()? as usize;
-        if !(2..=3).contains(&size) {
-            return malformed(format!("{size} components (2 or 3 allowed)"));
-        }
+        let (mut r, key_id, level, size) = ctx.open_ciphertext(bytes)?;
         let scale = r.f64()?;
         check_scale(ctx, level, scale)
             .map_err(|e| Error::Malformed(format!("scale impossible at level {level}: {e}")))?;
         let (error, message) = (r.f64()?, r.f64()?);
         if !(error >= 0.0 && message > 0.0) {
-            return malformed("the error bound must be non-negative, the message bound positive");
+            return Error::malformed(
+                "the error bound must be non-negative, the message bound positive",
+            );
         }
         let fresh = public_key_error(ctx) + encoding_error(ctx);
         let noise = Noise::new(message, error.max(fresh))

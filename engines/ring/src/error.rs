@@ -55,6 +55,9 @@ pub enum Error {
         /// The least alpha of the floods made and of the one asked.
         alpha: u64,
     },
+    /// Operands (keys, ciphertexts, bytes) were made under another
+    /// parameter set than the context's.
+    ParameterMismatch,
     /// A threshold protocol step got shares or parties that do not fit it
     /// (another session, key, ciphertext, protocol or party; a duplicate or
     /// missing party; a threshold above the number of parties); the message
@@ -100,6 +103,7 @@ impl fmt::Display for Error {
                 "{done} flooded release(s) made: one more would exceed alpha = {alpha}, the \
                  number the flooding is proven for"
             ),
+            Error::ParameterMismatch => write!(f, "operands belong to different parameter sets"),
             Error::Protocol(m) => write!(f, "threshold protocol: {m}"),
         }
     }
@@ -119,10 +123,11 @@ pub(crate) fn protocol<T>(msg: impl Into<String>) -> Result<T> {
 
 /// Implements `From<triskel_ring::Error>` and `From<triskel_kernels::Error>`
 /// for an RLWE engine's error enum, which has the variants `Ring`, `Kernel`,
-/// `Malformed(String)`, `InvalidParameters(String)` and
-/// `Insecure { n, log_qp, max_log_qp }`: bad bytes, bad parameters and
-/// insecure sets keep their meaning across the layer boundary; other ring
-/// errors are wrapped as `Ring`, kernel errors as `Kernel`.
+/// `Malformed(String)`, `InvalidParameters(String)`, `ParameterMismatch`
+/// and `Insecure { n, log_qp, max_log_qp }`: bad bytes, bad parameters,
+/// mismatched sets and insecure sets keep their meaning across the layer
+/// boundary; other ring errors are wrapped as `Ring`, kernel errors as
+/// `Kernel`. [`rlwe_error!`](crate::rlwe_error) defines such an enum.
 #[macro_export]
 macro_rules! impl_from_ring_error {
     ($engine_error:ty) => {
@@ -134,6 +139,7 @@ macro_rules! impl_from_ring_error {
                         Self::Malformed(format!("unsupported format version {v}"))
                     }
                     $crate::Error::InvalidParameter(m) => Self::InvalidParameters(m),
+                    $crate::Error::ParameterMismatch => Self::ParameterMismatch,
                     $crate::Error::Insecure {
                         n,
                         log_qp,
@@ -153,5 +159,125 @@ macro_rules! impl_from_ring_error {
                 Self::Kernel(e)
             }
         }
+    };
+}
+
+/// Defines an RLWE scheme's error enum: the variants every RLWE scheme has
+/// (below), then the scheme's own, each with its message; `Display`,
+/// `std::error::Error` and the conversions of
+/// [`impl_from_ring_error!`](crate::impl_from_ring_error).
+///
+/// The shared variants: `Ring(triskel_ring::Error)`, `Kernel`,
+/// `InvalidParameters(String)`, `Insecure { n, log_qp, max_log_qp }`,
+/// `ParameterMismatch`, `MissingKey(String)`, `Encoding(String)`,
+/// `CiphertextSize { expected, got }`, `LowestLevel` and
+/// `Malformed(String)`; messages name the scheme where it matters.
+///
+/// ```
+/// triskel_ring::rlwe_error! {
+///     /// The errors of a toy scheme.
+///     #[derive(Debug, Clone, PartialEq, Eq)]
+///     pub enum Error for "toy" {
+///         /// Too deep.
+///         TooDeep { depth: usize } => ("depth {depth} is too deep"),
+///     }
+/// }
+/// assert_eq!(Error::TooDeep { depth: 3 }.to_string(), "depth 3 is too deep");
+/// assert_eq!(
+///     Error::from(triskel_ring::Error::ParameterMismatch).to_string(),
+///     "operands belong to different toy parameter sets"
+/// );
+/// ```
+#[macro_export]
+macro_rules! rlwe_error {
+    (
+        $(#[$attr:meta])*
+        pub enum $name:ident for $scheme:literal {
+            $(
+                $(#[$vattr:meta])*
+                $variant:ident { $($(#[$fattr:meta])* $field:ident : $fty:ty),* $(,)? } => ($($msg:tt)*)
+            ),* $(,)?
+        }
+    ) => {
+        $(#[$attr])*
+        pub enum $name {
+            /// An error from the ring layer (basis or representation mismatch, ...).
+            Ring($crate::Error),
+            /// An error from the kernel layer (modulus, sizes).
+            Kernel($crate::KernelError),
+            /// The parameter set is invalid; the message says which field and why.
+            InvalidParameters(String),
+            /// The parameter set is below 128-bit security and was not explicitly allowed.
+            Insecure {
+                /// Ring degree.
+                n: usize,
+                /// log2(QP) of the set (from the prime sizes).
+                log_qp: u32,
+                /// The 128-bit limit for n (0 when n is not tabulated).
+                max_log_qp: u32,
+            },
+            /// Operands were made under different parameter sets or contexts.
+            ParameterMismatch,
+            /// An operation needs a key that was not generated or given.
+            MissingKey(String),
+            /// Values do not fit the encoding; the message says why.
+            Encoding(String),
+            /// The ciphertext has the wrong number of components for the operation.
+            CiphertextSize {
+                /// Components required.
+                expected: usize,
+                /// Components given.
+                got: usize,
+            },
+            /// The ciphertext is already at the lowest level.
+            LowestLevel,
+            /// Serialized bytes are malformed; the message says where.
+            Malformed(String),
+            $(
+                $(#[$vattr])*
+                $variant { $($(#[$fattr])* $field: $fty),* },
+            )*
+        }
+
+        $crate::impl_from_ring_error!($name);
+
+        impl $name {
+            /// `Err(Malformed(msg))`.
+            pub(crate) fn malformed<T>(msg: impl Into<String>) -> ::std::result::Result<T, Self> {
+                Err(Self::Malformed(msg.into()))
+            }
+        }
+
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                match self {
+                    Self::Ring(e) => write!(f, "ring layer: {e}"),
+                    Self::Kernel(e) => write!(f, "kernels: {e}"),
+                    Self::InvalidParameters(m) => {
+                        write!(f, concat!("invalid ", $scheme, " parameters: {}"), m)
+                    }
+                    &Self::Insecure { n, log_qp, max_log_qp } => ::std::fmt::Display::fmt(
+                        &$crate::Error::Insecure { n, log_qp, max_log_qp },
+                        f,
+                    ),
+                    Self::ParameterMismatch => write!(
+                        f,
+                        concat!("operands belong to different ", $scheme, " parameter sets")
+                    ),
+                    Self::MissingKey(k) => write!(f, "missing key: {k}"),
+                    Self::Encoding(m) => write!(f, "encoding: {m}"),
+                    Self::CiphertextSize { expected, got } => {
+                        write!(f, "ciphertext has {got} components, {expected} expected")
+                    }
+                    Self::LowestLevel => write!(f, "the ciphertext is already at the lowest level"),
+                    Self::Malformed(m) => write!(f, concat!("malformed ", $scheme, " data: {}"), m),
+                    $(
+                        Self::$variant { $($field),* } => write!(f, $($msg)*),
+                    )*
+                }
+            }
+        }
+
+        impl ::std::error::Error for $name {}
     };
 }

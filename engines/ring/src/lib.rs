@@ -16,6 +16,11 @@
 //! - Versioned serialization ([`Poly::to_bytes`], [`KeySwitchKey::to_bytes`])
 //!   with seed compression of the uniform half of keys.
 //!
+//! - [`rlwe`]: the RLWE layer of the BFV and CKKS engines: secret and
+//!   public keys, encryption and the phase, the context's levels, the
+//!   generic public, relinearization and Galois keys with their formats,
+//!   and the shared error variants ([`rlwe_error!`]).
+//!
 //! - [`lwe`]: LWE keys and ciphertexts modulo 2^64, sample extraction from
 //!   a GLWE/RLWE ciphertext, modulus switching and LWE key switching (TFHE and
 //!   engine transitions).
@@ -43,7 +48,7 @@ mod par;
 mod params;
 mod poly;
 pub mod ring_switch;
-mod rlwe;
+pub mod rlwe;
 pub mod sampling;
 mod scratch;
 mod security;

@@ -26,17 +26,20 @@
 
 use std::sync::Arc;
 
+use triskel_ring::rlwe::{check_same_context, Scheme};
 use triskel_ring::threshold::{
     collective_noise_margin_log2, CiphertextId, Decryption, GaloisKeyGen, PublicKeyGen,
     PublicKeySwitch, RelinKeyGen, Session, Share, ThresholdShare,
 };
-use triskel_ring::{Flood, KeyId, KeySwitchKey, RlwePublicKey, RnsBasis, Smudging};
+use triskel_ring::{Flood, RnsBasis, Smudging};
 
 use crate::ciphertext::{add_std, Ciphertext};
 use crate::context::BfvContext;
 use crate::encoding::Plaintext;
 use crate::error::{Error, Result};
-use crate::keys::{decode_phase, GaloisKeys, PublicKey, RelinKey};
+use crate::keys::{decode_phase, PublicKey};
+#[cfg(doc)]
+use crate::keys::{GaloisKeys, RelinKey};
 
 /// Tail factor from the noise estimate (a standard deviation) to the bound
 /// B that flooding hides: 10 sigma, exceeded with probability below 2^-75
@@ -51,8 +54,11 @@ pub fn share_basis(ctx: &BfvContext) -> &Arc<RnsBasis> {
 
 /// The collective public key protocol for `ctx` (the top level's basis).
 pub fn public_key_gen(ctx: &BfvContext, session: &Session) -> Result<PublicKeyGen> {
-    let basis = &ctx.level(ctx.max_level())?.basis;
-    Ok(PublicKeyGen::new(session, basis, ctx.noise()))
+    Ok(PublicKeyGen::new(
+        session,
+        ctx.public_key_basis(),
+        ctx.noise(),
+    ))
 }
 
 /// The collective relinearization key protocol for `ctx`.
@@ -62,70 +68,21 @@ pub fn relin_key_gen<'a>(ctx: &'a BfvContext, session: &Session) -> RelinKeyGen<
 
 /// The collective Galois key protocols for row rotations by each of
 /// `steps` and, when `row_swap`, the row swap: one per distinct element,
-/// with it.
+/// with it. The keys they make assemble into [`GaloisKeys::from_collective`]
+/// (and [`PublicKeyGen`]'s and [`RelinKeyGen`]'s into
+/// [`PublicKey::from_collective`] and [`RelinKey::from_collective`]).
 pub fn galois_key_gen<'a>(
     ctx: &'a BfvContext,
     session: &Session,
     steps: &[i64],
     row_swap: bool,
 ) -> Result<Vec<(usize, GaloisKeyGen<'a>)>> {
-    let mut elements: Vec<usize> = steps
-        .iter()
-        .map(|&s| ctx.galois_element_for_rotation(s))
-        .collect();
-    if row_swap {
-        elements.push(ctx.galois_element_for_row_swap());
-    }
-    elements.sort_unstable();
-    elements.dedup();
-    elements.retain(|&g| g != 1);
-    Ok(elements
-        .into_iter()
-        .map(|g| Ok((g, GaloisKeyGen::new(session, ctx.key_switch(), g)?)))
-        .collect::<triskel_ring::Result<Vec<_>>>()?)
-}
-
-impl PublicKey {
-    /// The BFV public key of a collective key (from
-    /// [`public_key_gen`]'s `finish`), over the top level's basis.
-    pub fn from_collective(ctx: &Arc<BfvContext>, key: RlwePublicKey) -> Result<PublicKey> {
-        if **key.basis() != *ctx.level(ctx.max_level())?.basis {
-            return Err(Error::ParameterMismatch);
-        }
-        Ok(PublicKey {
-            ctx: ctx.clone(),
-            key,
-        })
-    }
-}
-
-impl RelinKey {
-    /// The BFV relinearization key of a collective key (from
-    /// [`relin_key_gen`]'s `finish`).
-    pub fn from_collective(ctx: &Arc<BfvContext>, key: KeySwitchKey) -> Result<RelinKey> {
-        ctx.key_switch().check_key(&key)?;
-        Ok(RelinKey {
-            ctx: ctx.clone(),
-            key,
-        })
-    }
-}
-
-impl GaloisKeys {
-    /// The BFV Galois keys of a collective key: the `finish` of each of
-    /// [`galois_key_gen`]'s protocols, with their elements.
-    pub fn from_collective(
-        ctx: &Arc<BfvContext>,
-        id: KeyId,
-        keys: impl IntoIterator<Item = (usize, KeySwitchKey)>,
-    ) -> Result<GaloisKeys> {
-        let keys = ctx.key_switch().check_galois_keys(id, keys)?;
-        Ok(GaloisKeys {
-            ctx: ctx.clone(),
-            id,
-            keys,
-        })
-    }
+    let elements = ctx.galois_elements(BfvContext::ROTATION_GENERATOR, steps, row_swap)?;
+    Ok(GaloisKeyGen::for_elements(
+        session,
+        ctx.key_switch(),
+        elements,
+    )?)
 }
 
 /// Exact threshold decryption of one BFV ciphertext by a set of at least t
@@ -240,7 +197,7 @@ impl<'a> ThresholdReencryption<'a> {
         statistical_security: u32,
         decryptions: u64,
     ) -> Result<ThresholdReencryption<'a>> {
-        crate::keys::check_same_context(&ct.ctx, &to.ctx)?;
+        check_same_context(&ct.ctx, to.context())?;
         let (smudging, set) =
             flooding_for(ct, session, set, None, statistical_security, decryptions)?;
         let inner = PublicKeySwitch::new(
@@ -248,7 +205,7 @@ impl<'a> ThresholdReencryption<'a> {
             &set,
             id,
             [&ct.polys[0], &ct.polys[1]],
-            &to.key,
+            to.key(),
             smudging,
             ct.ctx.noise(),
         )?;

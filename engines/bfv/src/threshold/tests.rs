@@ -1,5 +1,5 @@
 use super::*;
-use crate::keys::SecretKey;
+use crate::keys::{GaloisKeys, RelinKey, SecretKey};
 use crate::params::BfvParameters;
 use triskel_ring::threshold::{collective_noise_margin_log2, PartySecret};
 use triskel_ring::SecretKey as RingSecret;

@@ -127,7 +127,7 @@ impl EvalMod {
         let noise = c
             .noise
             .plus_error(ct.noise.error * self.slope * c.scale / ct.scale);
-        let polys = std::mem::take(&mut c.polys);
+        let polys = std::mem::take(&mut c.rlwe.polys);
         c.derived(polys, c.level, c.scale, noise)
     }
 }

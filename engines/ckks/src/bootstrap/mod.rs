@@ -560,7 +560,7 @@ impl Bootstrapper {
             ct.noise.message + out.noise.error + approximation,
             out.noise.error + approximation,
         );
-        let polys = std::mem::take(&mut out.polys);
+        let polys = std::mem::take(&mut out.rlwe.polys);
         out.derived(polys, out.level, scale, noise)
     }
 }

@@ -22,17 +22,19 @@
 
 use std::sync::Arc;
 
+use triskel_ring::rlwe::Scheme;
 use triskel_ring::threshold::{
     collective_noise_margin_log2, CiphertextId, Decryption, GaloisKeyGen, PublicKeyGen,
     RelinKeyGen, Session, Share, ThresholdShare,
 };
-use triskel_ring::{Flood, KeyId, KeySwitchKey, RlwePublicKey, RnsBasis};
+use triskel_ring::{Flood, RnsBasis};
 
 use crate::ciphertext::Ciphertext;
 use crate::context::CkksContext;
 use crate::error::{Error, Result};
 use crate::flooding::Flooding;
-use crate::keys::{conjugation_element, rotation_element, GaloisKeys, PublicKey, RelinKey};
+#[cfg(doc)]
+use crate::keys::{GaloisKeys, PublicKey, RelinKey};
 use crate::noise::{Noise, TAIL};
 use crate::plaintext::Plaintext;
 
@@ -44,7 +46,7 @@ pub fn share_basis(ctx: &CkksContext) -> &Arc<RnsBasis> {
 /// The collective public key protocol for `ctx`: modulo Q P, like the
 /// engine's public keys.
 pub fn public_key_gen(ctx: &CkksContext, session: &Session) -> PublicKeyGen {
-    PublicKeyGen::new(session, ctx.key_switch().qp(), ctx.noise())
+    PublicKeyGen::new(session, ctx.public_key_basis(), ctx.noise())
 }
 
 /// The collective relinearization key protocol for `ctx`.
@@ -54,68 +56,22 @@ pub fn relin_key_gen<'a>(ctx: &'a CkksContext, session: &Session) -> RelinKeyGen
 
 /// The collective Galois key protocols for left rotations by each of
 /// `steps` and, when `conjugate`, complex conjugation: one per distinct
-/// element, with it.
+/// element, with it. The keys they make assemble into
+/// [`GaloisKeys::from_collective`] (and [`PublicKeyGen`]'s and
+/// [`RelinKeyGen`]'s into [`PublicKey::from_collective`] and
+/// [`RelinKey::from_collective`]).
 pub fn galois_key_gen<'a>(
     ctx: &'a CkksContext,
     session: &Session,
     steps: &[i64],
     conjugate: bool,
 ) -> Result<Vec<(usize, GaloisKeyGen<'a>)>> {
-    let mut elements = steps
-        .iter()
-        .map(|&s| rotation_element(ctx, s))
-        .collect::<Result<Vec<_>>>()?;
-    if conjugate {
-        elements.push(conjugation_element(ctx));
-    }
-    elements.sort_unstable();
-    elements.dedup();
-    elements.retain(|&g| g != 1);
-    elements
-        .into_iter()
-        .map(|g| Ok((g, GaloisKeyGen::new(session, ctx.key_switch(), g)?)))
-        .collect()
-}
-
-impl PublicKey {
-    /// The CKKS public key of a collective key ([`public_key_gen`]'s
-    /// `finish`, modulo Q P).
-    pub fn from_collective(ctx: &Arc<CkksContext>, key: RlwePublicKey) -> Result<PublicKey> {
-        if **key.basis() != **ctx.key_switch().qp() {
-            return Err(Error::ParameterMismatch);
-        }
-        Ok(PublicKey {
-            ctx: ctx.clone(),
-            key,
-        })
-    }
-}
-
-impl RelinKey {
-    /// The CKKS relinearization key of a collective key.
-    pub fn from_collective(ctx: &Arc<CkksContext>, key: KeySwitchKey) -> Result<RelinKey> {
-        ctx.key_switch().check_key(&key)?;
-        Ok(RelinKey {
-            ctx: ctx.clone(),
-            key,
-        })
-    }
-}
-
-impl GaloisKeys {
-    /// The CKKS Galois keys of a collective key, by element.
-    pub fn from_collective(
-        ctx: &Arc<CkksContext>,
-        id: KeyId,
-        keys: impl IntoIterator<Item = (usize, KeySwitchKey)>,
-    ) -> Result<GaloisKeys> {
-        let keys = ctx.key_switch().check_galois_keys(id, keys)?;
-        Ok(GaloisKeys {
-            ctx: ctx.clone(),
-            id,
-            keys,
-        })
-    }
+    let elements = ctx.galois_elements(CkksContext::ROTATION_GENERATOR, steps, conjugate)?;
+    Ok(GaloisKeyGen::for_elements(
+        session,
+        ctx.key_switch(),
+        elements,
+    )?)
 }
 
 /// The weakest statistical security a threshold decryption accepts, in

@@ -1,4 +1,5 @@
 use super::*;
+use crate::keys::{GaloisKeys, PublicKey, RelinKey};
 use crate::params::CkksParameters;
 use triskel_ring::threshold::PartySecret;
 

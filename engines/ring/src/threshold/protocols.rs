@@ -372,6 +372,22 @@ impl<'a> GaloisKeyGen<'a> {
         })
     }
 
+    /// One protocol per distinct element of `elements` but 1 (the
+    /// identity needs no key), in increasing order, with its element.
+    pub fn for_elements(
+        session: &Session,
+        ks: &'a KeySwitchContext,
+        mut elements: Vec<usize>,
+    ) -> Result<Vec<(usize, Self)>> {
+        elements.sort_unstable();
+        elements.dedup();
+        elements.retain(|&g| g != 1);
+        elements
+            .into_iter()
+            .map(|g| Ok((g, GaloisKeyGen::new(session, ks, g)?)))
+            .collect()
+    }
+
     fn seed(&self) -> Seed {
         self.session.crs_seed(STREAM_GALOIS + self.g as u64)
     }

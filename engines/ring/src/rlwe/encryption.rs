@@ -173,6 +173,21 @@ impl RlweSecret {
         public_key_for(&self.s_ntt, self.id(), noise, rng)
     }
 
+    /// A public key over `basis` (the full ciphertext basis, or Q P for
+    /// [`RlwePublicKey::encrypt_mod_qp`]) with error from `noise`.
+    pub fn public_key_over(
+        &self,
+        basis: &Arc<RnsBasis>,
+        noise: NoiseDistribution,
+        rng: &mut Prng,
+    ) -> Result<RlwePublicKey> {
+        if same_basis(basis, self.s_ntt.basis()) {
+            return public_key_for(&self.s_ntt, self.id(), noise, rng);
+        }
+        let s = self.secret.to_poly(basis, Representation::Ntt)?;
+        public_key_for(&s, self.id(), noise, rng)
+    }
+
     /// A public key modulo Q P, the basis of `ks`'s keys, for
     /// [`RlwePublicKey::encrypt_mod_qp`].
     pub fn public_key_mod_qp(
