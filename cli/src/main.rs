@@ -14,6 +14,7 @@ mod info;
 mod programs;
 mod ring_workloads;
 mod router_demo;
+mod serve;
 mod split;
 mod tfhe_workloads;
 mod threshold_workloads;
@@ -68,6 +69,10 @@ enum Command {
         #[command(subcommand)]
         what: split::ServerCommand,
     },
+    /// Encrypted computation as a network service (HTTP API, tenants, persistent store).
+    Serve(serve::ServeArgs),
+    /// The key holder against a running service: upload keys, submit, wait, fetch and verify.
+    Remote(serve::RemoteArgs),
     /// Post-quantum attestation of results (ML-DSA + Falcon + SLH-DSA).
     Attest {
         #[command(subcommand)]
@@ -114,6 +119,8 @@ fn main() {
         Command::Program { what } => split::program(what),
         Command::Client { what } => split::client(what),
         Command::Server { what } => split::server(what),
+        Command::Serve(args) => serve::serve(args),
+        Command::Remote(args) => serve::remote(args),
     };
     if let Err(e) = result {
         eprintln!("triskel: error: {e}");
