@@ -53,7 +53,12 @@ enum Command {
     /// Measures engine primitives on this machine and caches the router's cost model.
     Calibrate,
     /// Runs what triskel can do, checks every result and prints timings.
-    Demo,
+    Demo {
+        /// Instead: start `triskel serve` on 127.0.0.1 over a temporary store, register a
+        /// tenant and run the router's programs through it.
+        #[arg(long)]
+        remote: bool,
+    },
     /// The demo's programs as files; a program run in one process.
     Program {
         #[command(subcommand)]
@@ -112,7 +117,8 @@ fn main() {
     let result = match args.command {
         Command::Info => info::run(),
         Command::Bench { what } => bench::run(what),
-        Command::Demo => demo::run(),
+        Command::Demo { remote: false } => demo::run(),
+        Command::Demo { remote: true } => serve::demo_remote(),
         Command::Calibrate => calibrate::run(),
         Command::Explain { ckks_scale_log2 } => explain::run(ckks_scale_log2),
         Command::Attest { what } => attest_cli::run(what),

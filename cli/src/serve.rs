@@ -12,6 +12,7 @@ use triskel::{Client, EncryptedInputs, Program};
 use triskel_serve::remote::{self, Remote};
 use triskel_serve::{Config, Quotas};
 
+use crate::programs;
 use crate::split::{load_program, print_json, read, to_json, write, MAX_CIPHERTEXT_FILE_BYTES};
 use crate::CliResult;
 
@@ -263,4 +264,68 @@ pub fn remote(args: RemoteArgs) -> CliResult {
             print_json(&to_json(&client.decrypt(&outputs, &server)?))
         }
     }
+}
+
+/// `triskel demo --remote`: the router's demo programs through a service
+/// on 127.0.0.1 over a temporary store (removed at the end): the client
+/// encrypts, the service computes and attests, the client verifies every
+/// record and decrypts.
+pub fn demo_remote() -> CliResult {
+    let store = std::env::temp_dir().join(format!("triskel-demo-store-{}", std::process::id()));
+    let result = demo_through(&store);
+    let _ = std::fs::remove_dir_all(&store);
+    result
+}
+
+fn demo_through(store: &Path) -> CliResult {
+    let mut config = Config::new(store.to_path_buf());
+    config.listen = "127.0.0.1:0".parse()?;
+    let token = triskel_serve::create_token(store, "demo", None)?;
+    let running = triskel_serve::start(config)?;
+    let url = format!("http://{}", running.addr());
+    let remote = Remote::new(&url, Some(token))?;
+    let server = remote.identity()?;
+    println!(
+        "triskel serve on {url}, identity {}, tenant \"demo\"",
+        hex(server.key_id())
+    );
+    for demo in programs::all()? {
+        let start = std::time::Instant::now();
+        let mut client = Client::new(&demo.program, triskel::PlanOptions::default())?;
+        let keys = client.evaluation_keys()?.to_bytes();
+        remote.put_keys(&keys)?;
+        let context = format!("triskel demo --remote: {}", demo.name);
+        let sent = client.encrypt_with_context(&demo.inputs, context.as_bytes())?;
+        let job = remote.submit(&demo.program, &sent, None)?;
+        let end = remote.wait(&job.id, Duration::from_secs(3600))?;
+        if end.state != "done" {
+            return Err(format!(
+                "{}: job {} is {} ({:?})",
+                demo.name, job.id, end.state, end.error
+            )
+            .into());
+        }
+        let outputs = remote.outputs(&job.id)?;
+        remote::verify(&client, &sent, &outputs, &server)?;
+        let error = (demo.check)(&client.decrypt(&outputs, &server)?)?;
+        println!(
+            "{}: keys {}, job {} done, {} record(s) verified against the server and the inputs sent, \
+             check: {} (worst error {error:.2e}), {:.0} ms",
+            demo.name,
+            crate::split::size(keys.len()),
+            job.id,
+            outputs.entries().len(),
+            if error <= 1e-4 { "correct" } else { "WRONG" },
+            start.elapsed().as_secs_f64() * 1e3
+        );
+        if error > 1e-4 {
+            return Err(
+                format!("{} decrypted a wrong result through the service", demo.name).into(),
+            );
+        }
+        remote.cancel(&job.id)?;
+        remote.delete_keys(&triskel::attest::hex(client.key_set()))?;
+    }
+    running.stop();
+    Ok(())
 }

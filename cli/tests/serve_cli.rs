@@ -251,3 +251,14 @@ fn jobs_acknowledged_before_kill_9_complete_once_after_a_restart() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("401 (unauthorized)"));
     drop(server);
 }
+
+#[test]
+fn the_demo_runs_through_the_service() {
+    let out = triskel(&["demo", "--remote"], "");
+    assert_eq!(out.matches("check: correct").count(), 3, "{out}");
+    assert_eq!(
+        out.matches("verified against the server").count(),
+        3,
+        "{out}"
+    );
+}
