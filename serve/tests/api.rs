@@ -470,3 +470,28 @@ fn a_job_over_its_timeout_fails() {
         (409, "not_done".into())
     );
 }
+
+#[test]
+fn a_slow_upload_holds_no_worker() {
+    let service = Service::start("slow", &[("alice", None)], |_| {});
+    let url = service.url();
+    let token = service.tokens[0].clone();
+    // An upload that stops halfway and stays open, on the only worker's server.
+    let head = format!(
+        "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Type: {JOB_TYPE}\r\nContent-Length: 1000000\r\n\r\n"
+    );
+    let mut stalled = TcpStream::connect(url.trim_start_matches("http://")).unwrap();
+    stalled.write_all(head.as_bytes()).unwrap();
+    stalled.write_all(&[0; 1000]).unwrap();
+    // A whole job runs meanwhile.
+    let p = program();
+    let mut client = client(&p);
+    let remote = service.remote(0);
+    remote
+        .put_keys(&client.evaluation_keys().unwrap().to_bytes())
+        .unwrap();
+    let sent = client.encrypt(&inputs()).unwrap();
+    let job = remote.submit(&p, &sent, None).unwrap();
+    assert_eq!(remote.wait(&job.id, WAIT).unwrap().state, "done");
+    drop(stalled);
+}
