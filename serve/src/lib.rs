@@ -131,6 +131,7 @@ pub fn start(config: Config) -> Result<Running, Box<dyn std::error::Error>> {
     }
     let store = store::Store::open(&config.store)?;
     let server = triskel::Server::new(identity(&config.store)?);
+    store.clear_tmp();
     store.recover()?;
     let listener = std::net::TcpListener::bind(config.listen)
         .map_err(|e| format!("{}: {e}", config.listen))?;

@@ -224,12 +224,6 @@ impl Store {
         for sub in ["", "blobs", "tmp"] {
             fs::create_dir_all(dir.join(sub)).map_err(io_err("creating the store"))?;
         }
-        // Blobs half-written when the process stopped.
-        if let Ok(entries) = fs::read_dir(dir.join("tmp")) {
-            for e in entries.flatten() {
-                let _ = fs::remove_file(e.path());
-            }
-        }
         let db = Connection::open(dir.join("serve.db"))?;
         db.busy_timeout(std::time::Duration::from_secs(30))?;
         db.pragma_update(None, "journal_mode", "WAL")?;
@@ -239,6 +233,16 @@ impl Store {
             dir: dir.to_path_buf(),
             db: Mutex::new(db),
         })
+    }
+
+    /// Removes blobs half-written when a server stopped; only the one
+    /// server of a store calls it, when it starts.
+    pub fn clear_tmp(&self) {
+        if let Ok(entries) = fs::read_dir(self.dir.join("tmp")) {
+            for e in entries.flatten() {
+                let _ = fs::remove_file(e.path());
+            }
+        }
     }
 
     pub fn dir(&self) -> &Path {
