@@ -53,6 +53,8 @@ pub const JOB_TYPE: &str = "application/vnd.triskel.job";
 pub const OUTPUTS_TYPE: &str = "application/vnd.triskel.outputs";
 /// Media type of a public attestation identity's bytes.
 pub const IDENTITY_TYPE: &str = "application/vnd.triskel.identity";
+/// How long [`Running::stop`] waits for open requests.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
 /// The port `triskel serve` listens on by default.
 pub const DEFAULT_PORT: u16 = 7340;
 
@@ -187,7 +189,8 @@ impl Running {
         }
     }
 
-    /// Stops taking requests, lets the running jobs end and stops.
+    /// Stops taking requests (open ones get 10 s to end), lets the running
+    /// jobs end and stops.
     pub fn stop(mut self) {
         self.halt();
     }
@@ -196,8 +199,16 @@ impl Running {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }
+        // Open requests get a grace period to end; a connection held open
+        // longer (a stalled upload) is left behind.
         if let Some(h) = self.http.take() {
-            let _ = h.join();
+            let deadline = std::time::Instant::now() + SHUTDOWN_GRACE;
+            while !h.is_finished() && std::time::Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            if h.is_finished() {
+                let _ = h.join();
+            }
         }
         self.core.stop();
         for w in self.workers.drain(..) {
