@@ -14,6 +14,7 @@ mod info;
 mod programs;
 mod ring_workloads;
 mod router_demo;
+mod serve;
 mod split;
 mod tfhe_workloads;
 mod threshold_workloads;
@@ -52,7 +53,12 @@ enum Command {
     /// Measures engine primitives on this machine and caches the router's cost model.
     Calibrate,
     /// Runs what triskel can do, checks every result and prints timings.
-    Demo,
+    Demo {
+        /// Instead: start `triskel serve` on 127.0.0.1 over a temporary store, register a
+        /// tenant and run the router's programs through it.
+        #[arg(long)]
+        remote: bool,
+    },
     /// The demo's programs as files; a program run in one process.
     Program {
         #[command(subcommand)]
@@ -68,6 +74,10 @@ enum Command {
         #[command(subcommand)]
         what: split::ServerCommand,
     },
+    /// Encrypted computation as a network service (HTTP API, tenants, persistent store).
+    Serve(serve::ServeArgs),
+    /// The key holder against a running service: upload keys, submit, wait, fetch and verify.
+    Remote(serve::RemoteArgs),
     /// Post-quantum attestation of results (ML-DSA + Falcon + SLH-DSA).
     Attest {
         #[command(subcommand)]
@@ -107,13 +117,16 @@ fn main() {
     let result = match args.command {
         Command::Info => info::run(),
         Command::Bench { what } => bench::run(what),
-        Command::Demo => demo::run(),
+        Command::Demo { remote: false } => demo::run(),
+        Command::Demo { remote: true } => serve::demo_remote(),
         Command::Calibrate => calibrate::run(),
         Command::Explain { ckks_scale_log2 } => explain::run(ckks_scale_log2),
         Command::Attest { what } => attest_cli::run(what),
         Command::Program { what } => split::program(what),
         Command::Client { what } => split::client(what),
         Command::Server { what } => split::server(what),
+        Command::Serve(args) => serve::serve(args),
+        Command::Remote(args) => serve::remote(args),
     };
     if let Err(e) = result {
         eprintln!("triskel: error: {e}");

@@ -24,7 +24,7 @@ type Error = Box<dyn std::error::Error>;
 const MAX_PROGRAM_BYTES: u64 = 64 << 20;
 const MAX_JSON_BYTES: u64 = 64 << 20;
 const DEFAULT_MAX_KEY_BYTES: u64 = 4 << 30;
-const MAX_CIPHERTEXT_FILE_BYTES: u64 = 1 << 30;
+pub const MAX_CIPHERTEXT_FILE_BYTES: u64 = 1 << 30;
 
 #[derive(Subcommand, Debug)]
 pub enum ProgramCommand {
@@ -134,12 +134,12 @@ pub enum ServerCommand {
     },
 }
 
-fn read(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>, Error> {
+pub fn read(path: &Path, limit: u64, what: &str) -> Result<Vec<u8>, Error> {
     let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(read_limited(file, limit, what)?)
 }
 
-fn write(path: &Path, bytes: &[u8]) -> CliResult {
+pub fn write(path: &Path, bytes: &[u8]) -> CliResult {
     std::fs::write(path, bytes).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(())
 }
@@ -165,7 +165,7 @@ fn demo(name: &str) -> Result<programs::Demo, Error> {
     }
 }
 
-fn load_program(path: &Path) -> Result<Program, Error> {
+pub fn load_program(path: &Path) -> Result<Program, Error> {
     Ok(Program::from_bytes(&read(
         path,
         MAX_PROGRAM_BYTES,
@@ -174,7 +174,7 @@ fn load_program(path: &Path) -> Result<Program, Error> {
 }
 
 /// Plain values as JSON numbers (integers), numbers (reals) or booleans (bits).
-fn to_json(outputs: &Outputs) -> Value {
+pub fn to_json(outputs: &Outputs) -> Value {
     let mut map = Map::new();
     for (name, v) in &outputs.values {
         let items: Vec<Value> = match v {
@@ -270,7 +270,7 @@ fn parse_inputs(program: &Program, path: &Path) -> Result<BTreeMap<String, Plain
     Ok(out)
 }
 
-fn print_json(v: &Value) -> CliResult {
+pub fn print_json(v: &Value) -> CliResult {
     println!("{}", serde_json::to_string_pretty(v)?);
     Ok(())
 }

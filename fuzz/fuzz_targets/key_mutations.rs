@@ -31,7 +31,10 @@ fn fixture() -> &'static Fixture {
         let ckks = CkksContext::new(CkksParameters::n8192()).expect("named set");
         let sk = SecretKey::generate(&ckks).expect("key");
         let relin = sk.relin_key().expect("relinearization key").to_bytes();
-        let galois = sk.galois_keys(&[1, -3], true).expect("Galois keys").to_bytes();
+        let galois = sk
+            .galois_keys(&[1, -3], true)
+            .expect("Galois keys")
+            .to_bytes();
         Fixture {
             ckks,
             keys: [server, relin, galois],
@@ -63,7 +66,11 @@ fuzz_target!(|data: &[u8]| {
         }
         1 => {
             if let Ok(key) = RelinKey::from_bytes(&bytes, &f.ckks) {
-                assert_eq!(key.to_bytes(), bytes, "relinearization key encoding is canonical");
+                assert_eq!(
+                    key.to_bytes(),
+                    bytes,
+                    "relinearization key encoding is canonical"
+                );
             }
         }
         _ => {

@@ -122,12 +122,21 @@ fn split_seeds(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
         })
         .collect();
     let states = each(|c| c.client.to_bytes().to_vec());
+    let jobs = each(|c| {
+        triskel_serve::job::JobRequest {
+            key_set: c.keys.id(),
+            program: &c.program.to_bytes(),
+            inputs: &c.inputs_bytes,
+        }
+        .to_bytes()
+    });
     for (target, seeds) in [
         ("router_plan_choice", &choices),
         ("router_evaluation_keys", &keys),
         ("router_encrypted_inputs", &inputs),
         ("router_encrypted_outputs", &outputs),
         ("router_client_state", &states),
+        ("serve_job_request", &jobs),
     ] {
         write(
             dir,

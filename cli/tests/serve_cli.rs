@@ -1,0 +1,264 @@
+//! `triskel serve` and `triskel remote` as processes: a tenant's token, a
+//! client session through the service, and `kill -9` of the server with
+//! jobs acknowledged: after a restart on the same store every one
+//! completes once and verifies.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use serde_json::Value;
+use triskel::{Kind, Program, Scalar};
+
+struct Dir(PathBuf);
+
+impl Dir {
+    fn new(name: &str) -> Dir {
+        let dir =
+            std::env::temp_dir().join(format!("triskel-serve-cli-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Dir(dir)
+    }
+    fn path(&self, name: &str) -> String {
+        self.0.join(name).to_string_lossy().into_owned()
+    }
+}
+
+impl Drop for Dir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A `triskel serve` process, killed (SIGKILL) when dropped.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Server {
+    fn start(store: &str) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_triskel"))
+            .args([
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--store",
+                store,
+                "--workers",
+                "1",
+            ])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start triskel serve");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no address in {line:?}"))
+            .to_string();
+        Server { child, url }
+    }
+
+    fn kill(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn triskel(args: &[&str], token: &str) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_triskel"))
+        .args(args)
+        .env("TRISKEL_TOKEN", token)
+        .env_remove("TRISKEL_KERNELS")
+        .output()
+        .expect("run triskel");
+    assert!(
+        out.status.success(),
+        "triskel {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn program(path: &Path) {
+    let mut p = Program::new();
+    let x = p.input("x", Kind::Signed { len: 4, bound: 100 }).unwrap();
+    let y = p.mul_scalar(x, Scalar::Int(3)).unwrap();
+    let y = p.add_scalar(y, Scalar::Int(7)).unwrap();
+    p.output("y", y).unwrap();
+    std::fs::write(path, p.to_bytes()).unwrap();
+}
+
+/// `triskel remote submit` with an idempotency key; the job's JSON.
+fn submit(url: &str, program: &str, inputs: &str, key: &str, token: &str) -> Value {
+    let args = [
+        "remote",
+        "--url",
+        url,
+        "submit",
+        "--program",
+        program,
+        "--inputs",
+        inputs,
+        "--idempotency-key",
+        key,
+    ];
+    serde_json::from_str(&triskel(&args, token)).unwrap()
+}
+
+#[test]
+fn jobs_acknowledged_before_kill_9_complete_once_after_a_restart() {
+    let d = Dir::new("kill");
+    let store = d.path("store");
+    let token = triskel(
+        &[
+            "serve", "token", "create", "--tenant", "alice", "--store", &store,
+        ],
+        "",
+    )
+    .trim()
+    .to_string();
+    assert!(token.starts_with("tsk_") && token.len() == 68, "{token}");
+    let (p, inputs, secret, keys, pinned) = (
+        d.path("program"),
+        d.path("inputs.json"),
+        d.path("secret"),
+        d.path("keys"),
+        d.path("server.pub"),
+    );
+    program(Path::new(&p));
+    std::fs::write(&inputs, r#"{"x": [-100, -1, 0, 42]}"#).unwrap();
+    triskel(
+        &[
+            "client",
+            "keygen",
+            "--program",
+            &p,
+            "--secret",
+            &secret,
+            "--keys",
+            &keys,
+        ],
+        "",
+    );
+
+    let server = Server::start(&store);
+    let url = server.url.clone();
+    let out = triskel(
+        &[
+            "remote",
+            "--url",
+            &url,
+            "keys",
+            "--keys",
+            &keys,
+            "--server-public",
+            &pinned,
+        ],
+        &token,
+    );
+    assert!(out.starts_with("key set "), "{out}");
+    const JOBS: usize = 6;
+    let mut jobs = Vec::new();
+    for i in 0..JOBS {
+        let enc = d.path(&format!("enc{i}"));
+        triskel(
+            &[
+                "client", "encrypt", "--secret", &secret, "--inputs", &inputs, "--out", &enc,
+            ],
+            "",
+        );
+        let key = format!("job-{i}");
+        let job = submit(&url, &p, enc.as_ref(), key.as_ref(), &token);
+        jobs.push((job["id"].as_str().unwrap().to_string(), enc, key));
+    }
+    // Every job is acknowledged; the server dies wherever it is.
+    server.kill();
+
+    let server = Server::start(&store);
+    let url = server.url.clone();
+    assert_ne!(url, "", "restarted");
+    for (id, enc, key) in &jobs {
+        // A retried submission after the restart is the same job.
+        let again = submit(&url, &p, enc.as_ref(), key.as_ref(), &token);
+        assert_eq!(again["id"], id.as_str());
+        let end: Value = serde_json::from_str(&triskel(
+            &["remote", "--url", &url, "wait", "--job", id],
+            &token,
+        ))
+        .unwrap();
+        assert_eq!(end["state"], "done", "{end}");
+        assert!(end["runs"].as_u64().unwrap() >= 1);
+        let args = [
+            "remote",
+            "--url",
+            &url,
+            "fetch",
+            "--job",
+            id,
+            "--secret",
+            &secret,
+            "--server-public",
+            &pinned,
+            "--inputs",
+            enc,
+        ];
+        let plain: Value = serde_json::from_str(&triskel(&args, &token)).unwrap();
+        assert_eq!(plain, serde_json::json!({"y": [-293, 4, 7, 133]}));
+    }
+    // Outputs verify only against the inputs of their own job.
+    let (first, second) = (&jobs[0], &jobs[1]);
+    let out = Command::new(env!("CARGO_BIN_EXE_triskel"))
+        .args([
+            "remote",
+            "--url",
+            &url,
+            "fetch",
+            "--job",
+            &first.0,
+            "--secret",
+            &secret,
+            "--server-public",
+            &pinned,
+            "--inputs",
+            &second.1,
+        ])
+        .env("TRISKEL_TOKEN", &token)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("does not verify"));
+    // A bad token is refused with the server's JSON error.
+    let out = Command::new(env!("CARGO_BIN_EXE_triskel"))
+        .args(["remote", "--url", &url, "wait", "--job", &first.0])
+        .env("TRISKEL_TOKEN", format!("tsk_{}", "1".repeat(64)))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("401 (unauthorized)"));
+    drop(server);
+}
+
+#[test]
+fn the_demo_runs_through_the_service() {
+    let out = triskel(&["demo", "--remote"], "");
+    assert_eq!(out.matches("check: correct").count(), 3, "{out}");
+    assert_eq!(
+        out.matches("verified against the server").count(),
+        3,
+        "{out}"
+    );
+}

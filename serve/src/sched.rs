@@ -1,0 +1,217 @@
+//! The scheduler: worker threads take the oldest queued job from the
+//! store, run it through [`triskel::Server::run`] on a rayon pool and store
+//! its outputs or its error. The queue is the store itself, so a restart
+//! loses nothing: jobs left running go back to the queue
+//! ([`Store::recover`]) and run again. A cancelled or timed-out job's
+//! result is dropped when its run ends ([`Store::finish`] only ends the
+//! run it was given).
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use triskel::{EncryptedInputs, EvaluationKeys, Program, Server};
+
+use crate::cache::KeyCache;
+use crate::error::{ApiError, ApiResult};
+use crate::metrics::Metrics;
+use crate::store::{now_ms, Job, Store};
+
+/// The largest request the limits of the byte formats allow to be loaded.
+pub const MAX_BLOB_BYTES: u64 = 8 << 30;
+
+/// What the HTTP handlers and the workers share.
+pub struct Core {
+    pub store: Store,
+    pub server: Server,
+    pub metrics: Metrics,
+    pub keys: Mutex<KeyCache<EvaluationKeys>>,
+    pub queue_capacity: u64,
+    pub job_timeout: Duration,
+    /// The largest request body taken at all (a tenant's quota may be lower).
+    pub max_request_bytes: u64,
+    pool: rayon::ThreadPool,
+    /// Raised by every [`Core::notify`].
+    wake: (Mutex<u64>, Condvar),
+    stopping: AtomicBool,
+}
+
+impl Core {
+    pub fn new(
+        store: Store,
+        server: Server,
+        workers: usize,
+        queue_capacity: u64,
+        job_timeout: Duration,
+        key_cache_bytes: u64,
+        max_request_bytes: u64,
+    ) -> ApiResult<Core> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(workers.max(1))
+            .thread_name(|i| format!("triskel-job-{i}"))
+            .build()
+            .map_err(|e| ApiError::internal(format!("worker pool: {e}")))?;
+        Ok(Core {
+            store,
+            server,
+            metrics: Metrics::default(),
+            keys: Mutex::new(KeyCache::new(key_cache_bytes)),
+            queue_capacity,
+            job_timeout,
+            max_request_bytes,
+            pool,
+            wake: (Mutex::new(0), Condvar::new()),
+            stopping: AtomicBool::new(false),
+        })
+    }
+
+    fn cache(&self) -> std::sync::MutexGuard<'_, KeyCache<EvaluationKeys>> {
+        self.keys.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The deserialized keys of stored blob `blob` (id `id`), from the cache
+    /// or loaded and checked.
+    pub fn evaluation_keys(&self, id: &[u8; 32], blob: &str) -> ApiResult<Arc<EvaluationKeys>> {
+        if let Some(k) = self.cache().get(id) {
+            Metrics::add(&self.metrics.key_cache_hits, 1);
+            return Ok(k);
+        }
+        Metrics::add(&self.metrics.key_cache_misses, 1);
+        let bytes = self.store.get_blob(blob)?;
+        let keys = EvaluationKeys::from_bytes(&bytes, MAX_BLOB_BYTES)
+            .map_err(|e| ApiError::internal(format!("stored evaluation keys: {e}")))?;
+        let keys = Arc::new(keys);
+        self.remember_keys(keys.clone(), bytes.len() as u64);
+        Ok(keys)
+    }
+
+    pub fn remember_keys(&self, keys: Arc<EvaluationKeys>, bytes: u64) {
+        self.cache().insert(keys.id(), keys, bytes);
+    }
+
+    pub fn forget_keys(&self, id: &[u8; 32]) {
+        self.cache().remove(id);
+    }
+
+    pub fn key_cache_bytes(&self) -> u64 {
+        self.cache().used()
+    }
+
+    /// Wakes the waiting workers (a job was queued).
+    pub fn notify(&self) {
+        let (lock, cv) = &self.wake;
+        *lock.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        cv.notify_all();
+    }
+
+    fn generation(&self) -> u64 {
+        *self.wake.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Waits until a [`Core::notify`] after generation `seen`, or `timeout`.
+    fn sleep(&self, seen: u64, timeout: Duration) {
+        let (lock, cv) = &self.wake;
+        let guard = lock.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = cv
+            .wait_timeout_while(guard, timeout, |g| *g == seen)
+            .unwrap_or_else(|p| p.into_inner());
+    }
+
+    pub fn stop(&self) {
+        self.stopping.store(true, Ordering::SeqCst);
+        self.notify();
+    }
+
+    fn stopping(&self) -> bool {
+        self.stopping.load(Ordering::SeqCst)
+    }
+
+    /// Runs one claimed job to its end.
+    fn run(&self, job: &Job) {
+        let start = Instant::now();
+        let result = catch_unwind(AssertUnwindSafe(|| self.compute(job)))
+            .unwrap_or_else(|_| Err("the evaluation stopped on an internal error".into()));
+        let result = match result {
+            Ok(_) if start.elapsed() > self.job_timeout => Err(timed_out(self.job_timeout)),
+            r => r,
+        };
+        let outcome = match &result {
+            Ok(bytes) => Ok(bytes.as_slice()),
+            Err(e) => Err(e.as_str()),
+        };
+        match self.store.finish(&job.id, job.runs, outcome) {
+            Ok(true) => {
+                let latency = now_ms().saturating_sub(job.created_ms) as f64 / 1e3;
+                self.metrics.observe_latency(latency);
+            }
+            Ok(false) => {}
+            // The store refused the result (a full disk): the job stays
+            // running in the store and runs again after a restart.
+            Err(_) => {}
+        }
+    }
+
+    /// The outputs' bytes of a job, or the reason it failed.
+    fn compute(&self, job: &Job) -> Result<Vec<u8>, String> {
+        let key_set = self
+            .store
+            .key_set(job.tenant, &job.key_set)
+            .map_err(|e| e.message)?
+            .ok_or("its key set was deleted")?;
+        let program = self
+            .store
+            .get_blob(&job.program_blob)
+            .map_err(|e| e.message)?;
+        let program = Program::from_bytes(&program).map_err(|e| e.to_string())?;
+        let inputs = self
+            .store
+            .get_blob(&job.inputs_blob)
+            .map_err(|e| e.message)?;
+        let inputs =
+            EncryptedInputs::from_bytes(&inputs, MAX_BLOB_BYTES).map_err(|e| e.to_string())?;
+        let keys = self
+            .evaluation_keys(&key_set.id, &key_set.blob)
+            .map_err(|e| e.message)?;
+        let outputs = self
+            .pool
+            .install(|| self.server.run(&program, keys.choice(), &keys, &inputs))
+            .map_err(|e| e.to_string())?;
+        Ok(outputs.to_bytes())
+    }
+}
+
+fn timed_out(limit: Duration) -> String {
+    format!("timed out: ran longer than {:.3} s", limit.as_secs_f64())
+}
+
+/// Starts `workers` worker threads and the timeout watchdog.
+pub fn start_workers(core: &Arc<Core>, workers: usize) -> Vec<JoinHandle<()>> {
+    let mut threads: Vec<JoinHandle<()>> = (0..workers.max(1))
+        .map(|_| {
+            let core = core.clone();
+            std::thread::spawn(move || {
+                while !core.stopping() {
+                    let seen = core.generation();
+                    match core.store.claim() {
+                        Ok(Some(job)) => core.run(&job),
+                        // Nothing queued, or the store is unreadable for now.
+                        _ => core.sleep(seen, Duration::from_secs(1)),
+                    }
+                }
+            })
+        })
+        .collect();
+    let watchdog = core.clone();
+    threads.push(std::thread::spawn(move || {
+        let limit = watchdog.job_timeout;
+        while !watchdog.stopping() {
+            let before = now_ms().saturating_sub(limit.as_millis() as u64);
+            let _ = watchdog.store.expire(before, &timed_out(limit));
+            let seen = watchdog.generation();
+            watchdog.sleep(seen, Duration::from_millis(500));
+        }
+    }));
+    threads
+}

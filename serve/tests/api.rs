@@ -1,0 +1,497 @@
+//! The service end to end on 127.0.0.1, and its answers to hostile
+//! requests: each a 4xx with a JSON error, the server serving on.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use common::*;
+use triskel_serve::job::JobRequest;
+use triskel_serve::remote::{self, Remote, RemoteError};
+use triskel_serve::{Quotas, JOB_TYPE, KEYS_TYPE};
+
+/// One raw HTTP/1.1 request; the status (0 when the server closed the
+/// connection without an answer) and the body.
+fn raw(url: &str, request: &[u8]) -> (u16, String) {
+    send(url, request, false)
+}
+
+/// The same, closing the sending half after `request` when `close`.
+fn send(url: &str, request: &[u8], close: bool) -> (u16, String) {
+    let addr = url.trim_start_matches("http://");
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(request).unwrap();
+    if close {
+        s.shutdown(std::net::Shutdown::Write).unwrap();
+    }
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    let text = String::from_utf8_lossy(&out).into_owned();
+    let status = text
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    let body = text.split("\r\n\r\n").nth(1).unwrap_or("").to_string();
+    (status, body)
+}
+
+fn request(method: &str, path: &str, token: &str, content_type: &str, body: &[u8]) -> Vec<u8> {
+    let mut r = format!(
+        "{method} {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    if !token.is_empty() {
+        r += &format!("Authorization: Bearer {token}\r\n");
+    }
+    if !content_type.is_empty() {
+        r += &format!("Content-Type: {content_type}\r\n");
+    }
+    r += "\r\n";
+    let mut bytes = r.into_bytes();
+    bytes.extend_from_slice(body);
+    bytes
+}
+
+/// An error answer: its status and JSON code.
+fn api_error(e: RemoteError) -> (u16, String) {
+    match e {
+        RemoteError::Api { status, code, .. } => (status, code),
+        e => panic!("an API error expected, got {e}"),
+    }
+}
+
+fn assert_json_error(status: u16, body: &str, want: u16, code: &str) {
+    assert_eq!(status, want, "{body}");
+    let v: serde_json::Value =
+        serde_json::from_str(body).unwrap_or_else(|_| panic!("not JSON: {body:?}"));
+    assert_eq!(v["error"]["code"], code, "{body}");
+    assert!(v["error"]["message"]
+        .as_str()
+        .is_some_and(|m| !m.is_empty()));
+}
+
+#[test]
+fn a_job_runs_end_to_end_and_verifies() {
+    let service = Service::start("e2e", &[("alice", None)], |_| {});
+    let remote = service.remote(0);
+    let server = remote.identity().unwrap();
+    let p = program();
+    let mut client = client(&p);
+    let keys = client.evaluation_keys().unwrap().to_bytes();
+    let id = remote.put_keys(&keys).unwrap();
+    assert_eq!(id, triskel::attest::hex(client.key_set()));
+    assert_eq!(remote.put_keys(&keys).unwrap(), id, "idempotent upload");
+
+    let sent = client.encrypt_with_context(&inputs(), b"e2e").unwrap();
+    let job = remote.submit(&p, &sent, Some("first")).unwrap();
+    assert_eq!(remote.submit(&p, &sent, Some("first")).unwrap().id, job.id);
+    let done = remote.wait(&job.id, WAIT).unwrap();
+    assert_eq!(done.state, "done", "{done:?}");
+    assert_eq!(done.runs, 1);
+    let outputs = remote.outputs(&job.id).unwrap();
+    remote::verify(&client, &sent, &outputs, &server).unwrap();
+    let plain = client.decrypt(&outputs, &server).unwrap();
+    assert_eq!(plain.get("y"), Some(&expected()));
+
+    // Records bind the inputs sent and the server's identity.
+    let other = client.encrypt(&inputs()).unwrap();
+    assert!(remote::verify(&client, &other, &outputs, &server).is_err());
+    let stranger = triskel::attest::Identity::generate().unwrap();
+    assert!(remote::verify(&client, &sent, &outputs, stranger.public()).is_err());
+
+    // The same over HTTP/2.
+    let h2 = Remote::with_http2(&service.url(), Some(service.tokens[0].clone()), true).unwrap();
+    assert_eq!(h2.job(&job.id).unwrap().state, "done");
+    assert_eq!(h2.outputs(&job.id).unwrap(), outputs);
+
+    let (status, metrics) = raw(&service.url(), &request("GET", "/metrics", "", "", b""));
+    assert_eq!(status, 200);
+    assert!(
+        metrics.contains("triskel_jobs{state=\"done\"} 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("triskel_key_cache_hits_total 1"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("triskel_job_latency_seconds_count 1"),
+        "{metrics}"
+    );
+    let (status, doc) = raw(
+        &service.url(),
+        &request("GET", "/v1/openapi.json", "", "", b""),
+    );
+    assert_eq!(status, 200);
+    assert!(
+        serde_json::from_str::<serde_json::Value>(&doc).unwrap()["paths"]["/v1/jobs"].is_object()
+    );
+
+    // A finished job is deleted with its outputs; its keys then go.
+    remote.cancel(&job.id).unwrap();
+    assert_eq!(
+        api_error(remote.job(&job.id).unwrap_err()),
+        (404, "not_found".into())
+    );
+    remote.delete_keys(&id).unwrap();
+    assert_eq!(
+        api_error(remote.delete_keys(&id).unwrap_err()),
+        (404, "not_found".into())
+    );
+    let again = client.encrypt(&inputs()).unwrap();
+    assert_eq!(
+        api_error(remote.submit(&p, &again, None).unwrap_err()).0,
+        404
+    );
+}
+
+#[test]
+fn hostile_requests_get_json_errors_and_the_server_serves_on() {
+    let small = Quotas {
+        max_request_bytes: 64 << 10,
+        ..Quotas::default()
+    };
+    let service = Service::start(
+        "hostile",
+        &[("alice", None), ("mallory", Some(small))],
+        |_| {},
+    );
+    let url = service.url();
+    let (alice, mallory) = (service.remote(0), service.remote(1));
+    let token = service.tokens[0].clone();
+    let p = program();
+    let mut client = client(&p);
+    let keys = client.evaluation_keys().unwrap().to_bytes();
+    let key_set = alice.put_keys(&keys).unwrap();
+    let sent = client.encrypt(&inputs()).unwrap();
+    let job = alice.submit(&p, &sent, None).unwrap();
+    alice.wait(&job.id, WAIT).unwrap();
+
+    // Tokens.
+    let (s, b) = raw(
+        &url,
+        &request("GET", &format!("/v1/jobs/{}", job.id), "", "", b""),
+    );
+    assert_json_error(s, &b, 401, "unauthorized");
+    let forged = format!("tsk_{}", "0".repeat(64));
+    let (s, b) = raw(
+        &url,
+        &request("GET", &format!("/v1/jobs/{}", job.id), &forged, "", b""),
+    );
+    assert_json_error(s, &b, 401, "unauthorized");
+    let (s, b) = raw(&url, &request("GET", "/v1/jobs/x", "not-a-token", "", b""));
+    assert_json_error(s, &b, 401, "unauthorized");
+
+    // Content types, malformed bodies, truncated and oversized uploads.
+    let (s, b) = raw(
+        &url,
+        &request(
+            "PUT",
+            "/v1/keys",
+            &token,
+            "application/json",
+            b"{\"keys\": 1}",
+        ),
+    );
+    assert_json_error(s, &b, 415, "unsupported_media_type");
+    let (s, b) = raw(
+        &url,
+        &request("PUT", "/v1/keys", &token, KEYS_TYPE, b"{\"keys\": "),
+    );
+    assert_json_error(s, &b, 400, "invalid_keys");
+    let (s, b) = raw(
+        &url,
+        &request(
+            "PUT",
+            "/v1/keys",
+            &token,
+            KEYS_TYPE,
+            &keys[..keys.len() / 2],
+        ),
+    );
+    assert_json_error(s, &b, 400, "invalid_keys");
+    let mut damaged = keys.clone();
+    damaged[keys.len() / 3] ^= 1;
+    let (s, b) = raw(
+        &url,
+        &request("PUT", "/v1/keys", &token, KEYS_TYPE, &damaged),
+    );
+    assert_json_error(s, &b, 400, "invalid_keys");
+    let (s, b) = raw(&url, &request("POST", "/v1/jobs", &token, JOB_TYPE, b"{}"));
+    assert_json_error(s, &b, 400, "invalid_job");
+    let (s, b) = raw(&url, &request("POST", "/v1/jobs", &token, "", b"{}"));
+    assert_json_error(s, &b, 415, "unsupported_media_type");
+    // A client that goes away before its body's Content-Length: answered
+    // 400 if the connection still takes an answer, and nothing is stored.
+    let mut cut = request("PUT", "/v1/keys", &token, KEYS_TYPE, &keys);
+    cut.truncate(cut.len() - keys.len() / 2);
+    let (s, b) = send(&url, &cut, true);
+    if s != 0 {
+        assert_json_error(s, &b, 400, "incomplete_body");
+    }
+    // Above the tenant's request size: by Content-Length, and streamed.
+    let m_token = &service.tokens[1];
+    let (s, b) = raw(
+        &url,
+        &request("PUT", "/v1/keys", m_token, KEYS_TYPE, &vec![0; 100 << 10]),
+    );
+    assert_json_error(s, &b, 413, "too_large");
+    let mut chunked = format!(
+        "PUT /v1/keys HTTP/1.1\r\nHost: x\r\nConnection: close\r\nAuthorization: Bearer {m_token}\r\nContent-Type: {KEYS_TYPE}\r\nTransfer-Encoding: chunked\r\n\r\n"
+    )
+    .into_bytes();
+    for _ in 0..4 {
+        chunked.extend_from_slice(format!("{:x}\r\n", 32 << 10).as_bytes());
+        chunked.extend_from_slice(&vec![0; 32 << 10]);
+        chunked.extend_from_slice(b"\r\n");
+    }
+    chunked.extend_from_slice(b"0\r\n\r\n");
+    let (s, b) = raw(&url, &chunked);
+    assert_json_error(s, &b, 413, "too_large");
+
+    // Job bodies that parse but do not belong together.
+    let prog = p.to_bytes();
+    let inputs = sent.to_bytes();
+    let job_body = |key_set: [u8; 32], program: &[u8], inputs: &[u8]| {
+        JobRequest {
+            key_set,
+            program,
+            inputs,
+        }
+        .to_bytes()
+    };
+    let (s, b) = raw(
+        &url,
+        &request(
+            "POST",
+            "/v1/jobs",
+            &token,
+            JOB_TYPE,
+            &job_body(*client.key_set(), b"nonsense", &inputs),
+        ),
+    );
+    assert_json_error(s, &b, 400, "invalid_program");
+    let (s, b) = raw(
+        &url,
+        &request(
+            "POST",
+            "/v1/jobs",
+            &token,
+            JOB_TYPE,
+            &job_body(*client.key_set(), &prog, &inputs[..20]),
+        ),
+    );
+    assert_json_error(s, &b, 400, "invalid_inputs");
+    let (s, b) = raw(
+        &url,
+        &request(
+            "POST",
+            "/v1/jobs",
+            &token,
+            JOB_TYPE,
+            &job_body([9; 32], &prog, &inputs),
+        ),
+    );
+    assert_json_error(s, &b, 404, "not_found");
+    // A program the planner refuses under the key set's plan choice.
+    let mut bigger = triskel::Program::new();
+    let x = bigger
+        .input("x", triskel::Kind::Signed { len: 4, bound: 100 })
+        .unwrap();
+    let sq = bigger.mul(x, x).unwrap();
+    let r = bigger.to_real(sq, 1e-5).unwrap();
+    bigger.output("r", r).unwrap();
+    let (s, b) = raw(
+        &url,
+        &request(
+            "POST",
+            "/v1/jobs",
+            &token,
+            JOB_TYPE,
+            &job_body(*client.key_set(), &bigger.to_bytes(), &inputs),
+        ),
+    );
+    assert_json_error(s, &b, 422, "planner_refused");
+    // Another program of the same shape: planned, but not the keys' program.
+    let mut other = triskel::Program::new();
+    let x = other
+        .input("x", triskel::Kind::Signed { len: 4, bound: 100 })
+        .unwrap();
+    let y = other.mul_scalar(x, triskel::Scalar::Int(5)).unwrap();
+    let y = other.add_scalar(y, triskel::Scalar::Int(7)).unwrap();
+    other.output("y", y).unwrap();
+    let (s, b) = raw(
+        &url,
+        &request(
+            "POST",
+            "/v1/jobs",
+            &token,
+            JOB_TYPE,
+            &job_body(*client.key_set(), &other.to_bytes(), &inputs),
+        ),
+    );
+    assert_json_error(s, &b, 422, "program_mismatch");
+    // One Idempotency-Key for two bodies.
+    alice.submit(&p, &sent, Some("k")).unwrap();
+    let again = client.encrypt(&common::inputs()).unwrap();
+    assert_eq!(
+        api_error(alice.submit(&p, &again, Some("k")).unwrap_err()),
+        (422, "idempotency_key_reused".into())
+    );
+
+    // Unknown ids and another tenant's ids are not found.
+    for path in ["/v1/jobs/nope", "/v1/jobs/nope/outputs", "/v1/nothing"] {
+        let (s, b) = raw(&url, &request("GET", path, &token, "", b""));
+        assert_json_error(s, &b, 404, "not_found");
+    }
+    let (s, b) = raw(&url, &request("PATCH", "/v1/jobs", &token, "", b""));
+    assert_json_error(s, &b, 405, "method_not_allowed");
+    assert_eq!(
+        api_error(mallory.job(&job.id).unwrap_err()),
+        (404, "not_found".into())
+    );
+    assert_eq!(
+        api_error(mallory.outputs(&job.id).unwrap_err()),
+        (404, "not_found".into())
+    );
+    assert_eq!(
+        api_error(mallory.cancel(&job.id).unwrap_err()),
+        (404, "not_found".into())
+    );
+    assert_eq!(
+        api_error(mallory.delete_keys(&key_set).unwrap_err()),
+        (404, "not_found".into())
+    );
+    assert_eq!(
+        api_error(mallory.submit(&p, &sent, None).unwrap_err()),
+        (404, "not_found".into())
+    );
+
+    // Still serving, and alice's work is intact.
+    let (s, _) = raw(&url, &request("GET", "/healthz", "", "", b""));
+    assert_eq!(s, 200);
+    let server = alice.identity().unwrap();
+    let outputs = alice.outputs(&job.id).unwrap();
+    remote::verify(&client, &sent, &outputs, &server).unwrap();
+    assert_eq!(
+        client.decrypt(&outputs, &server).unwrap().get("y"),
+        Some(&expected())
+    );
+}
+
+#[test]
+fn a_full_queue_and_a_spent_quota_answer_429_with_retry_after() {
+    let none_in_flight = Quotas {
+        max_jobs_in_flight: 0,
+        ..Quotas::default()
+    };
+    let service = Service::start(
+        "busy",
+        &[("alice", None), ("bob", Some(none_in_flight))],
+        |c| c.queue_capacity = 0,
+    );
+    let p = program();
+    for (tenant, code) in [(0, "queue_full"), (1, "queue_full")] {
+        let mut client = client(&p);
+        let remote = service.remote(tenant);
+        remote
+            .put_keys(&client.evaluation_keys().unwrap().to_bytes())
+            .unwrap();
+        let sent = client.encrypt(&inputs()).unwrap();
+        assert_eq!(
+            api_error(remote.submit(&p, &sent, None).unwrap_err()),
+            (429, code.into())
+        );
+    }
+    let c = client(&p);
+    let token = &service.tokens[0];
+    let keys = c.evaluation_keys().unwrap().to_bytes();
+    service.remote(0).put_keys(&keys).unwrap();
+    let mut c = c;
+    let sent = c.encrypt(&inputs()).unwrap();
+    let body = JobRequest {
+        key_set: *c.key_set(),
+        program: &p.to_bytes(),
+        inputs: &sent.to_bytes(),
+    }
+    .to_bytes();
+    let addr = service.url();
+    let mut s = TcpStream::connect(addr.trim_start_matches("http://")).unwrap();
+    s.write_all(&request("POST", "/v1/jobs", token, JOB_TYPE, &body))
+        .unwrap();
+    let mut out = String::new();
+    s.read_to_string(&mut out).unwrap();
+    assert!(out.starts_with("HTTP/1.1 429"), "{out}");
+    assert!(out.to_ascii_lowercase().contains("retry-after: 1"), "{out}");
+}
+
+#[test]
+fn the_jobs_in_flight_quota_answers_429() {
+    let none_in_flight = Quotas {
+        max_jobs_in_flight: 0,
+        ..Quotas::default()
+    };
+    let service = Service::start("quota", &[("bob", Some(none_in_flight))], |_| {});
+    let p = program();
+    let mut client = client(&p);
+    let remote = service.remote(0);
+    remote
+        .put_keys(&client.evaluation_keys().unwrap().to_bytes())
+        .unwrap();
+    let sent = client.encrypt(&inputs()).unwrap();
+    assert_eq!(
+        api_error(remote.submit(&p, &sent, None).unwrap_err()),
+        (429, "quota_jobs_in_flight".into())
+    );
+}
+
+#[test]
+fn a_job_over_its_timeout_fails() {
+    let service = Service::start("timeout", &[("alice", None)], |c| {
+        c.job_timeout = Duration::ZERO
+    });
+    let p = program();
+    let mut client = client(&p);
+    let remote = service.remote(0);
+    remote
+        .put_keys(&client.evaluation_keys().unwrap().to_bytes())
+        .unwrap();
+    let job = remote
+        .submit(&p, &client.encrypt(&inputs()).unwrap(), None)
+        .unwrap();
+    let end = remote.wait(&job.id, WAIT).unwrap();
+    assert_eq!(end.state, "failed");
+    assert!(end.error.unwrap().contains("timed out"));
+    assert_eq!(
+        api_error(remote.outputs(&job.id).unwrap_err()),
+        (409, "not_done".into())
+    );
+}
+
+#[test]
+fn a_slow_upload_holds_no_worker() {
+    let service = Service::start("slow", &[("alice", None)], |_| {});
+    let url = service.url();
+    let token = service.tokens[0].clone();
+    // An upload that stops halfway and stays open, on the only worker's server.
+    let head = format!(
+        "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Type: {JOB_TYPE}\r\nContent-Length: 1000000\r\n\r\n"
+    );
+    let mut stalled = TcpStream::connect(url.trim_start_matches("http://")).unwrap();
+    stalled.write_all(head.as_bytes()).unwrap();
+    stalled.write_all(&[0; 1000]).unwrap();
+    // A whole job runs meanwhile.
+    let p = program();
+    let mut client = client(&p);
+    let remote = service.remote(0);
+    remote
+        .put_keys(&client.evaluation_keys().unwrap().to_bytes())
+        .unwrap();
+    let sent = client.encrypt(&inputs()).unwrap();
+    let job = remote.submit(&p, &sent, None).unwrap();
+    assert_eq!(remote.wait(&job.id, WAIT).unwrap().state, "done");
+    drop(stalled);
+}
