@@ -2,8 +2,9 @@
 # Every test of triskel: formatting, lints, fresh bindings, the C kernel
 # driver (native, and the AArch64 backends under qemu), the Rust tests
 # with release optimisations (the `ci` profile of Cargo.toml: no LTO, 16 codegen
-# units, so the build from scratch takes less than half the time). Installs what
-# it needs (Debian/Ubuntu packages) when missing.
+# units, so the build from scratch takes less than half the time), then the
+# Python package's tests in a virtualenv of their own. Installs what it needs
+# (Debian/Ubuntu packages, PyPI packages into target/py-venv) when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
