@@ -245,3 +245,32 @@ def test_long_calls_release_the_gil():
     t.join()
     assert elapsed > 0.05, "key generation too fast to tell"
     assert state["ticks"] >= 10, state
+
+
+def test_round_trips():
+    p = Program()
+    u = p.input("u", Kind.uint(4, 8))
+    p.output("s", p.add_scalar(p.to_signed(u), -100))
+    client = triskel.Client(p, allow_round_trips=True)
+    server = triskel.Server(triskel.ServerIdentity.generate())
+    keys = client.evaluation_keys()
+    sent = client.encrypt({"u": [1, 2, 200, 255]})
+    first = server.run(p, keys, sent)
+    assert not first.is_final
+    with pytest.raises(triskel.RefusedError):
+        client.decrypt(first, server.public())
+    sent = client.continue_round_trips(sent, first, server.public())
+    final = server.run(p, keys, sent)
+    assert final.is_final
+    np.testing.assert_array_equal(client.decrypt(final, server.public())["s"], [-99, -98, 100, 155])
+    out = triskel.run_local(p, {"u": [1, 2, 200, 255]}, allow_round_trips=True)
+    np.testing.assert_array_equal(out["s"], [-99, -98, 100, 155])
+
+
+def test_u64_values_above_int64_come_back_as_uint64():
+    p = Program()
+    x = p.input("x", Kind.uint(2, 64))
+    p.output("y", x)
+    out = split_run(p, {"x": np.array([2**64 - 1, 5], dtype=np.uint64)})[3]
+    assert out["y"].dtype == np.uint64
+    np.testing.assert_array_equal(out["y"], np.array([2**64 - 1, 5], dtype=np.uint64))
