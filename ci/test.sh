@@ -2,8 +2,9 @@
 # Every test of triskel: formatting, lints, fresh bindings, the C kernel
 # driver (native, and the AArch64 backends under qemu), the Rust tests
 # with release optimisations (the `ci` profile of Cargo.toml: no LTO, 16 codegen
-# units, so the build from scratch takes less than half the time). Installs what
-# it needs (Debian/Ubuntu packages) when missing.
+# units, so the build from scratch takes less than half the time), then the
+# Python package's tests in a virtualenv of their own. Installs what it needs
+# (Debian/Ubuntu packages, PyPI packages into target/py-venv) when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -147,3 +148,12 @@ cargo test --workspace --profile ci 2>&1 | tee "$log"
 awk '/^test result:/ { p += $4; f += $6 } END { printf "\n%d passed, %d failed\n", p, f; exit (f > 0 || p == 0) }' "$log"
 rm -f "$log"
 echo "kernel backends exercised (C driver and Rust tests): $TRISKEL_EXPECT_BACKENDS"
+
+# The Python package, built into its own virtualenv (reused when present) with
+# the `ci` profile, so it reuses the library the Rust tests built.
+step "python: maturin develop --profile ci, pytest python/tests"
+venv=target/py-venv
+if [ ! -x "$venv/bin/python" ]; then python3 -m venv "$venv"; fi
+"$venv/bin/pip" install --quiet --upgrade maturin numpy pytest
+(cd python && VIRTUAL_ENV="$PWD/../$venv" PATH="$PWD/../$venv/bin:$PATH" maturin develop --quiet --profile ci)
+TRISKEL_BIN=target/ci/triskel "$venv/bin/python" -m pytest -q python/tests

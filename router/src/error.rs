@@ -33,7 +33,8 @@ pub enum Error {
     Unsupported(String),
     /// Run-time inputs did not match the program.
     Input(String),
-    /// Program bytes that do not load.
+    /// Bytes that do not load (a program, keys, ciphertexts, a client's
+    /// state): the message names the format and the fault.
     Format(String),
     /// The cost model: its cache, or a primitive that failed while
     /// calibrating it.
@@ -66,7 +67,7 @@ impl fmt::Display for Error {
             Error::Refused { op, msg } => write!(f, "refused at {op}: {msg}"),
             Error::Unsupported(msg) => write!(f, "unsupported: {msg}"),
             Error::Input(msg) => write!(f, "inputs: {msg}"),
-            Error::Format(msg) => write!(f, "program bytes: {msg}"),
+            Error::Format(msg) => write!(f, "malformed bytes: {msg}"),
             Error::Cache(msg) => write!(f, "cost model: {msg}"),
             Error::Bfv(e) => write!(f, "engine: bfv: {e}"),
             Error::Ckks(e) => write!(f, "engine: ckks: {e}"),

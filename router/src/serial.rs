@@ -91,7 +91,7 @@ fn tag_version(tag: u8) -> u8 {
 const CMPS: [Cmp; 6] = [Cmp::Eq, Cmp::Ne, Cmp::Lt, Cmp::Le, Cmp::Gt, Cmp::Ge];
 
 fn bad<T>(msg: impl Into<String>) -> Result<T> {
-    Err(Error::Format(msg.into()))
+    Err(Error::Format(format!("program: {}", msg.into())))
 }
 
 struct Writer(Vec<u8>);
@@ -215,7 +215,7 @@ impl Reader<'_> {
     fn name(&mut self) -> Result<String> {
         let n = self.u8()? as usize;
         String::from_utf8(self.take(n)?.to_vec())
-            .map_err(|_| Error::Format("name is not UTF-8".into()))
+            .map_err(|_| Error::Format("program: a name is not UTF-8".into()))
     }
     fn scalar(&mut self) -> Result<Scalar> {
         match self.u8()? {
@@ -238,7 +238,7 @@ impl Reader<'_> {
         let t = self.u8()? as usize;
         CMPS.get(t)
             .copied()
-            .ok_or_else(|| Error::Format(format!("comparison tag {t}")))
+            .ok_or_else(|| Error::Format(format!("program: comparison tag {t}")))
     }
     fn kind(&mut self) -> Result<Kind> {
         Ok(match self.u8()? {
