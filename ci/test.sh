@@ -34,6 +34,8 @@ step "cargo clippy (all targets, warnings are errors)"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 # The tfhe crate's one-off slow test: compiled and linted here, run by hand.
 cargo clippy -p triskel-tfhe --features slow-noise --lib --tests --quiet -- -D warnings
+# The service crate without its server: the job format alone, as the fuzz target builds it.
+cargo clippy -p triskel-serve --no-default-features --lib --quiet -- -D warnings
 
 step "committed bindings match a fresh bindgen run"
 # bindgen loads libclang through clang-sys, which looks for libclang.so,

@@ -24,25 +24,41 @@
 //! # }
 //! ```
 
+#[cfg(feature = "service")]
 use std::net::SocketAddr;
+#[cfg(feature = "service")]
 use std::path::{Path, PathBuf};
+#[cfg(feature = "service")]
 use std::sync::Arc;
+#[cfg(feature = "service")]
 use std::thread::JoinHandle;
+#[cfg(feature = "service")]
 use std::time::Duration;
 
+#[cfg(feature = "service")]
 use triskel::attest::files;
 
+#[cfg(feature = "service")]
 pub mod auth;
+#[cfg(feature = "service")]
 pub mod cache;
+#[cfg(feature = "service")]
 pub mod error;
+#[cfg(feature = "service")]
 pub mod http;
 pub mod job;
+#[cfg(feature = "service")]
 pub mod metrics;
+#[cfg(feature = "service")]
 pub mod remote;
+#[cfg(feature = "service")]
 pub mod sched;
+#[cfg(feature = "service")]
 pub mod store;
 
+#[cfg(feature = "service")]
 pub use error::{ApiError, ApiResult};
+#[cfg(feature = "service")]
 pub use store::Quotas;
 
 /// Media type of an [`triskel::EvaluationKeys`] bundle.
@@ -53,15 +69,19 @@ pub const JOB_TYPE: &str = "application/vnd.triskel.job";
 pub const OUTPUTS_TYPE: &str = "application/vnd.triskel.outputs";
 /// Media type of a public attestation identity's bytes.
 pub const IDENTITY_TYPE: &str = "application/vnd.triskel.identity";
+#[cfg(feature = "service")]
 /// How long [`Running::stop`] waits for open requests.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+#[cfg(feature = "service")]
 /// The port `triskel serve` listens on by default.
 pub const DEFAULT_PORT: u16 = 7340;
 
+#[cfg(feature = "service")]
 pub(crate) fn json(v: &serde_json::Value) -> String {
     serde_json::to_string(v).unwrap_or_else(|_| "{}".into())
 }
 
+#[cfg(feature = "service")]
 /// How to run the service.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -81,6 +101,7 @@ pub struct Config {
     pub max_request_bytes: u64,
 }
 
+#[cfg(feature = "service")]
 impl Config {
     /// Defaults: 127.0.0.1 on [`DEFAULT_PORT`], a worker per core, a queue
     /// of 256, a job timeout of 10 minutes, 2 GiB of cached keys.
@@ -97,6 +118,7 @@ impl Config {
     }
 }
 
+#[cfg(feature = "service")]
 /// Creates a token for tenant `name` in the store at `dir` (creating the
 /// tenant with `quotas`, or the defaults, if new). The token is shown only
 /// here; the store keeps its hash.
@@ -104,6 +126,7 @@ pub fn create_token(dir: &Path, name: &str, quotas: Option<Quotas>) -> ApiResult
     store::Store::open(dir)?.create_token(name, quotas)
 }
 
+#[cfg(feature = "service")]
 /// The server's attestation identity in the store, generated on first use.
 fn identity(dir: &Path) -> Result<triskel::attest::Identity, Box<dyn std::error::Error>> {
     let (secret, public) = (dir.join("identity.secret"), dir.join("identity.public"));
@@ -113,6 +136,7 @@ fn identity(dir: &Path) -> Result<triskel::attest::Identity, Box<dyn std::error:
     Ok(files::load_identity(&secret, false)?)
 }
 
+#[cfg(feature = "service")]
 /// A running service.
 pub struct Running {
     addr: SocketAddr,
@@ -122,6 +146,7 @@ pub struct Running {
     workers: Vec<JoinHandle<()>>,
 }
 
+#[cfg(feature = "service")]
 /// Opens the store, puts jobs left running back in the queue, and serves.
 pub fn start(config: Config) -> Result<Running, Box<dyn std::error::Error>> {
     if !config.listen.ip().is_loopback() {
@@ -176,6 +201,7 @@ pub fn start(config: Config) -> Result<Running, Box<dyn std::error::Error>> {
     })
 }
 
+#[cfg(feature = "service")]
 impl Running {
     /// The address it listens on (the port chosen when the config's was 0).
     pub fn addr(&self) -> SocketAddr {
@@ -217,6 +243,7 @@ impl Running {
     }
 }
 
+#[cfg(feature = "service")]
 impl Drop for Running {
     fn drop(&mut self) {
         self.halt();
