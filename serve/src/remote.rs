@@ -5,7 +5,12 @@
 //!
 //! ```no_run
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! # let (program, inputs): (triskel::Program, std::collections::BTreeMap<String, triskel::PlainValue>) = todo!();
+//! # use triskel::{Kind, PlainValue, Program};
+//! # let mut program = Program::new();
+//! # let x = program.input("x", Kind::Signed { len: 2, bound: 100 })?;
+//! # let y = program.add_scalar(x, triskel::Scalar::Int(1))?;
+//! # program.output("y", y)?;
+//! # let inputs = std::collections::BTreeMap::from([("x".to_string(), PlainValue::Ints(vec![1, 2]))]);
 //! use triskel_serve::remote::Remote;
 //! let remote = Remote::new("http://127.0.0.1:7340", Some("tsk_...".into()))?;
 //! let server = remote.identity()?; // compare with a pinned copy
