@@ -15,8 +15,9 @@ use libfuzzer_sys::fuzz_target;
 use triskel_ring::KeyId;
 use triskel_tfhe::{
     BoolCiphertext, Ciphertext, ClientKey, CompressedBoolCiphertext, CompressedCiphertext,
-    CompressedGgswCiphertext, CompressedGlweCiphertext, CompressedRadixCiphertext, Error,
-    GgswCiphertext, GlweCiphertext, GlweSecretKey, RadixCiphertext, ServerKey,
+    CompressedGgswCiphertext, CompressedGlweCiphertext, CompressedRadixCiphertext,
+    CompressedServerKey, Error, GgswCiphertext, GlweCiphertext, GlweSecretKey, RadixCiphertext,
+    ServerKey,
 };
 
 /// Message modulus of the GLWE checks.
@@ -55,8 +56,18 @@ fuzz_target!(|data: &[u8]| {
             }
         }
         1 => {
-            if let Ok(sk) = ServerKey::from_bytes(bytes) {
+            // The checked, unexpanded form accepts exactly what the
+            // expanding loader accepts, and keeps the bytes.
+            let compressed = CompressedServerKey::from_bytes(bytes);
+            let full = ServerKey::from_bytes(bytes);
+            assert_eq!(
+                compressed.is_ok(),
+                full.is_ok(),
+                "the server key loaders agree"
+            );
+            if let (Ok(c), Ok(sk)) = (compressed, full) {
                 assert_eq!(sk.to_bytes(), bytes, "server key encoding is canonical");
+                assert_eq!(c.as_bytes(), bytes);
             }
         }
         2 => {
