@@ -29,7 +29,7 @@ fn bench_kernels_json_has_the_documented_shape() {
     assert_eq!(v["bits"], 40);
     let q = v["modulus"].as_u64().unwrap();
     assert!(
-        q >> 39 == 1 && (q - 1) % 2048 == 0,
+        q >> 39 == 1 && (q - 1).is_multiple_of(2048),
         "a 40-bit NTT-friendly prime"
     );
     assert!(v["cpu"].is_string() && v["features"].is_array());

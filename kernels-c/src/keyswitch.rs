@@ -179,7 +179,7 @@ fn check_ring_size(n: usize) -> Result<()> {
 }
 
 fn check_galois(g: u64) -> Result<()> {
-    if g % 2 == 0 {
+    if g.is_multiple_of(2) {
         return invalid(format!("Galois element {g} must be odd"));
     }
     Ok(())

@@ -45,7 +45,7 @@ impl NttPlan {
             return Err(Error::InvalidSize(n));
         }
         let q = modulus.value();
-        if (q - 1) % (2 * n as u64) != 0 {
+        if !(q - 1).is_multiple_of(2 * n as u64) {
             return Err(Error::NotNttFriendly { q, n });
         }
         let backend = modulus

@@ -33,7 +33,7 @@ pub fn median(values: &mut [f64]) -> f64 {
     let mid = values.len() / 2;
     if values.is_empty() {
         f64::NAN
-    } else if values.len() % 2 == 0 {
+    } else if values.len().is_multiple_of(2) {
         (values[mid - 1] + values[mid]) / 2.0
     } else {
         values[mid]

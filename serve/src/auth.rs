@@ -35,7 +35,7 @@ pub fn bearer(header: &str) -> Option<&str> {
 
 /// The bytes of an even number of hex digits.
 pub fn from_hex(hex: &str) -> Option<Vec<u8>> {
-    if hex.len() % 2 != 0 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+    if !hex.len().is_multiple_of(2) || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
         return None;
     }
     hex.as_bytes()

@@ -144,6 +144,10 @@ pub struct Running {
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     http: Option<JoinHandle<std::io::Result<()>>>,
     workers: Vec<JoinHandle<()>>,
+    /// Held while serving, so that a second server cannot open the store:
+    /// two schedulers would run the same jobs. The OS drops it when the
+    /// process dies, so a killed server leaves no stale lock.
+    _store_lock: std::fs::File,
 }
 
 #[cfg(feature = "service")]
@@ -156,6 +160,7 @@ pub fn start(config: Config) -> Result<Running, Box<dyn std::error::Error>> {
         )
         .into());
     }
+    let store_lock = lock_store(&config.store)?;
     let store = store::Store::open(&config.store)?;
     let server = triskel::Server::new(identity(&config.store)?);
     store.clear_tmp();
@@ -198,7 +203,29 @@ pub fn start(config: Config) -> Result<Running, Box<dyn std::error::Error>> {
         shutdown: Some(tx),
         http: Some(http),
         workers,
+        _store_lock: store_lock,
     })
+}
+
+#[cfg(feature = "service")]
+fn lock_store(dir: &std::path::Path) -> Result<std::fs::File, Box<dyn std::error::Error>> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let path = dir.join("serve.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(format!(
+            "the store {} is in use by another triskel serve process",
+            dir.display()
+        )
+        .into()),
+        Err(std::fs::TryLockError::Error(e)) => Err(format!("{}: {e}", path.display()).into()),
+    }
 }
 
 #[cfg(feature = "service")]

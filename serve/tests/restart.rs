@@ -134,3 +134,22 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// One server per store: a second one is refused while the first serves,
+/// and a token can still be made; once the first stops, the store opens.
+#[test]
+fn a_store_serves_one_server_at_a_time() {
+    let dir = TempDir::new("one-server");
+    let config = config(&dir);
+    let first = triskel_serve::start(config.clone()).unwrap();
+    let second = triskel_serve::start(config.clone()).err().expect("refused");
+    assert!(
+        second
+            .to_string()
+            .contains("in use by another triskel serve process"),
+        "{second}"
+    );
+    triskel_serve::create_token(&config.store, "alice", None).unwrap();
+    first.stop();
+    triskel_serve::start(config).unwrap().stop();
+}

@@ -140,7 +140,7 @@ fn check_score_modulus(ctx: &BfvContext) -> Result<()> {
 
 fn blocks_per_ciphertext(ctx: &BfvContext) -> Result<usize> {
     check_score_modulus(ctx)?;
-    if ctx.n() / 2 % DIM != 0 {
+    if !(ctx.n() / 2).is_multiple_of(DIM) {
         return Err(Error::InvalidParameters(format!(
             "n = {} is too small for {DIM}-feature blocks",
             ctx.n()
@@ -304,7 +304,7 @@ pub const COEFFICIENT_MATCH_LOG_T: u32 = 23;
 /// Templates per plaintext of the coefficient-encoded match: n / 128.
 fn coefficient_blocks(ctx: &BfvContext) -> Result<usize> {
     check_score_modulus(ctx)?;
-    if ctx.n() % DIM != 0 {
+    if !ctx.n().is_multiple_of(DIM) {
         return Err(Error::InvalidParameters(format!(
             "n = {} is not a multiple of {DIM}",
             ctx.n()

@@ -318,7 +318,7 @@ impl LweCiphertext {
         key_id: KeyId,
     ) -> Result<LweCiphertext> {
         let n = body.len();
-        if q < 3 || q % 2 == 0 || n == 0 || index >= n {
+        if q < 3 || q.is_multiple_of(2) || n == 0 || index >= n {
             return invalid(format!(
                 "sample extraction of coefficient {index} of degree {n} modulo {q}"
             ));

@@ -389,7 +389,7 @@ impl Poly {
     /// of slots ([`galois_permutation`]), the same for every prime.
     pub fn automorphism(&self, g: usize) -> Result<Poly> {
         let n = self.n();
-        if g % 2 == 0 {
+        if g.is_multiple_of(2) {
             return invalid(format!("Galois element {g} must be odd"));
         }
         // Into a buffer of the final size: the image of a secret never

@@ -75,7 +75,7 @@ fn masks(basis: &Arc<RnsBasis>, seed: Seed) -> Vec<Poly> {
 
 fn check_shape(basis: &Arc<RnsBasis>, out_dimension: usize) -> crate::Result<usize> {
     let n = basis.n();
-    if basis.len() != 1 || out_dimension == 0 || n % out_dimension != 0 {
+    if basis.len() != 1 || out_dimension == 0 || !n.is_multiple_of(out_dimension) {
         return Err(crate::Error::InvalidParameter(format!(
             "a ring switch from degree {n} over {} primes to dimension {out_dimension}",
             basis.len()

@@ -431,7 +431,7 @@ pub fn read_galois_keys(
     for _ in 0..count {
         let g = r.u32()? as usize;
         let increasing = keys.last_key_value().is_none_or(|(&last, _)| g > last);
-        if g % 2 == 0 || !(3..two_n).contains(&g) || !increasing {
+        if g.is_multiple_of(2) || !(3..two_n).contains(&g) || !increasing {
             return malformed(format!(
                 "Galois element {g} is not odd, in 3..{two_n} and above the previous one"
             ));

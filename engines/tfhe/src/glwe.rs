@@ -43,7 +43,13 @@ impl Decomposer {
     /// g_l = round(q / B^l) at least 2 (so at most 50 bits: the f64 path).
     pub fn new(q: u64, base_log: u32, levels: u32) -> Result<Decomposer> {
         let total = base_log.saturating_mul(levels);
-        if q < 3 || q % 2 == 0 || q >= 1 << 52 || base_log == 0 || levels == 0 || total > 50 {
+        if q < 3
+            || q.is_multiple_of(2)
+            || q >= 1 << 52
+            || base_log == 0
+            || levels == 0
+            || total > 50
+        {
             return Err(Error::InvalidParameters(format!(
                 "decomposition base 2^{base_log}, {levels} levels modulo {q}"
             )));
@@ -1240,7 +1246,7 @@ mod tests {
     /// bootstrapping key and its GGSWs, for small and mapped (> 128 KB) sizes.
     #[test]
     fn bootstrap_buffers_start_on_cache_lines() {
-        let on_line = |p: &[u64]| p.as_ptr() as usize % 64 == 0;
+        let on_line = |p: &[u64]| (p.as_ptr() as usize).is_multiple_of(64);
         for (k, n, levels) in [(1, 2048, 1), (2, 1024, 1), (1, 8192, 2)] {
             let ctx = GlweContext::new("test", k, n, 50, (15, levels), 1e-14).unwrap();
             let s = Scratch::new(&ctx);

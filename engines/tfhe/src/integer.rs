@@ -89,7 +89,7 @@ pub(crate) fn check_radix(
 }
 
 pub(crate) fn check_width(bits: u32, block_bits: u32) -> Result<usize> {
-    if !matches!(bits, 8 | 16 | 32 | 64) || bits % block_bits != 0 {
+    if !matches!(bits, 8 | 16 | 32 | 64) || !bits.is_multiple_of(block_bits) {
         return Err(Error::OutOfRange(format!(
             "{bits}-bit integers over {block_bits}-bit blocks"
         )));

@@ -303,7 +303,7 @@ impl ServerKey {
     pub(crate) fn test_vector(&self, values: &[u64]) -> Result<TestVector> {
         let n = self.ctx.n;
         let p = values.len();
-        if p == 0 || p > n || n % p != 0 {
+        if p == 0 || p > n || !n.is_multiple_of(p) {
             return Err(Error::OutOfRange(format!("{p} LUT entries for N = {n}")));
         }
         let q = self.ctx.q();

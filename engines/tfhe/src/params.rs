@@ -422,7 +422,7 @@ impl TfheParameters {
         if self.glwe_dimension == 0 || self.lwe_dimension == 0 {
             return bad("empty key".into());
         }
-        if !(self.grouping == 1 || self.grouping == 2 && self.lwe_dimension % 2 == 0) {
+        if !(self.grouping == 1 || self.grouping == 2 && self.lwe_dimension.is_multiple_of(2)) {
             return bad(format!(
                 "grouping {} of {} key bits (1, or 2 with n even)",
                 self.grouping, self.lwe_dimension

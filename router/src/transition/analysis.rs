@@ -219,7 +219,7 @@ pub(crate) fn analyse_windows(
 pub(crate) fn correction_gain(p: &tfhe::TfheParameters, window_bits: u32) -> Result<u64> {
     let (_, _, delta) = any_bounds(p)?;
     let twice_c = 1u128 << (65 - (window_bits + 2));
-    if twice_c % delta as u128 != 0 {
+    if !twice_c.is_multiple_of(delta as u128) {
         return Err(Error::Mismatch(format!(
             "{}: a block cannot carry a {window_bits}-bit window's correction",
             p.name

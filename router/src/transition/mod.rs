@@ -432,7 +432,7 @@ fn check_sizes(source: &Source, tfhe_params: &tfhe::TfheParameters) -> Result<()
     }
     // The ring switch lands in the TFHE set's GLWE ring (its security
     // argument, triskel_ring::ring_switch).
-    if tfhe_params.glwe_dimension != 1 || source.n() % tfhe_params.polynomial_size != 0 {
+    if tfhe_params.glwe_dimension != 1 || !source.n().is_multiple_of(tfhe_params.polynomial_size) {
         return Err(Error::Mismatch(format!(
             "a transition from ring degree {} needs a TFHE set with one GLWE polynomial of a degree dividing it ({} has {} of degree {})",
             source.n(),

@@ -57,7 +57,7 @@ pub(crate) fn primes() -> Result<&'static [Modulus; LWE_SHARE_PRIMES]> {
 
 pub(crate) fn read_words(r: &mut Reader<'_>) -> Result<Vec<u64>> {
     let count = r.u32()? as usize;
-    if count % LWE_SHARE_PRIMES != 0 || count == 0 {
+    if !count.is_multiple_of(LWE_SHARE_PRIMES) || count == 0 {
         return Err(Error::Malformed(format!(
             "{count} LWE residues: a positive multiple of {LWE_SHARE_PRIMES} is needed"
         )));

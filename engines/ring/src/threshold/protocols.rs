@@ -362,7 +362,7 @@ impl<'a> GaloisKeyGen<'a> {
     /// The protocol for element g (odd, in 3..2n) of `ks`'s ring.
     pub fn new(session: &Session, ks: &'a KeySwitchContext, g: usize) -> Result<Self> {
         let two_n = 2 * ks.q().n();
-        if g % 2 == 0 || !(3..two_n).contains(&g) {
+        if g.is_multiple_of(2) || !(3..two_n).contains(&g) {
             return protocol(format!("Galois element {g} is not odd and in 3..{two_n}"));
         }
         Ok(GaloisKeyGen {
