@@ -166,6 +166,7 @@ pub(crate) fn plan_options(
         allow_round_trips,
         ckks_scale_log2,
         max_ciphertext_bytes,
+        threshold: None,
     }
 }
 

@@ -31,6 +31,11 @@ pub enum Error {
     Refused { op: String, msg: String },
     /// A feature the plan needs is not built.
     Unsupported(String),
+    /// Threshold keys ([`crate::PlanOptions::threshold`]) for a plan that
+    /// needs a piece no collective protocol makes: `piece` names it (TFHE
+    /// keys, a transition key, a key-holder round trip, an output released
+    /// as extracted coefficients).
+    NotCollective { piece: String },
     /// Run-time inputs did not match the program.
     Input(String),
     /// Bytes that do not load (a program, keys, ciphertexts, a client's
@@ -66,6 +71,10 @@ impl fmt::Display for Error {
             Error::Program { op, msg } => write!(f, "{op}: {msg}"),
             Error::Refused { op, msg } => write!(f, "refused at {op}: {msg}"),
             Error::Unsupported(msg) => write!(f, "unsupported: {msg}"),
+            Error::NotCollective { piece } => write!(
+                f,
+                "threshold keys: the plan needs {piece}, which no collective protocol makes"
+            ),
             Error::Input(msg) => write!(f, "inputs: {msg}"),
             Error::Format(msg) => write!(f, "malformed bytes: {msg}"),
             Error::Cache(msg) => write!(f, "cost model: {msg}"),

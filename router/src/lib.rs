@@ -41,6 +41,7 @@ mod cost;
 mod error;
 mod exec;
 mod measure;
+mod party;
 mod plan;
 mod program;
 mod serial;
@@ -52,9 +53,14 @@ pub use client::{Client, MAX_CLIENT_STATE_BYTES};
 pub use cost::{cache_path, machine, CostModel, Primitive};
 pub use error::{Error, Result};
 pub use exec::{attest_outputs, output_bytes, route, verify_output, Outputs, PlainValue, Session};
+pub use party::{
+    Encryptor, Party, PartySession, Round1, BFV_STATISTICAL_SECURITY, MIN_CKKS_PRECISION_BITS,
+    THRESHOLD_RELEASES,
+};
 pub use plan::{
     plan, plan_chosen, plan_with, tfhe_set, BfvEncoding, BfvPart, Engine, Packing, Placement, Plan,
-    PlanChoice, PlanOptions, ReleaseMask, ScoreSlot, Step, StepKind, DEFAULT_MAX_CIPHERTEXT_BYTES,
+    PlanChoice, PlanOptions, ReleaseMask, ScoreSlot, Step, StepKind, Threshold,
+    DEFAULT_MAX_CIPHERTEXT_BYTES, MAX_PARTIES,
 };
 pub use program::{
     Cmp, Kind, Node, Op, Program, Scalar, Value, MAX_DEGREE, MAX_LEN, MAX_LOOKUP_BOUND, MAX_NODES,

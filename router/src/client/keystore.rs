@@ -235,17 +235,10 @@ impl KeyStore {
             (Placement::Ckks, PlainValue::Reals(v)) => {
                 let k = self.ckks_part(plan)?;
                 let period = plan.packing[i].period;
-                // Real inputs are in [-1, 1]: the bound a ciphertext
-                // carries must not depend on the secret values.
-                let pt = ckks_plain(
-                    &k.ctx,
-                    v,
+                Ok(Val::Ckks(
+                    k.sk.encrypt(&ckks_input(&k.ctx, v, period)?)?,
                     period,
-                    k.ctx.max_level(),
-                    k.ctx.default_scale(),
-                    Some(ckks::DEFAULT_BOUND),
-                )?;
-                Ok(Val::Ckks(k.sk.encrypt(&pt)?, period))
+                ))
             }
             (Placement::Tfhe, PlainValue::Ints(v)) => {
                 let (ck, bits) = (
@@ -303,6 +296,24 @@ impl KeyStore {
             _ => encode_val(&self.encrypt(plan, i, value)?),
         }
     }
+}
+
+/// A slot-packed CKKS input plaintext at the top level. Real inputs are in
+/// [-1, 1]: the bound a ciphertext carries must not depend on the secret
+/// values.
+pub(crate) fn ckks_input(
+    ctx: &Arc<ckks::CkksContext>,
+    values: &[f64],
+    period: usize,
+) -> Result<ckks::Plaintext> {
+    ckks_plain(
+        ctx,
+        values,
+        period,
+        ctx.max_level(),
+        ctx.default_scale(),
+        Some(ckks::DEFAULT_BOUND),
+    )
 }
 
 pub(crate) struct BfvKeys {

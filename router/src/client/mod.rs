@@ -100,6 +100,13 @@ impl Client {
         options: PlanOptions,
         costs: &CostModel,
     ) -> Result<Client> {
+        if options.threshold.is_some() {
+            return Err(Error::Refused {
+                op: "client".into(),
+                msg: "threshold keys are made by parties (triskel::Party), not by one client"
+                    .into(),
+            });
+        }
         let plan = plan_with(program, costs, options)?;
         let mut store = KeyStore::default();
         store.keygen(&plan)?;
@@ -191,42 +198,17 @@ impl Client {
         inputs
     }
 
-    /// Checks that `outputs` answer inputs this client sent, under its key
-    /// set and program, and that every entry's record, signed by `server`,
-    /// binds them, the plan's route and the context.
+    /// Checks that `outputs` answer inputs this client sent
+    /// ([`verify_outputs`]).
     fn verify(&self, outputs: &EncryptedOutputs, server: &PublicIdentity) -> Result<()> {
-        let refuse = |msg: &str| {
-            Err(Error::Refused {
-                op: "outputs".into(),
-                msg: msg.into(),
-            })
-        };
-        if outputs.key_set != self.key_set {
-            return refuse("computed under another key set");
-        }
-        if outputs.program != self.program {
-            return refuse("computed for another program");
-        }
-        if !self.sent.contains(&outputs.inputs) {
-            return refuse("computed on inputs this client did not send");
-        }
-        let route = crate::route(&self.plan);
-        for e in &outputs.entries {
-            let computation = Computation {
-                program: self.program,
-                key_set: self.key_set,
-                inputs: &outputs.inputs,
-                output: e.value.digest(),
-            };
-            triskel_attest::verify_computation(
-                server,
-                &computation,
-                &route,
-                &outputs.context,
-                &e.record,
-            )?;
-        }
-        Ok(())
+        verify_outputs(
+            &self.plan,
+            &self.program,
+            &self.key_set,
+            &self.sent,
+            outputs,
+            server,
+        )
     }
 
     /// Decrypts the outputs of a run after verifying every record against
@@ -235,33 +217,11 @@ impl Client {
     /// when any record does not verify.
     pub fn decrypt(&self, outputs: &EncryptedOutputs, server: &PublicIdentity) -> Result<Outputs> {
         self.verify(outputs, server)?;
-        if !outputs.is_final() {
-            return Err(Error::Refused {
-                op: "outputs".into(),
-                msg: "these are round-trip values: continue with Client::continue_round_trips"
-                    .into(),
-            });
-        }
         let plan = &self.plan;
-        if outputs.entries.len() != plan.program.outputs.len() {
-            return bad(
-                "encrypted outputs",
-                format!(
-                    "{} entries for {} outputs",
-                    outputs.entries.len(),
-                    plan.program.outputs.len()
-                ),
-            );
-        }
+        check_final(plan, outputs)?;
         self.store.check_floods(plan, self.flooding.as_ref())?;
         let mut values = Vec::new();
         for (o, e) in outputs.entries.iter().enumerate() {
-            if e.slot != Slot::Output(o as u32) {
-                return bad(
-                    "encrypted outputs",
-                    "entries out of the program's output order",
-                );
-            }
             let (name, i) = plan.program.outputs[o].clone();
             let released = self.store.decode_released(plan, i as usize, &e.value)?;
             values.push((
@@ -484,6 +444,83 @@ impl Client {
         let bytes = Zeroizing::new(read_limited(file, MAX_CLIENT_STATE_BYTES, "client state")?);
         Client::from_bytes(&bytes, MAX_CLIENT_STATE_BYTES)
     }
+}
+
+/// Checks that `outputs` are the final outputs of `plan`'s program, one
+/// entry per output in order (not round-trip values).
+pub(crate) fn check_final(plan: &Plan, outputs: &EncryptedOutputs) -> Result<()> {
+    if !outputs.is_final() {
+        return Err(Error::Refused {
+            op: "outputs".into(),
+            msg: "these are round-trip values: continue with Client::continue_round_trips".into(),
+        });
+    }
+    if outputs.entries.len() != plan.program.outputs.len() {
+        return bad(
+            "encrypted outputs",
+            format!(
+                "{} entries for {} outputs",
+                outputs.entries.len(),
+                plan.program.outputs.len()
+            ),
+        );
+    }
+    if (0..)
+        .zip(&outputs.entries)
+        .any(|(o, e)| e.slot != Slot::Output(o))
+    {
+        return bad(
+            "encrypted outputs",
+            "entries out of the program's output order",
+        );
+    }
+    Ok(())
+}
+
+/// Checks that `outputs` were computed under `key_set` for the program of
+/// digest `program`, on one of the input sets `sent` (their digests), and
+/// that every entry's record, signed by `server`, binds them, the plan's
+/// route and the context.
+pub(crate) fn verify_outputs(
+    plan: &Plan,
+    program: &Digest32,
+    key_set: &Digest32,
+    sent: &[Vec<Digest32>],
+    outputs: &EncryptedOutputs,
+    server: &PublicIdentity,
+) -> Result<()> {
+    let refuse = |msg: &str| {
+        Err(Error::Refused {
+            op: "outputs".into(),
+            msg: msg.into(),
+        })
+    };
+    if outputs.key_set != *key_set {
+        return refuse("computed under another key set");
+    }
+    if outputs.program != *program {
+        return refuse("computed for another program");
+    }
+    if !sent.contains(&outputs.inputs) {
+        return refuse("computed on inputs the key holders did not send");
+    }
+    let route = crate::route(plan);
+    for e in &outputs.entries {
+        let computation = Computation {
+            program: *program,
+            key_set: *key_set,
+            inputs: &outputs.inputs,
+            output: e.value.digest(),
+        };
+        triskel_attest::verify_computation(
+            server,
+            &computation,
+            &route,
+            &outputs.context,
+            &e.record,
+        )?;
+    }
+    Ok(())
 }
 
 /// Writes `bytes` to `path` (replaced if it exists) with mode 0600.

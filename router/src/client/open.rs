@@ -113,8 +113,7 @@ impl KeyStore {
         })
     }
 
-    /// Node `i`'s value from its release: the asked values, BFV signed
-    /// values centred.
+    /// Node `i`'s value from its release ([`shape_output`]).
     pub(crate) fn open(
         &self,
         plan: &Plan,
@@ -122,32 +121,8 @@ impl KeyStore {
         released: &Released,
         flooding: Option<&ckks::Flooding>,
     ) -> Result<PlainValue> {
-        let kind = plan.program.nodes[i].kind;
-        let len = kind.len();
         let set = set_of(plan, i).unwrap_or_default();
-        Ok(
-            match (
-                self.open_whole(&set, released, flooding)?,
-                plan.placements[i],
-            ) {
-                (PlainValue::Ints(raw), Placement::Bfv(part)) => {
-                    let t = plan.bfv[part].params.plain_modulus() as i128;
-                    let centred = matches!(kind, Kind::Signed { .. });
-                    PlainValue::Ints(
-                        raw.get(..len)
-                            .ok_or_else(|| wrong("output"))?
-                            .iter()
-                            // Decrypted data: centred by a product, not a branch.
-                            .map(|&x| x - t * i128::from(centred & (x > t / 2)))
-                            .collect(),
-                    )
-                }
-                (PlainValue::Reals(all), Placement::Ckks) => {
-                    PlainValue::Reals(all.get(..len).ok_or_else(|| wrong("output"))?.to_vec())
-                }
-                (v, _) => v,
-            },
-        )
+        shape_output(plan, i, self.open_whole(&set, released, flooding)?)
     }
 
     /// Parses an entry's value as node `i`'s release under these keys.
@@ -215,6 +190,31 @@ impl KeyStore {
             }
         })
     }
+}
+
+/// Node `i`'s value from everything its release decrypts to (`raw`): the
+/// asked values, BFV signed values centred.
+pub(crate) fn shape_output(plan: &Plan, i: usize, raw: PlainValue) -> Result<PlainValue> {
+    let kind = plan.program.nodes[i].kind;
+    let len = kind.len();
+    Ok(match (raw, plan.placements[i]) {
+        (PlainValue::Ints(raw), Placement::Bfv(part)) => {
+            let t = plan.bfv[part].params.plain_modulus() as i128;
+            let centred = matches!(kind, Kind::Signed { .. });
+            PlainValue::Ints(
+                raw.get(..len)
+                    .ok_or_else(|| wrong("output"))?
+                    .iter()
+                    // Decrypted data: centred by a product, not a branch.
+                    .map(|&x| x - t * i128::from(centred & (x > t / 2)))
+                    .collect(),
+            )
+        }
+        (PlainValue::Reals(all), Placement::Ckks) => {
+            PlainValue::Reals(all.get(..len).ok_or_else(|| wrong("output"))?.to_vec())
+        }
+        (v, _) => v,
+    })
 }
 
 /// The set whose keys open node `i`'s release (BFV and CKKS nodes).

@@ -480,6 +480,30 @@ pub struct PlanOptions {
     /// before any key exists: a few nodes of long u64 vectors would
     /// otherwise ask for tens of GB.
     pub max_ciphertext_bytes: Option<u64>,
+    /// Keys held by parties, any k of n of whom decrypt ([`Threshold`];
+    /// `None`: one key holder, a [`Client`](crate::Client)). The parties
+    /// ([`Party`](crate::Party)) generate the keys together; a program
+    /// whose plan needs keys no collective protocol makes (TFHE, transition
+    /// keys, key-holder round trips) is refused.
+    pub threshold: Option<Threshold>,
+}
+
+/// k-of-n threshold keys ([`PlanOptions::threshold`]): n parties, numbered
+/// 0..n, of whom any k decrypt together and fewer learn nothing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Threshold {
+    pub k: u16,
+    pub n: u16,
+}
+
+impl PlanOptions {
+    /// These options with k-of-n threshold keys.
+    pub fn threshold(self, k: u16, n: u16) -> PlanOptions {
+        PlanOptions {
+            threshold: Some(Threshold { k, n }),
+            ..self
+        }
+    }
 }
 
 /// The decisions a plan makes where the capability rules leave a choice
@@ -687,6 +711,9 @@ fn plan_inner(
         options,
     };
     check_transitions(&plan)?;
+    if let Some(t) = options.threshold {
+        check_collective(&plan, t)?;
+    }
     let limit = options
         .max_ciphertext_bytes
         .unwrap_or(DEFAULT_MAX_CIPHERTEXT_BYTES);
@@ -705,6 +732,47 @@ fn plan_inner(
     plan.steps = steps(&plan, costs)?;
     plan.planning_ns = start.elapsed().as_nanos() as f64;
     Ok(plan)
+}
+
+/// The most parties of threshold keys.
+pub const MAX_PARTIES: u16 = triskel_ring::threshold::MAX_PARTIES;
+
+/// Refuses k-of-n threshold keys that are out of range, or for a plan that
+/// needs a piece no collective protocol makes (naming it).
+fn check_collective(plan: &Plan, t: Threshold) -> Result<()> {
+    if !(2..=MAX_PARTIES).contains(&t.n) || !(1..=t.n).contains(&t.k) {
+        return refuse(
+            "threshold",
+            format!(
+                "{} of {} parties: k must be in 1..=n and n in 2..={MAX_PARTIES}",
+                t.k, t.n
+            ),
+        );
+    }
+    let missing = |piece: String| Err(Error::NotCollective { piece });
+    if let Some(set) = keys::transition_sets(plan).first() {
+        return missing(format!("a transition key ({set} -> TFHE)"));
+    }
+    if plan.tfhe.is_some() {
+        return missing("TFHE keys (for its TFHE nodes)".into());
+    }
+    if let Some((i, _)) = plan.round_trips.first() {
+        return missing(format!("a key-holder round trip (at node v{i})"));
+    }
+    for &(_, i) in &plan.program.outputs {
+        let i = i as usize;
+        let extracted = match plan.placements[i] {
+            Placement::Bfv(part) => plan.bfv[part].encoding == BfvEncoding::Coefficients,
+            Placement::Ckks => plan.packing[i].coefficients,
+            _ => false,
+        };
+        if extracted {
+            return missing(format!(
+                "a threshold decryption of output v{i}, released as extracted coefficients (LWE)"
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn len_of(p: &Program, k: u32) -> usize {

@@ -12,6 +12,9 @@ impl PlanChoice {
             .ckks_scale_log2
             .map_or(255, |s| s.min(254) as u8));
         w.u64(self.options.max_ciphertext_bytes.unwrap_or(0));
+        let t = self.options.threshold.map_or((0, 0), |t| (t.k, t.n));
+        w.bytes(&t.0.to_le_bytes());
+        w.bytes(&t.1.to_le_bytes());
         w.u32(self.engines.len());
         self.engines.iter().for_each(|&e| w.u8(engine_tag(e)));
         w.u8(self.bfv.len() as u8);
@@ -39,10 +42,19 @@ pub(crate) fn read_choice(r: &mut Reader<'_>) -> Result<PlanChoice> {
         return bad("plan choice", format!("CKKS scale 2^{scale}"));
     }
     let max = r.u64()?;
+    let mut u16_le = || -> Result<u16> {
+        let b = r.take(2)?;
+        Ok(u16::from_le_bytes([b[0], b[1]]))
+    };
+    let (k, n) = (u16_le()?, u16_le()?);
+    if (n, k) != (0, 0) && !(1..=n).contains(&k) {
+        return bad("plan choice", format!("threshold {k} of {n}"));
+    }
     let options = PlanOptions {
         allow_round_trips,
         ckks_scale_log2: (scale != 255).then_some(scale as u32),
         max_ciphertext_bytes: (max != 0).then_some(max),
+        threshold: (n != 0).then_some(crate::plan::Threshold { k, n }),
     };
     let nodes = r.count(1, crate::MAX_NODES)?;
     let engines = (0..nodes)

@@ -7,7 +7,8 @@
 //!
 //! ```text
 //! choice   = "TRSKCHO" version:u8(1) round_trips:u8(0|1) scale:u8(0..=64, 255 none)
-//!            max_bytes:u64(0 none) nodes:u32 engine:u8*  (0 bfv, 1 ckks, 2 tfhe)
+//!            max_bytes:u64(0 none) threshold_k:u16 threshold_n:u16 (0 0: none)
+//!            nodes:u32 engine:u8*  (0 bfv, 1 ckks, 2 tfhe)
 //!            bfv:u8 name* ckks:opt(name) tfhe:opt(name)
 //! opt(x)   = 0 | 1 x
 //! keys     = "TRSKEVK" version:u8(1) program:digest choice:blob
