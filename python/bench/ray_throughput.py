@@ -1,8 +1,10 @@
 """Jobs per second of triskel.ray.map_encrypted on the biometric match
-decision (the `match` demo program), with 1 and 2 evaluator actors on a
-local Ray cluster of 2 CPUs started here:
+decision (1:1: a probe's score against one template decided within
+2^TOLERANCE_BITS of the demo's threshold, the `router.match_decision`
+workload's program), with 1 and 2 evaluator actors on a local Ray cluster
+of 2 CPUs started here:
 
-    python python/bench/ray_throughput.py [--jobs 16]
+    python python/bench/ray_throughput.py [--jobs 32]
 
 The pools are started (and the keys loaded into each actor) before the
 clock starts, so the figures are the steady state of actors that keep
@@ -21,12 +23,18 @@ import triskel.ray
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--jobs", type=int, default=16, help="jobs per measurement (default 16)")
+    ap.add_argument("--jobs", type=int, default=32, help="jobs per measurement (default 32)")
     args = ap.parse_args()
     ray.init(num_cpus=2, include_dashboard=False, _node_ip_address="127.0.0.1", log_to_driver=False)
     try:
-        program = triskel.programs.load("match")
-        probe = triskel.programs.example_inputs("match")["probe"]
+        probe, template = triskel._triskel._sample_embeddings(2, 7)
+        (program,) = triskel.ray.identification_programs(
+            [template],
+            triskel.programs.THRESHOLD,
+            triskel.programs.TOLERANCE_BITS,
+            1,
+            triskel._triskel._BIOMETRIC_MAX_FEATURE,
+        )
         client = triskel.Client(program)
         identity = triskel.ServerIdentity.generate()
         keys = client.evaluation_keys()
@@ -46,7 +54,7 @@ def main() -> None:
         print(
             json.dumps(
                 {
-                    "program": "match",
+                    "program": "match_decision",
                     "keys_bytes": len(keys.to_bytes()),
                     "inputs_bytes_per_job": len(sent[0].to_bytes()),
                     "outputs_bytes_per_job": len(outputs[0].to_bytes()),

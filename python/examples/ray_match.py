@@ -19,13 +19,15 @@ import triskel
 import triskel.ray
 
 
-def main() -> None:
+def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--probes", type=int, default=16, help="probes to match (default 16)")
     ap.add_argument("--actors", type=int, default=2, help="evaluator actors (default 2)")
-    args = ap.parse_args()
+    ap.add_argument("--check", action="store_true", help="compare each answer with run_local")
+    args = ap.parse_args(argv)
 
-    ray.init()  # the cluster of the job (RAY_ADDRESS), or a local one
+    if not ray.is_initialized():
+        ray.init()  # the cluster of the job (RAY_ADDRESS), or a local one
     program = triskel.programs.load("match")
     base = triskel.programs.example_inputs("match")["probe"]
     rng = np.random.default_rng(0)
@@ -42,6 +44,9 @@ def main() -> None:
     seconds = time.perf_counter() - start
     for i, out in enumerate(outputs):
         plain = client.decrypt(out, identity.public())  # records verified first
+        expected = triskel.run_local(program, {"probe": probes[i]}) if args.check else None
+        if expected is not None and expected["match"].tolist() != plain["match"].tolist():
+            raise SystemExit(f"probe {i}: the cluster's answer differs from run_local")
         print(f"probe {i}: match={bool(plain['match'][0])}")
     print(f"{len(outputs)} jobs on {args.actors} actors in {seconds:.1f} s: {len(outputs) / seconds:.2f} jobs/s")
 

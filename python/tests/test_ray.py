@@ -4,6 +4,7 @@ killed mid-run, library errors, and identification over 1024 templates on
 2 shard actors against the one-process answer."""
 
 import os
+import runpy
 
 import numpy as np
 import pytest
@@ -161,3 +162,12 @@ def test_identification_over_1024_templates_on_2_actors(identity):
     # The one-process answer of the whole database, as one program.
     (whole,) = tray.identification_programs(templates, threshold, tol, 1, bound)
     assert triskel.run_local(whole, {"probe": near})["match"].tolist() == [True]
+
+
+def test_the_ray_job_example_runs(capsys):
+    example = os.path.join(os.path.dirname(__file__), "..", "examples", "ray_match.py")
+    main = runpy.run_path(example)["main"]
+    main(["--probes", "2", "--actors", "2", "--check"])
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split(":")[0] for line in out[:2]] == ["probe 0", "probe 1"]
+    assert out[2].startswith("2 jobs on 2 actors")
