@@ -6,6 +6,9 @@ tampered output record."""
 
 import os
 import subprocess
+import sys
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -178,3 +181,42 @@ def test_tampered_outputs_do_not_verify(service):
         remote.verify(client, sent, outputs, triskel.ServerIdentity.generate().public())
     with pytest.raises(triskel.AttestError):
         client.decrypt(outputs, triskel.ServerIdentity.generate().public())
+
+
+SLOW_SERVER = """
+import socket, sys, time
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(1)
+print(s.getsockname()[1], flush=True)
+c, _ = s.accept()
+c.recv(65536)
+time.sleep(2)
+c.sendall(b"HTTP/1.1 404 Not Found\\r\\ncontent-length: 0\\r\\n\\r\\n")
+c.close()
+"""
+
+
+def test_calls_release_the_gil():
+    # A server that answers after 2 s: while the call waits, this thread runs.
+    proc = subprocess.Popen([sys.executable, "-c", SLOW_SERVER], stdout=subprocess.PIPE, text=True)
+    try:
+        r = remote.Remote(f"http://127.0.0.1:{proc.stdout.readline().strip()}", None)
+        errors = []
+
+        def call():
+            try:
+                r.job("1")
+            except triskel.RemoteError as e:
+                errors.append(e)
+
+        t = threading.Thread(target=call)
+        start = time.monotonic()
+        t.start()
+        time.sleep(0.2)
+        assert t.is_alive() and time.monotonic() - start < 1.5
+        t.join(30)
+        assert errors and errors[0].status == 404
+    finally:
+        proc.kill()
+        proc.wait()
