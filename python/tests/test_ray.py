@@ -108,6 +108,7 @@ def test_killing_an_actor_mid_run_gives_every_result_once(identity):
                 ray.kill(victim)  # its queued and running jobs die with it
             outputs.append(out)
         assert victim not in pool.actors and len(pool.actors) == 2
+        assert pool.reruns >= 1  # the victim's jobs ran again elsewhere
         check(client, identity, xs, outputs)
         # Every record binds the inputs of its own job: nothing swapped.
         for s, out in zip(sent, outputs):

@@ -116,6 +116,8 @@ class EvaluatorPool:
             ray.put(identity.to_bytes()),
         )
         self.retries = retries
+        #: Jobs run again because their actor died (over every `map`).
+        self.reruns = 0
         #: The live actors (a dead one is replaced when a job finds it dead).
         self.actors: List["ray.actor.ActorHandle"] = [self._start() for _ in range(actors)]
         ray.get([a.ready.remote() for a in self.actors])
@@ -210,6 +212,7 @@ def _schedule(
                     raise RayEvaluationError(
                         f"job {index}: its actor died {failures + 1} times, the last time: {e}"
                     ) from e
+                pool.reruns += 1
                 submit(index, pool, data, failures + 1, avoid=actor)
                 continue
             if not ok:
