@@ -36,6 +36,8 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 cargo clippy -p triskel-tfhe --features slow-noise --lib --tests --quiet -- -D warnings
 # The service crate without its server: the job format alone, as the fuzz target builds it.
 cargo clippy -p triskel-serve --no-default-features --lib --quiet -- -D warnings
+# Its client alone, as the Python package builds it.
+cargo clippy -p triskel-serve --no-default-features --features remote --lib --quiet -- -D warnings
 
 step "committed bindings match a fresh bindgen run"
 # bindgen loads libclang through clang-sys, which looks for libclang.so,
