@@ -134,8 +134,9 @@ class EvaluatorPool:
     ) -> Iterator[EncryptedOutputs]:
         """Runs the program on each `EncryptedInputs` of `inputs` and yields
         the `EncryptedOutputs` in input order. At most `max_in_flight` jobs
-        (default two per actor) are submitted at once, and `inputs` is read
-        only as fast as jobs finish (backpressure)."""
+        (default two per actor) are outstanding at once (running, queued, or
+        finished and waiting for an earlier one), and `inputs` is read only
+        as fast as jobs finish (backpressure)."""
         yield from _schedule(((self, i) for i in inputs), self._in_flight(max_in_flight))
 
     def _in_flight(self, max_in_flight: Optional[int]) -> int:
@@ -206,8 +207,8 @@ def _schedule(
             except (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError) as e:
                 # The actor died with the job (or its result was lost): run it
                 # again elsewhere, and start a replacement actor.
+                # Its other jobs fail the same way as they are reached.
                 pool._replace(actor)
-                load.pop(actor, None)
                 if failures >= pool.retries:
                     raise RayEvaluationError(
                         f"job {index}: its actor died {failures + 1} times, the last time: {e}"
