@@ -49,7 +49,7 @@ pub mod http;
 pub mod job;
 #[cfg(feature = "service")]
 pub mod metrics;
-#[cfg(feature = "service")]
+#[cfg(feature = "remote")]
 pub mod remote;
 #[cfg(feature = "service")]
 pub mod sched;
@@ -60,6 +60,17 @@ pub mod store;
 pub use error::{ApiError, ApiResult};
 #[cfg(feature = "service")]
 pub use store::Quotas;
+
+/// The bytes of an even number of hex digits.
+pub fn from_hex(hex: &str) -> Option<Vec<u8>> {
+    if !hex.len().is_multiple_of(2) || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    hex.as_bytes()
+        .chunks(2)
+        .map(|pair| u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok())
+        .collect()
+}
 
 /// Media type of an [`triskel::EvaluationKeys`] bundle.
 pub const KEYS_TYPE: &str = "application/vnd.triskel.keys";

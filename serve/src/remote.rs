@@ -234,8 +234,8 @@ impl Remote {
         }
         let body = self.ok(self.call(Method::GET, "/v1/identity", None, None)?)?;
         let id: Identity = self.json(&body)?;
-        let bytes = crate::auth::from_hex(&id.public)
-            .ok_or_else(|| transport("the identity is not hex"))?;
+        let bytes =
+            crate::from_hex(&id.public).ok_or_else(|| transport("the identity is not hex"))?;
         Ok(PublicIdentity::from_bytes(&bytes)?)
     }
 
