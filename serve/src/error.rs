@@ -63,18 +63,28 @@ impl ApiError {
     pub fn io(context: &str, e: &std::io::Error) -> ApiError {
         use std::io::ErrorKind;
         match e.kind() {
-            ErrorKind::StorageFull => ApiError::new(
+            ErrorKind::StorageFull
+            | ErrorKind::PermissionDenied
+            | ErrorKind::ReadOnlyFilesystem => ApiError::write_failed(context, e),
+            _ => ApiError::internal(format!("{context}: {e}")),
+        }
+    }
+
+    /// A write to the store that failed: 507 `store_full` on a full disk,
+    /// else 503 `store_unwritable`.
+    pub fn write_failed(context: &str, e: &std::io::Error) -> ApiError {
+        if e.kind() == std::io::ErrorKind::StorageFull {
+            return ApiError::new(
                 StatusCode::INSUFFICIENT_STORAGE,
                 "store_full",
                 format!("{context}: the store is full; no new work is taken"),
-            ),
-            ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem => ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "store_unwritable",
-                format!("{context}: the store cannot be written ({e})"),
-            ),
-            _ => ApiError::internal(format!("{context}: {e}")),
+            );
         }
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "store_unwritable",
+            format!("{context}: the store cannot be written ({e}); no new work is taken"),
+        )
     }
 }
 
