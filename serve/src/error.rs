@@ -144,3 +144,36 @@ impl IntoResponse for ApiError {
         response
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Error, ErrorKind};
+
+    #[test]
+    fn store_write_failures_refuse_with_their_own_codes() {
+        let full = ApiError::write_failed("storing a blob", &Error::from(ErrorKind::StorageFull));
+        assert_eq!(
+            (full.status, full.code),
+            (StatusCode::INSUFFICIENT_STORAGE, "store_full")
+        );
+        for kind in [
+            ErrorKind::PermissionDenied,
+            ErrorKind::ReadOnlyFilesystem,
+            ErrorKind::NotADirectory,
+        ] {
+            let e = ApiError::write_failed("storing a blob", &Error::from(kind));
+            assert_eq!(
+                (e.status, e.code),
+                (StatusCode::SERVICE_UNAVAILABLE, "store_unwritable"),
+                "{kind:?}"
+            );
+        }
+        // A read that fails on a full disk is refused the same way; other
+        // read faults are internal.
+        let e = ApiError::io("reading a blob", &Error::from(ErrorKind::StorageFull));
+        assert_eq!(e.code, "store_full");
+        let e = ApiError::io("reading a blob", &Error::from(ErrorKind::NotFound));
+        assert_eq!(e.status, StatusCode::INTERNAL_SERVER_ERROR);
+    }
+}

@@ -159,7 +159,7 @@ impl Remote {
     pub fn with_transport(
         url: &str,
         token: Option<String>,
-        transport_: &Transport,
+        how: &Transport,
     ) -> RemoteResult<Remote> {
         let base = url.trim_end_matches('/').to_string();
         let uri: hyper::Uri = base.parse().map_err(transport)?;
@@ -175,17 +175,16 @@ impl Remote {
         if uri.host().is_none() {
             return Err(RemoteError::Refused(format!("{url}: no host in it")));
         }
-        if https && transport_.ca_pem.is_none() {
+        if https && how.ca_pem.is_none() {
             return Err(RemoteError::Refused(format!(
                 "{url}: https needs the certificates to trust (a CA file, --ca PEM)"
             )));
         }
-        let tls = crate::tls::client_config(transport_.ca_pem.as_deref())
-            .map_err(RemoteError::Refused)?;
+        let tls = crate::tls::client_config(how.ca_pem.as_deref()).map_err(RemoteError::Refused)?;
         let connector = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls)
             .https_or_http();
-        let connector = if transport_.http2 {
+        let connector = if how.http2 {
             connector.enable_http2().build()
         } else {
             connector.enable_http1().build()
@@ -196,7 +195,7 @@ impl Remote {
             .build()
             .map_err(transport)?;
         let http = HttpClient::builder(TokioExecutor::new())
-            .http2_only(transport_.http2)
+            .http2_only(how.http2)
             .build(connector);
         Ok(Remote {
             base,

@@ -178,15 +178,17 @@ impl Core {
             Ok(bytes) => Ok(bytes.as_slice()),
             Err(e) => Err(e.as_str()),
         };
-        match self.store.finish(&job.id, job.runs, outcome) {
-            Ok(true) => {
-                let latency = now_ms().saturating_sub(job.created_ms) as f64 / 1e3;
-                self.metrics.observe_latency(latency);
-            }
-            Ok(false) => {}
-            // The store refused the result (a full disk): the job stays
-            // running in the store and runs again after a restart.
-            Err(_) => {}
+        let stored = self.store.finish(&job.id, job.runs, outcome).or_else(|e| {
+            // The outputs could not be written (a full or unwritable
+            // store): the job fails with the reason, which needs no blob.
+            // Should that fail too, it stays running and runs again after
+            // a restart.
+            let reason = format!("its outputs could not be stored: {}", e.message);
+            self.store.finish(&job.id, job.runs, Err(&reason))
+        });
+        if stored == Ok(true) {
+            let latency = now_ms().saturating_sub(job.created_ms) as f64 / 1e3;
+            self.metrics.observe_latency(latency);
         }
     }
 

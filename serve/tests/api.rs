@@ -494,19 +494,25 @@ fn a_slow_upload_holds_no_worker() {
     drop(stalled);
 }
 
-/// A chain of `n` table lookups on one u8 (TFHE): quick to set up, long to
-/// run.
-fn long_program(n: usize) -> triskel::Program {
+/// Submits a chain of `lookups` table lookups on one u8 (TFHE: quick to
+/// set up, seconds per lookup to run) under new keys; the job.
+fn submit_long(remote: &Remote, lookups: usize) -> remote::JobStatus {
     let mut p = triskel::Program::new();
     let mut x = p
         .input("x", triskel::Kind::Uint { len: 1, bits: 8 })
         .unwrap();
     let table: Vec<u8> = (0..=255u8).map(|v| v.wrapping_add(1)).collect();
-    for _ in 0..n {
+    for _ in 0..lookups {
         x = p.lookup(x, &table).unwrap();
     }
     p.output("y", x).unwrap();
-    p
+    let mut client = client(&p);
+    upload_keys(remote, &mut client);
+    let x =
+        std::collections::BTreeMap::from([("x".to_string(), triskel::PlainValue::Ints(vec![0]))]);
+    remote
+        .submit(&p, &client.encrypt(&x).unwrap(), None)
+        .unwrap()
 }
 
 #[test]
@@ -514,14 +520,7 @@ fn cancelling_a_running_job_frees_its_worker() {
     // One worker: the quick job waits behind the long one.
     let service = Service::start("cancel-running", &[("alice", None)], |_| {});
     let remote = service.remote(0);
-    let long = long_program(LONG_LOOKUPS);
-    let mut slow = client(&long);
-    upload_keys(&remote, &mut slow);
-    let x =
-        std::collections::BTreeMap::from([("x".to_string(), triskel::PlainValue::Ints(vec![0]))]);
-    let a = remote
-        .submit(&long, &slow.encrypt(&x).unwrap(), None)
-        .unwrap();
+    let a = submit_long(&remote, LONG_LOOKUPS);
     let p = program();
     let mut quick = client(&p);
     upload_keys(&remote, &mut quick);
@@ -619,6 +618,12 @@ fn an_unwritable_store_refuses_new_work_and_serves_reads() {
     let done = run_to_done(&remote, &p, &sent);
     let outputs = remote.outputs(&done).unwrap();
 
+    // A job running when the store turns unwritable.
+    let running = submit_long(&remote, 2);
+    while remote.job(&running.id).unwrap().state == "queued" {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+
     let fault = WriteFault::new(&store);
     let mut other = common::client(&p);
     let (s, b) = raw(
@@ -650,6 +655,11 @@ fn an_unwritable_store_refuses_new_work_and_serves_reads() {
         metrics.contains("triskel_jobs{state=\"done\"} 1"),
         "{metrics}"
     );
+
+    // The running job's outputs cannot be stored: it fails, saying so.
+    let end = remote.wait(&running.id, WAIT).unwrap();
+    assert_eq!(end.state, "failed", "{end:?}");
+    assert!(end.error.unwrap().contains("could not be stored"));
 
     // Nothing was damaged: every blob has the digest it is named by.
     fault.remove();
