@@ -169,3 +169,8 @@ if ! ray_log=$("$venv/bin/pip" install --quiet "ray>=2.9,<3" 2>&1); then
 fi
 (cd python && VIRTUAL_ENV="$PWD/../$venv" PATH="$PWD/../$venv/bin:$PATH" maturin develop --quiet --profile ci)
 TRISKEL_BIN=target/ci/triskel "$venv/bin/python" -m pytest -q python/tests
+
+# The API fuzzer against a live service, with the binary the tests built,
+# in the same virtualenv.
+step "schemathesis against triskel serve on 127.0.0.1 (ci/schemathesis.sh)"
+ci/schemathesis.sh target/ci/triskel
