@@ -284,7 +284,8 @@ def router_table(outputs, old, shown):
 def split_table(outputs, old, shown):
     header = ["program", "Session compute (ms)", "Session decrypt (ms)", "server run (ms)",
               "of which signing (ms)", "split cost", "evaluation keys (B)", "inputs (B)",
-              "outputs (B)", "keys write / read (MB/s)", "inputs write / read (MB/s)",
+              "outputs (B)", "keys write / read (MB/s)", "keys expansion (ms)",
+              "inputs write / read (MB/s)",
               "outputs write / read (MB/s)", "peer key set (computed)"]
     rows = []
     r = json.loads(outputs[0])
@@ -296,10 +297,10 @@ def split_table(outputs, old, shown):
                      ms(p["server_run_us"]), ms(p["signing_us"]),
                      f"{100 * p['overhead_low']:+.1f} % .. {100 * p['overhead_high']:+.1f} %",
                      size(p["key_bytes"]), size(p["input_bytes"]), size(p["output_bytes"]),
-                     rate("keys_write_mb_s", "keys_read_mb_s"),
+                     rate("keys_write_mb_s", "keys_read_mb_s"), ms(p["keys_expand_us"]),
                      rate("inputs_write_mb_s", "inputs_read_mb_s"),
                      rate("outputs_write_mb_s", "outputs_read_mb_s"),
-                     carried(old, (name,), header[12])])
+                     carried(old, (name,), header[13])])
     return stamp(f"`{shown[0]}` (one thread, interleaved rounds, wall-clock medians)"), \
         table(header, rows)
 

@@ -36,6 +36,8 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 cargo clippy -p triskel-tfhe --features slow-noise --lib --tests --quiet -- -D warnings
 # The service crate without its server: the job format alone, as the fuzz target builds it.
 cargo clippy -p triskel-serve --no-default-features --lib --quiet -- -D warnings
+# Its client alone, as the Python package builds it.
+cargo clippy -p triskel-serve --no-default-features --features remote --lib --quiet -- -D warnings
 
 step "committed bindings match a fresh bindgen run"
 # bindgen loads libclang through clang-sys, which looks for libclang.so,
@@ -157,5 +159,18 @@ step "python: maturin develop --profile ci, pytest python/tests"
 venv=target/py-venv
 if [ ! -x "$venv/bin/python" ]; then python3 -m venv "$venv"; fi
 "$venv/bin/pip" install --quiet --upgrade maturin numpy pytest
+# Ray, for the triskel.ray tests only. When its install fails, those tests
+# skip and name the reason (and only then: without Ray and without this
+# variable they fail).
+if ! ray_log=$("$venv/bin/pip" install --quiet "ray>=2.9,<3" 2>&1); then
+    TRISKEL_RAY_INSTALL_FAILED="pip install ray failed: $(printf '%s\n' "$ray_log" | tail -n 1)"
+    export TRISKEL_RAY_INSTALL_FAILED
+    echo "$TRISKEL_RAY_INSTALL_FAILED" >&2
+fi
 (cd python && VIRTUAL_ENV="$PWD/../$venv" PATH="$PWD/../$venv/bin:$PATH" maturin develop --quiet --profile ci)
 TRISKEL_BIN=target/ci/triskel "$venv/bin/python" -m pytest -q python/tests
+
+# The API fuzzer against a live service, with the binary the tests built,
+# in the same virtualenv.
+step "schemathesis against triskel serve on 127.0.0.1 (ci/schemathesis.sh)"
+ci/schemathesis.sh target/ci/triskel

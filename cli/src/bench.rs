@@ -1,4 +1,4 @@
-//! `triskel bench kernels`, `triskel bench workloads` and `triskel bench engines`.
+//! `triskel bench kernels`, `workloads`, `engines`, `split` and `service`.
 
 use std::time::Duration;
 
@@ -49,6 +49,23 @@ pub enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// A load test of `triskel serve` on 127.0.0.1: C clients submitting the
+    /// biometric match decision for S seconds, each result verified and
+    /// checked; throughput, latency and failed or lost jobs.
+    Service {
+        /// Concurrent clients, each with one job in flight.
+        #[arg(long, default_value_t = 32)]
+        clients: usize,
+        /// How long the clients submit.
+        #[arg(long, default_value_t = 60.0)]
+        seconds: f64,
+        /// The server's worker threads (default: one per core).
+        #[arg(long)]
+        workers: Option<usize>,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
     /// End-to-end workloads with per-stage medians and a correctness check.
     Workloads {
         /// Only the workload with this name.
@@ -87,6 +104,12 @@ pub fn run(cmd: BenchCommand) -> CliResult {
         } => workloads::bench(only.as_deref(), json, threads, spread),
         BenchCommand::Engines { json, csv, full } => crate::bench_engines::run(json, csv, full),
         BenchCommand::Split { rounds, json } => crate::split::bench(rounds, json),
+        BenchCommand::Service {
+            clients,
+            seconds,
+            workers,
+            json,
+        } => crate::bench_service::run(clients, seconds, workers, json),
     }
 }
 

@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 mod attest_cli;
 mod bench;
 mod bench_engines;
+mod bench_service;
 mod bfv_workloads;
 mod calibrate;
 mod ckks_workloads;

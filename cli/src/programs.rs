@@ -11,7 +11,7 @@ use triskel::{Cmp, Kind, Outputs, PlainValue, Program, Scalar};
 type Error = Box<dyn std::error::Error>;
 
 /// Checks decrypted outputs: the worst error against plaintext.
-pub type Check = Box<dyn Fn(&Outputs) -> Result<f64, Error>>;
+pub type Check = Box<dyn Fn(&Outputs) -> Result<f64, Error> + Send + Sync>;
 
 /// A program, its inputs and a check of its decrypted outputs (the worst
 /// error against the plaintext computation, 0 when exact).

@@ -23,9 +23,16 @@ const DEFAULT_URL: &str = "http://127.0.0.1:7340";
 pub struct ServeArgs {
     #[command(subcommand)]
     what: Option<ServeCommand>,
-    /// Where to listen (loopback only: plain HTTP). Port 0 picks a free one.
+    /// Where to listen: any address with --tls-cert and --tls-key, a
+    /// loopback one without (plain HTTP). Port 0 picks a free one.
     #[arg(long, default_value = "127.0.0.1:7340")]
     listen: std::net::SocketAddr,
+    /// Serve HTTPS with this PEM certificate chain (with --tls-key).
+    #[arg(long, requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
     /// The store directory (created if needed); nothing is written elsewhere.
     #[arg(long, default_value = "triskel-store")]
     store: PathBuf,
@@ -83,6 +90,10 @@ pub struct RemoteArgs {
     /// A file holding the token (else `TRISKEL_TOKEN`).
     #[arg(long, global = true)]
     token_file: Option<PathBuf>,
+    /// The PEM certificates to trust for an https:// server (its own
+    /// self-signed certificate, a private CA, or a system bundle).
+    #[arg(long, global = true)]
+    ca: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -151,6 +162,10 @@ pub fn serve(args: ServeArgs) -> CliResult {
     }
     let mut config = Config::new(args.store);
     config.listen = args.listen;
+    config.tls = args
+        .tls_cert
+        .zip(args.tls_key)
+        .map(|(cert, key)| triskel_serve::TlsFiles { cert, key });
     if let Some(w) = args.workers {
         config.workers = w.max(1);
     }
@@ -160,7 +175,7 @@ pub fn serve(args: ServeArgs) -> CliResult {
     let workers = config.workers;
     let running = triskel_serve::start(config)?;
     // The first line is what scripts read the address from.
-    println!("listening on http://{} ({workers} workers)", running.addr());
+    println!("listening on {} ({workers} workers)", running.url());
     use std::io::Write;
     std::io::stdout().flush()?;
     running.wait();
@@ -213,7 +228,19 @@ fn load_inputs(path: &Path) -> Result<EncryptedInputs, Box<dyn std::error::Error
 }
 
 pub fn remote(args: RemoteArgs) -> CliResult {
-    let remote = Remote::new(&args.url, Some(token(args.token_file.as_deref())?))?;
+    let transport = remote::Transport {
+        http2: false,
+        ca_pem: args
+            .ca
+            .as_deref()
+            .map(triskel_serve::tls::read_pem)
+            .transpose()?,
+    };
+    let remote = Remote::with_transport(
+        &args.url,
+        Some(token(args.token_file.as_deref())?),
+        &transport,
+    )?;
     let job_json = |j: &remote::JobStatus| serde_json::json!({"id": j.id, "state": j.state, "error": j.error, "runs": j.runs});
     match args.what {
         RemoteCommand::Keys {
@@ -282,7 +309,7 @@ fn demo_through(store: &Path) -> CliResult {
     config.listen = "127.0.0.1:0".parse()?;
     let token = triskel_serve::create_token(store, "demo", None)?;
     let running = triskel_serve::start(config)?;
-    let url = format!("http://{}", running.addr());
+    let url = running.url();
     let remote = Remote::new(&url, Some(token))?;
     let server = remote.identity()?;
     println!(

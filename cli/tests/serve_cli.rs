@@ -39,6 +39,11 @@ struct Server {
 
 impl Server {
     fn start(store: &str) -> Server {
+        Server::with(store, &[])
+    }
+
+    /// With `extra` arguments.
+    fn with(store: &str, extra: &[&str]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_triskel"))
             .args([
                 "serve",
@@ -49,6 +54,7 @@ impl Server {
                 "--workers",
                 "1",
             ])
+            .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
@@ -59,7 +65,7 @@ impl Server {
             .unwrap();
         let url = line
             .split_whitespace()
-            .find(|w| w.starts_with("http://"))
+            .find(|w| w.starts_with("http://") || w.starts_with("https://"))
             .unwrap_or_else(|| panic!("no address in {line:?}"))
             .to_string();
         Server { child, url }
@@ -102,6 +108,57 @@ fn program(path: &Path) {
     std::fs::write(path, p.to_bytes()).unwrap();
 }
 
+/// A store with tenant alice's token, the test program and its inputs, and
+/// the client's secret state and evaluation keys: paths in a [`Dir`].
+struct Session {
+    store: String,
+    token: String,
+    p: String,
+    inputs: String,
+    secret: String,
+    keys: String,
+    /// Where `triskel remote` pins the server's identity.
+    pinned: String,
+}
+
+fn session(d: &Dir) -> Session {
+    let store = d.path("store");
+    let token = triskel(
+        &[
+            "serve", "token", "create", "--tenant", "alice", "--store", &store,
+        ],
+        "",
+    )
+    .trim()
+    .to_string();
+    assert!(token.starts_with("tsk_") && token.len() == 68, "{token}");
+    let s = Session {
+        store,
+        token,
+        p: d.path("program"),
+        inputs: d.path("inputs.json"),
+        secret: d.path("secret"),
+        keys: d.path("keys"),
+        pinned: d.path("server.pub"),
+    };
+    program(Path::new(&s.p));
+    std::fs::write(&s.inputs, r#"{"x": [-100, -1, 0, 42]}"#).unwrap();
+    triskel(
+        &[
+            "client",
+            "keygen",
+            "--program",
+            &s.p,
+            "--secret",
+            &s.secret,
+            "--keys",
+            &s.keys,
+        ],
+        "",
+    );
+    s
+}
+
 /// `triskel remote submit` with an idempotency key; the job's JSON.
 fn submit(url: &str, program: &str, inputs: &str, key: &str, token: &str) -> Value {
     let args = [
@@ -122,38 +179,15 @@ fn submit(url: &str, program: &str, inputs: &str, key: &str, token: &str) -> Val
 #[test]
 fn jobs_acknowledged_before_kill_9_complete_once_after_a_restart() {
     let d = Dir::new("kill");
-    let store = d.path("store");
-    let token = triskel(
-        &[
-            "serve", "token", "create", "--tenant", "alice", "--store", &store,
-        ],
-        "",
-    )
-    .trim()
-    .to_string();
-    assert!(token.starts_with("tsk_") && token.len() == 68, "{token}");
-    let (p, inputs, secret, keys, pinned) = (
-        d.path("program"),
-        d.path("inputs.json"),
-        d.path("secret"),
-        d.path("keys"),
-        d.path("server.pub"),
-    );
-    program(Path::new(&p));
-    std::fs::write(&inputs, r#"{"x": [-100, -1, 0, 42]}"#).unwrap();
-    triskel(
-        &[
-            "client",
-            "keygen",
-            "--program",
-            &p,
-            "--secret",
-            &secret,
-            "--keys",
-            &keys,
-        ],
-        "",
-    );
+    let Session {
+        store,
+        token,
+        p,
+        inputs,
+        secret,
+        keys,
+        pinned,
+    } = session(&d);
 
     let server = Server::start(&store);
     let url = server.url.clone();
@@ -261,4 +295,112 @@ fn the_demo_runs_through_the_service() {
         3,
         "{out}"
     );
+}
+
+#[test]
+fn the_service_load_test_reports_its_figures() {
+    let out = triskel(
+        &[
+            "bench",
+            "service",
+            "--clients",
+            "2",
+            "--seconds",
+            "1",
+            "--workers",
+            "1",
+            "--json",
+        ],
+        "",
+    );
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert!(v["completed"].as_u64().unwrap() >= 1, "{v}");
+    assert_eq!(v["submitted"], v["completed"], "{v}");
+    assert_eq!(
+        (v["failed"].as_u64(), v["lost"].as_u64()),
+        (Some(0), Some(0))
+    );
+    assert!(v["throughput_jobs_per_s"].as_f64().unwrap() > 0.0, "{v}");
+    let (p50, p99) = (v["p50_ms"].as_f64().unwrap(), v["p99_ms"].as_f64().unwrap());
+    assert!(0.0 < p50 && p50 <= p99, "{v}");
+    assert_eq!(
+        (v["clients"].as_u64(), v["workers"].as_u64()),
+        (Some(2), Some(1))
+    );
+}
+
+#[test]
+fn a_client_session_over_https() {
+    let d = Dir::new("https");
+    let made = rcgen::generate_simple_self_signed(vec!["127.0.0.1".into()]).unwrap();
+    let (crt, key) = (d.path("server.crt"), d.path("server.key"));
+    std::fs::write(&crt, made.cert.pem()).unwrap();
+    std::fs::write(&key, made.signing_key.serialize_pem()).unwrap();
+
+    // Another address than loopback needs TLS.
+    let refused = Command::new(env!("CARGO_BIN_EXE_triskel"))
+        .args([
+            "serve",
+            "--listen",
+            "0.0.0.0:0",
+            "--store",
+            &d.path("refused"),
+        ])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(stderr.contains("--tls-cert"), "{stderr}");
+
+    let Session {
+        token,
+        p,
+        inputs,
+        secret,
+        keys,
+        pinned,
+        ..
+    } = session(&d);
+    let enc = d.path("enc");
+    triskel(
+        &[
+            "client", "encrypt", "--secret", &secret, "--inputs", &inputs, "--out", &enc,
+        ],
+        "",
+    );
+    let server = Server::with(&d.path("store"), &["--tls-cert", &crt, "--tls-key", &key]);
+    let url = server.url.clone();
+    assert!(url.starts_with("https://127.0.0.1:"), "{url}");
+    let remote = |args: &[&str]| {
+        let mut all = vec!["remote", "--url", &url, "--ca", &crt];
+        all.extend_from_slice(args);
+        triskel(&all, &token)
+    };
+    remote(&["keys", "--keys", &keys, "--server-public", &pinned]);
+    let job: Value =
+        serde_json::from_str(&remote(&["submit", "--program", &p, "--inputs", &enc])).unwrap();
+    let id = job["id"].as_str().unwrap();
+    remote(&["wait", "--job", id]);
+    let plain: Value = serde_json::from_str(&remote(&[
+        "fetch",
+        "--job",
+        id,
+        "--secret",
+        &secret,
+        "--server-public",
+        &pinned,
+        "--inputs",
+        &enc,
+    ]))
+    .unwrap();
+    assert_eq!(plain["y"], serde_json::json!([-293, 4, 7, 133]), "{plain}");
+
+    // Without --ca the client refuses to connect.
+    let out = Command::new(env!("CARGO_BIN_EXE_triskel"))
+        .args(["remote", "--url", &url, "wait", "--job", id])
+        .env("TRISKEL_TOKEN", &token)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--ca"));
 }

@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 use triskel::attest;
 
 mod program;
+mod remote;
 mod split;
 mod values;
 
@@ -61,6 +62,12 @@ create_exception!(
 );
 create_exception!(
     triskel,
+    RemoteError,
+    Error,
+    "A call to a `triskel serve` server that failed: the server's answer (`status`, `code`) or the transport (both None)."
+);
+create_exception!(
+    triskel,
     InternalError,
     Error,
     "A failure inside triskel itself."
@@ -100,10 +107,12 @@ fn _triskel(m: &Bound<'_, PyModule>) -> PyResult<()> {
         ("AttestError", py.get_type::<AttestError>()),
         ("EngineError", py.get_type::<EngineError>()),
         ("InternalError", py.get_type::<InternalError>()),
+        ("RemoteError", py.get_type::<RemoteError>()),
     ] {
         m.add(name, class)?;
     }
     program::register(m)?;
     split::register(m)?;
+    remote::register(m)?;
     Ok(())
 }

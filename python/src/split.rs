@@ -24,7 +24,7 @@ fn hex(d: &[u8]) -> String {
 /// The public material a server evaluates a program with, carrying the
 /// plan choice it was made for.
 #[pyclass(name = "EvaluationKeys", module = "triskel", frozen)]
-pub struct PyEvaluationKeys(EvaluationKeys);
+pub struct PyEvaluationKeys(pub(crate) EvaluationKeys);
 
 #[pymethods]
 impl PyEvaluationKeys {
@@ -61,7 +61,7 @@ impl PyEvaluationKeys {
 
 /// Encrypted inputs, from `Client.encrypt`.
 #[pyclass(name = "EncryptedInputs", module = "triskel", frozen)]
-pub struct PyEncryptedInputs(EncryptedInputs);
+pub struct PyEncryptedInputs(pub(crate) EncryptedInputs);
 
 #[pymethods]
 impl PyEncryptedInputs {
@@ -93,7 +93,7 @@ impl PyEncryptedInputs {
 
 /// Encrypted outputs with the server's signed records, from `Server.run`.
 #[pyclass(name = "EncryptedOutputs", module = "triskel", frozen)]
-pub struct PyEncryptedOutputs(EncryptedOutputs);
+pub struct PyEncryptedOutputs(pub(crate) EncryptedOutputs);
 
 #[pymethods]
 impl PyEncryptedOutputs {
@@ -130,7 +130,7 @@ impl PyEncryptedOutputs {
 
 /// The public part of a server identity: what clients verify records with.
 #[pyclass(name = "PublicIdentity", module = "triskel", frozen)]
-pub struct PyPublicIdentity(PublicIdentity);
+pub struct PyPublicIdentity(pub(crate) PublicIdentity);
 
 #[pymethods]
 impl PyPublicIdentity {
@@ -232,7 +232,7 @@ impl PyServerIdentity {
 /// the plan needs, encrypts inputs, and decrypts outputs after verifying
 /// the server's records.
 #[pyclass(name = "Client", module = "triskel")]
-pub struct PyClient(Client);
+pub struct PyClient(pub(crate) Client);
 
 #[pymethods]
 impl PyClient {

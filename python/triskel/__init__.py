@@ -5,7 +5,7 @@ split between a key holder (`Client`) and an evaluator (`Server`). Inputs and
 outputs are numpy arrays: int64 for integers, float64 for reals, bool for bits.
 """
 
-from . import programs
+from . import programs, remote
 from ._triskel import (
     MAX_LEN,
     AttestError,
@@ -23,6 +23,7 @@ from ._triskel import (
     ProgramError,
     PublicIdentity,
     RefusedError,
+    RemoteError,
     Server,
     ServerIdentity,
     UnsupportedError,
@@ -47,10 +48,12 @@ __all__ = [
     "ProgramError",
     "PublicIdentity",
     "RefusedError",
+    "RemoteError",
     "Server",
     "ServerIdentity",
     "UnsupportedError",
     "Value",
     "programs",
+    "remote",
     "run_local",
 ]

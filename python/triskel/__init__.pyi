@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import programs as programs
+from . import remote as remote
 
 _Path = Union[str, "PathLike[str]"]
 _Array = Union[npt.ArrayLike, Sequence[int], Sequence[float], Sequence[bool]]
@@ -49,6 +50,15 @@ class EngineError(Error):
 
 class InternalError(Error):
     """A failure inside triskel itself."""
+
+class RemoteError(Error):
+    """A call to a `triskel serve` server that failed: the server's answer
+    (`status`, `code`) or the transport (both None)."""
+
+    #: The HTTP status of the server's answer; None for a transport failure.
+    status: Optional[int]
+    #: The server's error code ("unauthorized", "not_found", ...); None for a transport failure.
+    code: Optional[str]
 
 class Kind:
     """What an encrypted value holds: its kind and length."""

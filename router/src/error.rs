@@ -63,6 +63,9 @@ pub enum Error {
     /// A failure inside the router itself (a plan that does not match what
     /// runs it), with what went wrong.
     Internal(String),
+    /// The run was cancelled by its caller
+    /// ([`Server::run_cancellable`](crate::Server::run_cancellable)).
+    Cancelled,
 }
 
 impl fmt::Display for Error {
@@ -86,6 +89,7 @@ impl fmt::Display for Error {
             Error::Attest(e) => write!(f, "engine: attest: {e}"),
             Error::Transition(e) => write!(f, "engine: transition: {e}"),
             Error::Internal(msg) => write!(f, "internal: {msg}"),
+            Error::Cancelled => write!(f, "cancelled"),
         }
     }
 }

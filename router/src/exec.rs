@@ -36,7 +36,7 @@ use crate::cost::CostModel;
 use crate::error::{Error, Result};
 use crate::plan::{check_transitions, plan_with, Engine, Plan, PlanOptions, StepKind};
 use crate::program::{Kind, Op, Program};
-use crate::server::{wrong, EvaluationKeys, Evaluator, Released, Val};
+use crate::server::{wrong, EvaluationKeys, Evaluator, Released, Val, NOT_CANCELLED};
 
 /// Plain values going in and coming out.
 ///
@@ -340,7 +340,11 @@ impl Session {
             if !matches!(kind, StepKind::Keygen(..) | StepKind::Encrypt(_)) && keys.is_none() {
                 keys = Some(self.store.evaluation_keys(plan, transforms.take())?);
             }
-            let eval = keys.as_ref().map(|keys| Evaluator { plan, keys });
+            let eval = keys.as_ref().map(|keys| Evaluator {
+                plan,
+                keys,
+                cancel: &NOT_CANCELLED,
+            });
             let eval = || eval.as_ref().ok_or_else(|| wrong("evaluation keys"));
             match kind {
                 StepKind::Keygen(Engine::Bfv, part) => self.store.keygen_bfv(plan, part)?,

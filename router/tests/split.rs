@@ -105,6 +105,17 @@ fn a_server_refuses_what_does_not_belong_together() {
         got.get("d"),
         Some(&ints(&[8 - 14 + 18 - 20 + 20 - 18 + 14 - 8]))
     );
+    // A raised cancel flag stops the run; a lowered one changes nothing.
+    let raised = std::sync::atomic::AtomicBool::new(true);
+    assert!(matches!(
+        server.run_cancellable(&p, keys.choice(), &keys, &inputs, &raised),
+        Err(Error::Cancelled)
+    ));
+    let lowered = std::sync::atomic::AtomicBool::new(false);
+    let again = server
+        .run_cancellable(&p, keys.choice(), &keys, &inputs, &lowered)
+        .unwrap();
+    assert_eq!(a.decrypt(&again, server.identity().public()).unwrap(), got);
 
     let refused = |r: triskel::Result<EncryptedOutputs>, needle: &str| match r {
         Err(e) => assert!(

@@ -33,20 +33,9 @@ pub fn bearer(header: &str) -> Option<&str> {
     (scheme.eq_ignore_ascii_case("bearer") && well_formed).then_some(token)
 }
 
-/// The bytes of an even number of hex digits.
-pub fn from_hex(hex: &str) -> Option<Vec<u8>> {
-    if !hex.len().is_multiple_of(2) || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return None;
-    }
-    hex.as_bytes()
-        .chunks(2)
-        .map(|pair| u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok())
-        .collect()
-}
-
 /// 32 bytes from 64 hex digits.
 pub fn parse_digest(hex: &str) -> Option<[u8; 32]> {
-    from_hex(hex)?.try_into().ok()
+    crate::from_hex(hex)?.try_into().ok()
 }
 
 #[cfg(test)]

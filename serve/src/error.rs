@@ -63,18 +63,28 @@ impl ApiError {
     pub fn io(context: &str, e: &std::io::Error) -> ApiError {
         use std::io::ErrorKind;
         match e.kind() {
-            ErrorKind::StorageFull => ApiError::new(
+            ErrorKind::StorageFull
+            | ErrorKind::PermissionDenied
+            | ErrorKind::ReadOnlyFilesystem => ApiError::write_failed(context, e),
+            _ => ApiError::internal(format!("{context}: {e}")),
+        }
+    }
+
+    /// A write to the store that failed: 507 `store_full` on a full disk,
+    /// else 503 `store_unwritable`.
+    pub fn write_failed(context: &str, e: &std::io::Error) -> ApiError {
+        if e.kind() == std::io::ErrorKind::StorageFull {
+            return ApiError::new(
                 StatusCode::INSUFFICIENT_STORAGE,
                 "store_full",
                 format!("{context}: the store is full; no new work is taken"),
-            ),
-            ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem => ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "store_unwritable",
-                format!("{context}: the store cannot be written ({e})"),
-            ),
-            _ => ApiError::internal(format!("{context}: {e}")),
+            );
         }
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "store_unwritable",
+            format!("{context}: the store cannot be written ({e}); no new work is taken"),
+        )
     }
 }
 
@@ -132,5 +142,38 @@ impl IntoResponse for ApiError {
             );
         }
         response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Error, ErrorKind};
+
+    #[test]
+    fn store_write_failures_refuse_with_their_own_codes() {
+        let full = ApiError::write_failed("storing a blob", &Error::from(ErrorKind::StorageFull));
+        assert_eq!(
+            (full.status, full.code),
+            (StatusCode::INSUFFICIENT_STORAGE, "store_full")
+        );
+        for kind in [
+            ErrorKind::PermissionDenied,
+            ErrorKind::ReadOnlyFilesystem,
+            ErrorKind::NotADirectory,
+        ] {
+            let e = ApiError::write_failed("storing a blob", &Error::from(kind));
+            assert_eq!(
+                (e.status, e.code),
+                (StatusCode::SERVICE_UNAVAILABLE, "store_unwritable"),
+                "{kind:?}"
+            );
+        }
+        // A read that fails on a full disk is refused the same way; other
+        // read faults are internal.
+        let e = ApiError::io("reading a blob", &Error::from(ErrorKind::StorageFull));
+        assert_eq!(e.code, "store_full");
+        let e = ApiError::io("reading a blob", &Error::from(ErrorKind::NotFound));
+        assert_eq!(e.status, StatusCode::INTERNAL_SERVER_ERROR);
     }
 }

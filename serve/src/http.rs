@@ -373,7 +373,97 @@ async fn delete_job(State(core): Shared, headers: HeaderMap, path: IdPath) -> Ap
     let job_id = id.clone();
     match blocking(move || c.store.remove_job(tenant.id, &job_id)).await? {
         None => Err(ApiError::not_found("job")),
-        Some(Removal::Cancelled(job)) => Ok(respond(StatusCode::OK, &job_json(&job))),
+        Some(Removal::Cancelled(job)) => {
+            core.interrupt(&job.id);
+            Ok(respond(StatusCode::OK, &job_json(&job)))
+        }
         Some(Removal::Deleted) => Ok(respond(StatusCode::OK, &json!({"id": id, "deleted": true}))),
     }
+}
+
+/// How long a new connection has to begin: its first byte and, on a TLS
+/// port, the whole handshake.
+const HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// What a plain-HTTP request to a TLS port is answered (then the
+/// connection is closed).
+const PLAIN_TO_TLS: &[u8] = b"HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: 93\r\n\r\n{\"error\":{\"code\":\"tls_required\",\"message\":\"this port serves HTTPS only: connect with https\"}}";
+
+/// Serves `app` on `listener` (HTTP/1.1 and HTTP/2 on each connection;
+/// inside TLS when `tls` is given, with ALPN) until `shutdown` resolves,
+/// then lets open connections end.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    app: Router,
+    tls: Option<tokio_rustls::TlsAcceptor>,
+    shutdown: tokio::sync::oneshot::Receiver<()>,
+) {
+    use hyper_util::rt::{TokioExecutor, TokioIo};
+    use hyper_util::server::conn::auto;
+    use hyper_util::service::TowerToHyperService;
+
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let builder = auto::Builder::new(TokioExecutor::new());
+    tokio::pin!(shutdown);
+    loop {
+        let tcp = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((tcp, _)) => tcp,
+                // Out of file descriptors and the like: try again shortly.
+                Err(_) => {
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = &mut shutdown => break,
+        };
+        let _ = tcp.set_nodelay(true);
+        let service = TowerToHyperService::new(app.clone());
+        let (builder, watcher, tls) = (builder.clone(), graceful.watcher(), tls.clone());
+        tokio::spawn(async move {
+            match tls {
+                None => {
+                    let conn = builder.serve_connection_with_upgrades(TokioIo::new(tcp), service);
+                    let _ = watcher.watch(conn).await;
+                }
+                Some(acceptor) => {
+                    let Ok(Some(stream)) =
+                        tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake(acceptor, tcp)).await
+                    else {
+                        return;
+                    };
+                    let conn =
+                        builder.serve_connection_with_upgrades(TokioIo::new(stream), service);
+                    let _ = watcher.watch(conn).await;
+                }
+            }
+        });
+    }
+    drop(listener);
+    graceful.shutdown().await;
+}
+
+/// The TLS handshake on a new connection; a client that speaks plain HTTP
+/// (its first byte is not a TLS handshake record's) is answered with a JSON
+/// error instead.
+async fn handshake(
+    acceptor: tokio_rustls::TlsAcceptor,
+    mut tcp: tokio::net::TcpStream,
+) -> Option<tokio_rustls::server::TlsStream<tokio::net::TcpStream>> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    const TLS_HANDSHAKE_RECORD: u8 = 0x16;
+    let mut first = [0u8; 1];
+    if tcp.peek(&mut first).await.ok()? == 0 {
+        return None;
+    }
+    if first[0] != TLS_HANDSHAKE_RECORD {
+        // Take what the client sent first, so that closing does not reset
+        // the connection before it reads the answer.
+        let mut request = vec![0u8; 16 << 10];
+        let _ = tcp.read(&mut request).await;
+        let _ = tcp.write_all(PLAIN_TO_TLS).await;
+        let _ = tcp.shutdown().await;
+        return None;
+    }
+    acceptor.accept(tcp).await.ok()
 }

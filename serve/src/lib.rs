@@ -18,7 +18,7 @@
 //! let config = triskel_serve::Config::new("triskel-store".into());
 //! let token = triskel_serve::create_token(&config.store, "alice", None)?;
 //! let running = triskel_serve::start(config)?;
-//! println!("listening on http://{} (token {token})", running.addr());
+//! println!("listening on {} (token {token})", running.url());
 //! running.wait();
 //! # Ok(())
 //! # }
@@ -49,17 +49,32 @@ pub mod http;
 pub mod job;
 #[cfg(feature = "service")]
 pub mod metrics;
-#[cfg(feature = "service")]
+#[cfg(feature = "remote")]
 pub mod remote;
 #[cfg(feature = "service")]
 pub mod sched;
 #[cfg(feature = "service")]
 pub mod store;
+#[cfg(feature = "remote")]
+pub mod tls;
 
 #[cfg(feature = "service")]
 pub use error::{ApiError, ApiResult};
 #[cfg(feature = "service")]
 pub use store::Quotas;
+#[cfg(feature = "service")]
+pub use tls::TlsFiles;
+
+/// The bytes of an even number of hex digits.
+pub fn from_hex(hex: &str) -> Option<Vec<u8>> {
+    if !hex.len().is_multiple_of(2) || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    hex.as_bytes()
+        .chunks(2)
+        .map(|pair| u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok())
+        .collect()
+}
 
 /// Media type of an [`triskel::EvaluationKeys`] bundle.
 pub const KEYS_TYPE: &str = "application/vnd.triskel.keys";
@@ -85,8 +100,10 @@ pub(crate) fn json(v: &serde_json::Value) -> String {
 /// How to run the service.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// Where to listen: a loopback address (plain HTTP only on loopback).
+    /// Where to listen: any address with `tls`, a loopback one without.
     pub listen: SocketAddr,
+    /// Serve HTTPS with this certificate and key; plain HTTP without.
+    pub tls: Option<TlsFiles>,
     /// The store directory; nothing is written elsewhere.
     pub store: PathBuf,
     /// Worker threads, each running one job at a time.
@@ -108,6 +125,7 @@ impl Config {
     pub fn new(store: PathBuf) -> Config {
         Config {
             listen: SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT)),
+            tls: None,
             store,
             workers: std::thread::available_parallelism().map_or(1, |n| n.get()),
             queue_capacity: 256,
@@ -140,6 +158,7 @@ fn identity(dir: &Path) -> Result<triskel::attest::Identity, Box<dyn std::error:
 /// A running service.
 pub struct Running {
     addr: SocketAddr,
+    https: bool,
     core: Arc<sched::Core>,
     shutdown: Option<tokio::sync::oneshot::Sender<()>>,
     http: Option<JoinHandle<std::io::Result<()>>>,
@@ -153,13 +172,18 @@ pub struct Running {
 #[cfg(feature = "service")]
 /// Opens the store, puts jobs left running back in the queue, and serves.
 pub fn start(config: Config) -> Result<Running, Box<dyn std::error::Error>> {
-    if !config.listen.ip().is_loopback() {
-        return Err(format!(
-            "{}: plain HTTP is served only on loopback addresses; put a TLS-terminating proxy in front for other addresses",
-            config.listen
-        )
-        .into());
-    }
+    let tls = match &config.tls {
+        Some(files) => Some(tokio_rustls::TlsAcceptor::from(tls::server_config(files)?)),
+        None if !config.listen.ip().is_loopback() => {
+            return Err(format!(
+                "{}: not a loopback address, and plain HTTP is served only on loopback: give a certificate and key (--tls-cert, --tls-key) to serve HTTPS",
+                config.listen
+            )
+            .into())
+        }
+        None => None,
+    };
+    let https = tls.is_some();
     let store_lock = lock_store(&config.store)?;
     let store = store::Store::open(&config.store)?;
     let server = triskel::Server::new(identity(&config.store)?);
@@ -190,15 +214,13 @@ pub fn start(config: Config) -> Result<Running, Box<dyn std::error::Error>> {
     let http = std::thread::spawn(move || {
         runtime.block_on(async move {
             let listener = tokio::net::TcpListener::from_std(listener)?;
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = rx.await;
-                })
-                .await
+            http::serve(listener, app, tls, rx).await;
+            Ok(())
         })
     });
     Ok(Running {
         addr,
+        https,
         core,
         shutdown: Some(tx),
         http: Some(http),
@@ -233,6 +255,12 @@ impl Running {
     /// The address it listens on (the port chosen when the config's was 0).
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// `https://ADDR` or `http://ADDR`.
+    pub fn url(&self) -> String {
+        let scheme = if self.https { "https" } else { "http" };
+        format!("{scheme}://{}", self.addr)
     }
 
     /// Serves until the process ends.

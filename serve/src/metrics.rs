@@ -16,6 +16,8 @@ pub struct Metrics {
     pub bytes_out: AtomicU64,
     pub key_cache_hits: AtomicU64,
     pub key_cache_misses: AtomicU64,
+    /// Runs stopped before their end (the job was cancelled or timed out).
+    pub runs_interrupted: AtomicU64,
     /// Cumulative-by-render counts per bucket, then +Inf.
     latency: [AtomicU64; BUCKETS.len() + 1],
     /// Microseconds, summed.
@@ -73,6 +75,11 @@ impl Metrics {
                 "triskel_key_cache_misses_total",
                 "Evaluation keys loaded from the store.",
                 get(&self.key_cache_misses),
+            ),
+            (
+                "triskel_runs_interrupted_total",
+                "Runs stopped before their end: the job was cancelled or timed out.",
+                get(&self.runs_interrupted),
             ),
         ] {
             let _ = writeln!(

@@ -31,6 +31,7 @@ use std::time::{Duration, Instant};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper::{Method, Request, StatusCode};
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client as HttpClient;
 use hyper_util::rt::TokioExecutor;
@@ -120,7 +121,18 @@ pub struct Remote {
     base: String,
     token: Option<Zeroizing<String>>,
     runtime: tokio::runtime::Runtime,
-    http: HttpClient<HttpConnector, Full<Bytes>>,
+    http: HttpClient<HttpsConnector<HttpConnector>, Full<Bytes>>,
+}
+
+/// How a [`Remote`] reaches its server.
+#[derive(Debug, Clone, Default)]
+pub struct Transport {
+    /// HTTP/2 only: prior knowledge over `http`, ALPN `h2` over `https`.
+    /// Otherwise HTTP/1.1.
+    pub http2: bool,
+    /// The PEM certificates trusted for an `https` server (its self-signed
+    /// certificate, a private CA, or a system bundle); `https` needs them.
+    pub ca_pem: Option<Vec<u8>>,
 }
 
 impl std::fmt::Debug for Remote {
@@ -139,26 +151,52 @@ impl Remote {
     /// A client of the server at `url` (`http://host:port`), with a bearer
     /// `token` for the tenant's endpoints.
     pub fn new(url: &str, token: Option<String>) -> RemoteResult<Remote> {
-        Remote::with_http2(url, token, false)
+        Remote::with_transport(url, token, &Transport::default())
     }
 
-    /// The same over HTTP/2 (prior knowledge, no upgrade) when `http2`.
-    pub fn with_http2(url: &str, token: Option<String>, http2: bool) -> RemoteResult<Remote> {
+    /// A client of the server at `url` (`http://` or `https://host:port`)
+    /// reached as `transport` says.
+    pub fn with_transport(
+        url: &str,
+        token: Option<String>,
+        how: &Transport,
+    ) -> RemoteResult<Remote> {
         let base = url.trim_end_matches('/').to_string();
         let uri: hyper::Uri = base.parse().map_err(transport)?;
-        if uri.scheme_str() != Some("http") || uri.host().is_none() {
+        let https = match uri.scheme_str() {
+            Some("http") => false,
+            Some("https") => true,
+            _ => {
+                return Err(RemoteError::Refused(format!(
+                    "{url}: an http:// or https://host:port address is expected"
+                )))
+            }
+        };
+        if uri.host().is_none() {
+            return Err(RemoteError::Refused(format!("{url}: no host in it")));
+        }
+        if https && how.ca_pem.is_none() {
             return Err(RemoteError::Refused(format!(
-                "{url}: an http://host:port address is expected"
+                "{url}: https needs the certificates to trust (a CA file, --ca PEM)"
             )));
         }
+        let tls = crate::tls::client_config(how.ca_pem.as_deref()).map_err(RemoteError::Refused)?;
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http();
+        let connector = if how.http2 {
+            connector.enable_http2().build()
+        } else {
+            connector.enable_http1().build()
+        };
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_io()
             .enable_time()
             .build()
             .map_err(transport)?;
         let http = HttpClient::builder(TokioExecutor::new())
-            .http2_only(http2)
-            .build_http();
+            .http2_only(how.http2)
+            .build(connector);
         Ok(Remote {
             base,
             token: token.map(Zeroizing::new),
@@ -234,8 +272,8 @@ impl Remote {
         }
         let body = self.ok(self.call(Method::GET, "/v1/identity", None, None)?)?;
         let id: Identity = self.json(&body)?;
-        let bytes = crate::auth::from_hex(&id.public)
-            .ok_or_else(|| transport("the identity is not hex"))?;
+        let bytes =
+            crate::from_hex(&id.public).ok_or_else(|| transport("the identity is not hex"))?;
         Ok(PublicIdentity::from_bytes(&bytes)?)
     }
 

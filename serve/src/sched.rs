@@ -2,10 +2,13 @@
 //! store, run it through [`triskel::Server::run`] on a rayon pool and store
 //! its outputs or its error. The queue is the store itself, so a restart
 //! loses nothing: jobs left running go back to the queue
-//! ([`Store::recover`]) and run again. A cancelled or timed-out job's
-//! result is dropped when its run ends ([`Store::finish`] only ends the
-//! run it was given).
+//! ([`Store::recover`]) and run again. Cancelling a running job, or its
+//! timeout, raises the cancel flag of its run
+//! ([`Server::run_cancellable`]), which stops within one operation and
+//! frees the worker; whatever the run returns then is dropped
+//! ([`Store::finish`] only ends the run it was given).
 
+use std::collections::HashMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -17,7 +20,7 @@ use triskel::{EncryptedInputs, EvaluationKeys, Program, Server};
 use crate::cache::KeyCache;
 use crate::error::{ApiError, ApiResult};
 use crate::metrics::Metrics;
-use crate::store::{now_ms, Job, Store};
+use crate::store::{now_ms, Job, State, Store};
 
 /// The largest request the limits of the byte formats allow to be loaded.
 pub const MAX_BLOB_BYTES: u64 = 8 << 30;
@@ -35,6 +38,8 @@ pub struct Core {
     pool: rayon::ThreadPool,
     /// Raised by every [`Core::notify`].
     wake: (Mutex<u64>, Condvar),
+    /// The runs in progress by job id: when each started, its cancel flag.
+    running: Mutex<HashMap<String, (Instant, Arc<AtomicBool>)>>,
     stopping: AtomicBool,
 }
 
@@ -63,6 +68,7 @@ impl Core {
             max_request_bytes,
             pool,
             wake: (Mutex::new(0), Condvar::new()),
+            running: Mutex::new(HashMap::new()),
             stopping: AtomicBool::new(false),
         })
     }
@@ -99,6 +105,26 @@ impl Core {
         self.cache().used()
     }
 
+    fn runs(&self) -> std::sync::MutexGuard<'_, HashMap<String, (Instant, Arc<AtomicBool>)>> {
+        self.running.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Stops job `id`'s run, if one is in progress (the job was cancelled).
+    pub fn interrupt(&self, id: &str) {
+        if let Some((_, flag)) = self.runs().get(id) {
+            flag.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Stops the runs in progress for longer than the job timeout.
+    fn interrupt_overdue(&self) {
+        for (start, flag) in self.runs().values() {
+            if start.elapsed() > self.job_timeout {
+                flag.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+
     /// Wakes the waiting workers (a job was queued).
     pub fn notify(&self) {
         let (lock, cv) = &self.wake;
@@ -131,30 +157,43 @@ impl Core {
     /// Runs one claimed job to its end.
     fn run(&self, job: &Job) {
         let start = Instant::now();
-        let result = catch_unwind(AssertUnwindSafe(|| self.compute(job)))
+        let cancel = Arc::new(AtomicBool::new(false));
+        self.runs().insert(job.id.clone(), (start, cancel.clone()));
+        // A cancellation between the claim and the line above found no flag.
+        let still_ours = self.store.job(job.tenant, &job.id).ok().flatten();
+        if !still_ours.is_some_and(|j| j.state == State::Running && j.runs == job.runs) {
+            cancel.store(true, Ordering::Relaxed);
+        }
+        let result = catch_unwind(AssertUnwindSafe(|| self.compute(job, &cancel)))
             .unwrap_or_else(|_| Err("the evaluation stopped on an internal error".into()));
+        self.runs().remove(&job.id);
+        if result.is_err() && cancel.load(Ordering::Relaxed) {
+            Metrics::add(&self.metrics.runs_interrupted, 1);
+        }
         let result = match result {
-            Ok(_) if start.elapsed() > self.job_timeout => Err(timed_out(self.job_timeout)),
+            _ if start.elapsed() > self.job_timeout => Err(timed_out(self.job_timeout)),
             r => r,
         };
         let outcome = match &result {
             Ok(bytes) => Ok(bytes.as_slice()),
             Err(e) => Err(e.as_str()),
         };
-        match self.store.finish(&job.id, job.runs, outcome) {
-            Ok(true) => {
-                let latency = now_ms().saturating_sub(job.created_ms) as f64 / 1e3;
-                self.metrics.observe_latency(latency);
-            }
-            Ok(false) => {}
-            // The store refused the result (a full disk): the job stays
-            // running in the store and runs again after a restart.
-            Err(_) => {}
+        let stored = self.store.finish(&job.id, job.runs, outcome).or_else(|e| {
+            // The outputs could not be written (a full or unwritable
+            // store): the job fails with the reason, which needs no blob.
+            // Should that fail too, it stays running and runs again after
+            // a restart.
+            let reason = format!("its outputs could not be stored: {}", e.message);
+            self.store.finish(&job.id, job.runs, Err(&reason))
+        });
+        if stored == Ok(true) {
+            let latency = now_ms().saturating_sub(job.created_ms) as f64 / 1e3;
+            self.metrics.observe_latency(latency);
         }
     }
 
     /// The outputs' bytes of a job, or the reason it failed.
-    fn compute(&self, job: &Job) -> Result<Vec<u8>, String> {
+    fn compute(&self, job: &Job, cancel: &AtomicBool) -> Result<Vec<u8>, String> {
         let key_set = self
             .store
             .key_set(job.tenant, &job.key_set)
@@ -176,7 +215,10 @@ impl Core {
             .map_err(|e| e.message)?;
         let outputs = self
             .pool
-            .install(|| self.server.run(&program, keys.choice(), &keys, &inputs))
+            .install(|| {
+                self.server
+                    .run_cancellable(&program, keys.choice(), &keys, &inputs, cancel)
+            })
             .map_err(|e| e.to_string())?;
         Ok(outputs.to_bytes())
     }
@@ -209,6 +251,7 @@ pub fn start_workers(core: &Arc<Core>, workers: usize) -> Vec<JoinHandle<()>> {
         while !watchdog.stopping() {
             let before = now_ms().saturating_sub(limit.as_millis() as u64);
             let _ = watchdog.store.expire(before, &timed_out(limit));
+            watchdog.interrupt_overdue();
             let seen = watchdog.generation();
             watchdog.sleep(seen, Duration::from_millis(500));
         }

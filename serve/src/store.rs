@@ -267,7 +267,7 @@ impl Store {
             return Ok(digest);
         }
         let parent = path.parent().expect("a blob has a directory");
-        fs::create_dir_all(parent).map_err(io_err("storing a blob"))?;
+        fs::create_dir_all(parent).map_err(|e| ApiError::write_failed("storing a blob", &e))?;
         let mut name = [0u8; 16];
         getrandom::fill(&mut name).map_err(|e| ApiError::internal(format!("randomness: {e}")))?;
         let tmp = self.dir.join("tmp").join(triskel::attest::hex(&name));
@@ -280,7 +280,7 @@ impl Store {
         })();
         if let Err(e) = written {
             let _ = fs::remove_file(&tmp);
-            return Err(ApiError::io("storing a blob", &e));
+            return Err(ApiError::write_failed("storing a blob", &e));
         }
         Ok(digest)
     }

@@ -103,7 +103,15 @@ fn a_job_runs_end_to_end_and_verifies() {
     assert!(remote::verify(&client, &sent, &outputs, stranger.public()).is_err());
 
     // The same over HTTP/2.
-    let h2 = Remote::with_http2(&service.url(), Some(service.tokens[0].clone()), true).unwrap();
+    let h2 = Remote::with_transport(
+        &service.url(),
+        Some(service.tokens[0].clone()),
+        &remote::Transport {
+            http2: true,
+            ca_pem: None,
+        },
+    )
+    .unwrap();
     assert_eq!(h2.job(&job.id).unwrap().state, "done");
     assert_eq!(h2.outputs(&job.id).unwrap(), outputs);
 
@@ -397,9 +405,7 @@ fn a_full_queue_and_a_spent_quota_answer_429_with_retry_after() {
     for (tenant, code) in [(0, "queue_full"), (1, "queue_full")] {
         let mut client = client(&p);
         let remote = service.remote(tenant);
-        remote
-            .put_keys(&client.evaluation_keys().unwrap().to_bytes())
-            .unwrap();
+        upload_keys(&remote, &mut client);
         let sent = client.encrypt(&inputs()).unwrap();
         assert_eq!(
             api_error(remote.submit(&p, &sent, None).unwrap_err()),
@@ -438,9 +444,7 @@ fn the_jobs_in_flight_quota_answers_429() {
     let p = program();
     let mut client = client(&p);
     let remote = service.remote(0);
-    remote
-        .put_keys(&client.evaluation_keys().unwrap().to_bytes())
-        .unwrap();
+    upload_keys(&remote, &mut client);
     let sent = client.encrypt(&inputs()).unwrap();
     assert_eq!(
         api_error(remote.submit(&p, &sent, None).unwrap_err()),
@@ -456,9 +460,7 @@ fn a_job_over_its_timeout_fails() {
     let p = program();
     let mut client = client(&p);
     let remote = service.remote(0);
-    remote
-        .put_keys(&client.evaluation_keys().unwrap().to_bytes())
-        .unwrap();
+    upload_keys(&remote, &mut client);
     let job = remote
         .submit(&p, &client.encrypt(&inputs()).unwrap(), None)
         .unwrap();
@@ -487,11 +489,202 @@ fn a_slow_upload_holds_no_worker() {
     let p = program();
     let mut client = client(&p);
     let remote = service.remote(0);
-    remote
-        .put_keys(&client.evaluation_keys().unwrap().to_bytes())
-        .unwrap();
-    let sent = client.encrypt(&inputs()).unwrap();
-    let job = remote.submit(&p, &sent, None).unwrap();
-    assert_eq!(remote.wait(&job.id, WAIT).unwrap().state, "done");
+    upload_keys(&remote, &mut client);
+    run_to_done(&remote, &p, &client.encrypt(&inputs()).unwrap());
     drop(stalled);
+}
+
+/// Submits a chain of `lookups` table lookups on one u8 (TFHE: quick to
+/// set up, seconds per lookup to run) under new keys; the job.
+fn submit_long(remote: &Remote, lookups: usize) -> remote::JobStatus {
+    let mut p = triskel::Program::new();
+    let mut x = p
+        .input("x", triskel::Kind::Uint { len: 1, bits: 8 })
+        .unwrap();
+    let table: Vec<u8> = (0..=255u8).map(|v| v.wrapping_add(1)).collect();
+    for _ in 0..lookups {
+        x = p.lookup(x, &table).unwrap();
+    }
+    p.output("y", x).unwrap();
+    let mut client = client(&p);
+    upload_keys(remote, &mut client);
+    let x =
+        std::collections::BTreeMap::from([("x".to_string(), triskel::PlainValue::Ints(vec![0]))]);
+    remote
+        .submit(&p, &client.encrypt(&x).unwrap(), None)
+        .unwrap()
+}
+
+#[test]
+fn cancelling_a_running_job_frees_its_worker() {
+    // One worker: the quick job waits behind the long one.
+    let service = Service::start("cancel-running", &[("alice", None)], |_| {});
+    let remote = service.remote(0);
+    let a = submit_long(&remote, LONG_LOOKUPS);
+    let p = program();
+    let mut quick = client(&p);
+    upload_keys(&remote, &mut quick);
+    let sent = quick.encrypt(&inputs()).unwrap();
+    let b = remote.submit(&p, &sent, None).unwrap();
+    loop {
+        let state = remote.job(&a.id).unwrap().state;
+        if state == "running" {
+            break;
+        }
+        assert_eq!(state, "queued");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(remote.job(&b.id).unwrap().state, "queued");
+    remote.cancel(&a.id).unwrap();
+
+    let b_end = remote.wait(&b.id, WAIT).unwrap();
+    assert_eq!(b_end.state, "done", "{b_end:?}");
+    let a_end = remote.job(&a.id).unwrap();
+    assert_eq!((a_end.state.as_str(), a_end.runs), ("cancelled", 1));
+    assert!(b_end.started_ms.unwrap() >= a_end.finished_ms.unwrap());
+    assert_eq!(
+        api_error(remote.outputs(&a.id).unwrap_err()),
+        (409, "not_done".into())
+    );
+    // The worker stopped the cancelled run instead of computing it to its end.
+    let (_, metrics) = raw(&service.url(), &request("GET", "/metrics", "", "", b""));
+    assert!(
+        metrics.contains("triskel_runs_interrupted_total 1"),
+        "{metrics}"
+    );
+    let server = remote.identity().unwrap();
+    let outputs = remote.outputs(&b.id).unwrap();
+    remote::verify(&quick, &sent, &outputs, &server).unwrap();
+    assert_eq!(
+        quick.decrypt(&outputs, &server).unwrap().get("y"),
+        Some(&expected())
+    );
+}
+
+/// Lookups in the long job: minutes of work (seconds each), were it not
+/// cancelled.
+const LONG_LOOKUPS: usize = 64;
+
+/// Makes every blob write of the store at `dir` fail, as a read-only disk
+/// does: by permissions where they bind, else (as root, whom they do not
+/// bind) by a file where the directory that every blob is written through
+/// should be.
+struct WriteFault {
+    tmp: std::path::PathBuf,
+    by_permissions: bool,
+}
+
+impl WriteFault {
+    fn new(dir: &std::path::Path) -> WriteFault {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = dir.join("tmp");
+        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o500)).unwrap();
+        let probe = tmp.join("probe");
+        let by_permissions = std::fs::File::create(&probe).is_err();
+        if !by_permissions {
+            std::fs::remove_file(&probe).unwrap();
+            std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o700)).unwrap();
+            std::fs::remove_dir_all(&tmp).unwrap();
+            std::fs::write(&tmp, b"not a directory").unwrap();
+        }
+        WriteFault {
+            tmp,
+            by_permissions,
+        }
+    }
+
+    fn remove(self) {
+        use std::os::unix::fs::PermissionsExt;
+        if self.by_permissions {
+            std::fs::set_permissions(&self.tmp, std::fs::Permissions::from_mode(0o700)).unwrap();
+        } else {
+            std::fs::remove_file(&self.tmp).unwrap();
+            std::fs::create_dir(&self.tmp).unwrap();
+        }
+    }
+}
+
+#[test]
+fn an_unwritable_store_refuses_new_work_and_serves_reads() {
+    let service = Service::start("unwritable", &[("alice", None)], |_| {});
+    let store = service.dir.0.join("store");
+    let remote = service.remote(0);
+    let server = remote.identity().unwrap();
+    let p = program();
+    let mut client = client(&p);
+    let keys = client.evaluation_keys().unwrap().to_bytes();
+    remote.put_keys(&keys).unwrap();
+    let sent = client.encrypt(&inputs()).unwrap();
+    let done = run_to_done(&remote, &p, &sent);
+    let outputs = remote.outputs(&done).unwrap();
+
+    // A job running when the store turns unwritable.
+    let running = submit_long(&remote, 2);
+    while remote.job(&running.id).unwrap().state == "queued" {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+
+    let fault = WriteFault::new(&store);
+    let mut other = common::client(&p);
+    let (s, b) = raw(
+        &service.url(),
+        &request(
+            "PUT",
+            "/v1/keys",
+            &service.tokens[0],
+            KEYS_TYPE,
+            &other.evaluation_keys().unwrap().to_bytes(),
+        ),
+    );
+    assert_json_error(s, &b, 503, "store_unwritable");
+    let refused = client.encrypt(&inputs()).unwrap();
+    assert_eq!(
+        api_error(remote.submit(&p, &refused, None).unwrap_err()),
+        (503, "store_unwritable".into())
+    );
+    // Reads go on: the done job, its outputs, the metrics.
+    assert_eq!(remote.job(&done).unwrap().state, "done");
+    assert_eq!(remote.outputs(&done).unwrap(), outputs);
+    let (s, metrics) = raw(&service.url(), &request("GET", "/metrics", "", "", b""));
+    assert_eq!(s, 200);
+    assert!(
+        metrics.contains("triskel_jobs{state=\"queued\"} 0"),
+        "{metrics}"
+    );
+    assert!(
+        metrics.contains("triskel_jobs{state=\"done\"} 1"),
+        "{metrics}"
+    );
+
+    // The running job's outputs cannot be stored: it fails, saying so.
+    let end = remote.wait(&running.id, WAIT).unwrap();
+    assert_eq!(end.state, "failed", "{end:?}");
+    assert!(end.error.unwrap().contains("could not be stored"));
+
+    // Nothing was damaged: every blob has the digest it is named by.
+    fault.remove();
+    for path in walk(&store.join("blobs")) {
+        let name: String = path
+            .iter()
+            .rev()
+            .take(2)
+            .map(|c| c.to_string_lossy().into_owned())
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(blake3::hash(&bytes).to_hex().as_str(), name, "{path:?}");
+    }
+    // And work is taken again.
+    let job = run_to_done(&remote, &p, &refused);
+    let again = remote.outputs(&job).unwrap();
+    remote::verify(&client, &refused, &again, &server).unwrap();
+    assert_eq!(
+        client.decrypt(&again, &server).unwrap().get("y"),
+        Some(&expected())
+    );
+    let other_sent = other.encrypt(&inputs()).unwrap();
+    upload_keys(&remote, &mut other);
+    run_to_done(&remote, &p, &other_sent);
 }

@@ -123,18 +123,6 @@ fn a_damaged_blob_is_refused_when_loaded() {
     assert!(e.message.contains("damaged"), "{e}");
 }
 
-fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
-    let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        if e.path().is_dir() {
-            out.extend(walk(&e.path()));
-        } else {
-            out.push(e.path());
-        }
-    }
-    out
-}
-
 /// One server per store: a second one is refused while the first serves,
 /// and a token can still be made; once the first stops, the store opens.
 #[test]

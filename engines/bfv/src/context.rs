@@ -6,7 +6,7 @@ use std::sync::{Arc, OnceLock};
 use num_bigint::BigUint;
 use num_traits::ToPrimitive;
 use triskel_kernels::{ntt_primes, Modulus, NttPlan};
-use triskel_ring::rlwe::{RlweContext, Scheme};
+use triskel_ring::rlwe::{Contexts, RlweContext, Scheme};
 use triskel_ring::{BaseConverter, DivRound, NoiseDistribution, RnsBasis};
 
 use crate::error::{Error, Result};
@@ -87,14 +87,18 @@ fn big_mod(x: &BigUint, m: u64) -> u64 {
 impl BfvContext {
     /// Validates the parameters (including 128-bit security, unless allowed
     /// otherwise) and precomputes everything.
+    /// An equal set's context still alive in the process is shared.
     pub fn new(params: BfvParameters) -> Result<Arc<BfvContext>> {
+        static LIVE: Contexts<BfvContext> = Contexts::new();
         params.validate()?;
-        let key_switch = params.key_switch_context(NoiseDistribution::default())?;
-        let t = params.plain_modulus;
-        let batching = Batching::new(params.n(), t);
-        // Bases of every level derived from the top one, O(k) each.
-        let rlwe = RlweContext::new(params, key_switch, |basis| Level::new(basis, t))?;
-        Ok(Arc::new(BfvContext { rlwe, batching }))
+        LIVE.get_or_build(&params.clone(), || {
+            let key_switch = params.key_switch_context(NoiseDistribution::default())?;
+            let t = params.plain_modulus;
+            let batching = Batching::new(params.n(), t);
+            // Bases of every level derived from the top one, O(k) each.
+            let rlwe = RlweContext::new(params, key_switch, |basis| Level::new(basis, t))?;
+            Ok(Arc::new(BfvContext { rlwe, batching }))
+        })
     }
 
     /// Plaintext modulus t.

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use triskel_kernels as kernels;
-use triskel_ring::rlwe::RlweContext;
+use triskel_ring::rlwe::{Contexts, RlweContext};
 use triskel_ring::{DivRound, NoiseDistribution, Poly, RnsBasis};
 use zeroize::Zeroizing;
 
@@ -45,13 +45,17 @@ pub struct Level {
 impl CkksContext {
     /// Validates the parameters (including 128-bit security, unless allowed
     /// otherwise) and precomputes everything.
+    /// An equal set's context still alive in the process is shared.
     pub fn new(params: CkksParameters) -> Result<Arc<CkksContext>> {
+        static LIVE: Contexts<CkksContext> = Contexts::new();
         params.validate()?;
-        let encoder = Encoder::new(params.n());
-        let key_switch = params.key_switch_context(NoiseDistribution::default())?;
-        let p = key_switch.p().clone();
-        let rlwe = RlweContext::new(params, key_switch, |basis| Level::new(basis, &p))?;
-        Ok(Arc::new(CkksContext { rlwe, encoder }))
+        LIVE.get_or_build(&params.clone(), || {
+            let encoder = Encoder::new(params.n());
+            let key_switch = params.key_switch_context(NoiseDistribution::default())?;
+            let p = key_switch.p().clone();
+            let rlwe = RlweContext::new(params, key_switch, |basis| Level::new(basis, &p))?;
+            Ok(Arc::new(CkksContext { rlwe, encoder }))
+        })
     }
 
     /// Number of complex slots, n / 2.

@@ -26,7 +26,7 @@
 
 use std::collections::BTreeMap;
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use triskel_kernels as k;
 use zeroize::{Zeroize, ZeroizeOnDrop, Zeroizing};
@@ -503,12 +503,15 @@ impl KeySwitchContext {
     /// An error unless `key` has this context's digit count and basis Q P
     /// (a key assembled elsewhere, e.g. by the threshold protocols).
     pub fn check_key(&self, key: &KeySwitchKey) -> Result<()> {
+        // A seeded key's a_j are regenerated over the basis of its b_j.
+        let a = key.a.get().map_or(&[][..], |a| a.as_slice());
         let belongs = key
             .b
             .iter()
-            .chain(&key.a)
+            .chain(a)
             .all(|p| same_basis(p.basis(), &self.qp));
-        if !belongs || key.b.len() != self.digits.len() || key.a.len() != key.b.len() {
+        let halves = key.seed.is_some() || a.len() == key.b.len();
+        if !belongs || key.b.len() != self.digits.len() || !halves {
             return invalid("key-switching key does not belong to this context");
         }
         Ok(())
@@ -777,7 +780,11 @@ fn key_dot(
     out0: &mut [u64],
     out1: &mut [u64],
 ) -> Result<()> {
-    for ((half, out), extra) in [&key.b, &key.a].into_iter().zip([out0, out1]).zip(products) {
+    for ((half, out), extra) in [&key.b[..], key.uniform()]
+        .into_iter()
+        .zip([out0, out1])
+        .zip(products)
+    {
         let (mut x, mut y) = (d.to_vec(), Vec::with_capacity(d.len() + extra.len()));
         y.extend(half[..d.len()].iter().map(|p| p.limb(ki)));
         for (u, v) in extra {
@@ -862,27 +869,46 @@ fn level_tables(
 
 /// A hybrid key-switching key s' -> s: per digit j, (b_j, a_j) in R_{QP}, NTT
 /// form (module documentation). The a_j are regenerated from `seed`
-/// (stream j), so only the b_j and the seed are serialized; a key made by
-/// the two-round threshold protocol ([`crate::threshold`]) has no seed (its
-/// a_j are sums of the parties' shares) and stores them. It carries the
-/// identity of s, the key its results are under; the engine that uses it
-/// checks that identity against the ciphertext's.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// (stream j) when the key is first used, so only the b_j and the seed are
+/// serialized and loading a key costs no more than reading its bytes; a key
+/// made by the two-round threshold protocol ([`crate::threshold`]) has no
+/// seed (its a_j are sums of the parties' shares) and stores them. It
+/// carries the identity of s, the key its results are under; the engine
+/// that uses it checks that identity against the ciphertext's.
+#[derive(Clone, Debug)]
 pub struct KeySwitchKey {
     pub(crate) id: KeyId,
     pub(crate) seed: Option<Seed>,
     pub(crate) b: Vec<Poly>,
-    pub(crate) a: Vec<Poly>,
+    a: OnceLock<Vec<Poly>>,
 }
 
-/// The uniform halves a_j of a key, from its seed.
-pub(crate) fn key_uniform_part(ctx: &KeySwitchContext, seed: Seed) -> Vec<Poly> {
-    (0..ctx.digits.len())
+impl PartialEq for KeySwitchKey {
+    /// Equal keys have equal a_j: regenerated from equal seeds, or stored.
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+            && self.seed == other.seed
+            && self.b == other.b
+            && (self.seed.is_some() || self.uniform() == other.uniform())
+    }
+}
+
+impl Eq for KeySwitchKey {}
+
+/// The uniform halves a_j of a key with `digits` digits over `qp`, from its
+/// seed.
+fn uniform_part(qp: &Arc<RnsBasis>, digits: usize, seed: Seed) -> Vec<Poly> {
+    (0..digits)
         .map(|j| {
             let mut rng = Prng::from_seed_stream(seed, j as u64);
-            sample_uniform(&ctx.qp, Representation::Ntt, &mut rng)
+            sample_uniform(qp, Representation::Ntt, &mut rng)
         })
         .collect()
+}
+
+/// The uniform halves a_j of a key of `ctx`, from its seed.
+pub(crate) fn key_uniform_part(ctx: &KeySwitchContext, seed: Seed) -> Vec<Poly> {
+    uniform_part(&ctx.qp, ctx.digits.len(), seed)
 }
 
 impl KeySwitchKey {
@@ -914,7 +940,7 @@ impl KeySwitchKey {
             id: to.id,
             seed: Some(seed),
             b,
-            a,
+            a: OnceLock::from(a),
         })
     }
 
@@ -1022,6 +1048,36 @@ impl KeySwitchKey {
 
     /// The pair (b_j, a_j) of digit j.
     pub fn digit(&self, j: usize) -> Option<(&Poly, &Poly)> {
-        Some((self.b.get(j)?, self.a.get(j)?))
+        Some((self.b.get(j)?, self.uniform().get(j)?))
+    }
+
+    /// A key whose a_j are regenerated from `seed` when first used.
+    pub(crate) fn seeded(id: KeyId, seed: Seed, b: Vec<Poly>) -> KeySwitchKey {
+        KeySwitchKey {
+            id,
+            seed: Some(seed),
+            b,
+            a: OnceLock::new(),
+        }
+    }
+
+    /// A key whose a_j are given (no seed).
+    pub(crate) fn stored(id: KeyId, b: Vec<Poly>, a: Vec<Poly>) -> KeySwitchKey {
+        KeySwitchKey {
+            id,
+            seed: None,
+            b,
+            a: OnceLock::from(a),
+        }
+    }
+
+    /// The a_j, regenerated from the seed on the first call (a key without
+    /// a seed holds them from its making).
+    pub(crate) fn uniform(&self) -> &[Poly] {
+        self.a.get_or_init(|| match (self.seed, self.b.first()) {
+            (Some(seed), Some(b0)) => uniform_part(b0.basis(), self.b.len(), seed),
+            // A key without a seed, or without digits, is made with its a_j.
+            _ => Vec::new(),
+        })
     }
 }

@@ -78,8 +78,8 @@ pub use rlwe::{read_components, write_components, RlwePublicKey, RlweSecret};
 pub use sampling::{NoiseDistribution, Prng, Seed};
 pub use security::{max_log_qp_128, HE_STANDARD_128, MAX_SET_PRIMES};
 pub use serialize::{
-    predates_key_ids, read_galois_keys, read_header, stored_version, write_blob, write_galois_keys,
-    write_header, ObjectKind, Reader, FORMAT_VERSION,
+    predates_key_ids, read_galois_keys, read_header, stored_version, write_blob, write_blob_with,
+    write_galois_keys, write_header, ObjectKind, Reader, FORMAT_VERSION,
 };
 /// The kernel layer's error, which [`Error::Kernel`] wraps.
 pub use triskel_kernels::Error as KernelError;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use chacha20::ChaCha20Rng;
 use rand_core::{Rng, SeedableRng};
-use zeroize::Zeroizing;
+use zeroize::{Zeroize, Zeroizing};
 
 use crate::basis::RnsBasis;
 use crate::error::{invalid, Error, Result};
@@ -79,7 +79,7 @@ impl Prng {
 
     /// [`below`](Self::below) for a bound the caller knows to be >= 1.
     fn below_nonzero(&mut self, bound: u64) -> u64 {
-        let mask = u64::MAX >> (bound.max(2) - 1).leading_zeros();
+        let mask = below_mask(bound);
         loop {
             let x = self.0.next_u64() & mask;
             if x < bound {
@@ -87,6 +87,37 @@ impl Prng {
             }
         }
     }
+
+    /// Fills `out` with what as many [`below_nonzero`](Self::below_nonzero)
+    /// calls return, drawing the same words, a batch at a time.
+    fn fill_below_nonzero(&mut self, bound: u64, out: &mut [u64]) {
+        const BATCH: usize = 256;
+        let mask = below_mask(bound);
+        let mut bytes = [0u8; 8 * BATCH];
+        let mut filled = 0;
+        while filled < out.len() {
+            // Never more words than values still missing, so the generator
+            // ends where the call-at-a-time draw ends.
+            let words = &mut bytes[..8 * (out.len() - filled).min(BATCH)];
+            self.0.fill_bytes(words);
+            for c in words.chunks_exact(8) {
+                let x = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+                let x = x & mask;
+                if x < bound {
+                    out[filled] = x;
+                    filled += 1;
+                }
+            }
+        }
+        // The words may be secret where the values are (uniform masks of
+        // shares).
+        bytes.zeroize();
+    }
+}
+
+/// The smallest all-ones mask covering [0, bound).
+fn below_mask(bound: u64) -> u64 {
+    u64::MAX >> (bound.max(2) - 1).leading_zeros()
 }
 
 /// Uniform element of R_Q, in representation `repr`. By the CRT, independent
@@ -97,8 +128,7 @@ pub fn sample_uniform(basis: &Arc<RnsBasis>, repr: Representation, rng: &mut Prn
     let mut p = Poly::for_overwrite(basis, repr);
     let n = basis.n();
     for (i, limb) in p.data_mut().chunks_mut(n).enumerate() {
-        let q = basis.modulus(i).value();
-        limb.iter_mut().for_each(|v| *v = rng.below_nonzero(q));
+        rng.fill_below_nonzero(basis.modulus(i).value(), limb);
     }
     p
 }
@@ -434,4 +464,35 @@ pub(crate) fn flooding_values(
 /// (x mod q) + q - (B mod q), without a branch on x.
 pub(crate) fn flood_residue(m: &triskel_kernels::Modulus, x: u128, log2_bound: u32) -> u64 {
     m.sub_mod(m.reduce_u128(x), m.reduce_u128(1u128 << log2_bound))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The batched draw returns what value-at-a-time draws return and leaves
+    /// the generator at the same word, for bounds with high and low
+    /// acceptance and lengths around the batch size.
+    #[test]
+    fn batched_uniform_draw_matches_one_at_a_time() {
+        for (i, bound) in [1u64, 2, 3, (1 << 47) + 1, (1 << 61) - 1, u64::MAX]
+            .into_iter()
+            .enumerate()
+        {
+            for len in [0usize, 1, 7, 255, 256, 257, 1000] {
+                let seed = [i as u8 + 1; 32];
+                let (mut a, mut b) = (Prng::from_seed(seed), Prng::from_seed(seed));
+                // Start both off a block boundary, at an odd word.
+                let mut skip = [0u8; 12];
+                a.0.fill_bytes(&mut skip);
+                b.0.fill_bytes(&mut skip);
+                let one: Vec<u64> = (0..len).map(|_| a.below_nonzero(bound)).collect();
+                let mut batched = vec![0u64; len];
+                b.fill_below_nonzero(bound, &mut batched);
+                assert_eq!(one, batched, "bound {bound}, {len} values");
+                assert_eq!(a.next_u64(), b.next_u64(), "bound {bound}, {len} values");
+                assert!(batched.iter().all(|&x| x < bound));
+            }
+        }
+    }
 }

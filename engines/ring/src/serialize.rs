@@ -31,7 +31,7 @@ use std::sync::Arc;
 use crate::basis::RnsBasis;
 use crate::error::{Error, Result};
 use crate::key_id::KeyId;
-use crate::keyswitch::{key_uniform_part, KeySwitchContext, KeySwitchKey, SecretKey};
+use crate::keyswitch::{KeySwitchContext, KeySwitchKey, SecretKey};
 use crate::poly::{Poly, Representation};
 use crate::sampling::Seed;
 
@@ -206,8 +206,27 @@ pub enum ObjectKind {
 
 /// Appends a u32 length and the bytes (an embedded object).
 pub fn write_blob(out: &mut Vec<u8>, blob: &[u8]) {
-    out.extend_from_slice(&(blob.len() as u32).to_le_bytes());
-    out.extend_from_slice(blob);
+    write_blob_with(out, |out| out.extend_from_slice(blob));
+}
+
+/// Appends `words` as little-endian bytes.
+pub(crate) fn write_words(out: &mut Vec<u8>, words: &[u64]) {
+    #[cfg(target_endian = "little")]
+    out.extend_from_slice(bytemuck::cast_slice(words));
+    #[cfg(not(target_endian = "little"))]
+    for w in words {
+        out.extend_from_slice(&w.to_le_bytes());
+    }
+}
+
+/// Appends the blob that `write` appends, in place (no copy of it): its
+/// length is filled in afterwards.
+pub fn write_blob_with(out: &mut Vec<u8>, write: impl FnOnce(&mut Vec<u8>)) {
+    let at = out.len();
+    out.extend_from_slice(&[0; 4]);
+    write(out);
+    let len = (out.len() - at - 4) as u32;
+    out[at..at + 4].copy_from_slice(&len.to_le_bytes());
 }
 
 impl Reader<'_> {
@@ -254,10 +273,7 @@ impl Poly {
         for q in b.primes() {
             out.extend_from_slice(&q.to_le_bytes());
         }
-        out.reserve(self.data().len() * 8);
-        for v in self.data() {
-            out.extend_from_slice(&v.to_le_bytes());
-        }
+        write_words(out, self.data());
     }
 
     /// Reads a `poly` body that must be in exactly `basis`.
@@ -282,11 +298,28 @@ impl Poly {
             }
         }
         let raw = r.take(k * n * 8)?;
-        let data = raw
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
-            .collect();
-        Poly::from_limbs(basis, repr, data).or_else(|e| malformed(e.to_string()))
+        // Decoded in place, one limb at a time, its largest value checked
+        // after the limb (a branch-free pass).
+        let mut p = Poly::for_overwrite(basis, repr);
+        for (i, (limb, bytes)) in p
+            .data_mut()
+            .chunks_exact_mut(n)
+            .zip(raw.chunks_exact(8 * n))
+            .enumerate()
+        {
+            let q = basis.modulus(i).value();
+            let mut largest = 0;
+            for (v, c) in limb.iter_mut().zip(bytes.chunks_exact(8)) {
+                *v = u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]);
+                largest = largest.max(*v);
+            }
+            if largest >= q {
+                return malformed(format!(
+                    "value {largest} of limb {i} is not reduced modulo {q}"
+                ));
+            }
+        }
+        Ok(p)
     }
 
     /// [`read_body`](Self::read_body) of a polynomial that must be in NTT
@@ -322,35 +355,40 @@ impl KeySwitchKey {
     /// (kind 2), or the b_j and a_j of a key without a seed (kind 3).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
+        self.write(&mut out);
+        out
+    }
+
+    /// Appends [`to_bytes`](Self::to_bytes) output.
+    fn write(&self, out: &mut Vec<u8>) {
         write_ring_header(
-            &mut out,
+            out,
             if self.seed.is_some() {
                 KIND_KEY
             } else {
                 KIND_KEY_STORED
             },
         );
-        self.id.write(&mut out);
+        self.id.write(out);
         out.extend_from_slice(&(self.b.len() as u32).to_le_bytes());
         match &self.seed {
             Some(seed) => {
                 out.extend_from_slice(seed);
                 for b in &self.b {
-                    b.write_body(&mut out);
+                    b.write_body(out);
                 }
             }
             None => {
-                for (b, a) in self.b.iter().zip(&self.a) {
-                    b.write_body(&mut out);
-                    a.write_body(&mut out);
+                for (b, a) in self.b.iter().zip(self.uniform()) {
+                    b.write_body(out);
+                    a.write_body(out);
                 }
             }
         }
-        out
     }
 
     /// Loads [`KeySwitchKey::to_bytes`] output for `ctx` (its basis Q || P and
-    /// digit count must match), regenerating the a_j from the seed.
+    /// digit count must match), the a_j regenerated from the seed when the key is first used.
     pub fn from_bytes(bytes: &[u8], ctx: &KeySwitchContext) -> Result<KeySwitchKey> {
         let mut r = Reader::new(bytes);
         let stored = bytes.get(5) == Some(&KIND_KEY_STORED);
@@ -369,23 +407,13 @@ impl KeySwitchKey {
                 b.push(Poly::read_ntt_body(&mut r, ctx.qp())?);
                 a.push(Poly::read_ntt_body(&mut r, ctx.qp())?);
             }
-            KeySwitchKey {
-                id,
-                seed: None,
-                b,
-                a,
-            }
+            KeySwitchKey::stored(id, b, a)
         } else {
             let seed = r.seed()?;
             let b = (0..digits)
                 .map(|_| Poly::read_ntt_body(&mut r, ctx.qp()))
                 .collect::<Result<Vec<_>>>()?;
-            KeySwitchKey {
-                id,
-                seed: Some(seed),
-                b,
-                a: key_uniform_part(ctx, seed),
-            }
+            KeySwitchKey::seeded(id, seed, b)
         };
         r.finish()?;
         Ok(key)
@@ -396,7 +424,7 @@ impl KeySwitchKey {
     /// Appends the key's bytes as a blob ([`write_blob`]), for embedding in
     /// an engine's objects.
     pub fn write_blob(&self, out: &mut Vec<u8>) {
-        write_blob(out, &self.to_bytes());
+        write_blob_with(out, |out| self.write(out));
     }
 
     /// Reads a blob of [`write_blob`](Self::write_blob) for `ctx`.

@@ -64,6 +64,11 @@ fn key_round_trip_is_seed_compressed() {
     let loaded = KeySwitchKey::from_bytes(&bytes, &ctx).unwrap();
     assert_eq!(loaded, key);
     assert_eq!(loaded.id(), sk.id());
+    // The a_j, regenerated from the seed on first use, are the generated ones.
+    for j in 0..key.len() {
+        assert_eq!(loaded.digit(j), key.digit(j), "digit {j}");
+    }
+    assert_eq!(loaded.to_bytes(), bytes);
     // A key of version 1 has no identity: refused, saying why.
     let mut v1 = bytes.clone();
     v1[4] = 1;

@@ -1,6 +1,8 @@
 //! The evaluator's pass over a plan: readiness, dispatch by engine and
 //! the release of values.
 
+use std::sync::atomic::Ordering;
+
 use super::*;
 
 impl Evaluator<'_> {
@@ -17,10 +19,19 @@ impl Evaluator<'_> {
             if pass.vals[i].is_some() || !self.ready(i, &pass.vals) {
                 continue;
             }
+            self.check_cancel()?;
             let start = Instant::now();
             let v = self.op(plan, i, &pass.vals, transforms)?;
             pass.node_ns[i] += start.elapsed().as_nanos() as f64;
             pass.vals[i] = Some(v);
+        }
+        Ok(())
+    }
+
+    /// [`Error::Cancelled`] once the caller has raised the cancel flag.
+    pub(crate) fn check_cancel(&self) -> Result<()> {
+        if self.cancel.load(Ordering::Relaxed) {
+            return Err(Error::Cancelled);
         }
         Ok(())
     }
@@ -141,6 +152,9 @@ pub(crate) struct Pass {
 pub(crate) struct Evaluator<'a> {
     pub(crate) plan: &'a Plan,
     pub(crate) keys: &'a EvaluationKeys,
+    /// Checked before each operation: once raised, the pass stops with
+    /// [`Error::Cancelled`].
+    pub(crate) cancel: &'a AtomicBool,
 }
 
 /// One value leaving the server and where it goes.

@@ -139,6 +139,26 @@ impl EvaluationKeys {
         self.ckks.as_ref().ok_or_else(|| missing("the CKKS keys"))
     }
 
+    /// Regenerates now every key part that is regenerated from its seed on
+    /// first use (the TFHE server key's masks, the uniform halves of the
+    /// BFV and CKKS relinearization and Galois keys), so that the first run
+    /// costs no more than the next. A server that keeps loaded keys calls
+    /// it once; [`Server::run`](crate::Server::run) needs no call.
+    pub fn expand(&self) -> Result<()> {
+        for b in &self.bfv {
+            b.rk.iter().for_each(|k| k.expand());
+            b.gk.iter().for_each(|k| k.expand());
+        }
+        if let Some(c) = &self.ckks {
+            c.rk.iter().for_each(|k| k.expand());
+            c.gk.iter().for_each(|k| k.expand());
+        }
+        if let Some(t) = &self.tfhe {
+            t.expanded()?;
+        }
+        Ok(())
+    }
+
     /// The TFHE server key, expanded on first use.
     pub(crate) fn tfhe(&self) -> Result<&ServerKey> {
         self.tfhe

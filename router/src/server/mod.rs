@@ -11,6 +11,7 @@
 //! with a record signed by the server's identity.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
@@ -139,6 +140,9 @@ impl std::fmt::Debug for Server {
     }
 }
 
+/// The cancel flag of a run nobody cancels.
+pub(crate) static NOT_CANCELLED: AtomicBool = AtomicBool::new(false);
+
 /// Refuses `what` with `msg`.
 fn refused(what: &str, msg: impl Into<String>) -> Error {
     Error::Refused {
@@ -178,6 +182,21 @@ impl Server {
         keys: &EvaluationKeys,
         inputs: &EncryptedInputs,
     ) -> Result<EncryptedOutputs> {
+        self.run_cancellable(program, choice, keys, inputs, &NOT_CANCELLED)
+    }
+
+    /// [`Server::run`] that stops with [`Error::Cancelled`] once `cancel`
+    /// is raised (by another thread): it is checked before each operation
+    /// and before each record is signed, so a run ends within one
+    /// operation of it.
+    pub fn run_cancellable(
+        &self,
+        program: &Program,
+        choice: &PlanChoice,
+        keys: &EvaluationKeys,
+        inputs: &EncryptedInputs,
+        cancel: &AtomicBool,
+    ) -> Result<EncryptedOutputs> {
         let plan = check_run(program, choice, keys)?;
         let key_set = keys.id();
         if inputs.key_set != key_set {
@@ -202,13 +221,18 @@ impl Server {
                 return Err(refused("inputs", format!("input v{i} is missing")));
             }
         }
-        let eval = Evaluator { plan: &plan, keys };
+        let eval = Evaluator {
+            plan: &plan,
+            keys,
+            cancel,
+        };
         let releases = eval.finish(&mut pass)?;
         let program_digest = keys.program;
         let input_digests: Vec<Digest32> = inputs.values.iter().map(|v| v.digest()).collect();
         let route = crate::route(&plan);
         let mut entries = Vec::with_capacity(releases.len());
         for Release { slot, value } in releases {
+            eval.check_cancel()?;
             let value = crate::wire::encode_released(&value);
             let computation = Computation {
                 program: program_digest,

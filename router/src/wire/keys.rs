@@ -100,15 +100,15 @@ impl EvaluationKeys {
         w.u8(self.bfv.len() as u8);
         for b in &self.bfv {
             w.blob(&b.ctx.params().to_bytes());
-            w.blob(&b.pk.to_bytes());
-            w.opt(b.rk.as_ref(), |w, k| w.blob(&k.to_bytes()));
-            w.opt(b.gk.as_ref(), |w, k| w.blob(&k.to_bytes()));
+            w.blob_with(|out| b.pk.write(out));
+            w.opt(b.rk.as_ref(), |w, k| w.blob_with(|out| k.write(out)));
+            w.opt(b.gk.as_ref(), |w, k| w.blob_with(|out| k.write(out)));
         }
         w.opt(self.ckks.as_ref(), |w, c| {
             w.blob(&c.ctx.params().to_bytes());
-            w.blob(&c.pk.to_bytes());
-            w.opt(c.rk.as_ref(), |w, k| w.blob(&k.to_bytes()));
-            w.opt(c.gk.as_ref(), |w, k| w.blob(&k.to_bytes()));
+            w.blob_with(|out| c.pk.write(out));
+            w.opt(c.rk.as_ref(), |w, k| w.blob_with(|out| k.write(out)));
+            w.opt(c.gk.as_ref(), |w, k| w.blob_with(|out| k.write(out)));
         });
         w.opt(self.tfhe.as_ref(), |w, k| w.blob(k.compressed.as_bytes()));
         w.u8(self.transition.len() as u8);

@@ -165,6 +165,10 @@ impl Writer {
         self.u32(v.len());
         self.bytes(v);
     }
+    /// The blob that `write` appends, written in place.
+    pub(crate) fn blob_with(&mut self, write: impl FnOnce(&mut Vec<u8>)) {
+        triskel_ring::write_blob_with(&mut self.0, write);
+    }
     pub(crate) fn name(&mut self, s: &str) {
         self.u8(s.len() as u8);
         self.bytes(s.as_bytes());

@@ -72,7 +72,7 @@ impl Service {
     }
 
     pub fn url(&self) -> String {
-        format!("http://{}", self.running.as_ref().unwrap().addr())
+        self.running.as_ref().unwrap().url()
     }
 
     pub fn remote(&self, tenant: usize) -> Remote {
@@ -100,6 +100,34 @@ pub fn expected() -> PlainValue {
     PlainValue::Ints(X.iter().map(|x| 3 * x + 7).collect())
 }
 
+/// Uploads `client`'s evaluation keys through `remote`.
+pub fn upload_keys(remote: &Remote, client: &mut Client) {
+    remote
+        .put_keys(&client.evaluation_keys().unwrap().to_bytes())
+        .unwrap();
+}
+
+/// Submits `p` on `sent` and waits until the job is done; its id.
+pub fn run_to_done(remote: &Remote, p: &Program, sent: &triskel::EncryptedInputs) -> String {
+    let job = remote.submit(p, sent, None).unwrap();
+    let end = remote.wait(&job.id, WAIT).unwrap();
+    assert_eq!(end.state, "done", "{end:?}");
+    job.id
+}
+
 pub fn client(p: &Program) -> Client {
     Client::new(p, PlanOptions::default()).unwrap()
+}
+
+/// The files under `dir`, at any depth.
+pub fn walk(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if e.path().is_dir() {
+            out.extend(walk(&e.path()));
+        } else {
+            out.push(e.path());
+        }
+    }
+    out
 }

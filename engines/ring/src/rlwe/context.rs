@@ -3,7 +3,7 @@
 //! table per level, and the [`Scheme`] a context implements for the shared
 //! keys and formats.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 
 use crate::basis::RnsBasis;
 use crate::error::{Error, Result};
@@ -251,5 +251,51 @@ pub fn check_same_context<C: Scheme>(a: &Arc<C>, b: &Arc<C>) -> Result<()> {
         Ok(())
     } else {
         Err(Error::ParameterMismatch)
+    }
+}
+
+/// The contexts of one scheme alive in a process, one per parameter set.
+/// Building a context precomputes the NTT tables of every prime, which
+/// costs more than reading a key; loading keys or ciphertexts again under
+/// an equal set reuses the live context. A context is freed when its last
+/// user drops it.
+pub struct Contexts<C>(Mutex<Vec<Weak<C>>>);
+
+impl<C: Scheme> Contexts<C> {
+    /// An empty registry (for a `static`).
+    pub const fn new() -> Contexts<C> {
+        Contexts(Mutex::new(Vec::new()))
+    }
+
+    /// The live context of `params`, or a new one from `build`. The caller
+    /// validates `params` first: equal sets may differ in whether they
+    /// allow being insecure.
+    pub fn get_or_build<E>(
+        &self,
+        params: &C::Params,
+        build: impl FnOnce() -> std::result::Result<Arc<C>, E>,
+    ) -> std::result::Result<Arc<C>, E> {
+        // Held while building, so that equal sets are built once.
+        let mut live = self
+            .0
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        live.retain(|c| c.strong_count() > 0);
+        if let Some(ctx) = live
+            .iter()
+            .filter_map(Weak::upgrade)
+            .find(|c| c.params() == params)
+        {
+            return Ok(ctx);
+        }
+        let ctx = build()?;
+        live.push(Arc::downgrade(&ctx));
+        Ok(ctx)
+    }
+}
+
+impl<C: Scheme> Default for Contexts<C> {
+    fn default() -> Contexts<C> {
+        Contexts::new()
     }
 }

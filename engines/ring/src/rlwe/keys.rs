@@ -36,6 +36,9 @@ pub trait KeyBody: Clone + std::fmt::Debug + Sized {
     fn write_body(&self, out: &mut Vec<u8>);
     /// Reads [`write_body`](Self::write_body) output for `ctx`.
     fn read_body<C: Scheme>(r: &mut Reader<'_>, ctx: &C) -> Result<Self>;
+    /// Regenerates now what a loaded key regenerates from its seeds on
+    /// first use.
+    fn expand(&self) {}
 }
 
 /// A set of Galois keys s(X^g) -> s by element g, with the identity of s
@@ -80,6 +83,10 @@ impl KeyBody for KeySwitchKey {
     fn read_body<C: Scheme>(r: &mut Reader<'_>, ctx: &C) -> Result<Self> {
         KeySwitchKey::read_blob(r, ctx.key_switch())
     }
+
+    fn expand(&self) {
+        self.uniform();
+    }
 }
 
 impl KeyBody for GaloisSet {
@@ -101,6 +108,10 @@ impl KeyBody for GaloisSet {
     fn read_body<C: Scheme>(r: &mut Reader<'_>, ctx: &C) -> Result<Self> {
         let (id, keys) = read_galois_keys(r, ctx.key_switch())?;
         Ok(GaloisSet { id, keys })
+    }
+
+    fn expand(&self) {
+        self.keys.values().for_each(KeyBody::expand);
     }
 }
 
@@ -154,6 +165,13 @@ impl<C: Scheme, K: KeyBody> Key<C, K> {
         self.key.id()
     }
 
+    /// Regenerates now the parts that a loaded key regenerates from their
+    /// seeds on first use (so that its first use costs no more than the
+    /// next).
+    pub fn expand(&self) {
+        self.key.expand();
+    }
+
     /// Ok when `ct` is under this key's secret (parameter set and identity).
     pub fn check(&self, ct: &RlweCiphertext<C>) -> Result<()> {
         check_encrypted(&self.ctx, self.key.id(), ct)
@@ -162,9 +180,16 @@ impl<C: Scheme, K: KeyBody> Key<C, K> {
     /// Versioned bytes: the scheme's header, then the ring part
     /// (seed-compressed; module documentation).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = self.ctx.begin(K::KIND);
-        self.key.write_body(&mut out);
+        let mut out = Vec::new();
+        self.write(&mut out);
         out
+    }
+
+    /// Appends [`to_bytes`](Self::to_bytes) output (to embed the key in a
+    /// larger object without a copy).
+    pub fn write(&self, out: &mut Vec<u8>) {
+        C::write_header(self.ctx.params(), K::KIND, out);
+        self.key.write_body(out);
     }
 
     /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`.

@@ -49,7 +49,7 @@ mod encryption;
 mod keys;
 
 pub use ciphertext::RlweCiphertext;
-pub use context::{check_same_context, RlweContext, Scheme};
+pub use context::{check_same_context, Contexts, RlweContext, Scheme};
 pub(crate) use encryption::{at_basis, public_key_with_seed};
 pub use encryption::{read_components, write_components, RlwePublicKey, RlweSecret};
 pub use keys::{check_encrypted, GaloisKeys, GaloisSet, Key, KeyBody, PublicKey, RelinKey};

@@ -341,12 +341,7 @@ impl<'a> RelinKeyGen<'a> {
         let b = (0..d)
             .map(|j| h2[j].add(&h2[d + j]))
             .collect::<Result<Vec<_>>>()?;
-        Ok(KeySwitchKey {
-            id: s.key_id(),
-            seed: None,
-            b,
-            a: h[d..].to_vec(),
-        })
+        Ok(KeySwitchKey::stored(s.key_id(), b, h[d..].to_vec()))
     }
 }
 
@@ -443,12 +438,7 @@ impl<'a> GaloisKeyGen<'a> {
         check_aggregate(agg, ShareKind::Galois, s, &s.all_parties(), &self.subject())?;
         let b = aggregate_polys(agg, self.ks.digits().len(), self.ks.qp())?.to_vec();
         let seed = self.seed();
-        Ok(KeySwitchKey {
-            id: s.key_id(),
-            seed: Some(seed),
-            b,
-            a: key_uniform_part(self.ks, seed),
-        })
+        Ok(KeySwitchKey::seeded(s.key_id(), seed, b))
     }
 }
 
