@@ -326,6 +326,7 @@ impl Session {
         plan: &mut Plan,
         inputs: &BTreeMap<String, PlainValue>,
     ) -> Result<Outputs> {
+        crate::client::one_key_holder(&plan.options, "session")?;
         check_inputs(&plan.program, inputs)?;
         check_transitions(plan)?;
         self.released.clear();

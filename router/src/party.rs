@@ -10,13 +10,13 @@
 //! parties run in one process.
 //!
 //! ```text
-//! message = "TRSKPTY" version:u8(1) kind:u8 session:16 party:u16 body
+//! message = "TRSKPTY" version:u8(2) kind:u8 session:16 party:u16 body
 //! kind 1  round 1 (to all):    per key set: pk share:blob, opt(relin round 1:blob),
 //!                              galois:u32 blob*
 //! kind 2  deal (to one party): to:u16, per key set: deal:blob   (secret)
 //! kind 3  round 2 (to all):    per key set: opt(relin round 2:blob)
 //! kind 4  decryption share:    entries:u32 share:blob*
-//! session = "TRSKPTY" version:u8(1) kind:u8(0) program:blob choice:blob id:16 crs:32
+//! session = "TRSKPTY" version:u8(2) kind:u8(0) program:blob choice:blob id:16 crs:32
 //! ```
 //!
 //! The key sets are the plan's BFV parts in order, then its CKKS set.

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use triskel::attest::{Identity, PublicIdentity};
 use triskel::{
     Client, Cmp, CostModel, EncryptedInputs, EncryptedOutputs, Encryptor, Error, EvaluationKeys,
-    Kind, Party, PartySession, PlainValue, PlanOptions, Program, Scalar, Server,
+    Kind, Party, PartySession, PlainValue, PlanOptions, Program, Scalar, Server, Session,
 };
 
 const LIMIT: u64 = 1 << 30;
@@ -132,6 +132,12 @@ fn expected() -> (i128, Vec<i128>) {
 fn three_of_five_generate_keys_and_any_three_decrypt() {
     let p = scores();
     let s = session(&p, 3, 5).unwrap();
+    let explained = s.plan().explain();
+    assert!(
+        explained.contains("threshold keys: 3 of 5 parties")
+            && explained.contains("a private Shamir deal to each party"),
+        "{explained}"
+    );
     let parties = keygen(&s);
     let keys = parties[0].evaluation_keys().unwrap();
     for q in &parties[1..] {
@@ -305,6 +311,13 @@ fn out_of_range_thresholds_and_parties_are_refused() {
         &CostModel::builtin(),
     );
     refused_with(e.unwrap_err(), "made by parties");
+    let mut session = Session::with_costs(CostModel::builtin());
+    let mut plan = session
+        .plan_with(&p, PlanOptions::default().threshold(3, 5))
+        .unwrap();
+    let inputs = BTreeMap::from([("x".into(), ints(&X)), ("y".into(), ints(&Y))]);
+    let e = session.run(&mut plan, &inputs).unwrap_err();
+    refused_with(e, "made by parties");
     // Keys are not there before the rounds.
     assert!(Party::new(&s, 0).unwrap().evaluation_keys().is_err());
 }

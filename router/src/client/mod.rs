@@ -100,13 +100,7 @@ impl Client {
         options: PlanOptions,
         costs: &CostModel,
     ) -> Result<Client> {
-        if options.threshold.is_some() {
-            return Err(Error::Refused {
-                op: "client".into(),
-                msg: "threshold keys are made by parties (triskel::Party), not by one client"
-                    .into(),
-            });
-        }
+        one_key_holder(&options, "client")?;
         let plan = plan_with(program, costs, options)?;
         let mut store = KeyStore::default();
         store.keygen(&plan)?;
@@ -288,7 +282,7 @@ impl Client {
     /// versioned bytes; keep them secret.
     ///
     /// ```text
-    /// state = "TRSKCLS" version:u8(1) program:blob choice:blob key_set:digest
+    /// state = "TRSKCLS" version:u8(2) program:blob choice:blob key_set:digest
     ///         bfv:u8 secret:blob*  opt(ckks secret:blob)  opt(tfhe client key:blob)
     ///         sent:u32 (count:u32 digest*)*
     /// ```
@@ -475,6 +469,21 @@ pub(crate) fn check_final(plan: &Plan, outputs: &EncryptedOutputs) -> Result<()>
         );
     }
     Ok(())
+}
+
+/// Refuses threshold keys ([`PlanOptions::threshold`]) for `op`, a single
+/// key holder: the parties ([`crate::Party`]) make those.
+pub(crate) fn one_key_holder(options: &PlanOptions, op: &str) -> Result<()> {
+    match options.threshold {
+        Some(t) => Err(Error::Refused {
+            op: op.into(),
+            msg: format!(
+                "{} of {} threshold keys are made by parties (triskel::Party), not by one key holder",
+                t.k, t.n
+            ),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Checks that `outputs` were computed under `key_set` for the program of

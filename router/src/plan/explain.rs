@@ -139,6 +139,23 @@ impl Plan {
                 100.0 * off_ns / m
             );
         }
+        if let Some(t) = self.options.threshold {
+            let _ = writeln!(
+                out,
+                "threshold keys: {} of {} parties, made without a dealer in 2 rounds (round 1: \
+                 public-key, Galois and first relinearization shares to all{}; round 2: second \
+                 relinearization shares to all); decryption: one flooded share from each of {} \
+                 parties, combined by any of them",
+                t.k,
+                t.n,
+                if t.k < t.n {
+                    ", and a private Shamir deal to each party"
+                } else {
+                    ""
+                },
+                t.k
+            );
+        }
         for &(i, from) in &self.round_trips {
             let _ = writeln!(
                 out,

@@ -6,19 +6,19 @@
 //! (1..=64 bytes of printable ASCII), `digest = 32 bytes` (SHA3-256).
 //!
 //! ```text
-//! choice   = "TRSKCHO" version:u8(1) round_trips:u8(0|1) scale:u8(0..=64, 255 none)
+//! choice   = "TRSKCHO" version:u8(2) round_trips:u8(0|1) scale:u8(0..=64, 255 none)
 //!            max_bytes:u64(0 none) threshold_k:u16 threshold_n:u16 (0 0: none)
 //!            nodes:u32 engine:u8*  (0 bfv, 1 ckks, 2 tfhe)
 //!            bfv:u8 name* ckks:opt(name) tfhe:opt(name)
 //! opt(x)   = 0 | 1 x
-//! keys     = "TRSKEVK" version:u8(1) program:digest choice:blob
+//! keys     = "TRSKEVK" version:u8(2) program:digest choice:blob
 //!            bfv:u8 (params:blob pk:blob opt(rk:blob) opt(gk:blob))*
 //!            opt(ckks params:blob pk:blob opt(rk:blob) opt(gk:blob))
 //!            opt(tfhe server key:blob) transitions:u8 (name key:blob)*
 //!            id:digest
-//! inputs   = "TRSKINP" version:u8(1) key_set:digest context:blob count:u32 value*
+//! inputs   = "TRSKINP" version:u8(2) key_set:digest context:blob count:u32 value*
 //! value    = node:u32 tag:u8 count:u32 blob*
-//! outputs  = "TRSKOUT" version:u8(1) key_set:digest program:digest context:blob
+//! outputs  = "TRSKOUT" version:u8(2) key_set:digest program:digest context:blob
 //!            inputs:u32 digest* entries:u32 entry*
 //! entry    = slot:u8(0 output, 1 round trip) index:u32 tag:u8 count:u32 blob*
 //!            record:(attestation receipt || bundle)
@@ -107,7 +107,7 @@ const OUTPUTS_MAGIC: &[u8; 7] = b"TRSKOUT";
 pub(crate) const TAG_COMPRESSED_RADIX: u8 = 7;
 pub(crate) const TAG_COMPRESSED_BITS: u8 = 8;
 /// The version of every format of this module.
-pub const WIRE_FORMAT_VERSION: u8 = 1;
+pub const WIRE_FORMAT_VERSION: u8 = 2;
 /// The most bytes of a caller's context.
 pub const MAX_CONTEXT_BYTES: usize = 4096;
 const KEY_SET_CONTEXT: &str = "triskel/evaluation-keys/v1";
