@@ -12,6 +12,7 @@ mod ckks_workloads;
 mod demo;
 mod explain;
 mod info;
+mod party;
 mod programs;
 mod ring_workloads;
 mod router_demo;
@@ -75,6 +76,11 @@ enum Command {
         #[command(subcommand)]
         what: split::ServerCommand,
     },
+    /// k-of-n threshold keys: a party's key generation, encryption, decryption shares.
+    Party {
+        #[command(subcommand)]
+        what: party::PartyCommand,
+    },
     /// Encrypted computation as a network service (HTTP API, tenants, persistent store).
     Serve(serve::ServeArgs),
     /// The key holder against a running service: upload keys, submit, wait, fetch and verify.
@@ -126,6 +132,7 @@ fn main() {
         Command::Program { what } => split::program(what),
         Command::Client { what } => split::client(what),
         Command::Server { what } => split::server(what),
+        Command::Party { what } => party::run(what),
         Command::Serve(args) => serve::serve(args),
         Command::Remote(args) => serve::remote(args),
     };

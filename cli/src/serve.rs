@@ -8,12 +8,12 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use triskel::attest::{files, hex};
-use triskel::{Client, EncryptedInputs, Program};
+use triskel::{Client, Program};
 use triskel_serve::remote::{self, Remote};
 use triskel_serve::{Config, Quotas};
 
 use crate::programs;
-use crate::split::{load_program, print_json, read, to_json, write, MAX_CIPHERTEXT_FILE_BYTES};
+use crate::split::{load_inputs, load_program, print_json, read, to_json, write};
 use crate::CliResult;
 
 const DEFAULT_URL: &str = "http://127.0.0.1:7340";
@@ -218,13 +218,6 @@ fn pinned_identity(
         path.display()
     );
     Ok(live)
-}
-
-fn load_inputs(path: &Path) -> Result<EncryptedInputs, Box<dyn std::error::Error>> {
-    Ok(EncryptedInputs::from_bytes(
-        &read(path, MAX_CIPHERTEXT_FILE_BYTES, "inputs")?,
-        MAX_CIPHERTEXT_FILE_BYTES,
-    )?)
 }
 
 pub fn remote(args: RemoteArgs) -> CliResult {

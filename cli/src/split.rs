@@ -23,7 +23,7 @@ type Error = Box<dyn std::error::Error>;
 /// Byte limits of the files read (each refused above its limit before it is read whole).
 const MAX_PROGRAM_BYTES: u64 = 64 << 20;
 const MAX_JSON_BYTES: u64 = 64 << 20;
-const DEFAULT_MAX_KEY_BYTES: u64 = 4 << 30;
+pub const DEFAULT_MAX_KEY_BYTES: u64 = 4 << 30;
 pub const MAX_CIPHERTEXT_FILE_BYTES: u64 = 1 << 30;
 
 #[derive(Subcommand, Debug)]
@@ -173,6 +173,27 @@ pub fn load_program(path: &Path) -> Result<Program, Error> {
     )?)?)
 }
 
+pub fn load_keys(path: &Path, limit: u64) -> Result<EvaluationKeys, Error> {
+    Ok(EvaluationKeys::from_bytes(
+        &read(path, limit, "evaluation keys")?,
+        limit,
+    )?)
+}
+
+pub fn load_inputs(path: &Path) -> Result<EncryptedInputs, Error> {
+    Ok(EncryptedInputs::from_bytes(
+        &read(path, MAX_CIPHERTEXT_FILE_BYTES, "inputs")?,
+        MAX_CIPHERTEXT_FILE_BYTES,
+    )?)
+}
+
+pub fn load_outputs(path: &Path) -> Result<EncryptedOutputs, Error> {
+    Ok(EncryptedOutputs::from_bytes(
+        &read(path, MAX_CIPHERTEXT_FILE_BYTES, "outputs")?,
+        MAX_CIPHERTEXT_FILE_BYTES,
+    )?)
+}
+
 /// Plain values as JSON numbers (integers), numbers (reals) or booleans (bits).
 pub fn to_json(outputs: &Outputs) -> Value {
     let mut map = Map::new();
@@ -204,7 +225,7 @@ fn inputs_json(inputs: &BTreeMap<String, PlainValue>) -> Value {
 }
 
 /// The program's inputs from a JSON object, each read as its declared kind.
-fn parse_inputs(program: &Program, path: &Path) -> Result<BTreeMap<String, PlainValue>, Error> {
+pub fn parse_inputs(program: &Program, path: &Path) -> Result<BTreeMap<String, PlainValue>, Error> {
     let text = read(path, MAX_JSON_BYTES, "inputs")?;
     let json: Value =
         serde_json::from_slice(&text).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -343,10 +364,7 @@ pub fn client(cmd: ClientCommand) -> CliResult {
         } => {
             let client = Client::load(&secret)?;
             let public = files::load_public(&server_public)?;
-            let outputs = EncryptedOutputs::from_bytes(
-                &read(&outputs, MAX_CIPHERTEXT_FILE_BYTES, "outputs")?,
-                MAX_CIPHERTEXT_FILE_BYTES,
-            )?;
+            let outputs = load_outputs(&outputs)?;
             print_json(&to_json(&client.decrypt(&outputs, &public)?))
         }
         ClientCommand::Continue {
@@ -358,14 +376,8 @@ pub fn client(cmd: ClientCommand) -> CliResult {
         } => {
             let mut client = Client::load(&secret)?;
             let public = files::load_public(&server_public)?;
-            let sent = EncryptedInputs::from_bytes(
-                &read(&inputs, MAX_CIPHERTEXT_FILE_BYTES, "inputs")?,
-                MAX_CIPHERTEXT_FILE_BYTES,
-            )?;
-            let outputs = EncryptedOutputs::from_bytes(
-                &read(&outputs, MAX_CIPHERTEXT_FILE_BYTES, "outputs")?,
-                MAX_CIPHERTEXT_FILE_BYTES,
-            )?;
+            let sent = load_inputs(&inputs)?;
+            let outputs = load_outputs(&outputs)?;
             let next = client.continue_round_trips(&sent, &outputs, &public)?;
             write(&out, &next.to_bytes())?;
             Ok(client.save(&secret)?)
@@ -390,14 +402,8 @@ pub fn server(cmd: ServerCommand) -> CliResult {
         } => {
             let server = Server::new(files::load_identity(&identity, false)?);
             let program = load_program(&program)?;
-            let keys = EvaluationKeys::from_bytes(
-                &read(&keys, max_key_bytes, "evaluation keys")?,
-                max_key_bytes,
-            )?;
-            let inputs = EncryptedInputs::from_bytes(
-                &read(&inputs, MAX_CIPHERTEXT_FILE_BYTES, "inputs")?,
-                MAX_CIPHERTEXT_FILE_BYTES,
-            )?;
+            let keys = load_keys(&keys, max_key_bytes)?;
+            let inputs = load_inputs(&inputs)?;
             let outputs = server.run(&program, keys.choice(), &keys, &inputs)?;
             write(&out, &outputs.to_bytes())?;
             if !outputs.is_final() {

@@ -4,7 +4,7 @@
 //! decrypted outputs equal `triskel program run`'s. A flipped byte in the
 //! keys, the inputs or the outputs, and another client's secret, are refused.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
@@ -38,25 +38,8 @@ fn refused(args: &[&str], needle: &str) {
     );
 }
 
-struct Dir(PathBuf);
-
-impl Dir {
-    fn new(name: &str) -> Dir {
-        let dir = std::env::temp_dir().join(format!("triskel-split-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Dir(dir)
-    }
-    fn path(&self, name: &str) -> String {
-        self.0.join(name).to_string_lossy().into_owned()
-    }
-}
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+mod common;
+use common::Dir;
 
 fn args(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()
@@ -89,7 +72,7 @@ fn assert_same(a: &Value, b: &Value, tolerance: f64) {
 
 /// Runs demo `name` split in two processes and checks the refusals.
 fn split_run(name: &str, tolerance: f64) {
-    let d = Dir::new(name);
+    let d = Dir::new(&format!("split-{name}"));
     let (p, inputs) = (d.path("program"), d.path("inputs.json"));
     ok(&["program", "write", name, "--out", &p]);
     ok(&["program", "inputs", name, "--out", &inputs]);

@@ -3,11 +3,12 @@
 //! input. 0: `Session::from_bytes`; 1: `Share::from_bytes` over the ring
 //! fixture's Q and Q || P, then a decryption's and a public key's
 //! aggregation and finish; 2: `Share::from_bytes_lwe`, then an LWE
-//! decryption's; 3: `LweKeyShare::from_bytes`, then a partial decryption.
+//! decryption's; 3: `LweKeyShare::from_bytes`, then a partial decryption;
+//! 4: `ThresholdShare::from_bytes` over Q || P, then a decryption share.
 //! Accepted bytes round-trip exactly; nothing panics.
 
 use libfuzzer_sys::fuzz_target;
-use triskel_ring::threshold::{LweKeyShare, PublicKeyGen, Session, Share};
+use triskel_ring::threshold::{LweKeyShare, PublicKeyGen, Session, Share, ThresholdShare};
 use triskel_ring::NoiseDistribution;
 
 fuzz_target!(|data: &[u8]| {
@@ -16,7 +17,7 @@ fuzz_target!(|data: &[u8]| {
     };
     let t = triskel_fuzz::threshold();
     let r = triskel_fuzz::ring();
-    match which % 4 {
+    match which % 5 {
         0 => {
             if let Ok(s) = Session::from_bytes(bytes) {
                 assert_eq!(s.to_bytes(), bytes, "session encoding is canonical");
@@ -44,6 +45,16 @@ fuzz_target!(|data: &[u8]| {
                 let dec = t.lwe_decryption();
                 let _ = dec.finish(&share);
                 let _ = dec.aggregate(&[share]);
+            }
+        }
+        4 => {
+            if let Ok(share) = ThresholdShare::from_bytes(bytes, &t.session, r.ks.qp()) {
+                assert_eq!(
+                    &share.to_bytes()[..],
+                    bytes,
+                    "threshold share encoding is canonical"
+                );
+                let _ = t.decryption().share(&share);
             }
         }
         _ => {

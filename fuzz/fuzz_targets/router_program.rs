@@ -17,6 +17,9 @@ fuzz_target!(|data: &[u8]| {
         allow_round_trips: true,
         ckks_scale_log2: Some(50),
         max_ciphertext_bytes: Some(1 << 20),
+        threshold: None,
     };
     let _ = triskel::plan_with(&program, &costs, allow);
+    // Threshold keys: planned, or refused by name.
+    let _ = triskel::plan_with(&program, &costs, allow.threshold(2, 3));
 });

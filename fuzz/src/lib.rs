@@ -509,3 +509,92 @@ pub fn resigned_outputs(
     }
     Some(out)
 }
+
+/// The threshold fixture: a 2-of-3 BFV session (a product and a slot sum,
+/// so its keys carry relinearization and Galois keys), its parties after
+/// the key generation, a run of the server on their keys, party 0's
+/// decryption share for the set {0, 1}, and a fourth party of a second
+/// session of the same plan that has made its first round (for round-2
+/// inputs).
+pub struct Parties {
+    pub session: triskel::PartySession,
+    pub parties: Vec<triskel::Party>,
+    pub server: triskel::Server,
+    pub inputs: triskel::EncryptedInputs,
+    pub outputs: triskel::EncryptedOutputs,
+    pub share0: Vec<u8>,
+    /// Party 0 of `session2`, after round 1.
+    pub round2_party: std::sync::Mutex<triskel::Party>,
+    pub round1: Vec<Vec<u8>>,
+    pub deals: Vec<Vec<u8>>,
+}
+
+pub fn parties() -> &'static Parties {
+    static P: OnceLock<Parties> = OnceLock::new();
+    P.get_or_init(|| {
+        use std::collections::BTreeMap;
+        use triskel::{Kind, Party, PartySession, PlainValue, PlanOptions, Program};
+        let mut p = Program::new();
+        let x = p
+            .input("x", Kind::Signed { len: 4, bound: 100 })
+            .expect("input");
+        let y = p.mul(x, x).expect("mul");
+        let s = p.sum(x).expect("sum");
+        p.output("y", y).expect("output");
+        p.output("s", s).expect("output");
+        let costs = triskel::CostModel::builtin();
+        let options = PlanOptions::default().threshold(2, 3);
+        let make = || PartySession::with_costs(&p, options, &costs).expect("session");
+        let keygen = |session: &PartySession| {
+            let mut parties: Vec<Party> = (0..3)
+                .map(|i| Party::new(session, i).expect("party"))
+                .collect();
+            let round1: Vec<_> = parties
+                .iter_mut()
+                .map(|q| q.keygen_round1().expect("round 1"))
+                .collect();
+            (parties, round1)
+        };
+        let session = make();
+        let (mut parties, round1) = keygen(&session);
+        let public: Vec<Vec<u8>> = round1.iter().map(|r| r.public.clone()).collect();
+        let round2: Vec<Vec<u8>> = parties
+            .iter_mut()
+            .enumerate()
+            .map(|(j, q)| {
+                let deals: Vec<Vec<u8>> = round1.iter().map(|r| r.deals[j].to_vec()).collect();
+                q.keygen_round2(&public, &deals).expect("round 2")
+            })
+            .collect();
+        for q in &mut parties {
+            q.keygen_finish(&round2).expect("finish");
+        }
+        let keys = parties[0].evaluation_keys().expect("keys");
+        let inputs = parties[1]
+            .encrypt(
+                &BTreeMap::from([("x".into(), PlainValue::Ints(vec![1, -2, 3, 4]))]),
+                &[],
+            )
+            .expect("encrypt");
+        let server = triskel::Server::new(Identity::generate().expect("identity"));
+        let outputs = server
+            .run(&p, keys.choice(), keys, &inputs)
+            .expect("server run");
+        let share0 = parties[0]
+            .decryption_share(&outputs, &inputs, server.identity().public(), &[0, 1])
+            .expect("share");
+        let session2 = make();
+        let (mut second, round1) = keygen(&session2);
+        Parties {
+            session,
+            parties,
+            server,
+            inputs,
+            outputs,
+            share0,
+            round2_party: std::sync::Mutex::new(second.swap_remove(0)),
+            round1: round1.iter().map(|r| r.public.clone()).collect(),
+            deals: round1.iter().map(|r| r.deals[0].to_vec()).collect(),
+        }
+    })
+}

@@ -54,8 +54,8 @@ pub use cost::{cache_path, machine, CostModel, Primitive};
 pub use error::{Error, Result};
 pub use exec::{attest_outputs, output_bytes, route, verify_output, Outputs, PlainValue, Session};
 pub use party::{
-    Encryptor, Party, PartySession, Round1, BFV_STATISTICAL_SECURITY, MIN_CKKS_PRECISION_BITS,
-    THRESHOLD_RELEASES,
+    Encryptor, Party, PartySession, Round1, BFV_STATISTICAL_SECURITY, MAX_PARTY_STATE_BYTES,
+    MIN_CKKS_PRECISION_BITS, THRESHOLD_RELEASES,
 };
 pub use plan::{
     plan, plan_chosen, plan_with, tfhe_set, BfvEncoding, BfvPart, Engine, Packing, Placement, Plan,

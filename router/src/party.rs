@@ -16,6 +16,7 @@
 //! kind 2  deal (to one party): to:u16, per key set: deal:blob   (secret)
 //! kind 3  round 2 (to all):    per key set: opt(relin round 2:blob)
 //! kind 4  decryption share:    entries:u32 share:blob*
+//! kind 5  state (secret):      session:blob key_set:digest, per key set: threshold share:blob
 //! session = "TRSKPTY" version:u8(2) kind:u8(0) program:blob choice:blob id:16 crs:32
 //! ```
 //!
@@ -51,6 +52,9 @@ const KIND_ROUND1: u8 = 1;
 const KIND_DEAL: u8 = 2;
 const KIND_ROUND2: u8 = 3;
 const KIND_DECRYPTION: u8 = 4;
+const KIND_STATE: u8 = 5;
+/// The largest party state [`Party::load`] reads.
+pub const MAX_PARTY_STATE_BYTES: u64 = 1 << 30;
 const WHAT: &str = "party message";
 
 /// The flooded decryptions each party's key share covers (the flooding's
@@ -118,6 +122,11 @@ impl PartySession {
     /// The plan the keys are made for.
     pub fn plan(&self) -> &Plan {
         &self.plan
+    }
+
+    /// k and n: any k of the n parties decrypt.
+    pub fn threshold(&self) -> (u16, u16) {
+        (self.k, self.n)
     }
 
     /// The session's identity (every message carries it).
@@ -207,7 +216,8 @@ impl PartySession {
 struct SetKeys<C: Scheme> {
     ctx: Arc<C>,
     session: Session,
-    secret: PartySecret,
+    /// None for a party loaded after its key generation.
+    secret: Option<PartySecret>,
     relin: bool,
     elements: Vec<usize>,
     rotations: bool,
@@ -223,16 +233,23 @@ impl<C: Scheme> SetKeys<C>
 where
     Error: From<C::Error>,
 {
+    /// A party's state for the set; `fresh`: with a new secret share for
+    /// the key generation.
     fn new(
         ctx: Arc<C>,
         session: Session,
         party: u16,
         relin: bool,
         steps: &[i64],
+        fresh: bool,
     ) -> Result<SetKeys<C>> {
         let elements = ctx.galois_elements(C::ROTATION_GENERATOR, steps, false)?;
+        let secret = match fresh {
+            true => Some(PartySecret::generate(&session, party, ctx.n())?),
+            false => None,
+        };
         Ok(SetKeys {
-            secret: PartySecret::generate(&session, party, ctx.n())?,
+            secret,
             ctx,
             session,
             relin,
@@ -244,6 +261,13 @@ where
             rk: None,
             gk: None,
             share: None,
+        })
+    }
+
+    fn secret(&self) -> Result<&PartySecret> {
+        self.secret.as_ref().ok_or_else(|| Error::Refused {
+            op: "party".into(),
+            msg: "the key generation of a loaded party is over".into(),
         })
     }
 
@@ -259,10 +283,10 @@ where
     }
 
     fn round1(&mut self, w: &mut Writer) -> Result<()> {
-        w.blob(&self.pk_gen().share(&self.secret)?.to_bytes());
+        w.blob(&self.pk_gen().share(self.secret()?)?.to_bytes());
         let relin = if self.relin {
             let (eph, share) =
-                RelinKeyGen::new(&self.session, self.ctx.key_switch()).round1(&self.secret)?;
+                RelinKeyGen::new(&self.session, self.ctx.key_switch()).round1(self.secret()?)?;
             self.ephemeral = Some(eph);
             Some(share.to_bytes())
         } else {
@@ -272,7 +296,7 @@ where
         let gens = self.galois_gens()?;
         w.u32(gens.len());
         for gen in gens {
-            w.blob(&gen.share(&self.secret)?.to_bytes());
+            w.blob(&gen.share(self.secret()?)?.to_bytes());
         }
         Ok(())
     }
@@ -282,7 +306,7 @@ where
         if self.session.threshold() == self.session.parties() {
             return Ok(None);
         }
-        Ok(Some(self.secret.deal(self.ctx.key_switch().qp())?))
+        Ok(Some(self.secret()?.deal(self.ctx.key_switch().qp())?))
     }
 
     /// Reads every party's round-1 part for this set (one reader per party,
@@ -329,9 +353,9 @@ where
             self.relin_round1 = Some(gen.aggregate_round1(&relin)?);
         }
         self.share = Some(if deals.is_empty() {
-            ThresholdShare::additive(&self.secret, &qp)?
+            ThresholdShare::additive(self.secret()?, &qp)?
         } else {
-            ThresholdShare::from_deals(&self.secret, deals)?
+            ThresholdShare::from_deals(self.secret()?, deals)?
         });
         Ok(())
     }
@@ -340,7 +364,7 @@ where
         let share = match (&self.ephemeral, &self.relin_round1) {
             (Some(eph), Some(agg)) => Some(
                 RelinKeyGen::new(&self.session, self.ctx.key_switch())
-                    .round2(&self.secret, eph, agg)?
+                    .round2(self.secret()?, eph, agg)?
                     .to_bytes(),
             ),
             _ => None,
@@ -473,6 +497,10 @@ impl Party {
     /// Party `index` (0..n) of `session`: draws its secret shares of every
     /// key set of the plan.
     pub fn new(session: &PartySession, index: u16) -> Result<Party> {
+        Party::build(session, index, true)
+    }
+
+    fn build(session: &PartySession, index: u16, fresh: bool) -> Result<Party> {
         if index >= session.n {
             return Err(Error::Refused {
                 op: "party".into(),
@@ -490,6 +518,7 @@ impl Party {
                 index + 1,
                 need.relin,
                 &need.rotations,
+                fresh,
             )?);
         }
         let (ckks, transforms) = match &plan.ckks {
@@ -503,6 +532,7 @@ impl Party {
                     index + 1,
                     needs.ckks_relin,
                     &steps,
+                    fresh,
                 )?;
                 (Some(keys), Some(cn.transforms))
             }
@@ -516,6 +546,77 @@ impl Party {
             transforms,
             keys: None,
         })
+    }
+
+    /// The party's secret state after the key generation (module
+    /// documentation): its session, index, key-set id and decryption key
+    /// shares with their release counts.
+    pub fn to_bytes(&self) -> Result<Zeroizing<Vec<u8>>> {
+        let keys = self.evaluation_keys()?;
+        let mut w = self.writer(KIND_STATE);
+        w.blob(&self.session.to_bytes());
+        w.bytes(&keys.id());
+        for set in self.bfv.iter().map(|s| s.threshold_share()) {
+            w.blob(&set?.to_bytes());
+        }
+        if let Some(set) = &self.ckks {
+            w.blob(&set.threshold_share()?.to_bytes());
+        }
+        Ok(Zeroizing::new(w.0))
+    }
+
+    /// Loads [`Party::to_bytes`] output (at most `limit` bytes) with the
+    /// evaluation keys the parties made (refused for any others).
+    pub fn from_bytes(bytes: &[u8], limit: u64, keys: &EvaluationKeys) -> Result<Party> {
+        if bytes.len() as u64 > limit {
+            return bad(
+                WHAT,
+                format!("{} bytes, above the limit of {limit}", bytes.len()),
+            );
+        }
+        let mut r = Reader::new(WHAT, MAGIC, bytes)?;
+        if r.u8()? != KIND_STATE {
+            return bad(WHAT, "not a party's state");
+        }
+        let id = r.take(16)?;
+        let b = r.take(2)?;
+        let index = u16::from_le_bytes([b[0], b[1]]);
+        let session = PartySession::from_bytes(r.blob()?, limit)?;
+        if id != session.id {
+            return bad(WHAT, "a state whose head and session disagree");
+        }
+        if r.digest()? != keys.id() {
+            return Err(Error::Refused {
+                op: "party".into(),
+                msg: "these evaluation keys are not the ones this party made".into(),
+            });
+        }
+        let mut party = Party::build(&session, index, false)?;
+        for set in &mut party.bfv {
+            let basis = set.ctx.key_switch().qp().clone();
+            set.share = Some(ThresholdShare::from_bytes(r.blob()?, &set.session, &basis)?);
+        }
+        if let Some(set) = &mut party.ckks {
+            let basis = set.ctx.key_switch().qp().clone();
+            set.share = Some(ThresholdShare::from_bytes(r.blob()?, &set.session, &basis)?);
+        }
+        r.finish()?;
+        party.keys = Some(keys.clone());
+        Ok(party)
+    }
+
+    /// Writes [`Party::to_bytes`] to `path`, readable by its owner only.
+    /// Save it after every [`Party::decryption_share`], before the share
+    /// leaves: the release counts the floods were sized for live in it.
+    pub fn save(&self, path: &std::path::Path) -> Result<()> {
+        crate::client::write_private(path, &self.to_bytes()?)
+    }
+
+    /// Loads a state [`Party::save`] wrote (refused when group or others
+    /// may access the file), with its evaluation keys.
+    pub fn load(path: &std::path::Path, keys: &EvaluationKeys) -> Result<Party> {
+        let bytes = crate::client::read_private(path, MAX_PARTY_STATE_BYTES, "party state")?;
+        Party::from_bytes(&bytes, MAX_PARTY_STATE_BYTES, keys)
     }
 
     /// The party's index, 0..n.

@@ -69,6 +69,17 @@ struct Run {
     server: PublicIdentity,
 }
 
+/// A fresh server's run of `p` on `inputs`.
+fn served(p: &Program, keys: &EvaluationKeys, inputs: EncryptedInputs) -> Run {
+    let server = Server::new(Identity::generate().unwrap());
+    let outputs = server.run(p, keys.choice(), keys, &inputs).unwrap();
+    Run {
+        inputs,
+        outputs,
+        server: server.identity().public().clone(),
+    }
+}
+
 /// An outside encryptor encrypts `x` and `y`; the server sees the keys
 /// and the inputs as bytes.
 fn run(p: &Program, keys: &EvaluationKeys, x: &[i128], y: &[i128]) -> Run {
@@ -157,13 +168,7 @@ fn three_of_five_generate_keys_and_any_three_decrypt() {
             &[],
         )
         .unwrap();
-    let server = Server::new(Identity::generate().unwrap());
-    let outputs = server.run(&p, keys.choice(), keys, &inputs).unwrap();
-    let r2 = Run {
-        inputs,
-        outputs,
-        server: server.identity().public().clone(),
-    };
+    let r2 = served(&p, keys, inputs);
     let out = decrypt(&parties, &r2, &[0, 1, 4], 4).unwrap();
     let score2: i128 = Y.iter().zip(&WEIGHTS).map(|(a, &b)| a * b as i128).sum();
     assert_eq!(out.get("score"), Some(&ints(&[score2])));
@@ -405,17 +410,84 @@ fn ckks_keys_are_collective_and_decryptions_without_precision_are_refused() {
             &[],
         )
         .unwrap();
-    let server = Server::new(Identity::generate().unwrap());
-    let outputs = server.run(&p, keys.choice(), keys, &inputs).unwrap();
-    let r = Run {
-        inputs,
-        outputs,
-        server: server.identity().public().clone(),
-    };
+    let r = served(&p, keys, inputs);
     // Every party's keys are the same bundle, which the server ran on.
     assert_eq!(parties[2].evaluation_keys().unwrap().id(), keys.id());
     let e = parties[1]
         .decryption_share(&r.outputs, &r.inputs, &r.server, &[0, 1])
         .unwrap_err();
     refused_with(e, "bits of precision, fewer than 10");
+}
+
+/// A party's state after the key generation travels as bytes: the loaded
+/// party decrypts, keeps its release counts across a reload, refuses other
+/// keys and further key generation rounds.
+#[test]
+fn party_states_reload_with_their_keys_and_release_counts() {
+    let p = scores();
+    let s = session(&p, 2, 3).unwrap();
+    let parties = keygen(&s);
+    let keys = parties[0].evaluation_keys().unwrap();
+    let r = run(&p, keys, &X, &Y);
+    let reload = |q: &Party| Party::from_bytes(&q.to_bytes().unwrap(), LIMIT, keys).unwrap();
+    let mut loaded: Vec<Party> = parties.iter().map(reload).collect();
+    let (score, product) = expected();
+    let out = decrypt(&loaded, &r, &[0, 2], 1).unwrap();
+    assert_eq!(out.get("score"), Some(&ints(&[score])));
+    assert_eq!(out.get("product"), Some(&ints(&product)));
+    // Each decryption share counts one release per output (2 here): after
+    // THRESHOLD_RELEASES / 2 shares the reloaded party refuses.
+    for _ in 1..triskel::THRESHOLD_RELEASES / 2 {
+        loaded[0]
+            .decryption_share(&r.outputs, &r.inputs, &r.server, &[0, 1])
+            .unwrap();
+    }
+    loaded[0] = reload(&loaded[0]);
+    let e = loaded[0]
+        .decryption_share(&r.outputs, &r.inputs, &r.server, &[0, 1])
+        .unwrap_err();
+    assert!(e.to_string().contains("flooded release(s) made"), "{e}");
+    // Other keys, damaged bytes, and key generation rounds are refused.
+    let other = keygen(&session(&p, 2, 3).unwrap());
+    let state = parties[1].to_bytes().unwrap();
+    let e = Party::from_bytes(&state, LIMIT, other[0].evaluation_keys().unwrap()).unwrap_err();
+    refused_with(e, "not the ones this party made");
+    for cut in [0, 9, state.len() / 2, state.len() - 1] {
+        assert!(Party::from_bytes(&state[..cut], LIMIT, keys).is_err());
+    }
+    assert!(Party::from_bytes(&state, 100, keys).is_err());
+    refused_with(
+        loaded[2].keygen_round1().err().unwrap(),
+        "key generation of a loaded party is over",
+    );
+}
+
+/// A threshold plan takes a BFV set with room for the decryption floods:
+/// a product that a one-holder plan keeps at N = 4096 moves to a larger
+/// set, and any 2 of 3 parties decrypt it.
+#[test]
+fn threshold_plans_leave_room_for_the_floods() {
+    let mut p = Program::new();
+    let x = p.input("x", Kind::Signed { len: 4, bound: 100 }).unwrap();
+    let y = p.mul(x, x).unwrap();
+    let s = p.sum(x).unwrap();
+    p.output("y", y).unwrap();
+    p.output("s", s).unwrap();
+    let costs = CostModel::builtin();
+    let single = triskel::plan_with(&p, &costs, PlanOptions::default()).unwrap();
+    let s = session(&p, 2, 3).unwrap();
+    let (n1, n2) = (single.bfv()[0].params.n(), s.plan().bfv()[0].params.n());
+    assert!(n2 > n1, "one holder N = {n1}, threshold N = {n2}");
+    let parties = keygen(&s);
+    let keys = parties[0].evaluation_keys().unwrap();
+    let xs = [7i128, -100, 0, 42];
+    let inputs = Encryptor::new(&p, keys)
+        .unwrap()
+        .encrypt(&BTreeMap::from([("x".into(), ints(&xs))]), &[])
+        .unwrap();
+    let r = served(&p, keys, inputs);
+    let out = decrypt(&parties, &r, &[1, 2], 0).unwrap();
+    let squares: Vec<i128> = xs.iter().map(|v| v * v).collect();
+    assert_eq!(out.get("y"), Some(&ints(&squares)));
+    assert_eq!(out.get("s"), Some(&ints(&[xs.iter().sum()])));
 }

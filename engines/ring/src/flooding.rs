@@ -62,6 +62,25 @@ impl FloodLedger {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// A ledger that has counted `done` floods, the least of whose alphas
+    /// was `least_alpha` (u64::MAX before any): what a stored share
+    /// carries. Refused when `done` exceeds `least_alpha`.
+    pub fn restored(done: u64, least_alpha: u64) -> Result<FloodLedger> {
+        if done > least_alpha || (done > 0 && least_alpha == u64::MAX) {
+            return Err(Error::Malformed(format!(
+                "a flood ledger of {done} releases for alpha {least_alpha}"
+            )));
+        }
+        Ok(FloodLedger(Mutex::new(LedgerState { done, least_alpha })))
+    }
+
+    /// The floods counted and the least alpha (what [`FloodLedger::restored`]
+    /// takes).
+    pub fn counts(&self) -> (u64, u64) {
+        let state = self.state();
+        (state.done, state.least_alpha)
+    }
+
     /// The floods counted.
     pub fn done(&self) -> u64 {
         self.state().done

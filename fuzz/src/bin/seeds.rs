@@ -130,7 +130,16 @@ fn split_seeds(dir: &Path) -> Result<(), Box<dyn std::error::Error>> {
         }
         .to_bytes()
     });
+    let f = triskel_fuzz::parties();
+    let tagged_all = |mode: u8, items: &[Vec<u8>]| -> Vec<Vec<u8>> {
+        items.iter().map(|b| tagged(mode, b)).collect()
+    };
+    let mut party = tagged_all(0, &[f.session.to_bytes()]);
+    party.extend(tagged_all(1, &[f.parties[1].to_bytes()?.to_vec()]));
+    party.extend(tagged_all(2, &[f.share0.clone()]));
+    party.extend(tagged_all(3, &[f.round1[1].clone()]));
     for (target, seeds) in [
+        ("router_party", &party),
         ("router_plan_choice", &choices),
         ("router_evaluation_keys", &keys),
         ("router_encrypted_inputs", &inputs),
@@ -199,6 +208,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         tagged(1, &gen.share(&t.secrets[1])?.to_bytes()),
         tagged(2, &lwe.share(&t.lwe_shares[0])?.to_bytes()),
         tagged(3, &t.lwe_shares[2].to_bytes()),
+        tagged(4, &t.shares[1].to_bytes()),
     ];
     write(
         &dir,

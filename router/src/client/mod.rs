@@ -422,20 +422,7 @@ impl Client {
     /// Loads a state [`Client::save`] wrote; refused when group or others
     /// may access the file.
     pub fn load(path: &Path) -> Result<Client> {
-        let io = |e: std::io::Error| Error::Input(format!("{}: {e}", path.display()));
-        let file = std::fs::File::open(path).map_err(io)?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = file.metadata().map_err(io)?.permissions().mode() & 0o777;
-            if mode & 0o077 != 0 {
-                return Err(Error::Input(format!(
-                    "{}: a client's secret state must be readable by its owner only (mode {mode:o}; chmod 600 it)",
-                    path.display()
-                )));
-            }
-        }
-        let bytes = Zeroizing::new(read_limited(file, MAX_CLIENT_STATE_BYTES, "client state")?);
+        let bytes = read_private(path, MAX_CLIENT_STATE_BYTES, "client state")?;
         Client::from_bytes(&bytes, MAX_CLIENT_STATE_BYTES)
     }
 }
@@ -533,6 +520,25 @@ pub(crate) fn verify_outputs(
 }
 
 /// Writes `bytes` to `path` (replaced if it exists) with mode 0600.
+/// A secret file of at most `limit` bytes, refused when group or others
+/// may access it.
+pub(crate) fn read_private(path: &Path, limit: u64, what: &str) -> Result<Zeroizing<Vec<u8>>> {
+    let io = |e: std::io::Error| Error::Input(format!("{}: {e}", path.display()));
+    let file = std::fs::File::open(path).map_err(io)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = file.metadata().map_err(io)?.permissions().mode() & 0o777;
+        if mode & 0o077 != 0 {
+            return Err(Error::Input(format!(
+                "{}: a {what} is secret and must be readable by its owner only (mode {mode:o}; chmod 600 it)",
+                path.display()
+            )));
+        }
+    }
+    Ok(Zeroizing::new(read_limited(file, limit, what)?))
+}
+
 pub(crate) fn write_private(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
     let io = |e: std::io::Error| Error::Input(format!("{}: {e}", path.display()));

@@ -169,13 +169,7 @@ impl Planner<'_> {
         let mut best: Option<(f64, BfvPart)> = None;
         let mut failure = None;
         // Bits, lookups and argmaxes of a BFV part are its transitions to TFHE.
-        let decides = nodes.iter().any(|&i| {
-            matches!(self.kind(i), Kind::Bit { .. })
-                || matches!(
-                    self.p.nodes[i].op,
-                    Op::Lookup { .. } | Op::ArgmaxSigned { .. }
-                )
-        });
+        let decides = nodes.iter().any(|&i| decides(self.p, i));
         let given = self
             .given
             .map(|g| g.bfv.get(self.bfv.len()).map_or("", |s| s.as_str()));
@@ -222,7 +216,9 @@ impl Planner<'_> {
                 continue;
             }
             let params = base.clone().with_plain_modulus(t);
-            if let Err((op, msg)) = Self::bfv_noise(self.p, nodes, &params, encoding) {
+            if let Err((op, msg)) =
+                Self::bfv_noise(self.p, nodes, &params, encoding, self.threshold)
+            {
                 failure = Some(refuse(op, msg));
                 continue;
             }
@@ -271,6 +267,7 @@ impl Planner<'_> {
         nodes: &[usize],
         params: &BfvParameters,
         encoding: BfvEncoding,
+        threshold: Option<Threshold>,
     ) -> std::result::Result<Vec<f64>, (&'static str, String)> {
         let m = BfvNoise::new(params);
         let t = params.plain_modulus() as i128;
@@ -342,6 +339,23 @@ impl Planner<'_> {
                         ),
                     ));
                 }
+                // Extracted coefficients and decisions are refused or
+                // decided by TFHE; only slot releases are decrypted by parties.
+                let by_parties = encoding == BfvEncoding::Slots && !decides(p, i);
+                if let Some(t) = threshold.filter(|_| by_parties) {
+                    let floods = threshold_flood_bits(t, params.n());
+                    if left - floods < BFV_MARGIN {
+                        return Err((
+                            op.name(),
+                            format!(
+                                "the BFV noise budget of {} ({left:.0} bits at the release) leaves no room for the floods of a {} of {} threshold decryption ({floods:.0} bits)",
+                                params.name(),
+                                t.k,
+                                t.n
+                            ),
+                        ));
+                    }
+                }
             }
             if let Some(failure) = transition_failure(p, op, v, params) {
                 return Err((
@@ -356,6 +370,23 @@ impl Planner<'_> {
         }
         Ok(noise)
     }
+}
+
+/// Whether BFV node `i` is a decision: its value leaves BFV for TFHE.
+fn decides(p: &Program, i: usize) -> bool {
+    matches!(p.nodes[i].kind, Kind::Bit { .. })
+        || matches!(p.nodes[i].op, Op::Lookup { .. } | Op::ArgmaxSigned { .. })
+}
+
+/// Bits of budget the floods of a threshold decryption take: each of the k
+/// shares adds a uniform flood of about alpha r B 2^s for r = n released
+/// coefficients, alpha releases per share and s bits of statistical
+/// security, over the output's noise B (the engine checks the exact room).
+fn threshold_flood_bits(t: Threshold, n: usize) -> f64 {
+    f64::from(t.k).log2()
+        + (crate::party::THRESHOLD_RELEASES as f64).log2()
+        + (n as f64).log2()
+        + f64::from(crate::party::BFV_STATISTICAL_SECURITY)
 }
 
 /// Bits of noise a BFV budget must keep at the end (the planner's model is

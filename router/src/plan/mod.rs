@@ -614,6 +614,8 @@ struct Planner<'a> {
     given: Option<&'a PlanChoice>,
     placements: Vec<Option<Placement>>,
     bfv: Vec<BfvPart>,
+    /// Threshold keys: BFV sets must leave room for the decryption floods.
+    threshold: Option<Threshold>,
 }
 
 /// Plans `program` with `costs`, homomorphically only (no key-holder round
@@ -676,6 +678,7 @@ fn plan_inner(
         given,
         placements: vec![None; program.nodes.len()],
         bfv: Vec::new(),
+        threshold: options.threshold,
     };
     pl.place_ckks_and_tfhe();
     pl.place_bfv_slots()?;

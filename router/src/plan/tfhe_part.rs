@@ -39,8 +39,15 @@ pub(crate) fn part_noise(plan: &Plan, i: usize, part: usize) -> Result<f64> {
             matches!(plan.placements[j], Placement::Bfv(k) | Placement::BfvToTfhe(k) if k == part)
         })
         .collect();
-    let noise = Planner::bfv_noise(p, &nodes, &plan.bfv[part].params, plan.bfv[part].encoding)
-        .or_else(|(op, msg)| refuse(op, msg))?;
+    let part_of = &plan.bfv[part];
+    let noise = Planner::bfv_noise(
+        p,
+        &nodes,
+        &part_of.params,
+        part_of.encoding,
+        plan.options.threshold,
+    )
+    .or_else(|(op, msg)| refuse(op, msg))?;
     Ok(noise[i])
 }
 

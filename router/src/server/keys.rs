@@ -26,36 +26,65 @@ pub(crate) struct CkksEval {
 /// The TFHE server key of a bundle: checked when loaded, its masks
 /// regenerated from their seeds on first use (the expanded key is several
 /// times the size of its bytes, and reading a bundle stays as fast as
-/// reading bytes).
+/// reading bytes). A key holder's key is compressed only when the bundle
+/// is written.
 #[derive(Clone)]
-pub(crate) struct TfheEval {
-    pub(crate) compressed: CompressedServerKey,
-    pub(crate) expanded: OnceLock<Arc<ServerKey>>,
+pub(crate) enum TfheEval {
+    Held {
+        key: Arc<ServerKey>,
+        compressed: OnceLock<CompressedServerKey>,
+    },
+    Loaded {
+        compressed: CompressedServerKey,
+        expanded: OnceLock<Arc<ServerKey>>,
+    },
 }
 
 impl TfheEval {
     /// The key of a client that holds it expanded.
     pub(crate) fn new(key: Arc<ServerKey>) -> TfheEval {
-        TfheEval {
-            compressed: key.compress(),
-            expanded: OnceLock::from(key),
+        TfheEval::Held {
+            key,
+            compressed: OnceLock::new(),
         }
     }
 
     /// The key as loaded, to expand when a run needs it.
     pub(crate) fn loaded(compressed: CompressedServerKey) -> TfheEval {
-        TfheEval {
+        TfheEval::Loaded {
             compressed,
             expanded: OnceLock::new(),
         }
     }
 
+    /// The key's bytes form (seed-compressed masks).
+    pub(crate) fn compressed(&self) -> &CompressedServerKey {
+        match self {
+            TfheEval::Held { key, compressed } => compressed.get_or_init(|| key.compress()),
+            TfheEval::Loaded { compressed, .. } => compressed,
+        }
+    }
+
+    fn parameters(&self) -> &triskel_tfhe::TfheParameters {
+        match self {
+            TfheEval::Held { key, .. } => key.parameters(),
+            TfheEval::Loaded { compressed, .. } => compressed.parameters(),
+        }
+    }
+
     fn expanded(&self) -> Result<&ServerKey> {
-        if let Some(key) = self.expanded.get() {
+        let (compressed, expanded) = match self {
+            TfheEval::Held { key, .. } => return Ok(key),
+            TfheEval::Loaded {
+                compressed,
+                expanded,
+            } => (compressed, expanded),
+        };
+        if let Some(key) = expanded.get() {
             return Ok(key);
         }
-        let key = Arc::new(self.compressed.decompress()?);
-        Ok(self.expanded.get_or_init(|| key))
+        let key = Arc::new(compressed.decompress()?);
+        Ok(expanded.get_or_init(|| key))
     }
 }
 
@@ -169,11 +198,11 @@ impl EvaluationKeys {
 
     /// The TFHE server key as loaded (checked, not expanded).
     pub(crate) fn tfhe_compressed(&self) -> Result<&CompressedServerKey> {
-        Ok(&self
+        Ok(self
             .tfhe
             .as_ref()
             .ok_or_else(|| missing("the TFHE server key"))?
-            .compressed)
+            .compressed())
     }
 
     /// The CKKS linear transforms of `plan` (node -> transform).
@@ -267,7 +296,7 @@ pub(crate) fn check_keys(plan: &Plan, keys: &EvaluationKeys) -> Result<()> {
     }
     match (&plan.tfhe, &keys.tfhe) {
         (None, None) => {}
-        (Some(params), Some(sk)) if sk.compressed.parameters() == params => {}
+        (Some(params), Some(sk)) if sk.parameters() == params => {}
         _ => {
             return Err(refused(
                 "evaluation keys",

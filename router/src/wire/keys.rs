@@ -110,7 +110,7 @@ impl EvaluationKeys {
             w.opt(c.rk.as_ref(), |w, k| w.blob_with(|out| k.write(out)));
             w.opt(c.gk.as_ref(), |w, k| w.blob_with(|out| k.write(out)));
         });
-        w.opt(self.tfhe.as_ref(), |w, k| w.blob(k.compressed.as_bytes()));
+        w.opt(self.tfhe.as_ref(), |w, k| w.blob(k.compressed().as_bytes()));
         w.u8(self.transition.len() as u8);
         for (name, key) in &self.transition {
             w.name(name);

@@ -97,6 +97,7 @@ pub const MAX_PARTIES: u16 = 1024;
 
 /// Header kind of a serialized [`Session`] in the ring format.
 const KIND_SESSION: u8 = 16;
+const KIND_THRESHOLD_SHARE: u8 = 19;
 
 /// The CRS streams of the protocols.
 const STREAM_KEY_ID: u64 = 0;
@@ -460,10 +461,75 @@ impl ThresholdShare {
         self.party
     }
 
-    /// The flooded releases this share has made (in memory: a share
-    /// reloaded starts at zero, so its holder carries the count across).
+    /// The flooded releases this share has made (kept by
+    /// [`to_bytes`](Self::to_bytes)).
     pub fn ledger(&self) -> &FloodLedger {
         &self.ledger
+    }
+
+    /// Versioned bytes, secret (the party's own store): ring header (kind
+    /// 19) | session: 16 | party: u16 | shamir: u8 (0|1) | releases: u64 |
+    /// least alpha: u64 (u64::MAX before any) | share: poly body. The
+    /// ledger's count travels with the share, so that a share reloaded
+    /// cannot release again what the floods were sized for: save it after
+    /// every release and before the share is sent.
+    pub fn to_bytes(&self) -> Zeroizing<Vec<u8>> {
+        let mut out = Zeroizing::new(Vec::new());
+        write_ring_header(&mut out, KIND_THRESHOLD_SHARE);
+        out.extend_from_slice(&self.session.id());
+        out.extend_from_slice(&self.party.to_le_bytes());
+        out.push(u8::from(self.shamir));
+        let (done, least) = self.ledger.counts();
+        out.extend_from_slice(&done.to_le_bytes());
+        out.extend_from_slice(&least.to_le_bytes());
+        self.share.write_body(&mut out);
+        out
+    }
+
+    /// Loads [`to_bytes`](Self::to_bytes) output of `session` over `basis`
+    /// (the basis it was made for): its identity, a party of it, the
+    /// sharing mode the session uses, a ledger within its alpha, a reduced
+    /// polynomial in NTT form.
+    pub fn from_bytes(
+        bytes: &[u8],
+        session: &Session,
+        basis: &Arc<RnsBasis>,
+    ) -> Result<ThresholdShare> {
+        let mut r = Reader::new(bytes);
+        read_ring_header(&mut r, KIND_THRESHOLD_SHARE)?;
+        if r.take(16)? != session.id() {
+            return protocol("the threshold share belongs to another session");
+        }
+        let party = u16_le(&mut r)?;
+        session.check_party(party)?;
+        let shamir = match r.u8()? {
+            0 => false,
+            1 => true,
+            b => return Err(crate::error::Error::Malformed(format!("sharing mode {b}"))),
+        };
+        if shamir != (session.threshold != session.parties) {
+            return protocol(format!(
+                "a {} share for a {}-of-{} session",
+                if shamir { "Shamir" } else { "additive" },
+                session.threshold,
+                session.parties
+            ));
+        }
+        let done = r.u64()?;
+        let least = r.u64()?;
+        let ledger = FloodLedger::restored(done, least)?;
+        let share = Zeroizing::new(Poly::read_body(&mut r, basis)?);
+        r.finish()?;
+        if share.representation() != Representation::Ntt {
+            return protocol("a threshold share is in NTT form");
+        }
+        Ok(ThresholdShare {
+            session: session.clone(),
+            party,
+            share,
+            shamir,
+            ledger,
+        })
     }
 
     /// This party's additive share of s for the decryption set `set`

@@ -336,6 +336,56 @@ fn released_coefficients_only_and_the_ledger_refuses_more_floods() {
 }
 
 #[test]
+fn stored_threshold_shares_decrypt_and_keep_their_ledger() {
+    let Setup { q, .. } = setup();
+    let session = Session::new(5, 3).unwrap();
+    let secrets = secrets(&session);
+    let shares = threshold_shares(&secrets, &q);
+    let pk = collective_pk(&secrets, &q);
+    let (m, pt) = body(&q, 5);
+    let mut rng = Prng::from_os().unwrap();
+    let ct = pk
+        .encrypt(pt, NoiseDistribution::default(), &mut rng)
+        .unwrap();
+    let set = [1u16, 3, 4];
+    let smudging = fresh_smudging(2);
+    let parties: Vec<&ThresholdShare> = set.iter().map(|&j| &shares[j as usize - 1]).collect();
+    decrypt_with(&session, &parties, &set, &ct, None, smudging).unwrap();
+    // Stored after one release each, loaded again: they decrypt once more,
+    // then their ledgers refuse, as the originals' would.
+    let loaded: Vec<ThresholdShare> = parties
+        .iter()
+        .map(|s| ThresholdShare::from_bytes(&s.to_bytes(), &session, &q).unwrap())
+        .collect();
+    assert_eq!(loaded[0].ledger().counts(), (1, 2));
+    let refs: Vec<&ThresholdShare> = loaded.iter().collect();
+    let phase = decrypt_with(&session, &refs, &set, &ct, None, smudging).unwrap();
+    let values = centered_values(&q, phase.limb(0), phase.limb(1));
+    assert!(values.iter().zip(&m).all(|(v, w)| (v - w).abs() < DECODES));
+    let e = decrypt_with(&session, &refs, &set, &ct, None, smudging).unwrap_err();
+    assert!(matches!(e, Error::FloodingExhausted { .. }), "{e}");
+
+    let bytes = shares[0].to_bytes();
+    let other = Session::new(5, 3).unwrap();
+    assert!(ThresholdShare::from_bytes(&bytes, &other, &q).is_err());
+    let additive = Session::from_parts(session.id(), [0; 32], 5, 5).unwrap();
+    assert!(ThresholdShare::from_bytes(&bytes, &additive, &q).is_err());
+    for cut in [0, 10, bytes.len() / 2, bytes.len() - 1] {
+        assert!(ThresholdShare::from_bytes(&bytes[..cut], &session, &q).is_err());
+    }
+    // A ledger past its alpha, and a count without an alpha.
+    let head = 6 + 16 + 2 + 1;
+    let mut over = bytes.to_vec();
+    over[head..head + 8].copy_from_slice(&3u64.to_le_bytes());
+    over[head + 8..head + 16].copy_from_slice(&2u64.to_le_bytes());
+    assert!(ThresholdShare::from_bytes(&over, &session, &q).is_err());
+    over[head + 8..head + 16].copy_from_slice(&u64::MAX.to_le_bytes());
+    assert!(ThresholdShare::from_bytes(&over, &session, &q).is_err());
+    over[head..head + 8].copy_from_slice(&0u64.to_le_bytes());
+    assert!(ThresholdShare::from_bytes(&over, &session, &q).is_ok());
+}
+
+#[test]
 fn shares_of_another_session_key_ciphertext_or_set_are_refused() {
     let Setup { q, .. } = setup();
     let session = Session::new(5, 3).unwrap();
