@@ -59,7 +59,7 @@
 //! p.output("y", y)?;
 //! let choice = plan(&p, &CostModel::builtin())?.choice();
 //! let bytes = choice.to_bytes();
-//! assert_eq!(&bytes[..8], b"TRSKCHO\x01");
+//! assert_eq!(&bytes[..8], b"TRSKCHO\x02");
 //! assert_eq!(PlanChoice::from_bytes(&bytes, 1 << 10)?, choice);
 //! // A limit below the size, or a trailing byte, is refused.
 //! assert!(matches!(PlanChoice::from_bytes(&bytes, 8), Err(Error::Format(_))));
