@@ -67,26 +67,112 @@ fn load(
     let sent = (0..clients)
         .map(|i| client.encrypt_with_context(&demo.inputs, format!("bench client {i}").as_bytes()))
         .collect::<Result<Vec<_>, _>>()?;
+    let load = Load {
+        url: &url,
+        token: &token,
+        client: &client,
+        server: &server,
+        demo: &demo,
+    };
 
-    let tally = Mutex::new(Tally::default());
+    let (http_before, work_before) = (http_cpu_seconds(), running.worker_time());
     let start = Instant::now();
-    let deadline = start + Duration::from_secs_f64(seconds.max(0.0));
+    let (mut t, warm_rss) = drive(&load, &sent, seconds);
+    let elapsed = start.elapsed().as_secs_f64();
+    let end_rss = rss_mib();
+    let work = running.worker_time();
+    let http = http_cpu_seconds().zip(http_before).map(|(a, b)| a - b);
+    running.stop();
+
+    t.latencies_ms.sort_by(f64::total_cmp);
+    let quantile = |q: f64| -> f64 {
+        if t.latencies_ms.is_empty() {
+            return 0.0;
+        }
+        let i = ((t.latencies_ms.len() as f64 * q).ceil() as usize).clamp(1, t.latencies_ms.len());
+        t.latencies_ms[i - 1]
+    };
+    // The service's own cost per job: what workers did besides evaluating
+    // (loading, parsing, storing), and the CPU of the HTTP threads.
+    let runs = (work.runs - work_before.runs).max(1) as f64;
+    let evaluation_ms = (work.evaluation_seconds - work_before.evaluation_seconds) * 1e3 / runs;
+    let worker_overhead_ms =
+        (work.busy_seconds - work_before.busy_seconds) * 1e3 / runs - evaluation_ms;
+    let http_ms = http.map(|s| s * 1e3 / (t.completed.max(1) as f64));
+    let overhead_ratio = http_ms.map(|h| (worker_overhead_ms + h) / evaluation_ms);
+    let report = serde_json::json!({
+        "cpu": triskel::kernels::cpu_model(),
+        "workload": "router.match_decision",
+        "clients": clients,
+        "workers": workers,
+        "seconds": elapsed,
+        "throughput_jobs_per_s": t.completed as f64 / elapsed,
+        "p50_ms": quantile(0.50),
+        "p99_ms": quantile(0.99),
+        "submitted": t.submitted,
+        "completed": t.completed,
+        "failed": t.failed,
+        "lost": t.lost,
+        "evaluation_ms_per_job": evaluation_ms,
+        "worker_overhead_ms_per_job": worker_overhead_ms,
+        "http_cpu_ms_per_job": http_ms,
+        "overhead_ratio": overhead_ratio,
+        "rss_mib_after_warmup": warm_rss,
+        "rss_mib_end": end_rss,
+    });
+    if json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!(
+            "triskel serve, {clients} clients, {workers} workers, {elapsed:.1} s: {:.2} jobs/s, \
+             p50 {:.0} ms, p99 {:.0} ms; {} submitted, {} completed, {} failed, {} lost; \
+             per job {evaluation_ms:.1} ms evaluating, {worker_overhead_ms:.1} ms of worker \
+             overhead, {} ms of HTTP CPU",
+            report["throughput_jobs_per_s"].as_f64().unwrap_or(0.0),
+            quantile(0.50),
+            quantile(0.99),
+            t.submitted,
+            t.completed,
+            t.failed,
+            t.lost,
+            http_ms.map_or("unknown".into(), |h| format!("{h:.1}")),
+        );
+    }
+    if t.failed > 0 || t.lost > 0 {
+        return Err(format!("{} jobs failed and {} were lost", t.failed, t.lost).into());
+    }
+    Ok(())
+}
+
+/// What every client thread shares.
+struct Load<'a> {
+    url: &'a str,
+    token: &'a str,
+    client: &'a Client,
+    server: &'a triskel::attest::PublicIdentity,
+    demo: &'a programs::Demo,
+}
+
+/// Runs a client thread per encryption in `sent`, each submitting jobs one
+/// after the other for `seconds`; what they saw, and the resident set after
+/// a fifth of the time (the warm-up).
+fn drive(load: &Load, sent: &[triskel::EncryptedInputs], seconds: f64) -> (Tally, Option<f64>) {
+    let tally = Mutex::new(Tally::default());
+    let deadline = Instant::now() + Duration::from_secs_f64(seconds.max(0.0));
     let warm_rss = Mutex::new(None);
     std::thread::scope(|s| {
-        // The resident set after a fifth of the time, the warm-up.
         s.spawn(|| {
             std::thread::sleep(Duration::from_secs_f64(seconds.max(0.0) / 5.0));
             *warm_rss.lock().unwrap_or_else(|p| p.into_inner()) = rss_mib();
         });
-        for inputs in &sent {
-            let (tally, client, server, demo) = (&tally, &client, &server, &demo);
-            let (url, token) = (url.clone(), token.clone());
+        for inputs in sent {
+            let tally = &tally;
             s.spawn(move || {
-                let Ok(remote) = Remote::new(&url, Some(token)) else {
+                let Ok(remote) = Remote::new(load.url, Some(load.token.to_string())) else {
                     return;
                 };
                 while Instant::now() < deadline {
-                    let outcome = one_job(&remote, client, server, demo, inputs);
+                    let outcome = one_job(&remote, load, inputs);
                     let mut t = tally.lock().unwrap_or_else(|p| p.into_inner());
                     match outcome {
                         Outcome::Busy => {}
@@ -113,54 +199,37 @@ fn load(
             });
         }
     });
-    let elapsed = start.elapsed().as_secs_f64();
-    let end_rss = rss_mib();
-    running.stop();
+    let tally = tally.into_inner().unwrap_or_else(|p| p.into_inner());
+    (
+        tally,
+        warm_rss.into_inner().unwrap_or_else(|p| p.into_inner()),
+    )
+}
 
-    let mut t = tally.into_inner().unwrap_or_else(|p| p.into_inner());
-    t.latencies_ms.sort_by(f64::total_cmp);
-    let quantile = |q: f64| -> f64 {
-        if t.latencies_ms.is_empty() {
-            return 0.0;
+/// CPU seconds (user and system) used so far by the server's HTTP threads
+/// (tokio's workers and blocking pool, named `triskel-http`); Linux only.
+fn http_cpu_seconds() -> Option<f64> {
+    // The kernel's clock tick for these fields is 100 Hz on Linux.
+    const TICKS_PER_SECOND: f64 = 100.0;
+    let mut ticks = 0u64;
+    for task in std::fs::read_dir("/proc/self/task").ok()?.flatten() {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if comm.trim_end() != "triskel-http" {
+            continue;
         }
-        let i = ((t.latencies_ms.len() as f64 * q).ceil() as usize).clamp(1, t.latencies_ms.len());
-        t.latencies_ms[i - 1]
-    };
-    let report = serde_json::json!({
-        "cpu": triskel::kernels::cpu_model(),
-        "workload": "router.match_decision",
-        "clients": clients,
-        "workers": workers,
-        "seconds": elapsed,
-        "throughput_jobs_per_s": t.completed as f64 / elapsed,
-        "p50_ms": quantile(0.50),
-        "p99_ms": quantile(0.99),
-        "submitted": t.submitted,
-        "completed": t.completed,
-        "failed": t.failed,
-        "lost": t.lost,
-        "rss_mib_after_warmup": warm_rss.into_inner().unwrap_or_else(|p| p.into_inner()),
-        "rss_mib_end": end_rss,
-    });
-    if json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
-    } else {
-        println!(
-            "triskel serve, {clients} clients, {workers} workers, {elapsed:.1} s: {:.2} jobs/s, \
-             p50 {:.0} ms, p99 {:.0} ms; {} submitted, {} completed, {} failed, {} lost",
-            report["throughput_jobs_per_s"].as_f64().unwrap_or(0.0),
-            quantile(0.50),
-            quantile(0.99),
-            t.submitted,
-            t.completed,
-            t.failed,
-            t.lost
-        );
+        let stat = std::fs::read_to_string(task.path().join("stat")).unwrap_or_default();
+        // After the parenthesized name: state is field 3, utime 14, stime 15.
+        let fields: Vec<&str> = stat
+            .rsplit_once(')')
+            .map_or(Vec::new(), |(_, rest)| rest.split_whitespace().collect());
+        for i in [11, 12] {
+            ticks += fields
+                .get(i)
+                .and_then(|f| f.parse::<u64>().ok())
+                .unwrap_or(0);
+        }
     }
-    if t.failed > 0 || t.lost > 0 {
-        return Err(format!("{} jobs failed and {} were lost", t.failed, t.lost).into());
-    }
-    Ok(())
+    Some(ticks as f64 / TICKS_PER_SECOND)
 }
 
 /// This process's resident set (the server and the clients), MiB; Linux only.
@@ -191,13 +260,8 @@ enum Outcome {
     Refused,
 }
 
-fn one_job(
-    remote: &Remote,
-    client: &Client,
-    server: &triskel::attest::PublicIdentity,
-    demo: &programs::Demo,
-    inputs: &triskel::EncryptedInputs,
-) -> Outcome {
+fn one_job(remote: &Remote, load: &Load, inputs: &triskel::EncryptedInputs) -> Outcome {
+    let (client, server, demo) = (load.client, load.server, load.demo);
     let job = match remote.submit(&demo.program, inputs, None) {
         Ok(job) => job,
         Err(RemoteError::Api { status: 429, .. }) => return Outcome::Busy,

@@ -48,6 +48,10 @@ pub struct ServeArgs {
     /// Bytes of deserialized evaluation keys kept in memory.
     #[arg(long, default_value_t = 2 << 30)]
     key_cache_bytes: u64,
+    /// A client silent for longer (before its first bytes, within its
+    /// headers or its body) is dropped.
+    #[arg(long, default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..))]
+    idle_timeout_seconds: u64,
 }
 
 #[derive(Subcommand, Debug)]
@@ -172,6 +176,7 @@ pub fn serve(args: ServeArgs) -> CliResult {
     config.queue_capacity = args.queue;
     config.job_timeout = Duration::from_secs(args.job_timeout_seconds);
     config.key_cache_bytes = args.key_cache_bytes;
+    config.idle_timeout = Duration::from_secs(args.idle_timeout_seconds);
     let workers = config.workers;
     let running = triskel_serve::start(config)?;
     // The first line is what scripts read the address from.

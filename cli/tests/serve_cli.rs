@@ -327,6 +327,13 @@ fn the_service_load_test_reports_its_figures() {
         (v["clients"].as_u64(), v["workers"].as_u64()),
         (Some(2), Some(1))
     );
+    // The evaluation is within the latency; the workers' own overhead and
+    // the HTTP threads' CPU are measured.
+    let evaluation = v["evaluation_ms_per_job"].as_f64().unwrap();
+    assert!(0.0 < evaluation && evaluation <= p99, "{v}");
+    assert!(v["worker_overhead_ms_per_job"].as_f64().unwrap() >= 0.0, "{v}");
+    assert!(v["http_cpu_ms_per_job"].as_f64().unwrap() >= 0.0, "{v}");
+    assert!(v["overhead_ratio"].as_f64().unwrap() >= 0.0, "{v}");
 }
 
 #[test]

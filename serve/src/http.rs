@@ -6,6 +6,7 @@
 //! pool. Every error is a JSON object ([`ApiError`]).
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::PathRejection;
@@ -14,7 +15,7 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use http_body_util::{BodyExt, LengthLimitError, Limited};
+use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use triskel::attest::hex;
 use triskel::{EncryptedInputs, EvaluationKeys, PlanChoice, Program};
@@ -103,55 +104,123 @@ async fn tenant(core: &Arc<Core>, headers: &HeaderMap) -> ApiResult<Tenant> {
         .ok_or_else(|| unauthorized("unknown or revoked token"))
 }
 
-/// The body of a request of media type `media`, within `tenant`'s quota.
-async fn read_body(
-    core: &Core,
-    tenant: &Tenant,
+/// The most bytes of a refused request's body read and dropped (see
+/// [`drain`]).
+const MAX_DRAIN_BYTES: u64 = 64 << 20;
+
+/// The tenant of a request and its body of media type `media`, within the
+/// tenant's quota. A request refused before its body is read has the body
+/// drained first, so that a client still sending it reads the refusal.
+async fn tenant_and_body(
+    core: &Arc<Core>,
     headers: &HeaderMap,
     body: Body,
     media: &str,
-) -> ApiResult<Bytes> {
-    let given = headers
-        .get(header::CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .map(|v| v.split(';').next().unwrap_or("").trim());
-    if !given.is_some_and(|g| g.eq_ignore_ascii_case(media)) {
-        return Err(ApiError::new(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            "unsupported_media_type",
-            format!("the body must be of type {media}"),
-        ));
-    }
-    let limit = tenant.quotas.max_request_bytes.min(core.max_request_bytes);
-    let too_large = || {
-        ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "too_large",
-            format!("the body is larger than the limit of {limit} bytes"),
-        )
-    };
+) -> ApiResult<(Tenant, Bytes)> {
     let declared = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > limit) {
-        return Err(too_large());
-    }
-    let bytes = match Limited::new(body, usize::try_from(limit).unwrap_or(usize::MAX))
-        .collect()
-        .await
-    {
-        Ok(c) => c.to_bytes(),
-        Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => return Err(too_large()),
-        Err(_) => {
-            return Err(ApiError::bad_request(
-                "incomplete_body",
-                "the body ended before it was whole",
-            ))
+    let checked = async {
+        let tenant = tenant(core, headers).await?;
+        let given = headers
+            .get(header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(|v| v.split(';').next().unwrap_or("").trim());
+        if !given.is_some_and(|g| g.eq_ignore_ascii_case(media)) {
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                format!("the body must be of type {media}"),
+            ));
+        }
+        let limit = tenant.quotas.max_request_bytes.min(core.max_request_bytes);
+        if declared.is_some_and(|n| n > limit) {
+            return Err(too_large(limit));
+        }
+        Ok((tenant, limit))
+    };
+    let (tenant, limit) = match checked.await {
+        Ok(t) => t,
+        Err(e) => {
+            drain(body, declared, core.idle_timeout).await;
+            return Err(e);
         }
     };
+    let bytes = collect(body, limit, core.idle_timeout).await?;
     Metrics::add(&core.metrics.bytes_in, bytes.len() as u64);
-    Ok(bytes)
+    Ok((tenant, bytes))
+}
+
+fn too_large(limit: u64) -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "too_large",
+        format!("the body is larger than the limit of {limit} bytes"),
+    )
+}
+
+/// The next piece of `body`'s data; `None` at its end. A client silent for
+/// `idle` is given up on (408).
+async fn next_data(body: &mut Body, idle: Duration) -> ApiResult<Option<Bytes>> {
+    loop {
+        let frame = tokio::time::timeout(idle, body.frame())
+            .await
+            .map_err(|_| {
+                ApiError::new(
+                    StatusCode::REQUEST_TIMEOUT,
+                    "request_timeout",
+                    format!("the body stalled for {} s", idle.as_secs()),
+                )
+            })?;
+        match frame {
+            None => return Ok(None),
+            Some(Err(_)) => {
+                return Err(ApiError::bad_request(
+                    "incomplete_body",
+                    "the body ended before it was whole",
+                ))
+            }
+            // Trailers carry no data.
+            Some(Ok(f)) => {
+                if let Ok(data) = f.into_data() {
+                    return Ok(Some(data));
+                }
+            }
+        }
+    }
+}
+
+/// The whole of `body`, at most `limit` bytes. A longer body is drained
+/// before the 413, as [`drain`] does.
+async fn collect(mut body: Body, limit: u64, idle: Duration) -> ApiResult<Bytes> {
+    let mut bytes = Vec::new();
+    while let Some(data) = next_data(&mut body, idle).await? {
+        if (bytes.len() + data.len()) as u64 > limit {
+            drain(body, None, idle).await;
+            return Err(too_large(limit));
+        }
+        bytes.extend_from_slice(&data);
+    }
+    Ok(Bytes::from(bytes))
+}
+
+/// Reads and drops what is left of a refused request's body, at most
+/// [`MAX_DRAIN_BYTES`] (nothing when it declares more). An HTTP/1.1 server
+/// that answers while unread bytes wait makes the client's kernel reset the
+/// connection, and the client sees that instead of the answer. A body too
+/// long to drain gets the answer on a connection that then closes.
+async fn drain(mut body: Body, declared: Option<u64>, idle: Duration) {
+    if declared.is_some_and(|n| n > MAX_DRAIN_BYTES) {
+        return;
+    }
+    let mut left = MAX_DRAIN_BYTES;
+    while let Ok(Some(data)) = next_data(&mut body, idle).await {
+        let Some(l) = left.checked_sub(data.len() as u64) else {
+            return;
+        };
+        left = l;
+    }
 }
 
 fn id_of(path: IdPath) -> ApiResult<String> {
@@ -211,8 +280,7 @@ async fn identity(State(core): Shared) -> Response {
 }
 
 async fn put_keys(State(core): Shared, headers: HeaderMap, body: Body) -> ApiResult<Response> {
-    let tenant = tenant(&core, &headers).await?;
-    let body = read_body(&core, &tenant, &headers, body, KEYS_TYPE).await?;
+    let (tenant, body) = tenant_and_body(&core, &headers, body, KEYS_TYPE).await?;
     let c = core.clone();
     let (id, created) = blocking(move || {
         // The same bundle again: its bytes are the stored blob's.
@@ -265,7 +333,7 @@ async fn delete_keys(State(core): Shared, headers: HeaderMap, path: IdPath) -> A
 }
 
 async fn post_job(State(core): Shared, headers: HeaderMap, body: Body) -> ApiResult<Response> {
-    let tenant = tenant(&core, &headers).await?;
+    let (tenant, body) = tenant_and_body(&core, &headers, body, JOB_TYPE).await?;
     let idempotency_key = match headers.get("idempotency-key") {
         None => None,
         Some(v) => {
@@ -282,7 +350,6 @@ async fn post_job(State(core): Shared, headers: HeaderMap, body: Body) -> ApiRes
             Some(key.to_string())
         }
     };
-    let body = read_body(&core, &tenant, &headers, body, JOB_TYPE).await?;
     let c = core.clone();
     let (job, created) = blocking(move || {
         let req =
@@ -389,40 +456,58 @@ const HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10
 /// connection is closed).
 const PLAIN_TO_TLS: &[u8] = b"HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: 93\r\n\r\n{\"error\":{\"code\":\"tls_required\",\"message\":\"this port serves HTTPS only: connect with https\"}}";
 
+/// The most connections served at once; more wait in the listen backlog.
+const MAX_CONNECTIONS: usize = 1024;
+
 /// Serves `app` on `listener` (HTTP/1.1 and HTTP/2 on each connection;
 /// inside TLS when `tls` is given, with ALPN) until `shutdown` resolves,
-/// then lets open connections end.
+/// then lets open connections end. A connection whose client stays silent
+/// for `idle` (before its first bytes, within a request's headers, between
+/// HTTP/2 pings) is closed, so that idle clients cannot use up the
+/// connections.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     app: Router,
     tls: Option<tokio_rustls::TlsAcceptor>,
+    idle: Duration,
     shutdown: tokio::sync::oneshot::Receiver<()>,
 ) {
-    use hyper_util::rt::{TokioExecutor, TokioIo};
+    use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
     use hyper_util::server::conn::auto;
     use hyper_util::service::TowerToHyperService;
 
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
-    let builder = auto::Builder::new(TokioExecutor::new());
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(idle);
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .keep_alive_interval(idle)
+        .keep_alive_timeout(idle);
+    let slots = Arc::new(tokio::sync::Semaphore::new(MAX_CONNECTIONS));
     tokio::pin!(shutdown);
     loop {
-        let tcp = tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((tcp, _)) => tcp,
-                // Out of file descriptors and the like: try again shortly.
-                Err(_) => {
-                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-                    continue;
-                }
-            },
+        let (tcp, slot) = tokio::select! {
+            accepted = accept(&listener, &slots) => accepted,
             _ = &mut shutdown => break,
         };
         let _ = tcp.set_nodelay(true);
         let service = TowerToHyperService::new(app.clone());
         let (builder, watcher, tls) = (builder.clone(), graceful.watcher(), tls.clone());
         tokio::spawn(async move {
+            let _slot = slot;
             match tls {
                 None => {
+                    let mut first = [0u8; 1];
+                    if !matches!(
+                        tokio::time::timeout(idle, tcp.peek(&mut first)).await,
+                        Ok(Ok(1..))
+                    ) {
+                        return;
+                    }
                     let conn = builder.serve_connection_with_upgrades(TokioIo::new(tcp), service);
                     let _ = watcher.watch(conn).await;
                 }
@@ -441,6 +526,25 @@ pub async fn serve(
     }
     drop(listener);
     graceful.shutdown().await;
+}
+
+/// The next connection, once one of the `slots` is free.
+async fn accept(
+    listener: &tokio::net::TcpListener,
+    slots: &Arc<tokio::sync::Semaphore>,
+) -> (tokio::net::TcpStream, tokio::sync::OwnedSemaphorePermit) {
+    loop {
+        let slot = slots
+            .clone()
+            .acquire_owned()
+            .await
+            .expect("the connection semaphore is never closed");
+        match listener.accept().await {
+            Ok((tcp, _)) => return (tcp, slot),
+            // Out of file descriptors and the like: try again shortly.
+            Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+        }
+    }
 }
 
 /// The TLS handshake on a new connection; a client that speaks plain HTTP

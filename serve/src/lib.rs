@@ -116,12 +116,18 @@ pub struct Config {
     pub key_cache_bytes: u64,
     /// The largest request body taken (a tenant's quota may be lower).
     pub max_request_bytes: u64,
+    /// How long the server waits for a client's next bytes: the first
+    /// bytes of a connection, a request's headers, the next piece of its
+    /// body. A client silent for longer is dropped (its request answered
+    /// 408 where it can still be).
+    pub idle_timeout: Duration,
 }
 
 #[cfg(feature = "service")]
 impl Config {
     /// Defaults: 127.0.0.1 on [`DEFAULT_PORT`], a worker per core, a queue
-    /// of 256, a job timeout of 10 minutes, 2 GiB of cached keys.
+    /// of 256, a job timeout of 10 minutes, 2 GiB of cached keys, and 30 s
+    /// for a silent client.
     pub fn new(store: PathBuf) -> Config {
         Config {
             listen: SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT)),
@@ -132,6 +138,7 @@ impl Config {
             job_timeout: Duration::from_secs(600),
             key_cache_bytes: 2 << 30,
             max_request_bytes: 4 << 30,
+            idle_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -193,15 +200,7 @@ pub fn start(config: Config) -> Result<Running, Box<dyn std::error::Error>> {
         .map_err(|e| format!("{}: {e}", config.listen))?;
     listener.set_nonblocking(true)?;
     let addr = listener.local_addr()?;
-    let core = Arc::new(sched::Core::new(
-        store,
-        server,
-        config.workers,
-        config.queue_capacity,
-        config.job_timeout,
-        config.key_cache_bytes,
-        config.max_request_bytes,
-    )?);
+    let core = Arc::new(sched::Core::new(store, server, &config)?);
     let workers = sched::start_workers(&core, config.workers);
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let app = http::router(core.clone());
@@ -211,10 +210,11 @@ pub fn start(config: Config) -> Result<Running, Box<dyn std::error::Error>> {
         .enable_io()
         .enable_time()
         .build()?;
+    let idle_timeout = config.idle_timeout;
     let http = std::thread::spawn(move || {
         runtime.block_on(async move {
             let listener = tokio::net::TcpListener::from_std(listener)?;
-            http::serve(listener, app, tls, rx).await;
+            http::serve(listener, app, tls, idle_timeout, rx).await;
             Ok(())
         })
     });
@@ -261,6 +261,11 @@ impl Running {
     pub fn url(&self) -> String {
         let scheme = if self.https { "https" } else { "http" };
         format!("{scheme}://{}", self.addr)
+    }
+
+    /// Where the workers' time has gone so far.
+    pub fn worker_time(&self) -> metrics::WorkerTime {
+        self.core.metrics.worker_time()
     }
 
     /// Serves until the process ends.

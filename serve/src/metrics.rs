@@ -18,13 +18,39 @@ pub struct Metrics {
     pub key_cache_misses: AtomicU64,
     /// Runs stopped before their end (the job was cancelled or timed out).
     pub runs_interrupted: AtomicU64,
+    /// Runs that ended (any way).
+    pub runs: AtomicU64,
+    /// Microseconds in `Server::run`, summed over runs.
+    pub evaluation_us: AtomicU64,
+    /// Microseconds workers held jobs (claim to stored result), summed.
+    pub worker_busy_us: AtomicU64,
     /// Cumulative-by-render counts per bucket, then +Inf.
     latency: [AtomicU64; BUCKETS.len() + 1],
     /// Microseconds, summed.
     latency_sum_us: AtomicU64,
 }
 
+/// Where the workers' time went, summed over every run so far.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct WorkerTime {
+    pub runs: u64,
+    /// In `Server::run`: the evaluation itself.
+    pub evaluation_seconds: f64,
+    /// From claiming a job to storing its result: the evaluation plus
+    /// loading, parsing, serializing and the store.
+    pub busy_seconds: f64,
+}
+
 impl Metrics {
+    pub fn worker_time(&self) -> WorkerTime {
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        WorkerTime {
+            runs: get(&self.runs),
+            evaluation_seconds: get(&self.evaluation_us) as f64 / 1e6,
+            busy_seconds: get(&self.worker_busy_us) as f64 / 1e6,
+        }
+    }
+
     pub fn add(counter: &AtomicU64, n: u64) {
         counter.fetch_add(n, Ordering::Relaxed);
     }
@@ -80,6 +106,29 @@ impl Metrics {
                 "triskel_runs_interrupted_total",
                 "Runs stopped before their end: the job was cancelled or timed out.",
                 get(&self.runs_interrupted),
+            ),
+            (
+                "triskel_runs_total",
+                "Runs that ended, however they ended.",
+                get(&self.runs),
+            ),
+        ] {
+            let _ = writeln!(
+                out,
+                "# HELP {name} {help}\n# TYPE {name} counter\n{name} {value}"
+            );
+        }
+        let time = self.worker_time();
+        for (name, help, value) in [
+            (
+                "triskel_evaluation_seconds_total",
+                "Time workers spent in the evaluation itself.",
+                time.evaluation_seconds,
+            ),
+            (
+                "triskel_worker_busy_seconds_total",
+                "Time workers held jobs: the evaluation, loading, parsing and storing.",
+                time.busy_seconds,
             ),
         ] {
             let _ = writeln!(

@@ -21,6 +21,7 @@ use crate::cache::KeyCache;
 use crate::error::{ApiError, ApiResult};
 use crate::metrics::Metrics;
 use crate::store::{now_ms, Job, State, Store};
+use crate::Config;
 
 /// The largest request the limits of the byte formats allow to be loaded.
 pub const MAX_BLOB_BYTES: u64 = 8 << 30;
@@ -35,6 +36,8 @@ pub struct Core {
     pub job_timeout: Duration,
     /// The largest request body taken at all (a tenant's quota may be lower).
     pub max_request_bytes: u64,
+    /// How long a request may pause before the server gives up on it.
+    pub idle_timeout: Duration,
     pool: rayon::ThreadPool,
     /// Raised by every [`Core::notify`].
     wake: (Mutex<u64>, Condvar),
@@ -44,17 +47,9 @@ pub struct Core {
 }
 
 impl Core {
-    pub fn new(
-        store: Store,
-        server: Server,
-        workers: usize,
-        queue_capacity: u64,
-        job_timeout: Duration,
-        key_cache_bytes: u64,
-        max_request_bytes: u64,
-    ) -> ApiResult<Core> {
+    pub fn new(store: Store, server: Server, config: &Config) -> ApiResult<Core> {
         let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(workers.max(1))
+            .num_threads(config.workers.max(1))
             .thread_name(|i| format!("triskel-job-{i}"))
             .build()
             .map_err(|e| ApiError::internal(format!("worker pool: {e}")))?;
@@ -62,10 +57,11 @@ impl Core {
             store,
             server,
             metrics: Metrics::default(),
-            keys: Mutex::new(KeyCache::new(key_cache_bytes)),
-            queue_capacity,
-            job_timeout,
-            max_request_bytes,
+            keys: Mutex::new(KeyCache::new(config.key_cache_bytes)),
+            queue_capacity: config.queue_capacity,
+            job_timeout: config.job_timeout,
+            max_request_bytes: config.max_request_bytes,
+            idle_timeout: config.idle_timeout,
             pool,
             wake: (Mutex::new(0), Condvar::new()),
             running: Mutex::new(HashMap::new()),
@@ -190,6 +186,8 @@ impl Core {
             let latency = now_ms().saturating_sub(job.created_ms) as f64 / 1e3;
             self.metrics.observe_latency(latency);
         }
+        Metrics::add(&self.metrics.runs, 1);
+        Metrics::add(&self.metrics.worker_busy_us, micros(start.elapsed()));
     }
 
     /// The outputs' bytes of a job, or the reason it failed.
@@ -213,15 +211,19 @@ impl Core {
         let keys = self
             .evaluation_keys(&key_set.id, &key_set.blob)
             .map_err(|e| e.message)?;
-        let outputs = self
-            .pool
-            .install(|| {
-                self.server
-                    .run_cancellable(&program, keys.choice(), &keys, &inputs, cancel)
-            })
-            .map_err(|e| e.to_string())?;
+        let evaluation = Instant::now();
+        let outputs = self.pool.install(|| {
+            self.server
+                .run_cancellable(&program, keys.choice(), &keys, &inputs, cancel)
+        });
+        Metrics::add(&self.metrics.evaluation_us, micros(evaluation.elapsed()));
+        let outputs = outputs.map_err(|e| e.to_string())?;
         Ok(outputs.to_bytes())
     }
+}
+
+fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
 }
 
 fn timed_out(limit: Duration) -> String {

@@ -13,7 +13,8 @@ use triskel_serve::remote::{self, Remote, RemoteError};
 use triskel_serve::{Quotas, JOB_TYPE, KEYS_TYPE};
 
 /// One raw HTTP/1.1 request; the status (0 when the server closed the
-/// connection without an answer) and the body.
+/// connection without an answer) and the body. A server that neither
+/// answers nor closes within a minute fails the test.
 fn raw(url: &str, request: &[u8]) -> (u16, String) {
     send(url, request, false)
 }
@@ -22,12 +23,17 @@ fn raw(url: &str, request: &[u8]) -> (u16, String) {
 fn send(url: &str, request: &[u8], close: bool) -> (u16, String) {
     let addr = url.trim_start_matches("http://");
     let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
     s.write_all(request).unwrap();
     if close {
         s.shutdown(std::net::Shutdown::Write).unwrap();
     }
     let mut out = Vec::new();
-    let _ = s.read_to_end(&mut out);
+    // A reset after an answer is fine; silence is not.
+    if let Err(e) = s.read_to_end(&mut out) {
+        use std::io::ErrorKind::{TimedOut, WouldBlock};
+        assert!(!matches!(e.kind(), TimedOut | WouldBlock), "no answer: {e}");
+    }
     let text = String::from_utf8_lossy(&out).into_owned();
     let status = text
         .split(' ')
@@ -129,6 +135,17 @@ fn a_job_runs_end_to_end_and_verifies() {
         metrics.contains("triskel_job_latency_seconds_count 1"),
         "{metrics}"
     );
+    assert!(metrics.contains("triskel_runs_total 1"), "{metrics}");
+    let seconds = |name: &str| -> f64 {
+        let line = metrics.lines().find(|l| l.starts_with(name));
+        line.and_then(|l| l.split(' ').nth(1)?.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in {metrics}"))
+    };
+    let evaluation = seconds("triskel_evaluation_seconds_total ");
+    let busy = seconds("triskel_worker_busy_seconds_total ");
+    assert!(0.0 < evaluation && evaluation <= busy, "{metrics}");
+    let running = service.running.as_ref().unwrap();
+    assert_eq!(running.worker_time().runs, 1);
     let (status, doc) = raw(
         &service.url(),
         &request("GET", "/v1/openapi.json", "", "", b""),
@@ -687,4 +704,58 @@ fn an_unwritable_store_refuses_new_work_and_serves_reads() {
     let other_sent = other.encrypt(&inputs()).unwrap();
     upload_keys(&remote, &mut other);
     run_to_done(&remote, &p, &other_sent);
+}
+
+#[test]
+fn a_client_still_uploading_reads_an_early_refusal() {
+    let small = Quotas {
+        max_request_bytes: 1 << 20,
+        ..Quotas::default()
+    };
+    let service = Service::start("early", &[("alice", Some(small))], |_| {});
+    let big = vec![0u8; 48 << 20];
+    for http2 in [false, true] {
+        let how = remote::Transport {
+            http2,
+            ..remote::Transport::default()
+        };
+        let stranger =
+            Remote::with_transport(&service.url(), Some("tsk_bad".into()), &how).unwrap();
+        let (status, _) = api_error(stranger.put_keys(&big).unwrap_err());
+        assert_eq!(status, 401, "http2 {http2}");
+        let alice =
+            Remote::with_transport(&service.url(), Some(service.tokens[0].clone()), &how).unwrap();
+        assert_eq!(
+            api_error(alice.put_keys(&big).unwrap_err()),
+            (413, "too_large".into()),
+            "http2 {http2}"
+        );
+        // The connection the refusals came on still serves.
+        assert!(alice.identity().is_ok());
+    }
+}
+
+#[test]
+fn silent_and_stalled_clients_are_dropped() {
+    let service = Service::start("idle", &[("alice", None)], |c| {
+        c.idle_timeout = Duration::from_secs(1)
+    });
+    let url = service.url();
+    let token = &service.tokens[0];
+    // No bytes at all, and headers that never end: closed without a word.
+    assert_eq!(raw(&url, b""), (0, String::new()));
+    assert_eq!(
+        raw(&url, b"GET /healthz HTTP/1.1\r\nHost: x\r\n"),
+        (0, String::new())
+    );
+    // A body that stops halfway: 408 with a JSON error.
+    let head = format!(
+        "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Type: {JOB_TYPE}\r\nContent-Length: 1000000\r\n\r\n"
+    );
+    let mut stalled = head.into_bytes();
+    stalled.extend_from_slice(&[0; 1000]);
+    let (status, body) = raw(&url, &stalled);
+    assert_json_error(status, &body, 408, "request_timeout");
+    // And the server serves on.
+    assert!(service.remote(0).identity().is_ok());
 }
