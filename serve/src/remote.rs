@@ -194,8 +194,13 @@ impl Remote {
             .enable_time()
             .build()
             .map_err(transport)?;
+        // Idle connections are let go before a server at its default
+        // idle timeout (30 s) closes them, so that a request never races
+        // that close.
         let http = HttpClient::builder(TokioExecutor::new())
             .http2_only(how.http2)
+            .pool_timer(hyper_util::rt::TokioTimer::new())
+            .pool_idle_timeout(Duration::from_secs(15))
             .build(connector);
         Ok(Remote {
             base,

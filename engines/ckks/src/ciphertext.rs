@@ -31,7 +31,8 @@ use triskel_ring::{Addend, KeyId, LazyRlwe, LweCiphertext, Poly, Seed};
 use crate::context::CkksContext;
 use crate::error::{Error, Result};
 use crate::keys::{
-    check_same_context, conjugation_element, rotation_element, GaloisKeys, RelinKey,
+    check_ciphertext, check_same_context, conjugation_element, encrypt_zero, rotation_element,
+    GaloisKeys, PublicKey, RelinKey,
 };
 use crate::noise::{
     digit_error, key_switch_error, lazy_finish_error, lazy_switch_error, rounding_error, Noise,
@@ -253,6 +254,16 @@ impl Ciphertext {
         let noise = (a.noise + b.noise).plus_error(drift);
         let polys = std::mem::take(&mut a.rlwe.polys);
         a.derived(polys, a.level, a.scale, noise)
+    }
+
+    /// This ciphertext plus a fresh public-key encryption of zero at its
+    /// level and scale: the same message under new randomness, so that the
+    /// ciphertext no longer shows the randomness of the computation that
+    /// made it (its error grows by a fresh encryption's; this is not a
+    /// flood, which would also hide the error's size).
+    pub fn rerandomize(&self, pk: &PublicKey) -> Result<Ciphertext> {
+        check_ciphertext(pk.context(), pk.id(), self)?;
+        self.add(&encrypt_zero(pk, self.level, self.scale)?)
     }
 
     /// self + other (levels and scales matched automatically).

@@ -13,13 +13,15 @@ use std::sync::Arc;
 
 pub(crate) use triskel_ring::rlwe::check_same_context;
 use triskel_ring::rlwe::{self, check_encrypted, Scheme};
-use triskel_ring::{power_of_two_steps, KeyId, LweSecretKey, Poly, Prng, RlweSecret};
+use triskel_ring::{
+    power_of_two_steps, KeyId, LweSecretKey, Poly, Prng, Representation, RlweSecret,
+};
 use zeroize::Zeroizing;
 
 use crate::ciphertext::Ciphertext;
 use crate::context::CkksContext;
 use crate::error::Result;
-use crate::noise::{public_key_error, symmetric_error};
+use crate::noise::{public_key_error, symmetric_error, Noise};
 use crate::plaintext::Plaintext;
 
 /// The secret key s (uniform ternary). Zeroized on drop; never printed.
@@ -184,24 +186,38 @@ impl SecretKey {
 /// divided by P: c = (round((b u + e0) / P) + m, round((a u + e1) / P)),
 /// whose error is the rounding r0 + r1 s instead of e0 + e u + e1 s.
 pub(crate) fn encrypt_public(pk: &PublicKey, pt: &Plaintext) -> Result<Ciphertext> {
+    check_same_context(pk.context(), &pt.ctx)?;
+    encrypt_body(pk, pt.poly.clone(), pt.level, pt.scale, pt.noise)
+}
+
+/// A public-key encryption of zero at `level` and `scale` (no encoding:
+/// the body is the zero polynomial).
+pub(crate) fn encrypt_zero(pk: &PublicKey, level: usize, scale: f64) -> Result<Ciphertext> {
+    let basis = &pk.context().level(level)?.basis;
+    let zero = Poly::zero(basis, Representation::Ntt);
+    encrypt_body(pk, zero, level, scale, Noise::new(0.0, 0.0))
+}
+
+fn encrypt_body(
+    pk: &PublicKey,
+    body: Poly,
+    level: usize,
+    scale: f64,
+    noise: Noise,
+) -> Result<Ciphertext> {
     let ctx = pk.context();
-    check_same_context(ctx, &pt.ctx)?;
-    let polys = pk.key().encrypt_mod_qp(
-        pt.poly.clone(),
-        ctx.key_switch(),
-        ctx.noise(),
-        &mut Prng::from_os()?,
-    )?;
-    let noise = pt
-        .noise
+    let polys =
+        pk.key()
+            .encrypt_mod_qp(body, ctx.key_switch(), ctx.noise(), &mut Prng::from_os()?)?;
+    let noise = noise
         .plus_error(public_key_error(ctx))
-        .check(pt.scale, ctx.level(pt.level)?.log2_q)?;
+        .check(scale, ctx.level(level)?.log2_q)?;
     Ok(Ciphertext::new(
         ctx,
         pk.id(),
         polys.into(),
-        pt.level,
-        pt.scale,
+        level,
+        scale,
         noise,
         None,
     ))

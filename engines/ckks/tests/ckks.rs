@@ -113,6 +113,30 @@ fn encrypt_decrypt_public_and_symmetric() {
 }
 
 #[test]
+fn rerandomized_ciphertexts_keep_the_message_under_new_randomness() {
+    let f = fixture();
+    let v = values(7, f.ctx.slots());
+    let ct = encrypt(f, &v)
+        .mul_plain(&Plaintext::from_real(&f.ctx, &v).unwrap())
+        .unwrap();
+    let ct = ct.rescale().unwrap();
+    let want: Vec<f64> = v.iter().map(|x| x * x).collect();
+    let fresh = ct.rerandomize(&f.pk).unwrap();
+    assert_eq!((fresh.level(), fresh.scale()), (ct.level(), ct.scale()));
+    assert!(fresh.polys()[1] != ct.polys()[1], "no new randomness");
+    let (before, after) = (
+        max_err(&f.sk.decrypt_real(&ct).unwrap(), &want),
+        max_err(&f.sk.decrypt_real(&fresh).unwrap(), &want),
+    );
+    // A fresh public-key encryption's error (about 7e-9) on top.
+    assert!(after < before + 3e-8, "error {before} -> {after}");
+    assert!(fresh.noise_estimate_log2() > ct.noise_estimate_log2());
+    // Under another key: refused.
+    let other = SecretKey::generate(&f.ctx).unwrap().public_key().unwrap();
+    assert!(ct.rerandomize(&other).is_err());
+}
+
+#[test]
 fn additive_and_plaintext_operations() {
     let f = fixture();
     let (a, b) = (values(1, 64), values(2, 64));

@@ -151,14 +151,7 @@ impl Evaluator<'_> {
             }
             ReleaseMask::Folded | ReleaseMask::None => c.clone(),
         };
-        let zero = CkksPlaintext::encode_real(
-            &keys.ctx,
-            &[0.0],
-            masked.level(),
-            masked.scale(),
-            f64::MIN_POSITIVE,
-        )?;
-        let fresh = masked.add(&keys.pk.encrypt(&zero)?)?;
+        let fresh = masked.rerandomize(&keys.pk)?;
         if plan.packing[i].coefficients {
             let lwes = fresh.sample_extract(&(0..len).collect::<Vec<_>>())?;
             return Ok(Released::CkksExtracted(lwes, fresh.scale()));
