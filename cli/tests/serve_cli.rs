@@ -331,7 +331,10 @@ fn the_service_load_test_reports_its_figures() {
     // the HTTP threads' CPU are measured.
     let evaluation = v["evaluation_ms_per_job"].as_f64().unwrap();
     assert!(0.0 < evaluation && evaluation <= p99, "{v}");
-    assert!(v["worker_overhead_ms_per_job"].as_f64().unwrap() >= 0.0, "{v}");
+    assert!(
+        v["worker_overhead_ms_per_job"].as_f64().unwrap() >= 0.0,
+        "{v}"
+    );
     assert!(v["http_cpu_ms_per_job"].as_f64().unwrap() >= 0.0, "{v}");
     assert!(v["overhead_ratio"].as_f64().unwrap() >= 0.0, "{v}");
 }
