@@ -66,6 +66,23 @@ pub enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// How each workload scales: throughput of K copies side by side
+    /// against one, the latency of one run spread over K threads, and the
+    /// resident set a copy adds (interleaved rounds, medians).
+    Scaling {
+        /// Only the workload with this name.
+        #[arg(long)]
+        only: Option<String>,
+        /// The thread counts K to compare with one thread.
+        #[arg(long, value_delimiter = ',', default_value = "2")]
+        threads: Vec<usize>,
+        /// Interleaved rounds (each runs every thread count once).
+        #[arg(long, default_value_t = 3)]
+        rounds: usize,
+        /// Print one JSON object.
+        #[arg(long)]
+        json: bool,
+    },
     /// End-to-end workloads with per-stage medians and a correctness check.
     Workloads {
         /// Only the workload with this name.
@@ -102,6 +119,12 @@ pub fn run(cmd: BenchCommand) -> CliResult {
             threads,
             spread,
         } => workloads::bench(only.as_deref(), json, threads, spread),
+        BenchCommand::Scaling {
+            only,
+            threads,
+            rounds,
+            json,
+        } => crate::scaling::bench(only.as_deref(), &threads, rounds, json),
         BenchCommand::Engines { json, csv, full } => crate::bench_engines::run(json, csv, full),
         BenchCommand::Split { rounds, json } => crate::split::bench(rounds, json),
         BenchCommand::Service {
@@ -130,6 +153,19 @@ struct KernelResult {
     median_ns: f64,
     /// Only for the transforms: median / ((n/2) log2 n).
     ns_per_butterfly: Option<f64>,
+}
+
+/// A `/proc/self/status` field counted in kB (`VmRSS`, `VmHWM`); Linux only.
+pub fn status_kb(field: &str) -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()
 }
 
 /// A deterministic, well-spread vector of residues (benchmark data only).

@@ -234,16 +234,7 @@ fn http_cpu_seconds() -> Option<f64> {
 
 /// This process's resident set (the server and the clients), MiB; Linux only.
 fn rss_mib() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let kib: f64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))?
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    Some(kib / 1024.0)
+    crate::bench::status_kb("VmRSS").map(|kb| kb / 1024.0)
 }
 
 enum Outcome {

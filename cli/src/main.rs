@@ -16,6 +16,7 @@ mod party;
 mod programs;
 mod ring_workloads;
 mod router_demo;
+mod scaling;
 mod serve;
 mod split;
 mod tfhe_workloads;

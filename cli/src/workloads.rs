@@ -254,25 +254,9 @@ pub fn on_request() -> Vec<Workload> {
     }]
 }
 
-pub fn bench(only: Option<&str>, json: bool, threads: usize, spread: bool) -> CliResult {
-    if threads == 0 {
-        return Err("--threads must be at least 1".into());
-    }
-    // K concurrent runs each hold their own keys (up to hundreds of MB), and far more
-    // threads than CPUs measure only the scheduler.
-    let most = 4 * std::thread::available_parallelism().map_or(1, |n| n.get());
-    if threads > most {
-        return Err(format!("--threads {threads}: at most {most} here (4 per CPU)").into());
-    }
-    if spread && threads == 1 {
-        return Err("--spread spreads one run over --threads K: give K > 1".into());
-    }
-    if threads > 1 && std::env::var("TRISKEL_BENCH_CLOCK").is_ok_and(|v| v == "cpu") {
-        // The process's CPU clock counts every thread's work in each stage.
-        return Err(
-            "TRISKEL_BENCH_CLOCK=cpu counts the CPU time of every thread: use --threads 1".into(),
-        );
-    }
+/// The workloads `only` names (default: [`all`]), or an error listing the
+/// known names.
+pub fn select(only: Option<&str>) -> Result<Vec<Workload>, Box<dyn std::error::Error>> {
     let mut selected = all();
     if let Some(name) = only {
         selected.extend(on_request());
@@ -284,27 +268,60 @@ pub fn bench(only: Option<&str>, json: bool, threads: usize, spread: bool) -> Cl
             );
         }
     }
-    // One thread per workload run: the ring layer would otherwise spread
-    // RNS limbs over every core. With K threads, K runs go side by side
-    // (parallelism across ciphertexts), or with --spread one run uses them
-    // all (parallelism inside one operation).
-    rayon::ThreadPoolBuilder::new()
+    Ok(selected)
+}
+
+/// An error unless K = `threads` copies or threads can be measured here.
+pub fn check_threads(threads: usize) -> CliResult {
+    if threads == 0 {
+        return Err("--threads must be at least 1".into());
+    }
+    // K concurrent runs each hold their own keys (up to hundreds of MB), and far more
+    // threads than CPUs measure only the scheduler.
+    let most = 4 * std::thread::available_parallelism().map_or(1, |n| n.get());
+    if threads > most {
+        return Err(format!("--threads {threads}: at most {most} here (4 per CPU)").into());
+    }
+    if threads > 1 && std::env::var("TRISKEL_BENCH_CLOCK").is_ok_and(|v| v == "cpu") {
+        // The process's CPU clock counts every thread's work in each stage.
+        return Err(
+            "TRISKEL_BENCH_CLOCK=cpu counts the CPU time of every thread: use --threads 1".into(),
+        );
+    }
+    Ok(())
+}
+
+/// A pool of `threads` for the runs: the ring layer would otherwise spread
+/// RNS limbs over every core. With K threads, K runs go side by side
+/// (parallelism across ciphertexts), or one run uses them all (parallelism
+/// inside one operation).
+pub fn pool(threads: usize) -> Result<rayon::ThreadPool, Box<dyn std::error::Error>> {
+    Ok(rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
-        .build_global()?;
+        .build()?)
+}
+
+pub fn bench(only: Option<&str>, json: bool, threads: usize, spread: bool) -> CliResult {
+    check_threads(threads)?;
+    if spread && threads == 1 {
+        return Err("--spread spreads one run over --threads K: give K > 1".into());
+    }
+    let selected = select(only)?;
+    let pool = pool(threads)?;
     let workloads = selected
         .iter()
         .map(|w| {
             if threads == 1 || spread {
-                (w.run)()
+                Ok(run_on(&pool, w)?)
             } else {
-                concurrent(w, threads)
+                copies(w, threads, &pool)
             }
         })
         .collect::<Result<Vec<_>, _>>()?;
     let report = Report {
         cpu: triskel::kernels::cpu_model(),
         // The pool the runs used, as built (not the argument).
-        threads: rayon::current_num_threads(),
+        threads: pool.current_num_threads(),
         parallelism: match (threads, spread) {
             (1, _) => None,
             (_, true) => Some("spread"),
@@ -326,13 +343,21 @@ pub fn bench(only: Option<&str>, json: bool, threads: usize, spread: bool) -> Cl
     Ok(())
 }
 
-/// `threads` runs of a workload at the same time: the first thread's report
-/// (medians under load), every thread's check, and the throughput.
-fn concurrent(w: &Workload, threads: usize) -> Result<WorkloadReport, Box<dyn std::error::Error>> {
+/// One run of `w`, its inner parallel work on `pool`.
+pub fn run_on(pool: &rayon::ThreadPool, w: &Workload) -> Result<WorkloadReport, String> {
+    pool.install(|| (w.run)().map_err(|e| format!("{}: {e}", w.name)))
+}
+
+/// `threads` runs of a workload at the same time, their inner parallel
+/// work on `pool`: the first thread's report (medians under load), every
+/// thread's check, and the throughput.
+pub fn copies(
+    w: &Workload,
+    threads: usize,
+    pool: &rayon::ThreadPool,
+) -> Result<WorkloadReport, Box<dyn std::error::Error>> {
     let reports: Vec<Result<WorkloadReport, String>> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..threads)
-            .map(|_| s.spawn(|| (w.run)().map_err(|e| e.to_string())))
-            .collect();
+        let handles: Vec<_> = (0..threads).map(|_| s.spawn(|| run_on(pool, w))).collect();
         handles
             .into_iter()
             .map(|h| {

@@ -47,7 +47,7 @@ fn bench_kernels_json_has_the_documented_shape() {
 #[test]
 fn bad_input_is_a_clear_error() {
     type Case<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)], &'a str);
-    let cases: [Case; 10] = [
+    let cases: [Case; 12] = [
         (&["bench", "kernels", "--n", "1000"], &[], "power of two"),
         (
             &["bench", "kernels", "--backend", "sse9"],
@@ -115,6 +115,16 @@ fn bad_input_is_a_clear_error() {
             &[],
             "give K > 1",
         ),
+        (
+            &["bench", "scaling", "--only", "ckks.rotate", "--rounds", "0"],
+            &[],
+            "--rounds must be at least 1",
+        ),
+        (
+            &["bench", "scaling", "--only", "nope"],
+            &[],
+            "no workload named",
+        ),
     ];
     for (args, env, message) in cases {
         let (ok, _, err) = triskel(args, env);
@@ -151,6 +161,41 @@ fn ckks_workload_json_is_verified_and_threads_report_throughput() {
         assert!(w["median_us"][stage].as_f64().unwrap() > 0.0, "{stage}");
     }
     assert!(w["workloads_per_second"].as_f64().unwrap() > 0.0);
+}
+
+#[test]
+fn scaling_reports_throughput_per_thread_count() {
+    let (ok, out, err) = triskel(
+        &[
+            "bench",
+            "scaling",
+            "--only",
+            "ckks.poly_x2",
+            "--threads",
+            "2",
+            "--rounds",
+            "1",
+            "--json",
+        ],
+        &[],
+    );
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("one JSON object");
+    let w = &v["workloads"][0];
+    assert_eq!(w["name"], "ckks.poly_x2");
+    let (one, two) = (
+        w["throughput"]["1"].as_f64().unwrap(),
+        w["throughput"]["2"].as_f64().unwrap(),
+    );
+    assert!(one > 0.0 && two > 0.0, "{w}");
+    let ratio = w["scaling"]["2"].as_f64().unwrap();
+    assert!((ratio - two / one).abs() < 1e-9, "{w}");
+    for k in ["1", "2"] {
+        assert!(w["spread_latency_us"][k].as_f64().unwrap() > 0.0, "{w}");
+    }
+    if cfg!(target_os = "linux") {
+        assert!(w["peak_rss_mb"].as_f64().unwrap() > 0.0, "{w}");
+    }
 }
 
 /// Every CKKS workload decrypts within 2e-6 of its float64 computation,
