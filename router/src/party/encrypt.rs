@@ -27,6 +27,46 @@ impl Party {
 /// Encrypts inputs under the public keys of an evaluation-key bundle: what
 /// anyone who holds the bundle (a party, or an outside data owner) sends
 /// a server for threshold keys.
+///
+/// # Examples
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use triskel::{Encryptor, Kind, Party, PartySession, PlainValue, PlanOptions, Program};
+///
+/// let mut p = Program::new();
+/// let x = p.input("x", Kind::Modular { len: 4, modulus: 65537 })?;
+/// let y = p.add(x, x)?;
+/// p.output("y", y)?;
+///
+/// // 2 of 2 parties make the keys (additive shares: no deals).
+/// let session = PartySession::new(&p, PlanOptions::default().threshold(2, 2))?;
+/// let mut parties = [Party::new(&session, 0)?, Party::new(&session, 1)?];
+/// let public = parties
+///     .iter_mut()
+///     .map(|q| Ok(q.keygen_round1()?.public))
+///     .collect::<triskel::Result<Vec<_>>>()?;
+/// let round2 = parties
+///     .iter_mut()
+///     .map(|q| q.keygen_round2(&public, &[]))
+///     .collect::<triskel::Result<Vec<_>>>()?;
+/// parties.iter_mut().try_for_each(|q| q.keygen_finish(&round2))?;
+///
+/// // A data owner who holds only the evaluation keys encrypts for the server.
+/// let keys = parties[0].evaluation_keys()?;
+/// let owner = Encryptor::new(&p, keys)?;
+/// let inputs = BTreeMap::from([("x".to_string(), PlainValue::Ints(vec![1, 2, 3, 4]))]);
+/// let encrypted = owner.encrypt(&inputs, b"owner 7")?;
+/// assert_eq!(*encrypted.key_set(), keys.id());
+/// assert_eq!(encrypted.context(), b"owner 7");
+///
+/// // Keys made for another program are refused.
+/// let mut other = Program::new();
+/// let z = other.input("z", Kind::Modular { len: 4, modulus: 65537 })?;
+/// other.output("z", z)?;
+/// assert!(Encryptor::new(&other, keys).is_err());
+/// # Ok::<(), triskel::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct Encryptor {
     plan: Plan,

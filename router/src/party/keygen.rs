@@ -16,6 +16,27 @@ use crate::server::{BfvEval, CkksEval, EvaluationKeys};
 use crate::wire::bad;
 
 /// What a party sends in the first key-generation round.
+///
+/// # Examples
+///
+/// ```
+/// use triskel::{Kind, Party, PartySession, PlanOptions, Program};
+///
+/// let mut p = Program::new();
+/// let x = p.input("x", Kind::Modular { len: 4, modulus: 65537 })?;
+/// p.output("x", x)?;
+///
+/// // 2 of 3: Shamir shares, one private deal for every party.
+/// let session = PartySession::new(&p, PlanOptions::default().threshold(2, 3))?;
+/// let round1 = Party::new(&session, 0)?.keygen_round1()?;
+/// assert!(!round1.public.is_empty());
+/// assert_eq!(round1.deals.len(), 3);
+///
+/// // 3 of 3: additive shares, no deals.
+/// let session = PartySession::new(&p, PlanOptions::default().threshold(3, 3))?;
+/// assert!(Party::new(&session, 0)?.keygen_round1()?.deals.is_empty());
+/// # Ok::<(), triskel::Error>(())
+/// ```
 pub struct Round1 {
     /// For every party (itself included).
     pub public: Vec<u8>,

@@ -66,6 +66,25 @@ pub const MIN_CKKS_PRECISION_BITS: f64 = 10.0;
 /// (with [`PlanOptions::threshold`]), a session identity and the seed of
 /// the common random polynomials. One party makes it and sends its bytes
 /// to the others.
+///
+/// # Examples
+///
+/// ```
+/// use triskel::{Kind, PartySession, PlanOptions, Program};
+///
+/// let mut p = Program::new();
+/// let x = p.input("x", Kind::Real { len: 4 })?;
+/// let y = p.mul(x, x)?;
+/// p.output("y", y)?;
+/// let session = PartySession::new(&p, PlanOptions::default().threshold(2, 3))?;
+/// assert_eq!(session.threshold(), (2, 3));
+///
+/// // What the other parties receive: the same plan and identity.
+/// let received = PartySession::from_bytes(&session.to_bytes(), 1 << 20)?;
+/// assert_eq!(received.id(), session.id());
+/// assert_eq!(received.plan().choice(), session.plan().choice());
+/// # Ok::<(), triskel::Error>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct PartySession {
     plan: Plan,

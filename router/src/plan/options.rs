@@ -53,6 +53,24 @@ pub struct PlanOptions {
 
 /// k-of-n threshold keys ([`PlanOptions::threshold`]): n parties, numbered
 /// 0..n, of whom any k decrypt together and fewer learn nothing.
+///
+/// # Examples
+///
+/// ```
+/// use triskel::{plan_with, CostModel, Error, Kind, PlanOptions, Program, Threshold};
+///
+/// let options = PlanOptions::default().threshold(2, 3);
+/// assert_eq!(options.threshold, Some(Threshold { k: 2, n: 3 }));
+///
+/// // BFV and CKKS keys have collective protocols; TFHE keys do not.
+/// let mut p = Program::new();
+/// let u = p.input("u", Kind::Uint { len: 2, bits: 8 })?;
+/// let v = p.add(u, u)?;
+/// p.output("v", v)?;
+/// let refused = plan_with(&p, &CostModel::builtin(), options);
+/// assert!(matches!(refused, Err(Error::NotCollective { .. })));
+/// # Ok::<(), triskel::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Threshold {
     pub k: u16,
