@@ -161,16 +161,7 @@ impl PartySession {
     /// Loads [`PartySession::to_bytes`] output (at most `limit` bytes): the
     /// plan is derived again from the program and the choice.
     pub fn from_bytes(bytes: &[u8], limit: u64) -> Result<PartySession> {
-        if bytes.len() as u64 > limit {
-            return bad(
-                WHAT,
-                format!("{} bytes, above the limit of {limit}", bytes.len()),
-            );
-        }
-        let mut r = Reader::new(WHAT, MAGIC, bytes)?;
-        if r.u8()? != KIND_SESSION {
-            return bad(WHAT, "not a session");
-        }
+        let mut r = open_stored(bytes, limit, KIND_SESSION, "not a session")?;
         let program = Program::from_bytes(r.blob()?)?;
         let choice = PlanChoice::from_bytes(r.blob()?, u64::MAX)?;
         let mut id = [0u8; 16];
@@ -222,6 +213,23 @@ impl PartySession {
         }
         Ok(set.into_iter().map(|p| p + 1).collect())
     }
+}
+
+/// A reader of stored bytes of `kind` (a session or a party's state, at
+/// most `limit` bytes), past the kind; `not_kind` says what other bytes
+/// are not.
+fn open_stored<'a>(bytes: &'a [u8], limit: u64, kind: u8, not_kind: &str) -> Result<Reader<'a>> {
+    if bytes.len() as u64 > limit {
+        return bad(
+            WHAT,
+            format!("{} bytes, above the limit of {limit}", bytes.len()),
+        );
+    }
+    let mut r = Reader::new(WHAT, MAGIC, bytes)?;
+    if r.u8()? != kind {
+        return bad(WHAT, not_kind);
+    }
+    Ok(r)
 }
 
 fn not_yet(what: &str) -> Error {

@@ -9,7 +9,7 @@ use triskel_ring::threshold::ThresholdShare;
 use zeroize::Zeroizing;
 
 use super::set_keys::SetKeys;
-use super::{PartySession, KIND_STATE, MAGIC, MAX_PARTY_STATE_BYTES, WHAT};
+use super::{open_stored, PartySession, KIND_STATE, MAGIC, MAX_PARTY_STATE_BYTES, WHAT};
 use crate::error::{Error, Result};
 use crate::plan::{ckks_needs, key_needs, Plan};
 use crate::server::EvaluationKeys;
@@ -147,16 +147,7 @@ impl Party {
     /// Loads [`Party::to_bytes`] output (at most `limit` bytes) with the
     /// evaluation keys the parties made (refused for any others).
     pub fn from_bytes(bytes: &[u8], limit: u64, keys: &EvaluationKeys) -> Result<Party> {
-        if bytes.len() as u64 > limit {
-            return bad(
-                WHAT,
-                format!("{} bytes, above the limit of {limit}", bytes.len()),
-            );
-        }
-        let mut r = Reader::new(WHAT, MAGIC, bytes)?;
-        if r.u8()? != KIND_STATE {
-            return bad(WHAT, "not a party's state");
-        }
+        let mut r = open_stored(bytes, limit, KIND_STATE, "not a party's state")?;
         let id = r.take(16)?;
         let b = r.take(2)?;
         let index = u16::from_le_bytes([b[0], b[1]]);
