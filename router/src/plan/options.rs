@@ -38,7 +38,7 @@ pub struct PlanOptions {
     /// sets of scale 2^50 serve them, the default ones (2^40) do not.
     pub ckks_scale_log2: Option<u32>,
     /// The most bytes the program's ciphertexts may take, one per node as a
-    /// run holds them ([`Plan::ciphertext_bytes`]; `None`:
+    /// run holds them ([`Plan::ciphertext_bytes`](crate::Plan::ciphertext_bytes); `None`:
     /// [`DEFAULT_MAX_CIPHERTEXT_BYTES`]). A program above it is refused
     /// before any key exists: a few nodes of long u64 vectors would
     /// otherwise ask for tens of GB.
@@ -91,7 +91,7 @@ impl PlanOptions {
 /// (engines, parameter sets, and the options they were made under): what a
 /// client sends a server with its evaluation keys. Costs differ by machine,
 /// so a server does not plan again by its own cost model; it re-derives the
-/// plan under these decisions and checks it ([`plan_chosen`]).
+/// plan under these decisions and checks it ([`plan_chosen`](crate::plan_chosen)).
 ///
 /// # Examples
 ///
