@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use triskel_ring::rlwe::threshold::share_basis;
 use triskel_ring::threshold::Share;
 use zeroize::Zeroizing;
 
@@ -113,11 +114,11 @@ impl Party {
                 .collect()
         };
         for set in &mut self.bfv {
-            let deals = deal_shares(set.ctx.key_switch().qp())?;
+            let deals = deal_shares(share_basis(&*set.ctx))?;
             set.finish_round1(&mut readers, &deals)?;
         }
         if let Some(set) = &mut self.ckks {
-            let deals = deal_shares(set.ctx.key_switch().qp())?;
+            let deals = deal_shares(share_basis(&*set.ctx))?;
             set.finish_round1(&mut readers, &deals)?;
         }
         for r in readers.iter().chain(&deal_readers) {

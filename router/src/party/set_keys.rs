@@ -4,7 +4,8 @@
 
 use std::sync::Arc;
 
-use triskel_ring::rlwe::{GaloisKeys, PublicKey, RelinKey, Scheme};
+use triskel_ring::rlwe::threshold::share_basis;
+use triskel_ring::rlwe::{self, GaloisKeys, PublicKey, RelinKey, Scheme};
 use triskel_ring::threshold::{
     GaloisKeyGen, PartySecret, PublicKeyGen, RelinEphemeral, RelinKeyGen, Session, Share,
     ThresholdShare,
@@ -75,7 +76,11 @@ where
     }
 
     fn pk_gen(&self) -> PublicKeyGen {
-        PublicKeyGen::new(&self.session, self.ctx.public_key_basis(), self.ctx.noise())
+        rlwe::threshold::public_key_gen(&*self.ctx, &self.session)
+    }
+
+    fn relin_gen(&self) -> RelinKeyGen<'_> {
+        rlwe::threshold::relin_key_gen(&*self.ctx, &self.session)
     }
 
     fn galois_gens(&self) -> Result<Vec<GaloisKeyGen<'_>>> {
@@ -88,8 +93,7 @@ where
     pub(super) fn round1(&mut self, w: &mut Writer) -> Result<()> {
         w.blob(&self.pk_gen().share(self.secret()?)?.to_bytes());
         let relin = if self.relin {
-            let (eph, share) =
-                RelinKeyGen::new(&self.session, self.ctx.key_switch()).round1(self.secret()?)?;
+            let (eph, share) = self.relin_gen().round1(self.secret()?)?;
             self.ephemeral = Some(eph);
             Some(share.to_bytes())
         } else {
@@ -109,7 +113,7 @@ where
         if self.session.threshold() == self.session.parties() {
             return Ok(None);
         }
-        Ok(Some(self.secret()?.deal(self.ctx.key_switch().qp())?))
+        Ok(Some(self.secret()?.deal(share_basis(&*self.ctx))?))
     }
 
     /// Reads every party's round-1 part for this set (one reader per party,
@@ -119,7 +123,7 @@ where
         readers: &mut [Reader<'_>],
         deals: &[Share],
     ) -> Result<()> {
-        let qp = self.ctx.key_switch().qp().clone();
+        let qp = share_basis(&*self.ctx).clone();
         let pk_basis = self.ctx.public_key_basis().clone();
         let mut pk = Vec::with_capacity(readers.len());
         let mut relin = Vec::new();
@@ -156,7 +160,7 @@ where
             )?);
         }
         if self.relin {
-            let gen = RelinKeyGen::new(&self.session, self.ctx.key_switch());
+            let gen = self.relin_gen();
             self.relin_round1 = Some(gen.aggregate_round1(&relin)?);
         }
         self.share = Some(if deals.is_empty() {
@@ -170,7 +174,7 @@ where
     pub(super) fn round2(&self, w: &mut Writer) -> Result<()> {
         let share = match (&self.ephemeral, &self.relin_round1) {
             (Some(eph), Some(agg)) => Some(
-                RelinKeyGen::new(&self.session, self.ctx.key_switch())
+                self.relin_gen()
                     .round2(self.secret()?, eph, agg)?
                     .to_bytes(),
             ),
@@ -181,7 +185,7 @@ where
     }
 
     pub(super) fn finish_round2(&mut self, readers: &mut [Reader<'_>]) -> Result<()> {
-        let qp = self.ctx.key_switch().qp().clone();
+        let qp = share_basis(&*self.ctx).clone();
         let mut shares = Vec::new();
         for r in readers.iter_mut() {
             match (r.flag()?, self.relin) {
@@ -191,7 +195,7 @@ where
             }
         }
         if let Some(agg1) = &self.relin_round1 {
-            let gen = RelinKeyGen::new(&self.session, self.ctx.key_switch());
+            let gen = self.relin_gen();
             let key = gen.finish(agg1, &gen.aggregate_round2(&shares)?)?;
             self.rk = Some(RelinKey::from_collective(&self.ctx, key)?);
             self.ephemeral = None;

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use triskel_bfv as bfv;
 use triskel_ckks as ckks;
+use triskel_ring::rlwe::threshold::share_basis;
 use triskel_ring::threshold::ThresholdShare;
 use zeroize::Zeroizing;
 
@@ -163,11 +164,11 @@ impl Party {
         }
         let mut party = Party::build(&session, index, false)?;
         for set in &mut party.bfv {
-            let basis = set.ctx.key_switch().qp().clone();
+            let basis = share_basis(&*set.ctx).clone();
             set.share = Some(ThresholdShare::from_bytes(r.blob()?, &set.session, &basis)?);
         }
         if let Some(set) = &mut party.ckks {
-            let basis = set.ctx.key_switch().qp().clone();
+            let basis = share_basis(&*set.ctx).clone();
             set.share = Some(ThresholdShare::from_bytes(r.blob()?, &set.session, &basis)?);
         }
         r.finish()?;
