@@ -259,6 +259,102 @@ impl Reader<'_> {
             t => return bad(format!("kind tag {t}")),
         })
     }
+
+    /// The operands of the operation of `tag` (its version already
+    /// checked).
+    fn op(&mut self, tag: u8) -> Result<Op> {
+        Ok(match tag {
+            0 => Op::Input {
+                name: self.name()?,
+                kind: self.kind()?,
+            },
+            1 => Op::Add(self.u32()?, self.u32()?),
+            2 => Op::Sub(self.u32()?, self.u32()?),
+            3 => Op::Mul(self.u32()?, self.u32()?),
+            4 => Op::AddScalar(self.u32()?, self.scalar()?),
+            5 => Op::MulScalar(self.u32()?, self.scalar()?),
+            6 => Op::Dot(self.u32()?, self.u32()?),
+            7 => Op::DotPlain(self.u32()?, self.scalars()?),
+            8 => Op::Sum(self.u32()?),
+            9 => Op::Polynomial(self.u32()?, self.scalars()?),
+            10 => {
+                let (x, lo, hi) = (self.u32()?, self.f64()?, self.f64()?);
+                let n = self.count(8)?;
+                Op::Chebyshev {
+                    x,
+                    coeffs: self.f64s(n)?,
+                    lo,
+                    hi,
+                }
+            }
+            11 => {
+                let (x, rows, cols) = (self.u32()?, self.len()?, self.len()?);
+                let all = self.f64s(rows.saturating_mul(cols))?;
+                let rows = all.chunks(cols.max(1)).map(<[f64]>::to_vec).collect();
+                Op::MatVec { x, rows }
+            }
+            12 => Op::Compare(self.u32()?, self.u32()?, self.cmp()?),
+            13 => Op::CompareScalar(self.u32()?, self.scalar()?, self.cmp()?),
+            15 => Op::Argmax(self.u32()?),
+            14 => Op::Select {
+                cond: self.u32()?,
+                a: self.u32()?,
+                b: self.u32()?,
+            },
+            16 => Op::Any(self.u32s()?),
+            22 => Op::ArgmaxSigned {
+                xs: self.u32s()?,
+                tolerance_bits: self.u8()? as u32,
+            },
+            17 => {
+                let x = self.u32()?;
+                let Scalar::Int(threshold) = self.scalar()? else {
+                    return bad("threshold_within: a real threshold");
+                };
+                Op::ThresholdWithin {
+                    x,
+                    threshold,
+                    tolerance_bits: self.u8()? as u32,
+                }
+            }
+            18 => {
+                let x = self.u32()?;
+                let n = self.count(1)?;
+                Op::Lookup {
+                    x,
+                    table: self.take(n)?.to_vec(),
+                }
+            }
+            19 => Op::ToSigned(self.u32()?),
+            20 => Op::ToReal {
+                x: self.u32()?,
+                scale: self.f64()?,
+            },
+            21 => Op::ThresholdReal {
+                x: self.u32()?,
+                threshold: self.f64()?,
+                tolerance: self.f64()?,
+            },
+            t => return bad(format!("operation tag {t}")),
+        })
+    }
+
+    /// The outputs (name and value) of `p`, whose nodes are read.
+    fn outputs(&mut self, p: &mut Program) -> Result<()> {
+        let outputs = self.count(6)?;
+        for _ in 0..outputs {
+            let name = self.name()?;
+            let id = self.u32()?;
+            if id as usize >= p.nodes.len() {
+                return bad(format!(
+                    "output {name:?} names value {id}, which does not exist"
+                ));
+            }
+            let v = crate::program::Value { program: p.tag, id };
+            p.output(&name, v)?;
+        }
+        Ok(())
+    }
 }
 
 impl Program {
@@ -395,97 +491,13 @@ impl Program {
                 ));
             }
             needed = needed.max(tag_version(tag));
-            let op = match tag {
-                0 => Op::Input {
-                    name: r.name()?,
-                    kind: r.kind()?,
-                },
-                1 => Op::Add(r.u32()?, r.u32()?),
-                2 => Op::Sub(r.u32()?, r.u32()?),
-                3 => Op::Mul(r.u32()?, r.u32()?),
-                4 => Op::AddScalar(r.u32()?, r.scalar()?),
-                5 => Op::MulScalar(r.u32()?, r.scalar()?),
-                6 => Op::Dot(r.u32()?, r.u32()?),
-                7 => Op::DotPlain(r.u32()?, r.scalars()?),
-                8 => Op::Sum(r.u32()?),
-                9 => Op::Polynomial(r.u32()?, r.scalars()?),
-                10 => {
-                    let (x, lo, hi) = (r.u32()?, r.f64()?, r.f64()?);
-                    let n = r.count(8)?;
-                    Op::Chebyshev {
-                        x,
-                        coeffs: r.f64s(n)?,
-                        lo,
-                        hi,
-                    }
-                }
-                11 => {
-                    let (x, rows, cols) = (r.u32()?, r.len()?, r.len()?);
-                    let all = r.f64s(rows.saturating_mul(cols))?;
-                    let rows = all.chunks(cols.max(1)).map(<[f64]>::to_vec).collect();
-                    Op::MatVec { x, rows }
-                }
-                12 => Op::Compare(r.u32()?, r.u32()?, r.cmp()?),
-                13 => Op::CompareScalar(r.u32()?, r.scalar()?, r.cmp()?),
-                15 => Op::Argmax(r.u32()?),
-                14 => Op::Select {
-                    cond: r.u32()?,
-                    a: r.u32()?,
-                    b: r.u32()?,
-                },
-                16 => Op::Any(r.u32s()?),
-                22 => Op::ArgmaxSigned {
-                    xs: r.u32s()?,
-                    tolerance_bits: r.u8()? as u32,
-                },
-                17 => {
-                    let x = r.u32()?;
-                    let Scalar::Int(threshold) = r.scalar()? else {
-                        return bad("threshold_within: a real threshold");
-                    };
-                    Op::ThresholdWithin {
-                        x,
-                        threshold,
-                        tolerance_bits: r.u8()? as u32,
-                    }
-                }
-                18 => {
-                    let x = r.u32()?;
-                    let n = r.count(1)?;
-                    Op::Lookup {
-                        x,
-                        table: r.take(n)?.to_vec(),
-                    }
-                }
-                19 => Op::ToSigned(r.u32()?),
-                20 => Op::ToReal {
-                    x: r.u32()?,
-                    scale: r.f64()?,
-                },
-                21 => Op::ThresholdReal {
-                    x: r.u32()?,
-                    threshold: r.f64()?,
-                    tolerance: r.f64()?,
-                },
-                t => return bad(format!("operation tag {t}")),
-            };
+            let op = r.op(tag)?;
             if matches!(&op, Op::MatVec { rows, .. } if rows.is_empty()) {
                 return bad("matvec: a matrix without entries");
             }
             p.record(op)?;
         }
-        let outputs = r.count(6)?;
-        for _ in 0..outputs {
-            let name = r.name()?;
-            let id = r.u32()?;
-            if id as usize >= p.nodes.len() {
-                return bad(format!(
-                    "output {name:?} names value {id}, which does not exist"
-                ));
-            }
-            let v = crate::program::Value { program: p.tag, id };
-            p.output(&name, v)?;
-        }
+        r.outputs(&mut p)?;
         if !r.0.is_empty() {
             return bad(format!("{} trailing bytes", r.0.len()));
         }

@@ -126,16 +126,6 @@ impl Ciphertext {
         Ok(())
     }
 
-    fn expect_size(&self, size: usize) -> Result<()> {
-        if self.size() != size {
-            return Err(Error::CiphertextSize {
-                expected: size,
-                got: self.size(),
-            });
-        }
-        Ok(())
-    }
-
     /// Component-wise combination of two ciphertexts of any sizes.
     fn combine(&self, other: &Ciphertext, subtract: bool) -> Result<Ciphertext> {
         self.check_pair(other)?;
@@ -331,11 +321,7 @@ impl Ciphertext {
     /// Turns (c0, c1, c2) into (c0, c1) + switch(c2 : s^2 -> s).
     /// Noise: e plus the key-switching bound.
     pub fn relinearize(&self, rk: &RelinKey) -> Result<Ciphertext> {
-        rk.check(self)?;
-        self.expect_size(3)?;
-        let [c0, c1, c2] = [0, 1, 2].map(|i| &self.polys[i]);
-        let (u0, u1) = self.ctx.key_switch().relinearize(rk.key(), [c0, c1, c2])?;
-        let polys = vec![u0, u1];
+        let polys = self.relinearized(rk)?;
         let noise = add_std(self.noise_log2, self.key_switch_noise_log2());
         self.derived(polys, noise).checked("relinearize")
     }

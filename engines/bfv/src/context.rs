@@ -26,13 +26,7 @@ pub struct BfvContext {
     batching: Option<Batching>,
 }
 
-impl std::ops::Deref for BfvContext {
-    type Target = RlweContext<BfvParameters, Level>;
-
-    fn deref(&self) -> &Self::Target {
-        &self.rlwe
-    }
-}
+triskel_ring::rlwe_deref!(BfvContext => RlweContext<BfvParameters, Level>, rlwe);
 
 /// The tables of one level: the first `level + 1` primes of Q.
 pub struct Level {

@@ -39,11 +39,7 @@ pub struct SecretKey {
     pub(crate) secret: RlweSecret,
 }
 
-impl std::fmt::Debug for SecretKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("SecretKey { .. }")
-    }
-}
+triskel_ring::rlwe_secret_key!(SecretKey for BfvContext);
 
 /// The public key (b, a) = (e - a s, a) in NTT form over Q: the RLWE
 /// layer's, for BFV.

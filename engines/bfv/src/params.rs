@@ -42,13 +42,7 @@ pub struct BfvParameters {
     pub(crate) plain_modulus: u64,
 }
 
-impl std::ops::Deref for BfvParameters {
-    type Target = RlweSet;
-
-    fn deref(&self) -> &RlweSet {
-        &self.set
-    }
-}
+triskel_ring::rlwe_deref!(BfvParameters => RlweSet, set);
 
 impl BfvParameters {
     /// A custom set. Checked when the context is built: n a power of two in

@@ -40,15 +40,15 @@ use std::sync::Arc;
 
 use triskel_ring::rlwe::Scheme;
 use triskel_ring::{
-    predates_key_ids, read_components, stored_version, write_components, ObjectKind as Kind,
-    Reader, RlweSecret, RlweSet, RnsBasis,
+    predates_key_ids, read_components, stored_version, ObjectKind as Kind, Reader, RlweSet,
+    RnsBasis,
 };
 
 use crate::ciphertext::Ciphertext;
 use crate::context::{BfvContext, Level};
 use crate::encoding::Plaintext;
 use crate::error::{Error, Result};
-use crate::keys::{PublicKey, SecretKey};
+use crate::keys::PublicKey;
 use crate::params::BfvParameters;
 
 const MAGIC: &[u8; 4] = b"TRKB";
@@ -136,28 +136,11 @@ impl Scheme for BfvContext {
     }
 }
 
-impl SecretKey {
-    /// Versioned bytes of the secret key (keep them secret).
-    pub fn to_bytes(&self) -> zeroize::Zeroizing<Vec<u8>> {
-        self.secret.to_bytes(&*self.ctx)
-    }
-
-    /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`.
-    pub fn from_bytes(bytes: &[u8], ctx: &Arc<BfvContext>) -> Result<SecretKey> {
-        SecretKey::from_rlwe(ctx, RlweSecret::from_bytes(bytes, &**ctx)?)
-    }
-}
-
 impl Ciphertext {
     /// Versioned bytes; a fresh symmetric encryption stores the seed of c1
     /// instead of c1 (half the size).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = self
-            .ctx
-            .begin_ciphertext(self.key_id, self.level, self.polys.len());
-        out.extend_from_slice(&self.noise_log2.to_le_bytes());
-        write_components(&mut out, &self.polys, self.seed.as_ref());
-        out
+        self.to_bytes_with(&self.noise_log2.to_le_bytes())
     }
 
     /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`.

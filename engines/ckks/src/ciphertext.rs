@@ -139,16 +139,6 @@ impl Ciphertext {
         self.scale
     }
 
-    pub(crate) fn expect_size(&self, expected: usize) -> Result<()> {
-        if self.polys.len() != expected {
-            return Err(Error::CiphertextSize {
-                expected,
-                got: self.polys.len(),
-            });
-        }
-        Ok(())
-    }
-
     /// The same ciphertext with the primes above `level` dropped (scale unchanged).
     pub fn drop_to_level(&self, level: usize) -> Result<Ciphertext> {
         if level > self.level {
@@ -446,11 +436,7 @@ impl Ciphertext {
 
     /// Back to 2 components with the relinearization key.
     pub fn relinearize(&self, rk: &RelinKey) -> Result<Ciphertext> {
-        rk.check(self)?;
-        self.expect_size(3)?;
-        let [c0, c1, c2] = [0, 1, 2].map(|i| &self.polys[i]);
-        let (u0, u1) = self.ctx.key_switch().relinearize(rk.key(), [c0, c1, c2])?;
-        let polys = vec![u0, u1];
+        let polys = self.relinearized(rk)?;
         let noise = self
             .noise
             .plus_error(key_switch_error(&self.ctx, self.level));

@@ -19,13 +19,7 @@ pub struct CkksContext {
     pub(crate) encoder: Encoder,
 }
 
-impl std::ops::Deref for CkksContext {
-    type Target = RlweContext<CkksParameters, Level>;
-
-    fn deref(&self) -> &Self::Target {
-        &self.rlwe
-    }
-}
+triskel_ring::rlwe_deref!(CkksContext => RlweContext<CkksParameters, Level>, rlwe);
 
 /// The tables of one level: the first `level + 1` primes of Q.
 pub struct Level {

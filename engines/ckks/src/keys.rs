@@ -26,7 +26,11 @@ use crate::plaintext::Plaintext;
 
 /// The secret key s (uniform ternary). Zeroized on drop; never printed.
 /// Not `Clone`: holders share one key by reference or `Arc`, and with it
-/// its count of flooded decryptions.
+/// its count of flooded decryptions. That count is not in the key's bytes
+/// ([`to_bytes`](Self::to_bytes)): the key holder carries it across a
+/// reload ([`SecretKey::flooded_decryptions`]); a loaded key counts none,
+/// and the floods the key made before it was stored still count against
+/// its alpha.
 pub struct SecretKey {
     pub(crate) ctx: Arc<CkksContext>,
     pub(crate) secret: RlweSecret,
@@ -34,11 +38,7 @@ pub struct SecretKey {
     pub(crate) floods: triskel_ring::FloodLedger,
 }
 
-impl std::fmt::Debug for SecretKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("SecretKey { .. }")
-    }
-}
+triskel_ring::rlwe_secret_key!(SecretKey for CkksContext);
 
 /// The public key (b, a) = (-(a s) + e, a) modulo Q P, NTT form: the RLWE
 /// layer's, for CKKS.

@@ -32,13 +32,7 @@ pub struct CkksParameters {
     pub(crate) log_scale: u32,
 }
 
-impl std::ops::Deref for CkksParameters {
-    type Target = RlweSet;
-
-    fn deref(&self) -> &RlweSet {
-        &self.set
-    }
-}
+triskel_ring::rlwe_deref!(CkksParameters => RlweSet, set);
 
 impl CkksParameters {
     /// A custom set: ring degree n, bit sizes of q_0..q_L and of the special

@@ -54,15 +54,15 @@ use std::sync::Arc;
 use triskel_ring::rlwe::Scheme;
 use triskel_ring::{
     predates_key_ids, read_components, read_galois_keys, read_header, stored_version,
-    write_components, write_galois_keys, write_header, KeyId, KeySwitchKey, ObjectKind as Kind,
-    Reader, RlweSecret, RlweSet, RnsBasis,
+    write_galois_keys, write_header, KeyId, KeySwitchKey, ObjectKind as Kind, Reader, RlweSet,
+    RnsBasis,
 };
 
 use crate::bootstrap::{encapsulation_context, BootstrapKeys};
 use crate::ciphertext::Ciphertext;
 use crate::context::{CkksContext, Level};
 use crate::error::{Error, Result};
-use crate::keys::{GaloisKeys, PublicKey, RelinKey, SecretKey};
+use crate::keys::{GaloisKeys, PublicKey, RelinKey};
 use crate::noise::{encoding_error, public_key_error, Noise};
 use crate::params::CkksParameters;
 use crate::plaintext::{check_scale, Plaintext};
@@ -139,22 +139,6 @@ impl Scheme for CkksContext {
     }
 }
 
-impl SecretKey {
-    /// Versioned bytes of the secret key (keep them secret; wiped on drop).
-    /// Its count of flooded decryptions is not stored: the key holder
-    /// carries it across a reload ([`SecretKey::flooded_decryptions`]).
-    pub fn to_bytes(&self) -> zeroize::Zeroizing<Vec<u8>> {
-        self.secret.to_bytes(&*self.ctx)
-    }
-
-    /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`, with no flooded
-    /// decryptions counted: the floods the key made before it was stored
-    /// still count against its alpha, and only the key holder knows them.
-    pub fn from_bytes(bytes: &[u8], ctx: &Arc<CkksContext>) -> Result<SecretKey> {
-        SecretKey::from_rlwe(ctx, RlweSecret::from_bytes(bytes, &**ctx)?)
-    }
-}
-
 impl BootstrapKeys {
     /// Versioned, seed-compressed bytes of all the keys (module
     /// documentation).
@@ -201,14 +185,8 @@ impl Ciphertext {
     /// Versioned bytes; a fresh symmetric encryption stores the seed of c1
     /// instead of c1 (half the size).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = self
-            .ctx
-            .begin_ciphertext(self.key_id, self.level, self.polys.len());
-        out.extend_from_slice(&self.scale.to_le_bytes());
-        out.extend_from_slice(&self.noise.error.to_le_bytes());
-        out.extend_from_slice(&self.noise.message.to_le_bytes());
-        write_components(&mut out, &self.polys, self.seed.as_ref());
-        out
+        let noise = [self.scale, self.noise.error, self.noise.message];
+        self.to_bytes_with(&noise.map(f64::to_le_bytes).concat())
     }
 
     /// Loads [`to_bytes`](Self::to_bytes) output for `ctx`, checking the
@@ -240,6 +218,7 @@ impl Ciphertext {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::keys::SecretKey;
 
     #[test]
     fn bootstrap_keys_round_trip_and_refuse_tampering() {

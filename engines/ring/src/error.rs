@@ -58,6 +58,14 @@ pub enum Error {
     /// Operands (keys, ciphertexts, bytes) were made under another
     /// parameter set than the context's.
     ParameterMismatch,
+    /// A ciphertext has another number of components than the operation
+    /// takes.
+    CiphertextSize {
+        /// Components required.
+        expected: usize,
+        /// Components given.
+        got: usize,
+    },
     /// A threshold protocol step got shares or parties that do not fit it
     /// (another session, key, ciphertext, protocol or party; a duplicate or
     /// missing party; a threshold above the number of parties); the message
@@ -105,6 +113,9 @@ impl fmt::Display for Error {
             ),
             Error::ParameterMismatch => write!(f, "operands belong to different parameter sets"),
             Error::Protocol(m) => write!(f, "threshold protocol: {m}"),
+            Error::CiphertextSize { expected, got } => {
+                write!(f, "ciphertext has {got} components, {expected} required")
+            }
         }
     }
 }
@@ -124,8 +135,9 @@ pub(crate) fn protocol<T>(msg: impl Into<String>) -> Result<T> {
 /// Implements `From<triskel_ring::Error>` and `From<triskel_kernels::Error>`
 /// for an RLWE engine's error enum, which has the variants `Ring`, `Kernel`,
 /// `Malformed(String)`, `InvalidParameters(String)`, `ParameterMismatch`
-/// and `Insecure { n, log_qp, max_log_qp }`: bad bytes, bad parameters,
-/// mismatched sets and insecure sets keep their meaning across the layer
+/// `Insecure { n, log_qp, max_log_qp }` and `CiphertextSize { expected, got }`:
+/// bad bytes, bad parameters, mismatched sets, insecure sets and
+/// ciphertexts of the wrong size keep their meaning across the layer
 /// boundary; other ring errors are wrapped as `Ring`, kernel errors as
 /// `Kernel`. [`rlwe_error!`](crate::rlwe_error) defines such an enum.
 #[macro_export]
@@ -140,6 +152,9 @@ macro_rules! impl_from_ring_error {
                     }
                     $crate::Error::InvalidParameter(m) => Self::InvalidParameters(m),
                     $crate::Error::ParameterMismatch => Self::ParameterMismatch,
+                    $crate::Error::CiphertextSize { expected, got } => {
+                        Self::CiphertextSize { expected, got }
+                    }
                     $crate::Error::Insecure {
                         n,
                         log_qp,

@@ -26,7 +26,7 @@
 
 use std::sync::Arc;
 
-use triskel_ring::rlwe::{check_same_context, Scheme};
+use triskel_ring::rlwe::{self, check_same_context};
 use triskel_ring::threshold::{
     collective_noise_margin_log2, CiphertextId, Decryption, GaloisKeyGen, PublicKeyGen,
     PublicKeySwitch, RelinKeyGen, Session, Share, ThresholdShare,
@@ -49,21 +49,17 @@ const FLOOD_TAIL: f64 = 10.0;
 /// The basis the parties' threshold shares are made over (Q || P: every
 /// level is a prefix of it).
 pub fn share_basis(ctx: &BfvContext) -> &Arc<RnsBasis> {
-    ctx.key_switch().qp()
+    rlwe::threshold::share_basis(ctx)
 }
 
 /// The collective public key protocol for `ctx` (the top level's basis).
 pub fn public_key_gen(ctx: &BfvContext, session: &Session) -> Result<PublicKeyGen> {
-    Ok(PublicKeyGen::new(
-        session,
-        ctx.public_key_basis(),
-        ctx.noise(),
-    ))
+    Ok(rlwe::threshold::public_key_gen(ctx, session))
 }
 
 /// The collective relinearization key protocol for `ctx`.
 pub fn relin_key_gen<'a>(ctx: &'a BfvContext, session: &Session) -> RelinKeyGen<'a> {
-    RelinKeyGen::new(session, ctx.key_switch())
+    rlwe::threshold::relin_key_gen(ctx, session)
 }
 
 /// The collective Galois key protocols for row rotations by each of
@@ -77,11 +73,8 @@ pub fn galois_key_gen<'a>(
     steps: &[i64],
     row_swap: bool,
 ) -> Result<Vec<(usize, GaloisKeyGen<'a>)>> {
-    let elements = ctx.galois_elements(BfvContext::ROTATION_GENERATOR, steps, row_swap)?;
-    Ok(GaloisKeyGen::for_elements(
-        session,
-        ctx.key_switch(),
-        elements,
+    Ok(rlwe::threshold::galois_key_gen(
+        ctx, session, steps, row_swap,
     )?)
 }
 
@@ -267,15 +260,7 @@ fn flooding_for(
     statistical_security: u32,
     decryptions: u64,
 ) -> Result<(Smudging, Vec<u16>)> {
-    if ct.size() != 2 {
-        return Err(Error::CiphertextSize {
-            expected: 2,
-            got: ct.size(),
-        });
-    }
-    session
-        .key_id()
-        .check("the ciphertext to decrypt", ct.key_id())?;
+    ct.check_threshold(session)?;
     let smudging = Smudging {
         noise_bound_log2: (ct.noise_estimate_log2()
             + FLOOD_TAIL.log2()

@@ -22,7 +22,7 @@
 
 use std::sync::Arc;
 
-use triskel_ring::rlwe::Scheme;
+use triskel_ring::rlwe;
 use triskel_ring::threshold::{
     collective_noise_margin_log2, CiphertextId, Decryption, GaloisKeyGen, PublicKeyGen,
     RelinKeyGen, Session, Share, ThresholdShare,
@@ -40,18 +40,18 @@ use crate::plaintext::Plaintext;
 
 /// The basis the parties' threshold shares are made over (Q || P).
 pub fn share_basis(ctx: &CkksContext) -> &Arc<RnsBasis> {
-    ctx.key_switch().qp()
+    rlwe::threshold::share_basis(ctx)
 }
 
 /// The collective public key protocol for `ctx`: modulo Q P, like the
 /// engine's public keys.
 pub fn public_key_gen(ctx: &CkksContext, session: &Session) -> PublicKeyGen {
-    PublicKeyGen::new(session, ctx.public_key_basis(), ctx.noise())
+    rlwe::threshold::public_key_gen(ctx, session)
 }
 
 /// The collective relinearization key protocol for `ctx`.
 pub fn relin_key_gen<'a>(ctx: &'a CkksContext, session: &Session) -> RelinKeyGen<'a> {
-    RelinKeyGen::new(session, ctx.key_switch())
+    rlwe::threshold::relin_key_gen(ctx, session)
 }
 
 /// The collective Galois key protocols for left rotations by each of
@@ -66,11 +66,8 @@ pub fn galois_key_gen<'a>(
     steps: &[i64],
     conjugate: bool,
 ) -> Result<Vec<(usize, GaloisKeyGen<'a>)>> {
-    let elements = ctx.galois_elements(CkksContext::ROTATION_GENERATOR, steps, conjugate)?;
-    Ok(GaloisKeyGen::for_elements(
-        session,
-        ctx.key_switch(),
-        elements,
+    Ok(rlwe::threshold::galois_key_gen(
+        ctx, session, steps, conjugate,
     )?)
 }
 
@@ -104,15 +101,7 @@ impl<'a> ThresholdDecryption<'a> {
         statistical_security: u32,
         decryptions: u64,
     ) -> Result<ThresholdDecryption<'a>> {
-        if ct.polys.len() != 2 {
-            return Err(Error::CiphertextSize {
-                expected: 2,
-                got: ct.polys.len(),
-            });
-        }
-        session
-            .key_id()
-            .check("the ciphertext to decrypt", ct.key_id)?;
+        ct.check_threshold(session)?;
         if statistical_security < MIN_STATISTICAL_SECURITY {
             return Err(Error::InvalidParameters(format!(
                 "statistical security {statistical_security} is below \

@@ -10,7 +10,10 @@ use crate::key_id::KeyId;
 use crate::lwe::LweCiphertext;
 use crate::poly::Poly;
 use crate::rlwe::context::{check_same_context, Scheme};
+use crate::rlwe::encryption::write_components;
+use crate::rlwe::keys::RelinKey;
 use crate::sampling::Seed;
+use crate::threshold::Session;
 
 /// Components (c0, c1[, c2]) in NTT form over the level's basis Q_l, with
 /// phase c0 + c1 s (+ c2 s^2), the level, the identity of the secret key
@@ -100,6 +103,51 @@ impl<C: Scheme> RlweCiphertext<C> {
     /// The identity of the secret key this ciphertext is under.
     pub fn key_id(&self) -> KeyId {
         self.key_id
+    }
+
+    /// The ciphertext's bytes: the head ([`Scheme::begin_ciphertext`]),
+    /// the scheme's `fields` (its noise bookkeeping), then the components
+    /// ([`write_components`](crate::rlwe::write_components): the seed of c1
+    /// in place of c1 for a fresh symmetric encryption).
+    pub fn to_bytes_with(&self, fields: &[u8]) -> Vec<u8> {
+        let mut out = self
+            .ctx
+            .begin_ciphertext(self.key_id, self.level, self.polys.len());
+        out.extend_from_slice(fields);
+        write_components(&mut out, &self.polys, self.seed.as_ref());
+        out
+    }
+
+    /// Ok when the ciphertext has `size` components
+    /// ([`Error::CiphertextSize`] otherwise).
+    pub fn expect_size(&self, size: usize) -> Result<()> {
+        if self.polys.len() != size {
+            return Err(Error::CiphertextSize {
+                expected: size,
+                got: self.polys.len(),
+            });
+        }
+        Ok(())
+    }
+
+    /// (c0, c1) + switch(c2 : s^2 -> s): the two components of a product
+    /// (c0, c1, c2) under s again, after checking `rk` against this
+    /// ciphertext and its size; the scheme adds the key switch's noise.
+    pub fn relinearized(&self, rk: &RelinKey<C>) -> Result<Vec<Poly>> {
+        rk.check(self)?;
+        self.expect_size(3)?;
+        let [c0, c1, c2] = [0, 1, 2].map(|i| &self.polys[i]);
+        let (u0, u1) = self.ctx.key_switch().relinearize(rk.key(), [c0, c1, c2])?;
+        Ok(vec![u0, u1])
+    }
+
+    /// Ok when the parties of `session` can decrypt this ciphertext
+    /// together: two components, under the session's collective key.
+    pub fn check_threshold(&self, session: &Session) -> Result<()> {
+        self.expect_size(2)?;
+        session
+            .key_id()
+            .check("the ciphertext to decrypt", self.key_id)
     }
 
     /// Every component divided by `div` (rounded: [`DivRound::apply_joined`]),

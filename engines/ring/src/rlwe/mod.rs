@@ -23,6 +23,13 @@
 //! - [`RlweCiphertext`]: the RLWE part of a scheme's ciphertext
 //!   (components, level, key identity, seed of c1), which the scheme's
 //!   ciphertext dereferences to; the scheme adds its noise bookkeeping.
+//! - [`threshold`]: the collective key protocols set up for a scheme's
+//!   context (share basis, public, relinearization and Galois key
+//!   generation).
+//! - [`rlwe_deref!`](crate::rlwe_deref) and
+//!   [`rlwe_secret_key!`](crate::rlwe_secret_key): the `Deref` of a
+//!   scheme's parameters and context to their RLWE parts, and the `Debug`
+//!   and bytes of its secret key.
 //! - [`rlwe_error!`](crate::rlwe_error): a scheme's error enum with the
 //!   variants every RLWE scheme has, and its conversions from ring and
 //!   kernel errors.
@@ -47,6 +54,8 @@ mod ciphertext;
 mod context;
 mod encryption;
 mod keys;
+mod macros;
+pub mod threshold;
 
 pub use ciphertext::RlweCiphertext;
 pub use context::{check_same_context, Contexts, RlweContext, Scheme};
