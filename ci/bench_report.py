@@ -48,8 +48,9 @@ SPLIT_NAMES = {"match": "biometric match + threshold decision",
                "mlp": "CKKS network 64 -> 4 -> 1",
                "compare8": "TFHE 8-bit comparison"}
 
-AREAS = ["kernels", "bfv", "ckks", "tfhe", "router", "client-server", "attestation",
+AREAS = ["kernels", "bfv", "ckks", "tfhe", "router", "client-server", "service", "attestation",
          "threshold", "bootstrapping"]
+SERVICE_WORKERS = [2, 1]
 
 
 class Step:
@@ -85,6 +86,10 @@ def steps_for(area, triskel):
         return workload_steps(triskel, ROUTER_WORKLOADS)
     if area == "client-server":
         return [Step([triskel, "bench", "split", "--rounds", "9", "--json"], label="split")]
+    if area == "service":
+        return [Step([triskel, "bench", "service", "--clients", "32", "--seconds", "60",
+                      "--workers", str(w), "--json"], label=f"workers {w}")
+                for w in SERVICE_WORKERS]
     if area == "attestation":
         return [Step(["cargo", "bench", "-p", "triskel-benches", "--bench", "attest", "--",
                       "--warm-up-time", "1", "--output-format", "bencher"], label="attest")]
@@ -305,6 +310,29 @@ def split_table(outputs, old, shown):
         table(header, rows)
 
 
+def service_table(outputs, old, shown):
+    header = ["workers", "jobs/s", "p50 latency", "p99 latency", "submitted", "completed",
+              "failed", "lost", "evaluation per job",
+              "service's own cost per job (workers + HTTP CPU)", "RSS after warm-up / at the end"]
+    rows = []
+    for out in outputs:
+        r = json.loads(out)
+        http = r["http_cpu_ms_per_job"]
+        cost = "–" if http is None else \
+            f"{r['worker_overhead_ms_per_job']:.1f} + {http:.1f} ms ({100 * r['overhead_ratio']:.1f} %)"
+        rss = lambda k: "–" if r[k] is None else f"{r[k]:.1f}"
+        rows.append([str(r["workers"]), f"{r['throughput_jobs_per_s']:.2f}",
+                     f"{r['p50_ms'] / 1000:.1f} s", f"{r['p99_ms'] / 1000:.1f} s",
+                     str(r["submitted"]), str(r["completed"]), str(r["failed"]), str(r["lost"]),
+                     f"{r['evaluation_ms_per_job']:.0f} ms", cost,
+                     f"{rss('rss_mib_after_warmup')} / {rss('rss_mib_end')} MiB"])
+    cmd = (f"`{shown[0].replace('--workers 2', '--workers W')}` with W = "
+           f"{', '.join(map(str, SERVICE_WORKERS))} (one process: `triskel serve` on 127.0.0.1 "
+           "over a temporary store, and 32 clients that each keep one biometric match decision "
+           "in flight, verify every record and check every decrypted result)")
+    return stamp(cmd), table(header, rows)
+
+
 BENCHER = re.compile(r"^test (\S+) \.\.\. bench:\s+([\d,]+) (ns|us|µs|ms|s)/iter")
 UNIT_NS = {"ns": 1, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
 
@@ -408,7 +436,7 @@ def bootstrapping_table(outputs, old, shown, rss=None):
 
 
 TABLES = {"kernels": kernels_table, "bfv": bfv_table, "ckks": ckks_table, "tfhe": tfhe_table,
-          "router": router_table, "client-server": split_table,
+          "router": router_table, "client-server": split_table, "service": service_table,
           "attestation": attestation_table, "threshold": threshold_table,
           "bootstrapping": bootstrapping_table}
 KEY_COLUMNS = {"kernels": 3, "threshold": 1}
