@@ -48,8 +48,10 @@ SPLIT_NAMES = {"match": "biometric match + threshold decision",
                "mlp": "CKKS network 64 -> 4 -> 1",
                "compare8": "TFHE 8-bit comparison"}
 
-AREAS = ["kernels", "bfv", "ckks", "tfhe", "router", "client-server", "service", "attestation",
-         "threshold", "bootstrapping"]
+AREAS = ["kernels", "bfv", "ckks", "tfhe", "router", "client-server", "service", "ray",
+         "attestation", "threshold", "bootstrapping"]
+# The Python package as ci/test.sh builds it (maturin develop --profile ci) with Ray.
+VENV_PYTHON = "target/py-venv/bin/python"
 SERVICE_WORKERS = [2, 1]
 
 
@@ -90,6 +92,9 @@ def steps_for(area, triskel):
         return [Step([triskel, "bench", "service", "--clients", "32", "--seconds", "60",
                       "--workers", str(w), "--json"], label=f"workers {w}")
                 for w in SERVICE_WORKERS]
+    if area == "ray":
+        return [Step([VENV_PYTHON, "python/bench/ray_throughput.py", "--jobs", "160"],
+                     label="ray")]
     if area == "attestation":
         return [Step(["cargo", "bench", "-p", "triskel-benches", "--bench", "attest", "--",
                       "--warm-up-time", "1", "--output-format", "bencher"], label="attest")]
@@ -333,6 +338,25 @@ def service_table(outputs, old, shown):
     return stamp(cmd), table(header, rows)
 
 
+def ray_table(outputs, old, shown):
+    r = json.loads(outputs[0])
+    one = r["results"][0]["jobs_per_second"]
+    rows = []
+    for x in r["results"]:
+        rate = f"{x['jobs_per_second']:.1f}"
+        if x["actors"] > 1:
+            rate += f" ({x['jobs_per_second'] / one:.2f}x)"
+        rows.append([str(x["actors"]), str(x["jobs"]), rate])
+    cmd = (f"`{shown[0].replace(VENV_PYTHON, 'python')}` (the package built with `maturin develop "
+           "--profile ci` into `target/py-venv`, as `ci/test.sh` does; a local Ray cluster of 2 "
+           "CPUs; the match decision of one probe against one template; keys loaded into each "
+           "actor before the clock starts)")
+    note = (f"A job moves {size(r['inputs_bytes_per_job'])} B of encrypted inputs and "
+            f"{size(r['outputs_bytes_per_job'])} B of outputs; the evaluation keys, "
+            f"{size(r['keys_bytes'])} B, go once to each actor through the object store.")
+    return stamp(cmd, note), table(["actors", "jobs", "jobs/s"], rows)
+
+
 BENCHER = re.compile(r"^test (\S+) \.\.\. bench:\s+([\d,]+) (ns|us|µs|ms|s)/iter")
 UNIT_NS = {"ns": 1, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
 
@@ -437,6 +461,7 @@ def bootstrapping_table(outputs, old, shown, rss=None):
 
 TABLES = {"kernels": kernels_table, "bfv": bfv_table, "ckks": ckks_table, "tfhe": tfhe_table,
           "router": router_table, "client-server": split_table, "service": service_table,
+          "ray": ray_table,
           "attestation": attestation_table, "threshold": threshold_table,
           "bootstrapping": bootstrapping_table}
 KEY_COLUMNS = {"kernels": 3, "threshold": 1}
@@ -501,6 +526,9 @@ def main():
                 outputs = f.read().split("\n---\n")
             rss = None
         else:
+            if any(s.argv[0] == VENV_PYTHON for s in steps) and not os.path.exists(VENV_PYTHON):
+                raise SystemExit(f"bench_report: no {VENV_PYTHON}: run ci/test.sh (or "
+                                 "maturin develop into that virtualenv) first")
             if not os.path.exists(args.triskel) and any(s.argv[0] == args.triskel
                                                         for s in steps):
                 raise SystemExit(f"bench_report: no {args.triskel}: run `cargo build "
