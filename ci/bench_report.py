@@ -49,7 +49,7 @@ SPLIT_NAMES = {"match": "biometric match + threshold decision",
                "compare8": "TFHE 8-bit comparison"}
 
 AREAS = ["kernels", "bfv", "ckks", "tfhe", "router", "client-server", "service", "ray",
-         "attestation", "threshold", "bootstrapping"]
+         "attestation", "threshold", "bootstrapping", "scaling"]
 # The Python package as ci/test.sh builds it (maturin develop --profile ci) with Ray.
 VENV_PYTHON = "target/py-venv/bin/python"
 SERVICE_WORKERS = [2, 1]
@@ -95,6 +95,9 @@ def steps_for(area, triskel):
     if area == "ray":
         return [Step([VENV_PYTHON, "python/bench/ray_throughput.py", "--jobs", "160"],
                      label="ray")]
+    if area == "scaling":
+        return [Step([triskel, "bench", "scaling", "--threads", "2", "--rounds", "3", "--json"],
+                     label="scaling")]
     if area == "attestation":
         return [Step(["cargo", "bench", "-p", "triskel-benches", "--bench", "attest", "--",
                       "--warm-up-time", "1", "--output-format", "bencher"], label="attest")]
@@ -357,6 +360,21 @@ def ray_table(outputs, old, shown):
     return stamp(cmd, note), table(["actors", "jobs", "jobs/s"], rows)
 
 
+def scaling_table(outputs, old, shown):
+    r = json.loads(outputs[0])
+    header = ["workload", "1 thread (runs/s)", "2 copies (runs/s)", "scaling",
+              "spread over 2: latency (us)", "of 1 thread's", "peak RSS per copy (MB)"]
+    rows = []
+    for w in r["workloads"]:
+        t, lat = w["throughput"], w["spread_latency_us"]
+        rss = w.get("peak_rss_mb")
+        rows.append([f"`{w['name']}`", num(t["1"]), num(t["2"]), f"{w['scaling']['2']:.2f}x",
+                     num(lat["2"]), f"{lat['2'] / lat['1']:.2f}x",
+                     "–" if rss is None else num(rss)])
+    return stamp(f"`{shown[0]}` ({r['rounds']} interleaved rounds, medians; wall clock)"), \
+        table(header, rows)
+
+
 BENCHER = re.compile(r"^test (\S+) \.\.\. bench:\s+([\d,]+) (ns|us|µs|ms|s)/iter")
 UNIT_NS = {"ns": 1, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
 
@@ -461,7 +479,7 @@ def bootstrapping_table(outputs, old, shown, rss=None):
 
 TABLES = {"kernels": kernels_table, "bfv": bfv_table, "ckks": ckks_table, "tfhe": tfhe_table,
           "router": router_table, "client-server": split_table, "service": service_table,
-          "ray": ray_table,
+          "ray": ray_table, "scaling": scaling_table,
           "attestation": attestation_table, "threshold": threshold_table,
           "bootstrapping": bootstrapping_table}
 KEY_COLUMNS = {"kernels": 3, "threshold": 1}
